@@ -1,0 +1,64 @@
+"""The SimPy engine: an event-level reference model of the fork-join queue.
+
+Each node is a ``simpy.Resource`` of capacity one (FCFS); each task is a process that
+queues for its node and holds it for its service time. It is slow and meant to be
+read; it is also the only engine that models purging, where the k-th completion
+cancels the job's other tasks, queued or in service.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from ..samplepath import SamplePath
+
+
+class SimPyEngine:
+    """Event-level engine for one whole sample path (it cannot be fed in blocks:
+    work still queued at the end of a block would run ahead of the next block's
+    arrivals)."""
+
+    name = "simpy"
+
+    def __init__(self, node_count: int, purging: bool = False):
+        self.env = simpy.Environment()
+        self.servers = [simpy.Resource(self.env, capacity=1) for _ in range(node_count)]
+        self.purging = purging
+
+    def _task(self, node, service_time, completions, t, job):
+        try:
+            with self.servers[node].request() as request:
+                yield request
+                yield self.env.timeout(service_time)
+        except simpy.Interrupt:
+            return  # purged: leaving the ``with`` frees the node or the queue slot
+        completions[t] = self.env.now
+        job["finished"] += 1
+        if self.purging and job["finished"] == job["quorum"]:
+            for other in job["tasks"]:
+                if other.is_alive and other is not self.env.active_process:
+                    other.interrupt("purged")
+
+    def _source(self, path: SamplePath, completions):
+        env = self.env
+        for j in range(path.jobs):
+            yield env.timeout(path.arrivals[j] - env.now)
+            job = {"finished": 0, "quorum": int(path.quorum[j]), "tasks": []}
+            for t, node in enumerate(path.nodes[j]):
+                if node >= 0:
+                    job["tasks"].append(env.process(self._task(
+                        int(node), float(path.service[j, t]), completions[j], t, job)))
+
+    def run(self, path: SamplePath) -> tuple[np.ndarray, np.ndarray]:
+        """Per-task completion times (NaN where no task or purged) and sojourn times.
+
+        Runs until every task of the path has finished (or been purged).
+        """
+        if self.env.now > 0:
+            raise RuntimeError("a SimPyEngine runs one sample path; make a new one")
+        completions = np.full(path.nodes.shape, np.nan)
+        self.env.process(self._source(path, completions))
+        self.env.run()
+        kth = np.sort(completions, axis=1)[np.arange(path.jobs), path.quorum - 1]
+        return completions, kth - path.arrivals
