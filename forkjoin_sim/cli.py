@@ -1,0 +1,121 @@
+"""The ``forkjoin-sim`` command: a thin layer that parses arguments and calls the API.
+
+Sub-commands that need the closed forms (``approx``, ``fig2``, ``validate``,
+``cassandra`` ...) live in ``validation`` because ``forkjoin_sim`` must not import
+``analytic``; they are found through the ``forkjoin_sim.commands`` entry-point group.
+A plugin's ``register(subparsers)`` adds its sub-commands and returns the exception
+types that mean "bad input" (printed as one line, exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib.metadata import entry_points
+
+from .errors import ConfigError
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (what is wrong, where to look)."""
+
+    def error(self, message):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
+    """The model and run options shared by ``simulate`` and other commands."""
+    p.add_argument("--nodes", type=int, required=True, help="n, number of nodes")
+    p.add_argument("--replicas", type=int, required=True, help="r, tasks per job")
+    p.add_argument("--quorum", type=int, required=True, help="k, completions a job waits for")
+    p.add_argument("--rho", type=float, required=True,
+                   help="load per job, rho = lambda*E[X]; per-node load is r*rho/n")
+    p.add_argument("--mu", type=float, default=1.0,
+                   help="service rate; parametric services are scaled to mean 1/mu")
+    p.add_argument("--service", default="exp",
+                   help="exp | erlang:K | lognormal:SIGMA | weibull:SHAPE | gamma:SHAPE | "
+                        "deterministic | empirical:PATH | NAME:ARGS (scipy.stats)")
+    p.add_argument("--placement", choices=["random", "ring"], default="random")
+    p.add_argument("--purging", action="store_true",
+                   help="cancel unfinished tasks at the k-th completion (SimPy engine)")
+    p.add_argument("--jobs", type=int, default=200_000, help="jobs to simulate")
+    p.add_argument("--warmup", default="0.1",
+                   help="fraction of jobs dropped as warm-up, or 'auto' (MSER-5)")
+    p.add_argument("--sample-every", type=int, default=1,
+                   help="keep every s-th job after warm-up (the paper uses 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--engine", choices=["fast", "simpy"], default="fast")
+
+
+def parse_warmup(text: str):
+    if text == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"--warmup {text!r} is neither a fraction nor 'auto'; "
+                          "use e.g. --warmup 0.1 or --warmup auto") from None
+    return value
+
+
+def model_from_args(args):
+    """Build the :class:`ForkJoinModel` that ``add_simulate_arguments`` describes."""
+    from .model import ForkJoinModel
+    from .service import parse_service
+
+    if args.mu <= 0:
+        raise ConfigError(f"--mu {args.mu} must be positive")
+    service = parse_service(args.service, mean=1.0 / args.mu)
+    return ForkJoinModel(args.nodes, args.replicas, args.quorum, load=args.rho,
+                         service=service, placement=args.placement,
+                         purging=args.purging)
+
+
+def _cmd_simulate(args) -> int:
+    from .simulation import simulate
+
+    model = model_from_args(args)
+    result = simulate(model, jobs=args.jobs, seed=args.seed, engine=args.engine,
+                      warmup=parse_warmup(args.warmup), sample_every=args.sample_every,
+                      progress=not args.json)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.report())
+    return 0
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, tuple[type[BaseException], ...]]:
+    parser = _Parser(prog="forkjoin-sim",
+                     description="Simulate and analyse (n,r,k) fork-join queues.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("simulate", help="simulate one (n,r,k) queue")
+    add_simulate_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_simulate)
+
+    user_errors: tuple[type[BaseException], ...] = (ConfigError,)
+    for plugin in entry_points(group="forkjoin_sim.commands"):
+        user_errors += tuple(plugin.load()(sub))
+    return parser, user_errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, user_errors = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except user_errors as exc:
+        print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"forkjoin-sim {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Validation: the closed forms of ``analytic`` checked against ``forkjoin_sim``."""
