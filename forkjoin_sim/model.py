@@ -57,6 +57,10 @@ class ForkJoinModel:
         Cassandra places a key's replicas on its token ring.
     purging : bool
         Cancel the r - k unfinished tasks when the k-th completes (SimPy engine only).
+
+    Stability is checked as ``r * rho / n < 1``, exact for the non-purging queue.
+    Purging only removes work, so for it the check is sufficient, not necessary: a
+    purging queue with a larger load may be stable but is rejected here.
     """
 
     nodes: int

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -13,7 +12,7 @@ from .engines import ENGINES
 from .errors import ConfigError
 from .model import ForkJoinModel
 from .samplepath import PathSampler
-from .statistics import SojournRecorder, Summary, summarize
+from .statistics import SojournRecorder, Summary
 
 #: Jobs per block of the fast engine: large enough to amortise numpy calls, small
 #: enough to keep memory flat (about 50 MB at r = 9). Part of the run's definition:
@@ -141,9 +140,8 @@ def simulate(model: ForkJoinModel, jobs: int = 200_000, seed=0, engine: str = "f
                 done += path.jobs
                 bar.update(path.jobs)
             horizon = float(path.arrivals[-1])
-    kept, dropped = recorder.finish()
-    summary = dataclasses.replace(summarize(kept, warmup=0.0, sample_every=1),
-                                  warmup_dropped=dropped)
+    summary = recorder.summary()
+    kept, _ = recorder.finish()
     return SimulationResult(model=model, engine=engine, jobs=int(jobs),
                             seed=seed if isinstance(seed, int) else -1,
                             sojourns=kept, summary=summary,

@@ -1,0 +1,109 @@
+"""``simulate`` against results known exactly, with fixed seeds and confidence
+intervals (99.9%, so the handful of checks here are strict yet stable)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from forkjoin_sim.engines import FastEngine
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.model import ForkJoinModel
+from forkjoin_sim.samplepath import draw_sample_path
+from forkjoin_sim.simulation import simulate
+from forkjoin_sim.statistics import batch_means_ci, littles_law
+
+
+def assert_covers(result, exact, confidence=0.999):
+    mean, low, high = batch_means_ci(result.sojourns, confidence)
+    assert low <= exact <= high, (
+        f"{result.model.describe()}: exact {exact:.5g} outside "
+        f"{confidence:.1%} CI [{low:.5g}, {high:.5g}] (mean {mean:.5g})")
+
+
+@pytest.mark.parametrize("load,mu", [(0.3, 1.0), (0.7, 1.0), (0.7, 2.5)])
+def test_mm1_mean_sojourn(load, mu):
+    model = ForkJoinModel(1, 1, 1, load=load, service=stats.expon(scale=1 / mu))
+    assert_covers(simulate(model, jobs=400_000, seed=11), 1 / (mu * (1 - load)))
+
+
+@pytest.mark.parametrize("q", [0.3, 0.8])
+def test_two_node_fork_join_matches_flatto_hahn(q):
+    # (2,2,2) with exponential service: T = (12 - q) / (8 mu (1 - q)) exactly.
+    model = ForkJoinModel(2, 2, 2, load=q)
+    assert_covers(simulate(model, jobs=600_000, seed=12), (12 - q) / (8 * (1 - q)))
+
+
+def test_purging_n_n_1_is_an_mm1_with_n_fold_rate():
+    # Purging (3,3,1), exponential: all three nodes work on the head job; the first
+    # completion at rate 3 mu ends it and frees every node.
+    model = ForkJoinModel(3, 3, 1, load=0.9, purging=True)
+    assert_covers(simulate(model, jobs=30_000, seed=13, engine="simpy"), 1 / (3 - 0.9))
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_near_zero_load_gives_service_order_statistics(k):
+    # With almost no queueing the sojourn is the k-th of 5 service times.
+    exp = ForkJoinModel(5, 5, k, load=1e-5)
+    harmonic = sum(1 / i for i in range(5 - k + 1, 6))
+    assert_covers(simulate(exp, jobs=200_000, seed=14, warmup=0.0), harmonic)
+    uniform = ForkJoinModel(5, 5, k, load=1e-5, service=stats.uniform(0, 2))
+    assert_covers(simulate(uniform, jobs=200_000, seed=15, warmup=0.0), 2 * k / 6)
+
+
+def test_sojourn_grows_with_quorum_job_by_job():
+    # Same seed, same path: the k-th completion is never earlier than the (k-1)-th.
+    runs = [simulate(ForkJoinModel(7, 4, k, load=1.2, service=stats.lognorm(1.0)),
+                     jobs=50_000, seed=3).sojourns for k in range(1, 5)]
+    for lower, higher in zip(runs, runs[1:]):
+        assert np.all(lower <= higher)
+        assert lower.mean() < higher.mean()
+
+
+def test_littles_law_holds_on_a_simulated_path():
+    model = ForkJoinModel(5, 3, 2, load=1.2, service=stats.gamma(2.0, scale=0.5))
+    path = draw_sample_path(model, 50_000, seed=4)
+    _, sojourns = FastEngine(model.nodes).run(path)
+    law = littles_law(path.arrivals, path.arrivals + sojourns)
+    assert law.in_system == pytest.approx(law.rate_times_sojourn, rel=1e-9)
+    inner = littles_law(path.arrivals, path.arrivals + sojourns,
+                        window=(path.arrivals[5000], path.arrivals[45_000]))
+    assert inner.in_system == pytest.approx(inner.rate_times_sojourn, rel=0.02)
+
+
+def test_node_utilisation_is_r_rho_over_n():
+    model = ForkJoinModel(9, 3, 2, load=2.4)
+    result = simulate(model, jobs=300_000, seed=5)
+    np.testing.assert_allclose(result.utilisation, 0.8, atol=0.02)
+
+
+def test_engines_give_the_same_numbers_and_seeds_reproduce():
+    model = ForkJoinModel(4, 3, 2, load=0.9, placement="ring")
+    fast = simulate(model, jobs=5_000, seed=21)
+    reference = simulate(model, jobs=5_000, seed=21, engine="simpy")
+    np.testing.assert_allclose(fast.sojourns, reference.sojourns, rtol=1e-9)
+    assert simulate(model, jobs=5_000, seed=21).mean == fast.mean
+    assert simulate(model, jobs=5_000, seed=22).mean != fast.mean
+
+
+def test_sampling_every_tenth_job_after_warmup():
+    model = ForkJoinModel(3, 3, 2, load=0.6)
+    every = simulate(model, jobs=10_000, seed=8, warmup=0.2, sample_every=1)
+    tenth = simulate(model, jobs=10_000, seed=8, warmup=0.2, sample_every=10)
+    np.testing.assert_array_equal(tenth.sojourns, every.sojourns[::10])
+    assert tenth.summary.warmup_dropped == 2_000 and tenth.summary.jobs_measured == 800
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    (dict(nodes=3, replicas=4, quorum=1, load=0.1), "replicas r=4"),
+    (dict(nodes=5, replicas=3, quorum=4, load=0.1), "quorum k=4"),
+    (dict(nodes=9, replicas=3, quorum=2, load=3.5), "use rho < 3"),
+    (dict(nodes=3, replicas=2, quorum=1), "exactly one of load"),
+])
+def test_invalid_models_say_how_to_fix_them(kwargs, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        ForkJoinModel(**kwargs)
+
+
+def test_purging_needs_the_simpy_engine():
+    with pytest.raises(ConfigError, match="engine='simpy'"):
+        simulate(ForkJoinModel(3, 3, 1, load=0.5, purging=True), jobs=100)
