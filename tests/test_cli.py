@@ -1,0 +1,67 @@
+"""The ``forkjoin-sim`` command: JSON contract and one-line errors with status 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from forkjoin_sim.cli import main
+
+SIMULATE = ["simulate", "--nodes", "5", "--replicas", "3", "--quorum", "2",
+            "--rho", "0.8", "--jobs", "20000", "--seed", "3"]
+
+
+def test_simulate_json_contract(capsys):
+    assert main(SIMULATE + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("mean", "ci_low", "ci_high", "p50", "p95", "p99", "jobs_measured",
+                "engine", "seconds"):
+        assert key in out
+    assert out["ci_low"] < out["mean"] < out["ci_high"]
+    assert out["jobs_measured"] == 18_000 and out["engine"] == "fast"
+
+
+def test_simulate_engines_agree_through_the_cli(capsys):
+    main(SIMULATE + ["--json", "--service", "lognormal:0.8", "--placement", "ring"])
+    fast = json.loads(capsys.readouterr().out)
+    main(SIMULATE + ["--json", "--service", "lognormal:0.8", "--placement", "ring",
+                     "--engine", "simpy"])
+    reference = json.loads(capsys.readouterr().out)
+    assert reference["mean"] == pytest.approx(fast["mean"], rel=1e-9)
+
+
+def test_mu_scales_parametric_service(capsys):
+    main(SIMULATE + ["--json", "--mu", "4"])
+    fast = json.loads(capsys.readouterr().out)
+    main(SIMULATE + ["--json"])
+    slow = json.loads(capsys.readouterr().out)
+    # Same seed, service times scaled by 1/4 and arrivals by 1/4: sojourns scale too.
+    assert fast["mean"] == pytest.approx(slow["mean"] / 4, rel=1e-9)
+
+
+def test_human_report_mentions_the_ci(capsys):
+    assert main(SIMULATE) == 0
+    assert "95% CI" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("change,fragment", [
+    (["--replicas", "7"], "replicas r=7"),
+    (["--quorum", "4"], "quorum k=4"),
+    (["--rho", "2.0"], "unstable load"),
+    (["--service", "nonsense:1"], "nonsense"),
+    (["--warmup", "soon"], "--warmup"),
+    (["--nodes", "five"], "invalid int value"),
+])
+def test_bad_input_is_one_line_and_status_2(change, fragment):
+    argv = list(SIMULATE)
+    if change[0] in argv:
+        argv[argv.index(change[0]) + 1] = change[1]
+    else:
+        argv += change
+    proc = subprocess.run([sys.executable, "-m", "forkjoin_sim.cli", *argv],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
