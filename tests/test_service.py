@@ -1,0 +1,169 @@
+"""Tests for forkjoin_sim.service: spec strings, rescaling, point masses, labels."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import special, stats
+
+from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.service import Deterministic, describe_service, parse_service, rescale
+from strategies import latency_samples
+
+# E[X^2] / E[X]^2 of each shape, from textbook formulas (not from scipy), so the
+# test checks that rescaling kept the shape as well as hitting the mean.
+SPECS = {
+    "exp": 2.0,
+    "expon": 2.0,
+    "erlang:3": 1 + 1 / 3,
+    "gamma:2": 1 + 1 / 2,
+    "scipy:gamma:0.5": 1 + 1 / 0.5,
+    "lognormal:0.5": math.exp(0.5 ** 2),
+    "lognorm:1.2": math.exp(1.2 ** 2),
+    "weibull:1.5": special.gamma(1 + 2 / 1.5) / special.gamma(1 + 1 / 1.5) ** 2,
+    "weibull_min:0.8": special.gamma(1 + 2 / 0.8) / special.gamma(1 + 1 / 0.8) ** 2,
+    "pareto:3": (3 - 1) ** 2 / (3 * (3 - 2)),
+    "beta:2,3": (2 + 1) * (2 + 3) / (2 * (2 + 3 + 1)),
+    "deterministic": 1.0,
+}
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("mean", [1.0, 0.25, 40.0])
+def test_spec_has_the_requested_mean_and_its_shape(spec, mean):
+    dist = parse_service(spec, mean=mean)
+    assert dist.mean() == pytest.approx(mean, rel=1e-12)
+    assert dist.moment(2) / mean ** 2 == pytest.approx(SPECS[spec], rel=1e-9)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_sample_mean_within_confidence_interval(spec):
+    dist = parse_service(spec, mean=3.0)
+    draws = dist.rvs(size=200_000, random_state=np.random.default_rng(2024))
+    assert draws.min() >= 0
+    error = abs(draws.mean() - 3.0)
+    assert error <= 4 * dist.std() / math.sqrt(draws.size) + 1e-12
+
+
+@pytest.mark.parametrize("spec", ["exp", "erlang:2", "lognormal:1", "pareto:2.5"])
+def test_rvs_reproducible_from_generator_seed(spec):
+    dist = parse_service(spec)
+    first = dist.rvs(size=(50, 3), random_state=np.random.default_rng(5))
+    again = dist.rvs(size=(50, 3), random_state=np.random.default_rng(5))
+    other = dist.rvs(size=(50, 3), random_state=np.random.default_rng(6))
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+
+
+def test_explicit_exp_mean_overrides_the_argument():
+    assert parse_service("exp:2.5", mean=10.0).mean() == pytest.approx(2.5)
+    assert parse_service(" EXP ", mean=10.0).mean() == pytest.approx(10.0)
+
+
+def test_empirical_spec_is_not_rescaled(tmp_path):
+    path = tmp_path / "lat.txt"
+    path.write_text("1\n2\n6\n")
+    dist = parse_service(f"empirical:{path}", mean=100.0)
+    assert isinstance(dist, Empirical)
+    assert dist.mean() == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("normal", "is unknown; use one of exp, exp:MEAN, erlang:K, lognormal:SIGMA"),
+    ("scipy:nosuch:1", "is unknown; use one of"),
+    ("poisson:3", "is discrete; service times need a continuous distribution"),
+    ("norm", "takes values down to -inf, but service times must be >= 0"),
+    ("gamma:1,2", "SHAPE '1,2' is not a number"),
+    ("lognorm", r"takes 1 shape parameter\(s\) \(s\), got 0; write lognorm:s"),
+    ("beta:2", r"takes 2 shape parameter\(s\) \(a, b\), got 1; write beta:a,b"),
+    ("lognorm:-1", "are not valid shape parameters"),
+    ("erlang:2.5", "whole number >= 1, got 2.5; for a real shape use gamma:SHAPE"),
+    ("erlang:0", "K must be a positive finite number"),
+    ("erlang", "needs K; write erlang:K"),
+    ("lognormal:-1", "SIGMA must be a positive finite number, got -1"),
+    ("weibull:abc", "SHAPE 'abc' is not a number"),
+    ("pareto:2", "infinite variance .* use ALPHA > 2"),
+    ("pareto:1.5", "use ALPHA > 2"),
+    ("lomax:1.5", "needs a finite mean and variance"),
+    ("exp:0", "MEAN must be a positive finite number"),
+    ("deterministic:3", "takes no parameter"),
+    ("empirical:", "needs a file; write empirical:PATH"),
+    ("empirical:/no/such/latencies.txt", "/no/such/latencies.txt: no such file"),
+])
+def test_bad_specs_say_how_to_fix(spec, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        parse_service(spec)
+
+
+@pytest.mark.parametrize("mean", [0, -1.0, math.inf, math.nan, "1"])
+def test_bad_mean(mean):
+    with pytest.raises(ConfigError, match="mean must be a positive finite number"):
+        parse_service("exp", mean=mean)
+
+
+# --- rescale ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("frozen", [
+    stats.gamma(2.0, 0.5, 3.0),          # shape, loc, scale all positional
+    stats.gamma(a=2.0, loc=0.5, scale=3.0),
+    stats.lognorm(0.7, scale=4.0),
+    stats.uniform(1.0, 2.0),
+    stats.expon(),
+])
+def test_rescale_scipy_keeps_shape(frozen):
+    scaled = rescale(frozen, 5.0)
+    factor = 5.0 / frozen.mean()
+    assert scaled.mean() == pytest.approx(5.0, rel=1e-12)
+    assert scaled.std() == pytest.approx(factor * frozen.std(), rel=1e-12)
+    for q in (0.1, 0.5, 0.9):
+        assert scaled.ppf(q) == pytest.approx(factor * frozen.ppf(q), rel=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(latency_samples(), st.floats(1e-3, 1e3))
+def test_rescale_empirical_scales_samples(data, mean):
+    dist = Empirical.from_samples(data)
+    scaled = rescale(dist, mean)
+    assert isinstance(scaled, Empirical)
+    assert scaled.mean() == pytest.approx(mean, rel=1e-12)
+    np.testing.assert_allclose(scaled.samples, dist.samples * (mean / dist.mean()),
+                               rtol=1e-15)
+
+
+def test_rescale_deterministic_and_unsupported():
+    assert rescale(Deterministic(2.0), 7.0).mean() == pytest.approx(7.0)
+    with pytest.raises(ConfigError, match="cannot rescale"):
+        rescale(stats.poisson(3.0), 1.0)
+    with pytest.raises(ConfigError, match="not a finite positive number"):
+        rescale(object(), 1.0)
+
+
+# --- Deterministic ----------------------------------------------------------------
+
+def test_deterministic_is_a_point_mass():
+    dist = Deterministic(1.5)
+    assert dist.rvs() == 1.5
+    np.testing.assert_array_equal(dist.rvs((2, 3), np.random.default_rng(0)),
+                                  np.full((2, 3), 1.5))
+    assert (dist.mean(), dist.var(), dist.std(), dist.moment(3)) == (1.5, 0.0, 0.0, 3.375)
+    np.testing.assert_array_equal(dist.cdf([1.0, 1.5, 2.0]), [0.0, 1.0, 1.0])
+    assert dist.ppf(0.3) == 1.5 and np.isnan(dist.ppf(1.1))
+    with pytest.raises(ConfigError, match="positive finite"):
+        Deterministic(0.0)
+
+
+# --- labels -----------------------------------------------------------------------
+
+def test_describe_service(tmp_path):
+    assert describe_service(parse_service("exp", mean=2.0)) == "expon(mean=2)"
+    assert describe_service(parse_service("gamma:2")) == "gamma(a=2, mean=1)"
+    assert describe_service(stats.gamma(a=0.5)) == "gamma(a=0.5, mean=0.5)"
+    assert describe_service(parse_service("deterministic", 0.5)) == "deterministic(0.5)"
+    path = tmp_path / "lat.txt"
+    path.write_text("1\n3\n")
+    assert describe_service(parse_service(f"empirical:{path}")) == \
+        "empirical(lat.txt, n=2, mean=2)"
+    assert describe_service(Empirical.from_samples([1.0, 2.0], smoothing="kde")) \
+        .startswith("empirical(samples, n=2, kde, mean=")
