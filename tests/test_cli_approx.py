@@ -1,0 +1,57 @@
+"""``forkjoin-sim approx`` through the CLI entry point."""
+
+import json
+
+import pytest
+
+import analytic
+import validation.commands
+from forkjoin_sim import cli
+from validation import approx_cli
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch):
+    """Make sure the command is registered, whatever the lead's list says today."""
+    names = tuple(validation.commands._COMMAND_MODULES)
+    if "approx_cli" not in names:
+        monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", names + ("approx_cli",))
+
+
+def test_json_keys_and_values_are_the_closed_forms(capsys):
+    assert cli.main(["approx", "--nodes", "9", "--replicas", "5", "--quorum", "2",
+                     "--rho", "0.8", "--mu", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == list(approx_cli.FIELDS)
+    assert out["per_node_load"] == pytest.approx(5 * 0.8 / 9)
+    assert out["nelson"] == pytest.approx(analytic.nelson_estimate(9, 5, 2, 0.8, 2))
+    assert out["lower"] == pytest.approx(analytic.lower_bound(9, 5, 2, 0.8, 2))
+    assert out["lower_pk"] == pytest.approx(analytic.lower_bound_pk(9, 5, 2, 0.8, 2))
+    assert out["upper"] == pytest.approx(analytic.upper_estimate(9, 5, 2, 0.8, 2))
+    assert out["approx"] == pytest.approx(analytic.theorem3_estimate(9, 5, 2, 0.8, 2))
+
+
+def test_undefined_pk_bound_is_json_null(capsys):
+    assert cli.main(["approx", "--nodes", "9", "--replicas", "9", "--quorum", "7",
+                     "--rho", "0.9", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["lower_pk"] is None
+
+
+def test_text_output_names_every_quantity(capsys):
+    assert cli.main(["approx", "--nodes", "3", "--replicas", "3", "--quorum", "1",
+                     "--rho", "0.5"]) == 0
+    text = capsys.readouterr().out
+    for label in approx_cli.FIELDS.values():
+        assert label in text
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--nodes", "3", "--replicas", "4", "--quorum", "2", "--rho", "0.5"], "r <= n"),
+    (["--nodes", "5", "--replicas", "3", "--quorum", "4", "--rho", "0.5"], "k <= r"),
+    (["--nodes", "3", "--replicas", "3", "--quorum", "1", "--rho", "1.5"], "unstable"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
+    assert cli.main(["approx", *argv, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and words in captured.err

@@ -1,0 +1,98 @@
+"""The Fig. 2 reproduction (validation.fig2), on a tiny sub-grid."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import analytic
+import validation.commands
+from forkjoin_sim import cli
+from forkjoin_sim.statistics import summarize
+from validation import fig2
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    names = tuple(validation.commands._COMMAND_MODULES)
+    if "fig2" not in names:
+        monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", names + ("fig2",))
+
+
+def test_paper_protocol_measures_exactly_100000_jobs():
+    jobs = fig2.jobs_for_samples(fig2.PAPER_SAMPLES, fig2.PAPER_SAMPLE_EVERY)
+    for total, expected in ((jobs, fig2.PAPER_SAMPLES), (jobs - 1, fig2.PAPER_SAMPLES - 1)):
+        got = summarize(np.arange(total, dtype=float), warmup=fig2.WARMUP,
+                        sample_every=fig2.PAPER_SAMPLE_EVERY).jobs_measured
+        assert got == expected
+
+
+def test_full_grid_is_the_papers_400_points():
+    from forkjoin_sim.sweep import expand
+    points, _ = expand(fig2.grid_spec(jobs=1000))
+    cells = {(p["nodes"], p["replicas"], p["quorum"]) for p in points}
+    assert len(cells) == 50 and len(points) == 400
+
+
+def test_cli_writes_csv_and_png_for_a_sub_grid(tmp_path, monkeypatch, capsys, registered):
+    monkeypatch.setattr(fig2, "NODES", (5,))
+    monkeypatch.setattr(fig2, "REPLICAS", (3,))
+    monkeypatch.setattr(fig2, "LOADS", (0.5, 1.5))
+    out = tmp_path / "fig2"
+    assert cli.main(["fig2", "--jobs", "60000", "--out", str(out), "--workers", "1",
+                     "--seed", "7"]) == 0
+    table = pd.read_csv(out / "fig2.csv")
+    assert list(table.columns[:len(fig2.COLUMNS)]) == fig2.COLUMNS
+    assert len(table) == 6
+    assert (out / "fig2.png").stat().st_size > 10_000
+    for row in table.itertuples():
+        expected = analytic.estimates(row.n, row.r, row.k, row.rho)
+        assert row.approx == pytest.approx(expected["approx"], rel=1e-5)
+        assert row.per_node_load == pytest.approx(3 * row.rho / 5)
+        assert row.error == pytest.approx(row.approx / row.sim_mean - 1, abs=1e-7)
+        assert row.sim_ci_low <= row.sim_mean <= row.sim_ci_high
+    printed = capsys.readouterr().out
+    assert "|error| > 25%" in printed and "Paper:" in printed
+
+
+def test_bad_jobs_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, registered):
+    out = tmp_path / "never"
+    assert cli.main(["fig2", "--jobs", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--jobs" in err
+    assert not out.exists()
+
+
+def _table(rows):
+    t = pd.DataFrame(rows, columns=["n", "r", "k", "rho", "error"])
+    t["error_ci_low"], t["error_ci_high"] = t["error"] - 0.01, t["error"] + 0.01
+    return t
+
+
+def test_summary_counts_against_the_papers_region():
+    table = _table([(9, 9, 1, 0.9, -0.9),   # large, inside rho > 0.8 and k < r/2
+                    (9, 9, 2, 0.5, 0.4),    # large, outside (light load)
+                    (9, 9, 6, 0.95, 0.3),   # large, outside (k >= r/2)
+                    (3, 3, 1, 0.95, 0.1),   # small, inside
+                    (3, 3, 3, 0.2, 0.0)])
+    s = fig2.error_summary(table)
+    assert s["over_threshold"] == 3
+    assert s["in_claimed_region"] == 2 and s["over_in_claimed_region"] == 1
+    assert s["outside_claim"] == 2
+    assert s["max_abs_error"] == pytest.approx(0.9)
+    assert s["worst_point"][:3] == (9, 9, 1)
+    assert "DISAGREES" in fig2.summary_text(table)
+    counts = fig2.error_breakdown(table)
+    assert counts.loc[0.5, "1<k<r/2"] == "1/1" and counts.loc[0.95, "r/2<=k<r"] == "1/1"
+
+
+def test_summary_agrees_when_large_errors_stay_in_the_region():
+    table = _table([(9, 9, 1, 0.9, -0.5), (9, 9, 5, 0.9, 0.1), (9, 9, 1, 0.2, 0.2)])
+    assert fig2.error_summary(table)["outside_claim"] == 0
+    assert "agrees" in fig2.summary_text(table)
+
+
+@pytest.mark.parametrize("k, r, label", [(1, 9, "k=1"), (4, 9, "1<k<r/2"),
+                                         (5, 9, "r/2<=k<r"), (2, 4, "r/2<=k<r"),
+                                         (9, 9, "k=r")])
+def test_quorum_classes(k, r, label):
+    assert fig2.quorum_class(k, r) == label

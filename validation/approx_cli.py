@@ -1,0 +1,53 @@
+"""``forkjoin-sim approx``: the closed-form estimates of one (n,r,k) queue (Theorem 3)."""
+
+from __future__ import annotations
+
+import json
+
+import analytic
+
+#: Keys of ``approx --json``, in print order, with their labels.
+FIELDS = {
+    "per_node_load": "per-node load r*rho/n",
+    "nelson": "NelsonT (Theorem 1 + Nelson-Tantawi)",
+    "lower": "LowT (Theorem 3 lower bound)",
+    "lower_pk": "Theorem 2 lower bound (exponential form)",
+    "upper": "UpT (Nelson estimate of T(k,k,k))",
+    "approx": "APP = min(max(NelsonT, LowT), UpT)",
+}
+
+
+def _format(value) -> str:
+    return "undefined (its M/G/1 queue is unstable)" if value is None else f"{value:.6g}"
+
+
+def _cmd_approx(args) -> int:
+    values = analytic.estimates(args.nodes, args.replicas, args.quorum, args.rho, args.mu)
+    if args.json:
+        print(json.dumps({key: values[key] for key in FIELDS}))
+        return 0
+    print(f"({args.nodes},{args.replicas},{args.quorum}) non-purging fork-join, "
+          f"rho={args.rho:g}, mu={args.mu:g}, exponential service")
+    width = max(map(len, FIELDS.values()))
+    for key, label in FIELDS.items():
+        print(f"{label:<{width}}  {_format(values[key])}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``approx`` to the ``forkjoin-sim`` sub-commands."""
+    p = subparsers.add_parser(
+        "approx", help="closed-form estimate and bounds of T(n,r,k; rho) (Theorem 3)",
+        description="Theorem 3 of Wang, Li & Shen for exponential service: NelsonT, "
+                    "LowT, UpT, the Theorem 2 lower bound and the estimate "
+                    "min(max(NelsonT, LowT), UpT).")
+    p.add_argument("--nodes", type=int, required=True, help="n, number of nodes")
+    p.add_argument("--replicas", type=int, required=True, help="r, tasks per job")
+    p.add_argument("--quorum", type=int, required=True,
+                   help="k, completions a job waits for")
+    p.add_argument("--rho", type=float, required=True,
+                   help="load per job, rho = lambda/mu; per-node load is r*rho/n")
+    p.add_argument("--mu", type=float, default=1.0, help="service rate of one node")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object with keys " + ", ".join(FIELDS))
+    p.set_defaults(handler=_cmd_approx)
