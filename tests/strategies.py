@@ -1,0 +1,41 @@
+"""Shared hypothesis strategies: valid queue parameters, loads and distributions."""
+
+from hypothesis import strategies as st
+
+
+def per_node_loads(low=1e-3, high=0.99):
+    """Stable per-node loads ``q = r*rho/n`` in ``[low, high]``."""
+    return st.floats(low, high, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def replicas_and_quorum(draw, max_replicas=9):
+    """``(r, k)`` with ``1 <= k <= r <= max_replicas``."""
+    r = draw(st.integers(1, max_replicas))
+    return r, draw(st.integers(1, r))
+
+
+@st.composite
+def stable_queues(draw, max_nodes=12, loads=per_node_loads()):
+    """``(n, r, k, rho)`` with ``1 <= k <= r <= n <= max_nodes`` and ``r*rho/n < 1``."""
+    n = draw(st.integers(1, max_nodes))
+    r, k = draw(replicas_and_quorum(max_replicas=n))
+    return n, r, k, draw(loads) * n / r
+
+
+@st.composite
+def latency_samples(draw, max_size=60):
+    """Measured latencies as a 1-D float array: finite, >= 0, at least one > 0.
+
+    Mixes ties and exact zeros (quantised timers) with values spread over six
+    orders of magnitude.
+    """
+    import numpy as np
+    from hypothesis.extra.numpy import arrays
+
+    values = st.one_of(st.just(0.0), st.sampled_from([1.0, 2.5, 10.0]),
+                       st.floats(1e-3, 1e3, allow_nan=False, allow_infinity=False))
+    data = draw(arrays(np.float64, st.integers(1, max_size), elements=values))
+    if not np.any(data > 0):
+        data[draw(st.integers(0, data.size - 1))] = draw(st.floats(1e-3, 1e3))
+    return data
