@@ -1,0 +1,30 @@
+"""Cassandra writes as fork-join queues: the paper's model (level 1) and the staged
+write path (level 2).
+
+Model
+    CassandraModel, consistency_quorum, policy_local_fraction,
+    CONSISTENCY_LEVELS, POLICIES
+Workloads
+    WritePath, WritePathSampler, basic_write_path
+Level 2
+    StagedConfig, load_staged_config, StagedEngine, DEFAULT_STAGED_CONFIG
+Simulation
+    simulate_cassandra, simulate_quorums, simulate_basic, basic_latencies,
+    CassandraResult
+"""
+
+from .model import (CONSISTENCY_LEVELS, POLICIES, CassandraModel, consistency_quorum,
+                    policy_local_fraction)
+from .writes import WritePath, WritePathSampler, basic_write_path
+from .staged import (DEFAULT_STAGED_CONFIG, StagedConfig, StagedEngine,
+                     load_staged_config)
+from .simulation import (CassandraResult, basic_latencies, simulate_basic, simulate_cassandra,
+                         simulate_quorums)
+
+__all__ = [
+    "CONSISTENCY_LEVELS", "POLICIES", "CassandraModel", "consistency_quorum",
+    "policy_local_fraction",
+    "WritePath", "WritePathSampler", "basic_write_path",
+    "DEFAULT_STAGED_CONFIG", "StagedConfig", "StagedEngine", "load_staged_config",
+    "CassandraResult", "basic_latencies", "simulate_basic", "simulate_cassandra", "simulate_quorums",
+]

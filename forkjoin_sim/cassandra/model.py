@@ -1,0 +1,184 @@
+"""The Cassandra write model: n nodes on a token ring, r replicas, consistency k.
+
+A write is forked to the ``r`` replicas of its key (``r`` consecutive nodes of the
+ring from the key's hashed token) by a coordinator that the client's load-balancing
+policy picks. When the coordinator is itself a replica the write is *local*: that
+replica's task takes the local service time, every other task the remote one
+(MODEL.md section 5; the paper's Fig. 4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..model import _distribution_mean
+
+#: Consistency level names and how many acknowledgements each needs.
+CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")
+#: Load-balancing policies; ``local-fraction:L`` takes the local fraction L.
+POLICIES = ("token-aware", "round-robin", "remote", "local-fraction:L")
+
+
+def consistency_quorum(level: str | int, replicas: int) -> int:
+    """The number of acknowledgements ``k`` a consistency level needs with ``replicas``.
+
+    ONE=1, TWO=2, THREE=3, QUORUM=floor(r/2)+1, ALL=r, or a whole number k.
+    """
+    # The same table as analytic.consistency_level_to_k, duplicated on purpose:
+    # forkjoin_sim must not import analytic, and this mapping is all it needs.
+    if isinstance(level, (int, np.integer)) and not isinstance(level, bool):
+        k = int(level)
+    elif isinstance(level, str) and level.strip().isdigit():
+        k = int(level.strip())
+    elif isinstance(level, str) and level.strip().upper() in CONSISTENCY_LEVELS:
+        name = level.strip().upper()
+        k = {"ONE": 1, "TWO": 2, "THREE": 3, "QUORUM": replicas // 2 + 1,
+             "ALL": replicas}[name]
+        if k > replicas:
+            raise ConfigError(f"consistency {name} needs {k} acknowledgements but there "
+                              f"are only {replicas} replicas; use QUORUM, ALL or a level "
+                              f"<= {replicas}")
+    else:
+        raise ConfigError(f"consistency level {level!r} is unknown; use one of "
+                          f"{', '.join(CONSISTENCY_LEVELS)} or a whole number k")
+    if not 1 <= k <= replicas:
+        raise ConfigError(f"consistency k={k} must satisfy 1 <= k <= replicas "
+                          f"r={replicas}; use 1 <= k <= {replicas}")
+    return k
+
+
+def policy_local_fraction(policy: str, nodes: int, replicas: int) -> float:
+    """The fraction of writes whose coordinator is a replica under ``policy``.
+
+    ``token-aware`` always picks a replica (1), ``round-robin`` picks any node
+    uniformly (r/n), ``remote`` never picks a replica (0), ``local-fraction:L`` L.
+    """
+    if not isinstance(policy, str):
+        raise ConfigError(f"policy must be a string, got {policy!r}; use one of "
+                          f"{', '.join(POLICIES)}")
+    name, _, argument = policy.strip().lower().partition(":")
+    if name == "token-aware" and not argument:
+        fraction = 1.0
+    elif name == "round-robin" and not argument:
+        fraction = replicas / nodes
+    elif name == "remote" and not argument:
+        fraction = 0.0
+    elif name == "local-fraction":
+        try:
+            fraction = float(argument)
+        except ValueError:
+            raise ConfigError(f"policy {policy!r} needs a fraction; write e.g. "
+                              "local-fraction:0.5") from None
+        if not 0 <= fraction <= 1:
+            raise ConfigError(f"policy {policy!r}: the local fraction must lie in "
+                              "[0, 1]")
+    else:
+        raise ConfigError(f"policy {policy!r} is unknown; use one of "
+                          f"{', '.join(POLICIES)}")
+    if fraction < 1 and replicas == nodes:
+        raise ConfigError(f"policy {policy!r} needs coordinators that are not replicas, "
+                          f"but every one of the {nodes} nodes is a replica; use "
+                          "replicas < nodes or policy token-aware")
+    return fraction
+
+
+@dataclass(frozen=True)
+class CassandraModel:
+    """Writes to an n-node Cassandra cluster, each node one FCFS queue (level 1).
+
+    Parameters
+    ----------
+    nodes, replicas : int
+        Cluster size n and replication factor r, 1 <= r <= n.
+    consistency : str or int
+        ONE, TWO, THREE, QUORUM, ALL or a whole number k of acknowledgements.
+    arrival_rate : float
+        Writes per unit time (Poisson).
+    local_service, remote_service : frozen scipy.stats distribution or Empirical
+        Service time of the coordinator's own replica task in a local write, and of
+        every other replica task.
+    policy : str
+        ``token-aware``, ``round-robin``, ``remote`` or ``local-fraction:L``
+        (see :func:`policy_local_fraction`).
+
+    Stability depends on the level of detail (one server per node, or thread
+    pools), so it is checked when a run starts (`check_stable` for level 1).
+    """
+
+    nodes: int
+    replicas: int
+    consistency: str | int
+    arrival_rate: float
+    local_service: Any
+    remote_service: Any
+    policy: str = "round-robin"
+
+    def __post_init__(self) -> None:
+        n, r = self.nodes, self.replicas
+        for name, value in (("nodes", n), ("replicas", r)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise ConfigError(f"{name} must be a whole number, got {value!r}")
+        if n < 1:
+            raise ConfigError(f"nodes n={n} must be at least 1")
+        if not 1 <= r <= n:
+            raise ConfigError(f"replicas r={r} must satisfy 1 <= r <= nodes n={n}; "
+                              f"use at most {n} replicas or add nodes")
+        consistency_quorum(self.consistency, r)
+        policy_local_fraction(self.policy, n, r)
+        rate = self.arrival_rate
+        if not (isinstance(rate, (int, float, np.integer, np.floating))
+                and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0):
+            raise ConfigError(f"arrival_rate must be a positive finite number of writes "
+                              f"per unit time, got {rate!r}")
+        object.__setattr__(self, "arrival_rate", float(rate))
+        _distribution_mean(self.local_service, "local_service")
+        _distribution_mean(self.remote_service, "remote_service")
+
+    def check_stable(self) -> None:
+        """Raise ConfigError unless each node, one FCFS server, keeps up (level 1).
+
+        Not checked at construction: at level 2 a node's mutation stage has a pool of
+        threads, and stability is the staged model's to judge.
+        """
+        if self.node_utilisation >= 1:
+            top = self.arrival_rate / self.node_utilisation
+            raise ConfigError(
+                f"unstable load: each node is busy a fraction "
+                f"rate/n * (l*E[local] + (r-l)*E[remote]) = {self.node_utilisation:.4g}"
+                f" >= 1 of the time; use arrival_rate < {top:.4g}")
+
+    @property
+    def quorum(self) -> int:
+        """k, the acknowledgements a write waits for."""
+        return consistency_quorum(self.consistency, self.replicas)
+
+    @property
+    def local_fraction(self) -> float:
+        """l, the fraction of writes whose coordinator is a replica."""
+        return policy_local_fraction(self.policy, self.nodes, self.replicas)
+
+    @property
+    def node_utilisation(self) -> float:
+        """Fraction of time each node is busy.
+
+        Each write brings ``l`` local tasks and ``r - l`` remote ones on average,
+        spread evenly over the ring, so a node works
+        ``rate/n * (l*E[local] + (r-l)*E[remote])`` per unit time.
+        """
+        l = self.local_fraction
+        work = (l * float(self.local_service.mean())
+                + (self.replicas - l) * float(self.remote_service.mean()))
+        return self.arrival_rate * work / self.nodes
+
+    def describe(self) -> str:
+        """A one-line, human readable summary."""
+        return (f"Cassandra writes: {self.nodes} nodes, {self.replicas} replicas, "
+                f"consistency {self.consistency} (k={self.quorum}), policy "
+                f"{self.policy} (local fraction {self.local_fraction:.4g}), "
+                f"{self.arrival_rate:g} writes per unit time, per-node load "
+                f"{self.node_utilisation:.4g}")

@@ -1,0 +1,237 @@
+"""Level 2: Cassandra's staged (SEDA) write path as a SimPy model.
+
+A write enters its coordinator's request stage (Native-Transport-Requests, a pool of
+``request_threads``), is sent over the network to each replica (a delay, no
+queueing), runs in the replica's mutation stage (a FCFS pool of
+``mutation_threads``: commit-log append and memtable write), and its acknowledgement
+travels back and is processed by the coordinator's response stage (RequestResponse,
+``response_threads``). The client is answered at the k-th acknowledgement; the other
+acknowledgements are still processed (non-purging). The coordinator's own replica
+(a local write) skips both network hops and the response stage: Cassandra applies
+it in-process and counts it by callback.
+
+Threads are modelled as independent servers (no CPU contention between threads of
+a node); the paper's future work (b) names limited processor sharing as the finer
+model. Time unit: whatever the service specs use; the defaults are milliseconds.
+
+Default configuration and where its numbers come from:
+
+- ``request.threads = 128``: ``native_transport_max_threads``,
+  ``mutation.threads = 32``: ``concurrent_writes`` (Cassandra 3.11 cassandra.yaml
+  defaults).
+- ``response.threads = 12``: Cassandra 3.11 sizes the RequestResponse stage to the
+  number of available processors; the paper's nodes are dual Xeon E5-2603 v3,
+  2 x 6 cores.
+- ``network.mean = 0.2`` ms one way (gamma, shape 4): a same-rack 10 GbE round trip
+  is about 0.1-0.5 ms. An assumption, not a measurement.
+- ``request.mean = 0.05`` ms and ``response.mean = 0.02`` ms (exponential): CPU time
+  to parse/route a request and to count one acknowledgement. Assumptions, not
+  measurements; replace them with your own through a TOML file.
+
+A mean of 0 removes a stage's time (and its queueing) altogether.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import simpy
+
+from ..errors import ConfigError
+from ..service import parse_service
+from .writes import WritePath
+
+#: The level-2 defaults (see the module docstring for their sources).
+DEFAULT_STAGED_CONFIG: dict[str, Any] = {
+    "time_unit": "ms",
+    "request": {"threads": 128, "service": "exp", "mean": 0.05},
+    "mutation": {"threads": 32},
+    "response": {"threads": 12, "service": "exp", "mean": 0.02},
+    "network": {"delay": "gamma:4", "mean": 0.2},
+}
+
+_KEYS = {"request": {"threads", "service", "mean"}, "mutation": {"threads"},
+         "response": {"threads", "service", "mean"}, "network": {"delay", "mean"}}
+
+
+@dataclass(frozen=True)
+class StagedConfig:
+    """Thread-pool sizes and stage-time distributions of the staged write path.
+
+    ``None`` for a time distribution means that stage takes no time.
+    """
+
+    request_threads: int = 128
+    mutation_threads: int = 32
+    response_threads: int = 12
+    request_time: Any = None
+    response_time: Any = None
+    network_delay: Any = None
+
+    def __post_init__(self) -> None:
+        for name in ("request_threads", "mutation_threads", "response_threads"):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                    or value < 1):
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, mapping: dict | None = None) -> "StagedConfig":
+        """The defaults overridden by ``mapping`` (same layout as the TOML file)."""
+        merged = copy.deepcopy(DEFAULT_STAGED_CONFIG)
+        for section, values in (mapping or {}).items():
+            if section == "time_unit":
+                merged["time_unit"] = values
+                continue
+            if section not in _KEYS or not isinstance(values, dict):
+                raise ConfigError(f"staged config section [{section}] is unknown; use "
+                                  f"{', '.join(f'[{s}]' for s in _KEYS)} and time_unit")
+            unknown = set(values) - _KEYS[section]
+            if unknown:
+                raise ConfigError(f"staged config [{section}] has unknown key(s) "
+                                  f"{', '.join(sorted(unknown))}; allowed: "
+                                  f"{', '.join(sorted(_KEYS[section]))}")
+            merged[section].update(values)
+        return cls(request_threads=merged["request"]["threads"],
+                   mutation_threads=merged["mutation"]["threads"],
+                   response_threads=merged["response"]["threads"],
+                   request_time=_stage_time(merged["request"], "service", "request"),
+                   response_time=_stage_time(merged["response"], "service", "response"),
+                   network_delay=_stage_time(merged["network"], "delay", "network"))
+
+
+def _stage_time(section: dict, key: str, name: str) -> Any:
+    mean = section["mean"]
+    if isinstance(mean, bool) or not isinstance(mean, (int, float)) or mean < 0:
+        raise ConfigError(f"staged config [{name}] mean={mean!r} must be a number >= 0 "
+                          "(0 removes the stage's time)")
+    if mean == 0:
+        return None
+    return parse_service(str(section[key]), mean=float(mean))
+
+
+def load_staged_config(path: str | Path | None = None) -> StagedConfig:
+    """The defaults, overridden by the TOML file at ``path`` if given."""
+    if path is None:
+        return StagedConfig.from_mapping()
+    try:
+        with open(path, "rb") as handle:
+            mapping = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"staged config file {path} does not exist; give an "
+                          "existing TOML file or leave --config out") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"staged config file {path} is not valid TOML: {exc}") from None
+    return StagedConfig.from_mapping(mapping)
+
+
+def _mean(dist: Any) -> float:
+    return 0.0 if dist is None else float(dist.mean())
+
+
+def stage_utilisation(config: StagedConfig, writes_per_coordinator: float,
+                      remote_acks_per_coordinator: float,
+                      mutation_work_per_node: float) -> dict[str, float]:
+    """Busy fraction of one thread of each stage at the busiest node.
+
+    Arguments are per unit time: writes a coordinator receives, remote
+    acknowledgements it processes, and mutation service time a node must do.
+    """
+    return {"request": writes_per_coordinator * _mean(config.request_time)
+            / config.request_threads,
+            "mutation": mutation_work_per_node / config.mutation_threads,
+            "response": remote_acks_per_coordinator * _mean(config.response_time)
+            / config.response_threads}
+
+
+def check_stable(utilisation: dict[str, float]) -> None:
+    """Raise ConfigError if any stage is loaded at or above capacity."""
+    for stage, value in utilisation.items():
+        if value >= 1:
+            raise ConfigError(f"unstable {stage} stage: each thread is busy a fraction "
+                              f"{value:.4g} >= 1; lower the write rate or raise "
+                              f"[{stage}] threads")
+
+
+class StagedEngine:
+    """Event-level engine of the staged write path for one whole :class:`WritePath`."""
+
+    name = "staged"
+
+    def __init__(self, config: StagedConfig, node_count: int):
+        self.config = config
+        self.env = simpy.Environment()
+        self.request = [simpy.Resource(self.env, config.request_threads)
+                        for _ in range(node_count)]
+        self.mutation = [simpy.Resource(self.env, config.mutation_threads)
+                         for _ in range(node_count)]
+        self.response = [simpy.Resource(self.env, config.response_threads)
+                         for _ in range(node_count)]
+
+    def run(self, writes: WritePath,
+            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Acknowledgement times (jobs, r) and each write's latency (k-th ack).
+
+        ``rng`` draws the stage times and network delays.
+        """
+        if self.env.now > 0:
+            raise RuntimeError("a StagedEngine runs one write path; make a new one")
+        path, c = writes.path, self.config
+        shape = path.nodes.shape
+        self._times = {
+            "request": _times(c.request_time, (path.jobs,), rng),
+            "out": _times(c.network_delay, shape, rng),
+            "back": _times(c.network_delay, shape, rng),
+            "response": _times(c.response_time, shape, rng),
+        }
+        self._writes = writes
+        self._acks = np.full(shape, np.nan)
+        self.env.process(self._source())
+        self.env.run()
+        kth = np.sort(self._acks, axis=1)[np.arange(path.jobs), path.quorum - 1]
+        return self._acks, kth - path.arrivals
+
+    def _source(self):
+        env, arrivals = self.env, self._writes.path.arrivals
+        for j in range(len(arrivals)):
+            yield env.timeout(arrivals[j] - env.now)
+            env.process(self._write(j))
+
+    def _write(self, j: int):
+        env, writes, times = self.env, self._writes, self._times
+        coordinator = int(writes.coordinator[j])
+        if times["request"] is not None:
+            with self.request[coordinator].request() as slot:
+                yield slot
+                yield env.timeout(times["request"][j])
+        for t, node in enumerate(writes.path.nodes[j]):
+            if node >= 0:
+                env.process(self._replica(j, t, int(node), coordinator))
+
+    def _replica(self, j: int, t: int, node: int, coordinator: int):
+        env, times = self.env, self._times
+        local = self._writes.local_slot[j] == t
+        if not local and times["out"] is not None:
+            yield env.timeout(times["out"][j, t])
+        with self.mutation[node].request() as slot:
+            yield slot
+            yield env.timeout(self._writes.path.service[j, t])
+        if not local:
+            if times["back"] is not None:
+                yield env.timeout(times["back"][j, t])
+            if times["response"] is not None:
+                with self.response[coordinator].request() as slot:
+                    yield slot
+                    yield env.timeout(times["response"][j, t])
+        self._acks[j, t] = env.now
+
+
+def _times(dist: Any, shape: tuple[int, ...], rng: np.random.Generator):
+    if dist is None:
+        return None
+    return np.asarray(dist.rvs(size=shape, random_state=rng), dtype=float).reshape(shape)

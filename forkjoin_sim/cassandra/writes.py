@@ -1,0 +1,149 @@
+"""Write paths: a Cassandra write workload drawn before any queueing happens.
+
+A :class:`WritePath` is a :class:`~forkjoin_sim.samplepath.SamplePath` (arrivals,
+replica nodes, per-task service, quorum) plus what the staged model also needs: each
+write's coordinator and which task, if any, is the coordinator's own replica.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..samplepath import SamplePath, draw_interarrivals, draw_placement
+from .model import CassandraModel
+
+#: Child streams of the run's SeedSequence. The first three match
+#: ``samplepath.PathSampler`` (arrivals, placement, service), so a write workload
+#: with no local writes is the plain ring-placement queue's path, number for number.
+ARRIVALS, PLACEMENT, REMOTE_SERVICE, COORDINATOR, LOCAL_SERVICE, STAGES = range(6)
+
+
+@dataclass(frozen=True)
+class WritePath:
+    """A block of writes.
+
+    Attributes
+    ----------
+    path : SamplePath
+        Arrivals, replica nodes (jobs, r), per-task service and quorum.
+    coordinator : (jobs,) int32
+        The node the client sent each write to.
+    local_slot : (jobs,) int32
+        Column of ``path.nodes`` that is the coordinator itself, or -1 (remote write).
+    node_count : int
+        Nodes of the cluster (coordinators included).
+    """
+
+    path: SamplePath
+    coordinator: np.ndarray
+    local_slot: np.ndarray
+    node_count: int
+
+    @property
+    def jobs(self) -> int:
+        return self.path.jobs
+
+
+def spawn_streams(seed: int | np.random.SeedSequence) -> list[np.random.Generator]:
+    """The run's independent generators, indexed by ``ARRIVALS`` ... ``STAGES``.
+
+    The children are those ``seed.spawn`` would give a fresh SeedSequence, built
+    without advancing it, so the streams are a pure function of ``seed``.
+    """
+    return [_child(seed, i) for i in range(STAGES + 1)]
+
+
+def _child(seed: int | np.random.SeedSequence, *key: int) -> np.random.Generator:
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return np.random.default_rng(np.random.SeedSequence(
+        seq.entropy, spawn_key=seq.spawn_key + key, pool_size=seq.pool_size))
+
+
+class WritePathSampler:
+    """Draws a :class:`CassandraModel`'s writes block by block, reproducibly.
+
+    Each random ingredient has its own stream, so the numbers depend only on the
+    model and the seed, not on the block sizes.
+    """
+
+    def __init__(self, model: CassandraModel, seed: int | np.random.SeedSequence):
+        self.model = model
+        self.streams = spawn_streams(seed)
+        self._clock = 0.0
+
+    def draw(self, jobs: int) -> WritePath:
+        """The next ``jobs`` writes."""
+        m, rng = self.model, self.streams
+        times = self._clock + np.cumsum(
+            draw_interarrivals("poisson", m.arrival_rate, jobs, rng[ARRIVALS]))
+        if jobs:
+            self._clock = float(times[-1])
+        nodes = draw_placement("ring", m.nodes, m.replicas, jobs, rng[PLACEMENT])
+        service = _draw(m.remote_service, (jobs, m.replicas), rng[REMOTE_SERVICE])
+        # Every policy is "local with probability l, then a uniform replica, else a
+        # uniform non-replica"; round-robin (uniform over all nodes) is l = r/n.
+        pick = rng[COORDINATOR]
+        local = pick.random(jobs) < m.local_fraction
+        slot = pick.integers(0, m.replicas, size=jobs, dtype=np.int32)
+        others = pick.integers(0, max(m.nodes - m.replicas, 1), size=jobs, dtype=np.int32)
+        local_service = _draw(m.local_service, (jobs,), rng[LOCAL_SERVICE])
+        rows = np.flatnonzero(local)
+        service[rows, slot[rows]] = local_service[rows]
+        start = nodes[:, 0]
+        coordinator = np.where(local, nodes[np.arange(jobs), slot],
+                               (start + m.replicas + others) % m.nodes).astype(np.int32)
+        local_slot = np.where(local, slot, -1).astype(np.int32)
+        quorum = np.full(jobs, m.quorum, dtype=np.int32)
+        return WritePath(SamplePath(times, nodes, service, quorum), coordinator,
+                         local_slot, m.nodes)
+
+
+def basic_write_path(kind: str, replicas: int, arrival_rate: float, service: Any,
+                     jobs: int, seed: int | np.random.SeedSequence = 0) -> WritePath:
+    """Writes of a basic configuration, Theorem 4's inputs.
+
+    ``kind="local"``: LT(1,1,1), a one-node cluster whose node coordinates every
+    write to itself (``replicas`` must be 1). ``kind="remote"``: RT(i,i,i) with
+    i = ``replicas``, every write goes to all i replica nodes through a separate
+    coordinator node (node i) that holds no replica; consistency ALL.
+
+    Node t's service times come from their own stream, so for one seed the
+    RT(i,i,i) paths are nested: the first i nodes of RT(i+1,i+1,i+1) see exactly
+    RT(i,i,i)'s arrivals and services (common random numbers across i, which keeps
+    Theorem 4's alternating sum of them from amplifying independent noise).
+    """
+    if kind not in ("local", "remote"):
+        raise ConfigError(f"basic write kind {kind!r} is unknown; use local or remote")
+    if not isinstance(replicas, (int, np.integer)) or replicas < 1:
+        raise ConfigError(f"replicas must be a whole number >= 1, got {replicas!r}")
+    if kind == "local" and replicas != 1:
+        raise ConfigError(f"a local basic write LT(1,1,1) has one replica, got "
+                          f"replicas={replicas}; use replicas=1")
+    if not arrival_rate > 0:
+        raise ConfigError(f"arrival_rate must be positive, got {arrival_rate!r}")
+    rng = spawn_streams(seed)
+    times = np.cumsum(draw_interarrivals("poisson", arrival_rate, jobs, rng[ARRIVALS]))
+    nodes = np.broadcast_to(np.arange(replicas, dtype=np.int32), (jobs, replicas)).copy()
+    stream = LOCAL_SERVICE if kind == "local" else REMOTE_SERVICE
+    work = np.column_stack([_draw(service, (jobs,), _child(seed, stream, t))
+                            for t in range(replicas)])
+    quorum = np.full(jobs, replicas, dtype=np.int32)
+    if kind == "local":
+        coordinator = np.zeros(jobs, dtype=np.int32)
+        local_slot = np.zeros(jobs, dtype=np.int32)
+        node_count = 1
+    else:
+        coordinator = np.full(jobs, replicas, dtype=np.int32)
+        local_slot = np.full(jobs, -1, dtype=np.int32)
+        node_count = replicas + 1
+    return WritePath(SamplePath(times, nodes, work, quorum), coordinator, local_slot,
+                     node_count)
+
+
+def _draw(dist: Any, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    return np.asarray(dist.rvs(size=shape, random_state=rng),
+                      dtype=np.float64).reshape(shape)

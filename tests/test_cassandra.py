@@ -1,0 +1,219 @@
+"""The Cassandra write model: its reductions to the plain (n,r,k) queue, the staged
+model's reductions to level 1, and Theorem 4 where it is exact."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+import analytic
+from forkjoin_sim.cassandra import (CassandraModel, StagedConfig, WritePathSampler,
+                                    consistency_quorum, load_staged_config,
+                                    policy_local_fraction, simulate_basic,
+                                    simulate_cassandra, simulate_quorums)
+from forkjoin_sim.cassandra.staged import StagedEngine
+from forkjoin_sim.cassandra.writes import STAGES
+from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.model import ForkJoinModel
+from forkjoin_sim.samplepath import PathSampler
+from forkjoin_sim.service import Deterministic
+from forkjoin_sim.simulation import simulate
+
+LOCAL = stats.expon(scale=0.2)
+REMOTE = stats.expon()
+
+
+def agree(a, b):
+    """Two independent estimates agree within their combined 95% intervals."""
+    half = math.hypot((a.ci_high - a.ci_low) / 2, (b.ci_high - b.ci_low) / 2)
+    return abs(a.mean - b.mean) <= half
+
+
+@pytest.mark.parametrize("level, r, k", [("ONE", 3, 1), ("TWO", 3, 2), ("THREE", 5, 3),
+                                         ("QUORUM", 5, 3), ("quorum", 4, 3),
+                                         ("ALL", 4, 4), (2, 3, 2), ("2", 3, 2)])
+def test_consistency_levels(level, r, k):
+    assert consistency_quorum(level, r) == k
+    if isinstance(level, str) and level.isalpha():
+        assert analytic.consistency_level_to_k(level, r) == k
+
+
+@pytest.mark.parametrize("level, r", [("THREE", 2), ("MOST", 3), (0, 3), (4, 3)])
+def test_bad_consistency_is_a_config_error(level, r):
+    with pytest.raises(ConfigError):
+        consistency_quorum(level, r)
+
+
+def test_policy_fractions_and_errors():
+    assert policy_local_fraction("token-aware", 6, 3) == 1
+    assert policy_local_fraction("round-robin", 6, 3) == 0.5
+    assert policy_local_fraction("remote", 6, 3) == 0
+    assert policy_local_fraction("local-fraction:0.25", 6, 3) == 0.25
+    for bad in ("remote", "round-robin-ish", "local-fraction:1.5", "local-fraction:x"):
+        with pytest.raises(ConfigError):
+            policy_local_fraction(bad, 3, 3 if bad == "remote" else 2)
+
+
+def test_unstable_level1_is_refused_with_the_limit():
+    model = CassandraModel(6, 3, "ONE", 2.5, LOCAL, REMOTE, "remote")  # 3*2.5/6 > 1
+    with pytest.raises(ConfigError, match="arrival_rate < 2"):
+        simulate_cassandra(model, 100)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 7).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, n))),
+       st.sampled_from(["token-aware", "round-robin", "remote", "local-fraction:0.3"]),
+       st.integers(0, 2**32 - 1))
+def test_write_paths_put_local_tasks_on_the_coordinator(nr, policy, seed):
+    n, r = nr
+    if r == n and policy != "token-aware" and policy != "round-robin":
+        return
+    model = CassandraModel(n, r, "ONE", 0.1, Deterministic(0.5), Deterministic(2.0), policy)
+    writes = WritePathSampler(model, seed).draw(300)
+    nodes, slot = writes.path.nodes, writes.local_slot
+    in_replicas = (nodes == writes.coordinator[:, None]).any(axis=1)
+    np.testing.assert_array_equal(in_replicas, slot >= 0)
+    rows = np.flatnonzero(slot >= 0)
+    np.testing.assert_array_equal(nodes[rows, slot[rows]], writes.coordinator[rows])
+    # Exactly the local task has the local service time.
+    assert ((writes.path.service == 0.5).sum(axis=1) == (slot >= 0)).all()
+    assert np.all((nodes - nodes[:, :1]) % n == np.arange(r))  # ring placement
+    if model.local_fraction in (0.0, 1.0):
+        assert np.all(in_replicas == bool(model.local_fraction))
+
+
+def test_remote_policy_is_the_ring_queue_with_remote_service_exactly():
+    """l = 0: the same sample path, number for number, as ForkJoinModel(ring)."""
+    remote = stats.lognorm(0.7)
+    model = CassandraModel(7, 3, "QUORUM", 0.9, LOCAL, remote, "remote")
+    plain = ForkJoinModel(7, 3, 2, arrival_rate=0.9, service=remote, placement="ring")
+    writes = WritePathSampler(model, 11).draw(5000)
+    path = PathSampler(plain, 11).draw(5000)
+    for field in ("arrivals", "nodes", "service", "quorum"):
+        np.testing.assert_array_equal(getattr(writes.path, field), getattr(path, field))
+    ours = simulate_cassandra(model, 30_000, 5)
+    theirs = simulate(plain, 30_000, 5)
+    assert ours.mean == theirs.mean
+    assert ours.summary.p99 == theirs.summary.p99
+
+
+def test_round_robin_with_equal_services_is_the_general_ring_queue():
+    service = stats.gamma(2, scale=0.5)
+    model = CassandraModel(6, 3, "TWO", 1.4, service, service, "round-robin")
+    plain = ForkJoinModel(6, 3, 2, arrival_rate=1.4, service=service, placement="ring")
+    ours = simulate_cassandra(model, 120_000, 1).summary
+    theirs = simulate(plain, 120_000, 2).summary
+    assert agree(ours, theirs)
+    assert model.node_utilisation == pytest.approx(plain.node_utilisation)
+
+
+def test_all_quorums_come_from_one_run():
+    model = CassandraModel(6, 4, "ALL", 1.0, LOCAL, REMOTE, "round-robin")
+    many = simulate_quorums(model, [1, 2, 3, 4], 20_000, 3)
+    for k in (1, 4):
+        single = simulate_cassandra(CassandraModel(6, 4, k, 1.0, LOCAL, REMOTE,
+                                                   "round-robin"), 20_000, 3)
+        assert single.mean == many[k].mean
+    assert [many[k].mean for k in (1, 2, 3, 4)] == sorted(many[k].mean for k in many)
+
+
+def _empirical_remote():
+    """Measured-looking remote latencies: a bimodal sample, far from exponential."""
+    rng = np.random.default_rng(2024)
+    samples = np.concatenate([rng.gamma(8, 0.1, 1500), rng.gamma(4, 0.5, 500)])
+    return Empirical.from_samples(samples)
+
+
+@pytest.mark.parametrize("remote", [REMOTE, _empirical_remote()],
+                         ids=["exponential", "empirical"])
+@pytest.mark.parametrize("policy", ["token-aware", "remote"])
+def test_theorem4_is_exact_for_one_replica(remote, policy):
+    """With r = 1 each node receives a Poisson(rate/n) share of writes, all local or all
+    remote, so the cluster is n independent copies of the basic configuration."""
+    nodes, rate = 6, 0.6 * 6 / float(remote.mean())
+    model = CassandraModel(nodes, 1, "ONE", rate, LOCAL, remote, policy)
+    direct = simulate_cassandra(model, 150_000, 7).summary
+    local = simulate_basic("local", 1, rate / nodes, LOCAL, 150_000, 8)
+    basic = simulate_basic("remote", 1, rate / nodes, remote, 150_000, 8)
+    predicted = analytic.cassandra_write_latency(1, 1, model.local_fraction, local.mean,
+                                                 {1: basic.mean})
+    used = local if policy == "token-aware" else basic
+    assert predicted == used.mean
+    assert agree(direct, used)
+
+
+def test_theorem4_local_one_misses_the_mixed_queue():
+    """Documented failure: a local ONE write waits behind remote tasks of other
+    writes, which LT(1,1,1) (a node with local tasks only) never sees."""
+    model = CassandraModel(6, 3, "ONE", 2.4, LOCAL, REMOTE, "token-aware")
+    direct = simulate_cassandra(model, 60_000, 4).summary
+    local = simulate_basic("local", 1, 3 * 2.4 / 6, LOCAL, 60_000, 4)
+    assert direct.ci_low > local.ci_high
+
+
+# --- level 2 ------------------------------------------------------------------------
+
+ZERO = StagedConfig(1, 1, 1, None, None, None)
+
+
+@pytest.mark.parametrize("policy", ["token-aware", "round-robin", "remote"])
+def test_staged_with_one_thread_and_no_stage_time_is_level1(policy):
+    model = CassandraModel(5, 3, "QUORUM", 1.2, LOCAL, stats.lognorm(0.6), policy)
+    writes = WritePathSampler(model, 9).draw(3000)
+    acks, latency = StagedEngine(ZERO, 5).run(writes, np.random.default_rng(0))
+    from forkjoin_sim.engines import FastEngine
+    done, sojourn = FastEngine(5).run(writes.path)
+    np.testing.assert_allclose(acks, done, rtol=1e-12)
+    np.testing.assert_allclose(latency, sojourn, rtol=1e-12)
+
+
+def test_staged_deterministic_network_adds_two_hops_to_remote_writes():
+    hop = 0.3
+    config = StagedConfig(1, 1, 1, None, None, Deterministic(hop))
+    model = CassandraModel(4, 1, "ONE", 1.0, LOCAL, REMOTE, "remote")
+    writes = WritePathSampler(model, 2).draw(2000)
+    _, staged = StagedEngine(config, 4).run(writes, np.random.default_rng(0))
+    from forkjoin_sim.engines import FastEngine
+    _, plain = FastEngine(4).run(writes.path)
+    np.testing.assert_allclose(staged, plain + 2 * hop, rtol=1e-12)
+
+
+def test_staged_large_pools_never_queue():
+    config = StagedConfig(1000, 1000, 1000, Deterministic(0.1), Deterministic(0.05),
+                          Deterministic(0.2))
+    model = CassandraModel(3, 2, "ALL", 5.0, LOCAL, REMOTE, "token-aware")
+    writes = WritePathSampler(model, 4).draw(2000)
+    acks, _ = StagedEngine(config, 3).run(writes, np.random.default_rng(0))
+    local = np.arange(2)[None, :] == writes.local_slot[:, None]
+    expected = (writes.path.arrivals[:, None] + 0.1 + writes.path.service
+                + np.where(local, 0.0, 0.2 + 0.2 + 0.05))
+    np.testing.assert_allclose(acks, expected, rtol=1e-12)
+
+
+def test_staged_config_toml_overrides_and_errors(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[mutation]\nthreads = 4\n[network]\nmean = 0\n')
+    config = load_staged_config(path)
+    assert config.mutation_threads == 4 and config.network_delay is None
+    assert config.request_threads == 128 and config.response_threads == 12
+    path.write_text('[mutation]\nthread = 4\n')
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_staged_config(path)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_staged_config(tmp_path / "missing.toml")
+
+
+def test_staged_unstable_pool_is_refused():
+    model = CassandraModel(3, 3, "ONE", 2.0, REMOTE, REMOTE, "token-aware")
+    with pytest.raises(ConfigError, match="mutation stage"):
+        simulate_cassandra(model, 100, level=2, config=StagedConfig(1, 1, 1))
+
+
+def test_staged_runs_are_reproducible():
+    model = CassandraModel(4, 2, "ONE", 2.0, LOCAL, REMOTE, "round-robin")
+    a = simulate_cassandra(model, 1500, 3, level=2)
+    b = simulate_cassandra(model, 1500, 3, level=2)
+    assert a.mean == b.mean and a.to_dict()["engine"] == "staged"

@@ -1,0 +1,117 @@
+"""``forkjoin-sim cassandra``: the predict / simulate / validate contract."""
+
+import json
+
+import pytest
+
+import analytic
+import validation.commands
+from forkjoin_sim import cli
+
+
+@pytest.fixture(autouse=True)
+def cassandra_registered(monkeypatch):
+    # Until the lead adds it to _COMMAND_MODULES, register it for these tests.
+    if "cassandra_cli" not in validation.commands._COMMAND_MODULES:
+        monkeypatch.setattr(validation.commands, "_COMMAND_MODULES",
+                            validation.commands._COMMAND_MODULES + ("cassandra_cli",))
+
+
+def run(capsys, *argv):
+    status = cli.main(["cassandra", *argv])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_predict_json_maps_every_applicable_level(capsys):
+    status, out, _ = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                         "--policy", "round-robin", "--local-basic", "0.25",
+                         "--remote-basic", "1:1.0,2:1.6,3:2.1", "--json")
+    assert status == 0
+    values = json.loads(out)
+    assert list(values) == ["ONE", "TWO", "THREE", "QUORUM", "ALL"]
+    remote = {1: 1.0, 2: 1.6, 3: 2.1}
+    for name, value in values.items():
+        k = analytic.consistency_level_to_k(name, 3)
+        assert value == pytest.approx(float(analytic.cassandra_write_latency(
+            3, k, 0.5, 0.25, remote)))
+    # ALL, round-robin l = 1/2: half RT(3,3,3), half the max of 2 remotes RT(2,2,2).
+    assert values["ALL"] == pytest.approx(0.5 * 2.1 + 0.5 * 1.6)
+
+
+def test_predict_two_replicas_has_no_three(capsys):
+    status, out, _ = run(capsys, "predict", "--nodes", "4", "--replicas", "2",
+                         "--local-fraction", "0", "--remote-basic", "1:1,2:1.5", "--json")
+    assert status == 0 and set(json.loads(out)) == {"ONE", "TWO", "QUORUM", "ALL"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["predict", "--nodes", "6", "--replicas", "3", "--policy", "round-robin",
+     "--remote-basic", "1:1.0,2:1.6", "--local-basic", "0.2", "--json"],
+    ["predict", "--nodes", "6", "--replicas", "3", "--policy", "sideways",
+     "--remote-basic", "1:1,2:2,3:3"],
+    ["predict", "--nodes", "6", "--replicas", "3", "--local-fraction", "0.5",
+     "--remote-basic", "1:x"],
+    ["simulate", "--nodes", "6", "--replicas", "3", "--consistency", "FOUR",
+     "--policy", "remote", "--rate", "1", "--local-service", "exp:0.2",
+     "--remote-service", "exp:1"],
+    ["simulate", "--nodes", "3", "--replicas", "3", "--consistency", "ONE",
+     "--policy", "remote", "--rate", "1", "--local-service", "exp:0.2",
+     "--remote-service", "exp:1"],
+    ["simulate", "--nodes", "6", "--replicas", "3", "--consistency", "ONE",
+     "--policy", "remote", "--rate", "9", "--local-service", "exp:0.2",
+     "--remote-service", "exp:1"],
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv):
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert out == "" and err.count("\n") == 1 and "error" in err
+
+
+def test_simulate_json_has_the_simulate_keys(capsys):
+    status, out, _ = run(capsys, "simulate", "--nodes", "6", "--replicas", "3",
+                         "--consistency", "QUORUM", "--policy", "token-aware",
+                         "--rate", "1", "--local-service", "exp:0.2",
+                         "--remote-service", "lognormal:0.8", "--jobs", "5000", "--json")
+    assert status == 0
+    ours = json.loads(out)
+    assert cli.main(["simulate", "--nodes", "6", "--replicas", "3", "--quorum", "2",
+                     "--rho", "1", "--jobs", "500", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert set(plain) - {"utilisation_mean"} <= set(ours)
+    assert ours["quorum"] == 2 and ours["level"] == 1
+    assert ours["ci_low"] <= ours["mean"] <= ours["ci_high"]
+
+
+def test_simulate_level2_with_config(capsys, tmp_path):
+    config = tmp_path / "stages.toml"
+    config.write_text("[mutation]\nthreads = 2\n")
+    status, out, _ = run(capsys, "simulate", "--nodes", "4", "--replicas", "2",
+                         "--consistency", "ONE", "--policy", "round-robin", "--rate",
+                         "1", "--local-service", "exp:0.2", "--remote-service", "exp:1",
+                         "--level", "2", "--config", str(config), "--jobs", "800",
+                         "--json")
+    assert status == 0 and json.loads(out)["engine"] == "staged"
+
+
+def test_quick_validate_writes_its_files(capsys, tmp_path):
+    status, out, _ = run(capsys, "validate", "--out", str(tmp_path), "--quick",
+                         "--levels", "1", "--loads", "0.5", "--jobs", "3000", "--json")
+    assert status == 0
+    paths = json.loads(out)
+    import pandas as pd
+    table = pd.read_csv(paths["cassandra_validation.csv"])
+    # r = 1..5, three policies (no remote at r = n is impossible here: n = 6), 3 levels.
+    assert len(table) == 5 * 3 * 3
+    assert (tmp_path / "cassandra_level1.png").stat().st_size > 0
+    assert "Theorem 4" in (tmp_path / "cassandra_summary.md").read_text()
+    basics = pd.read_csv(paths["cassandra_basic_inputs.csv"])
+    r3 = basics[basics.replicas == 3]
+    r3.to_csv(tmp_path / "r3.csv", index=False)
+    status, out, _ = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                         "--policy", "remote", "--basic-csv", str(tmp_path / "r3.csv"),
+                         "--json")
+    assert status == 0
+    row = table[(table.replicas == 3) & (table.policy == "remote")
+                & (table.consistency == "ALL")]
+    assert json.loads(out)["ALL"] == pytest.approx(float(row.approx.iloc[0]), rel=1e-5)

@@ -1,0 +1,215 @@
+"""``forkjoin-sim cassandra``: Theorem 4 predictions, Cassandra write simulations, and
+the validation of one against the other (the paper's Figs. 5 and 6)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
+                                    policy_local_fraction, simulate_cassandra)
+from forkjoin_sim.cli import _Parser, parse_warmup
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.service import describe_service, parse_service
+
+from . import cassandra as experiment
+
+POLICY_HELP = "token-aware | round-robin | remote | local-fraction:L"
+SPEC_HELP = ("exp:MEAN | a scipy.stats name with its shapes (e.g. lognormal:0.8, "
+             "gamma:2), rescaled to the matching --*-mean | empirical:PATH")
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{what} {text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{what} {text!r} must be a positive finite number")
+    return value
+
+
+def parse_remote_basic(text: str) -> dict[int, float]:
+    """``"1:RT1,2:RT2,..."`` as ``{1: RT1, 2: RT2, ...}``."""
+    out = {}
+    for part in text.split(","):
+        size, sep, value = part.partition(":")
+        if not sep or not size.strip().isdigit() or int(size) < 1:
+            raise ConfigError(f"--remote-basic entry {part!r} must look like I:MEAN with "
+                              "a whole I >= 1, e.g. --remote-basic 1:0.9,2:1.4,3:1.8")
+        out[int(size)] = _number(value.strip(), f"--remote-basic RT({size},{size},{size})")
+    return out
+
+
+def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
+    """LT(1,1,1) and RT(i,i,i) from a CSV with columns kind (local/remote), size, mean.
+
+    The ``cassandra_basic_inputs.csv`` that ``cassandra validate`` writes has these
+    columns; keep the rows of one configuration only.
+    """
+    local, remote = None, {}
+    try:
+        with open(path, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise ConfigError(f"basic-input CSV {path} does not exist") from None
+    if not rows or not {"kind", "size", "mean"} <= set(rows[0]):
+        raise ConfigError(f"{path} needs columns kind, size, mean (kind local or "
+                          "remote, size = i of RT(i,i,i))")
+    for row in rows:
+        kind, size = row["kind"].strip(), row["size"].strip()
+        mean = _number(row["mean"], f"{path}: mean of {kind} {size}")
+        if kind == "local":
+            if local is not None:
+                raise ConfigError(f"{path} has several local rows; keep one "
+                                  "configuration's rows (e.g. one level and load)")
+            local = mean
+        elif kind == "remote" and size.isdigit():
+            if int(size) in remote:
+                raise ConfigError(f"{path} has several rows for RT({size},{size},{size});"
+                                  " keep one configuration's rows")
+            remote[int(size)] = mean
+        else:
+            raise ConfigError(f"{path}: row kind={kind!r} size={size!r}; use kind local "
+                              "or remote and a whole size")
+    return local, remote
+
+
+def _cmd_predict(args) -> int:
+    if args.local_fraction is not None:
+        fraction = args.local_fraction
+        if not 0 <= fraction <= 1:
+            raise ConfigError(f"--local-fraction {fraction} must lie in [0, 1]")
+    else:
+        fraction = policy_local_fraction(args.policy, args.nodes, args.replicas)
+    local, remote = (read_basic_csv(args.basic_csv) if args.basic_csv
+                     else (None, {}))
+    if args.local_basic is not None:
+        local = _number(args.local_basic, "--local-basic")
+    if args.remote_basic is not None:
+        remote = parse_remote_basic(args.remote_basic)
+    if not remote:
+        raise ConfigError("give the remote basic latencies: --remote-basic "
+                          "1:RT1,2:RT2,... or --basic-csv PATH")
+    values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
+    if args.json:
+        print(json.dumps(values))
+        return 0
+    print(f"Theorem 4: {args.nodes} nodes, {args.replicas} replicas, local fraction "
+          f"{fraction:.4g}")
+    for name, value in values.items():
+        print(f"{name:<7} {value:.6g}")
+    return 0
+
+
+def _model(args) -> CassandraModel:
+    local = parse_service(args.local_service, mean=_number(str(args.local_mean),
+                                                             "--local-mean"))
+    remote = parse_service(args.remote_service, mean=_number(str(args.remote_mean),
+                                                               "--remote-mean"))
+    return CassandraModel(args.nodes, args.replicas, args.consistency, args.rate,
+                          local, remote, args.policy)
+
+
+def _cmd_simulate(args) -> int:
+    model = _model(args)
+    config = load_staged_config(args.config) if args.level == 2 else None
+    result = simulate_cassandra(model, jobs=args.jobs, seed=args.seed, level=args.level,
+                                config=config, warmup=parse_warmup(args.warmup),
+                                sample_every=args.sample_every)
+    print(json.dumps(result.to_dict()) if args.json else result.report())
+    return 0
+
+
+def _cmd_validate(args) -> int:
+    local = parse_service(args.local_service, mean=0.2)
+    remote = parse_service(args.remote_service, mean=1.0)
+    config = load_staged_config(args.config)
+    size = "quick" if args.quick else "full"
+    levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    loads = [float(x) for x in args.loads.split(",") if x.strip()]
+    if any(level not in (1, 2) for level in levels):
+        raise ConfigError(f"--levels {args.levels!r}: use 1, 2 or 1,2")
+    if not loads or any(not 0 < x < 1 for x in loads):
+        raise ConfigError(f"--loads {args.loads!r}: use fractions in (0, 1), e.g. 0.4,0.8")
+    tables = {}
+    for level in levels:
+        jobs = args.jobs or experiment.JOBS[size][level]
+        tables[level] = experiment.run_validation(
+            level, local, remote, jobs=jobs, loads=loads, seed=args.seed, config=config,
+            progress=None if args.json else (lambda m: print(m, flush=True)))
+    labels = f"local {describe_service(local)}, remote {describe_service(remote)}"
+    paths = experiment.write_outputs(tables, args.out, labels)
+    if args.json:
+        print(json.dumps(paths))
+    else:
+        print(experiment.summary_text(
+            __import__("pandas").concat([t for t, _ in tables.values()])))
+        for path in paths.values():
+            print(f"wrote {path}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``cassandra predict | simulate | validate`` to the ``forkjoin-sim`` commands."""
+    top = subparsers.add_parser(
+        "cassandra", help="Cassandra write latency: Theorem 4, simulation, validation",
+        description="Theorem 4 of Wang, Li & Shen (Cassandra write latency) and "
+                    "simulations of Cassandra writes at two levels of detail.")
+    sub = top.add_subparsers(dest="cassandra_command", required=True,
+                             parser_class=_Parser)
+
+    p = sub.add_parser("predict", help="Theorem 4 for every consistency level")
+    p.add_argument("--nodes", type=int, required=True, help="n, cluster size")
+    p.add_argument("--replicas", type=int, required=True, help="r, replication factor")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--local-fraction", type=float, help="l, fraction of local writes")
+    how.add_argument("--policy", help=POLICY_HELP)
+    p.add_argument("--local-basic", help="LT(1,1,1), mean latency of a local write")
+    p.add_argument("--remote-basic", help="1:RT(1,1,1),2:RT(2,2,2),... mean latencies")
+    p.add_argument("--basic-csv", help="CSV with columns kind (local/remote), size, mean "
+                                       "(e.g. rows of cassandra_basic_inputs.csv)")
+    p.add_argument("--json", action="store_true",
+                   help="print one object: consistency level -> predicted mean")
+    p.set_defaults(handler=_cmd_predict)
+
+    p = sub.add_parser("simulate", help="simulate one Cassandra write configuration")
+    p.add_argument("--nodes", type=int, required=True)
+    p.add_argument("--replicas", type=int, required=True)
+    p.add_argument("--consistency", required=True,
+                   help="ONE | TWO | THREE | QUORUM | ALL | a whole number k")
+    p.add_argument("--policy", required=True, help=POLICY_HELP)
+    p.add_argument("--rate", type=float, required=True, help="writes per unit time")
+    p.add_argument("--local-service", required=True, help=SPEC_HELP)
+    p.add_argument("--remote-service", required=True, help=SPEC_HELP)
+    p.add_argument("--local-mean", type=float, default=1.0,
+                   help="mean of a parametric --local-service (default 1)")
+    p.add_argument("--remote-mean", type=float, default=1.0,
+                   help="mean of a parametric --remote-service (default 1)")
+    p.add_argument("--level", type=int, choices=[1, 2], default=1,
+                   help="1: one FCFS queue per node; 2: staged write path (SimPy)")
+    p.add_argument("--config", help="TOML overriding the level-2 defaults")
+    p.add_argument("--jobs", type=int, default=200_000, help="writes to simulate")
+    p.add_argument("--warmup", default="0.1")
+    p.add_argument("--sample-every", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (the keys of forkjoin-sim simulate --json)")
+    p.set_defaults(handler=_cmd_simulate)
+
+    p = sub.add_parser("validate", help="Theorem 4 vs simulation (paper's Figs. 5, 6)")
+    p.add_argument("--out", required=True, help="directory for CSV, PNG and summary")
+    p.add_argument("--quick", action="store_true", help="small runs (minutes)")
+    p.add_argument("--levels", default="1,2", help="1, 2 or 1,2")
+    p.add_argument("--loads", default=",".join(map(str, experiment.LOADS)),
+                   help="per-node utilisation of the busiest configuration (r=5, all "
+                        "remote) at level 1, of one mutation thread at level 2")
+    p.add_argument("--local-service", default="exp", help=SPEC_HELP + " (mean 0.2)")
+    p.add_argument("--remote-service", default="lognormal:0.8",
+                   help=SPEC_HELP + " (mean 1)")
+    p.add_argument("--config", help="TOML overriding the level-2 defaults")
+    p.add_argument("--jobs", type=int, help="writes per run (default by --quick)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the written paths as JSON")
+    p.set_defaults(handler=_cmd_validate)
