@@ -1,0 +1,421 @@
+"""Planners built on Theorem 1 for whole distributions: consistency and capacity.
+
+Consistency planner (`plan_consistency`)
+    A read at consistency R asks R replicas and waits for all: an (n,R,R) job. A
+    write at W is an (n,r,W) job. Reads and writes share the nodes, so every node
+    runs at the load of the *mix*, ``lambda * (f*R*E[X_read] + (1-f)*r*E[X_write]) / n``
+    for read fraction f. With the paper's Lemma each class is modelled by basic
+    queues at that load: reads by the (R,R,R) CDF, writes by
+    ``sum_i W(r,W,i) F_i``. The basic queues see the node's task mix (read tasks
+    in proportion ``f*R : (1-f)*r``), and each class's ``F_i`` is measured on its
+    own tasks. Every (R, W) with ``R + W > r`` (reads see the latest write) is
+    listed with the mix's mean and percentile; the best is the one with the
+    smallest percentile (or mean, ``objective="mean"``), ties to the smaller
+    ``R + W``. `simulate_consistency` runs both classes together on shared nodes.
+
+Capacity planner (`plan_capacity`)
+    Search space: nodes ``n`` in ``[min_nodes, max_nodes]``, replication ``r`` in
+    ``[min_replicas, min(max_replicas, n)]`` and the consistency levels given
+    (ONE, TWO, THREE, QUORUM, ALL; a level needing more than r replicas is
+    skipped). A candidate meets the SLA when its node load is < 1 and its
+    predicted write-latency percentile is <= the target. Objective, in order:
+    fewest nodes (cost); then most replicas (durability); then the strongest
+    consistency (largest k); then the smallest predicted percentile. Search stops at
+    the first n with a feasible candidate. ``confident`` says whether the
+    percentile's uncertainty bracket also meets the target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats
+
+from analytic.cassandra import consistency_level_to_k
+from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, invert_cdf, quorum_cdf
+from forkjoin_sim.engines import FastEngine
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.samplepath import SamplePath
+from forkjoin_sim.workload import JobClass, Workload, WorkloadSampler, simulate_workload
+
+from .tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdfs_on_grid,
+                    is_exponential, model_distribution, percentile_interval)
+
+DEFAULT_LEVELS = ("ONE", "QUORUM", "ALL")
+
+
+def _check_fraction(value: float, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value <= 1:
+        raise ConfigError(f"{what}={value!r} must be in [0, 1], e.g. 0.9")
+    return float(value)
+
+
+def _check_positive(value: float, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{what}={value!r} must be a positive number")
+    return float(value)
+
+
+# --- consistency planner -------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConsistencyOption:
+    """Predicted latency of one (R, W) choice; ``*_q`` is the chosen percentile."""
+
+    read_quorum: int
+    write_quorum: int
+    node_load: float
+    read_mean: float
+    read_q: float
+    write_mean: float
+    write_q: float
+    mix_mean: float
+    mix_q: float
+    reliable: bool
+
+    def as_row(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class ConsistencyPlan:
+    """All strongly consistent (R, W) pairs with predictions, and the best one."""
+
+    nodes: int
+    replicas: int
+    read_fraction: float
+    arrival_rate: float
+    percentile: float
+    objective: str
+    basic: str
+    options: tuple[ConsistencyOption, ...]
+    best: ConsistencyOption
+
+    def report(self) -> str:
+        lines = [f"{self.nodes} nodes, r={self.replicas}, read fraction "
+                 f"{self.read_fraction:g}, {self.arrival_rate:g} requests per unit "
+                 f"time, basic queues: {self.basic}",
+                 f"{'R':>2} {'W':>2} {'load':>6} {'read mean':>10} {'read p':>8} "
+                 f"{'write mean':>10} {'write p':>8} {'mix mean':>9} "
+                 f"{'mix p' + format(self.percentile, 'g'):>9} reliable"]
+        for o in self.options:
+            mark = "  <- best" if o == self.best else ""
+            lines.append(f"{o.read_quorum:>2} {o.write_quorum:>2} {o.node_load:6.3f} "
+                         f"{o.read_mean:10.4g} {o.read_q:8.4g} {o.write_mean:10.4g} "
+                         f"{o.write_q:8.4g} {o.mix_mean:9.4g} {o.mix_q:9.4g} "
+                         f"{str(o.reliable):>8}{mark}")
+        return "\n".join(lines)
+
+
+def consistency_pairs(replicas: int) -> list[tuple[int, int]]:
+    """All (R, W) with 1 <= R, W <= r and R + W > r."""
+    return [(R, W) for R in range(1, replicas + 1) for W in range(1, replicas + 1)
+            if R + W > replicas]
+
+
+def _class_basic_sojourns(sizes, node_load, read_task_share, read_service,
+                          write_service, jobs, seed, warmup=0.1):
+    """Per size i: (read sojourns, write sojourns) of the basic (i,i,i) queue whose
+    tasks are reads with probability ``read_task_share`` (common random numbers:
+    nested columns of one path on the widest queue)."""
+    widest = max(sizes)
+    classes = []
+    if read_task_share > 0:
+        classes.append(JobClass("read", read_task_share, widest, widest, read_service))
+    if read_task_share < 1:
+        classes.append(JobClass("write", 1 - read_task_share, widest, widest,
+                                write_service))
+    work = sum(c.fraction * c.mean_service for c in classes)
+    workload = Workload(widest, classes, arrival_rate=node_load / work)
+    path, labels = WorkloadSampler(workload, seed).draw(jobs)
+    start = int(warmup * jobs)
+    names = [c.name for c in classes]
+    out = {}
+    for i in sorted(set(sizes)):
+        nested = SamplePath(path.arrivals, np.ascontiguousarray(path.nodes[:, :i]),
+                            np.ascontiguousarray(path.service[:, :i]),
+                            np.full(jobs, i, dtype=np.int32))
+        sojourns = FastEngine(i).run(nested)[1][start:]
+        kept = labels[start:]
+        out[i] = {name: sojourns[kept == c] for c, name in enumerate(names)}
+    return out
+
+
+def _simulated_class_distribution(replicas, quorum, samples, grid) -> QuorumDistribution:
+    cdfs, _ = basic_cdfs_on_grid(samples, grid)
+    d = quorum_cdf(replicas, quorum, cdfs, grid)
+    return dataclasses.replace(d, standard_error=_common_standard_error(
+        replicas, quorum, samples, grid))
+
+
+def _mix(fraction, read, write, q):
+    """Mean and q-th percentile of the read/write mixture of two CDFs on one grid."""
+    cdf = fraction * read.cdf + (1 - fraction) * write.cdf
+    mean = fraction * read.mean() + (1 - fraction) * write.mean()
+    return mean, invert_cdf(read.grid, cdf, q / 100)
+
+
+def plan_consistency(nodes: int, replicas: int, read_fraction: float,
+                     arrival_rate: float, read_service: Any = None,
+                     write_service: Any = None, percentile: float = 99,
+                     objective: str = "percentile", basic: str = "simulation",
+                     jobs: int = 100_000, seed=0) -> ConsistencyPlan:
+    """Predict every strongly consistent (R, W) and pick the best (module docstring).
+
+    Parameters
+    ----------
+    nodes, replicas : int
+        n and r; reads use R of the r replicas.
+    read_fraction : float
+        Fraction of requests that are reads.
+    arrival_rate : float
+        Requests (reads + writes) per unit time.
+    read_service, write_service : distributions
+        Task service times; default exponential mean 1; writes default to reads'.
+    percentile : float
+        The percentile predicted and (``objective="percentile"``) minimised.
+    basic : "simulation", "independent" or "mean-matched"
+        Basic-queue source; the analytic ones need one exponential service.
+    jobs, seed : basic-queue simulation size and seed
+    """
+    read_service = stats.expon() if read_service is None else read_service
+    write_service = read_service if write_service is None else write_service
+    read_fraction = _check_fraction(read_fraction, "read fraction")
+    arrival_rate = _check_positive(arrival_rate, "arrival rate")
+    if objective not in ("percentile", "mean"):
+        raise ConfigError(f"objective {objective!r} is unknown; use percentile or mean")
+    _check_basic(basic, read_service)
+    if basic != "simulation" and (not is_exponential(write_service)
+                                  or write_service.mean() != read_service.mean()):
+        raise ConfigError(f"basic={basic!r} needs reads and writes to share one "
+                          "exponential service; use basic='simulation'")
+    if isinstance(replicas, bool) or not isinstance(replicas, int) \
+            or not 1 <= replicas <= nodes:
+        raise ConfigError(f"replicas={replicas!r} must satisfy 1 <= replicas <= "
+                          f"nodes={nodes}")
+    if not 0 <= percentile <= 100:
+        raise ConfigError(f"percentile={percentile} must be in [0, 100], e.g. 99")
+    read_mean, write_mean = float(read_service.mean()), float(write_service.mean())
+    children = np.random.SeedSequence(seed).spawn(replicas + 1) \
+        if not isinstance(seed, np.random.SeedSequence) else seed.spawn(replicas + 1)
+    options = []
+    for R in range(1, replicas + 1):
+        writes = [W for W in range(1, replicas + 1) if R + W > replicas]
+        read_work = read_fraction * R * read_mean
+        write_work = (1 - read_fraction) * replicas * write_mean
+        node_load = arrival_rate * (read_work + write_work) / nodes
+        if node_load >= 1:
+            # Unstable: latency grows without bound, so the pair can never be best.
+            options += [ConsistencyOption(R, W, node_load, *([math.inf] * 6), False)
+                        for W in writes]
+            continue
+        read_share = (read_fraction * R / (read_fraction * R
+                                          + (1 - read_fraction) * replicas))
+        sizes = sorted({R} | set(range(min(writes), replicas + 1)))
+        if basic == "simulation":
+            samples = _class_basic_sojourns(sizes, node_load, read_share, read_service,
+                                            write_service, jobs, children[R])
+            end = max(float(s.max()) for by in samples.values() for s in by.values()
+                      if s.size)
+            grid = np.linspace(0.0, end, GRID_POINTS)
+            read_samples = {i: by["read"] for i, by in samples.items() if "read" in by}
+            write_samples = {i: by["write"] for i, by in samples.items() if "write" in by}
+            read = (_simulated_class_distribution(R, R, read_samples, grid)
+                    if read_samples else None)
+        else:
+            mu = 1.0 / read_mean
+            end = (math.log(replicas) - math.log(1e-7)) / (mu * (1 - node_load))
+            grid = np.linspace(0.0, end, GRID_POINTS)
+            approximation = BASIC_APPROXIMATIONS[basic]
+            basic_cdfs = {i: approximation(i, grid, node_load, mu) for i in sizes}
+            read = quorum_cdf(R, R, {R: basic_cdfs[R]}, grid)
+        for W in writes:
+            if basic == "simulation":
+                write = (_simulated_class_distribution(replicas, W, write_samples, grid)
+                         if write_samples else None)
+            else:
+                write = quorum_cdf(replicas, W, basic_cdfs, grid)
+            read_d = read if read is not None else write
+            write_d = write if write is not None else read
+            mix_mean, mix_q = _mix(read_fraction, read_d, write_d, percentile)
+            reliable = all(d.percentile_reliable(percentile)
+                           for d in (read, write) if d is not None)
+            options.append(ConsistencyOption(
+                read_quorum=R, write_quorum=W, node_load=node_load,
+                read_mean=read_d.mean(), read_q=read_d.percentile(percentile),
+                write_mean=write_d.mean(), write_q=write_d.percentile(percentile),
+                mix_mean=mix_mean, mix_q=mix_q, reliable=reliable))
+    key = ((lambda o: (o.mix_q, o.read_quorum + o.write_quorum))
+           if objective == "percentile"
+           else (lambda o: (o.mix_mean, o.read_quorum + o.write_quorum)))
+    if all(o.node_load >= 1 for o in options):
+        lightest = min(o.node_load for o in options)
+        raise ConfigError(
+            f"unstable: every (R, W) loads each node to >= {lightest:.3g}; lower the "
+            f"arrival rate below {arrival_rate / lightest:.4g} or add nodes")
+    best = min(options, key=key)
+    return ConsistencyPlan(nodes, replicas, read_fraction, arrival_rate, percentile,
+                           objective, basic, tuple(options), best)
+
+
+def simulate_consistency(nodes: int, replicas: int, read_fraction: float,
+                         arrival_rate: float, read_quorum: int, write_quorum: int,
+                         read_service: Any = None, write_service: Any = None,
+                         percentile: float = 99, jobs: int = 100_000,
+                         seed=0) -> dict:
+    """Reads (n,R,R) and writes (n,r,W) simulated together on shared nodes.
+
+    Returns means with batch-means intervals and ``percentile`` with sectioning
+    intervals for reads, writes and the mix (keys ``read_mean``, ``read_mean_low``,
+    ..., ``mix_q_high``).
+    """
+    read_service = stats.expon() if read_service is None else read_service
+    write_service = read_service if write_service is None else write_service
+    classes = []
+    if read_fraction > 0:
+        classes.append(JobClass("read", read_fraction, read_quorum, read_quorum,
+                                read_service))
+    if read_fraction < 1:
+        classes.append(JobClass("write", 1 - read_fraction, replicas, write_quorum,
+                                write_service))
+    result = simulate_workload(Workload(nodes, classes, arrival_rate), jobs=jobs,
+                               seed=seed)
+    out = dict(read_quorum=read_quorum, write_quorum=write_quorum,
+               node_load=float(result.utilisation.mean()))
+    parts = [(c.name, result.class_sojourns(c.name)) for c in classes]
+    parts.append(("mix", result.sojourns))
+    for name, x in parts:
+        s = result.summaries.get(name, result.overall)
+        q = percentile_interval(x, percentile)
+        out.update({f"{name}_mean": s.mean, f"{name}_mean_low": s.ci_low,
+                    f"{name}_mean_high": s.ci_high, f"{name}_q": q.mean,
+                    f"{name}_q_low": q.low, f"{name}_q_high": q.high})
+    return out
+
+
+# --- capacity planner -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CapacityCandidate:
+    """One (n, r, consistency) evaluated by the capacity planner."""
+
+    nodes: int
+    replicas: int
+    level: str
+    quorum: int
+    node_load: float
+    predicted: float
+    bracket_high: float
+    meets: bool
+    confident: bool
+
+    def as_row(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """The cheapest configuration meeting the SLA (or None) and every candidate tried."""
+
+    write_rate: float
+    target: float
+    percentile: float
+    basic: str
+    best: CapacityCandidate | None
+    candidates: tuple[CapacityCandidate, ...] = field(default=())
+
+    def report(self) -> str:
+        head = (f"SLA: p{self.percentile:g} write latency <= {self.target:g} at "
+                f"{self.write_rate:g} writes per unit time (basic queues: {self.basic})")
+        if self.best is None:
+            return head + "\nno configuration in the search space meets it"
+        b = self.best
+        return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.level} (k={b.quorum}),"
+                f" node load {b.node_load:.3f}, predicted p{self.percentile:g} "
+                f"{b.predicted:.4g} (bracket up to {b.bracket_high:.4g}; "
+                f"{'confident' if b.confident else 'NOT confident'})"
+                f"\n{len(self.candidates)} candidates evaluated")
+
+
+def plan_capacity(write_rate: float, target: float, percentile: float = 99,
+                  service: Any = None, levels: Sequence[str] = DEFAULT_LEVELS,
+                  min_replicas: int = 1, max_replicas: int = 5, min_nodes: int = 1,
+                  max_nodes: int = 20, basic: str = "simulation", jobs: int = 100_000,
+                  seed=0) -> CapacityPlan:
+    """The smallest cluster meeting "p``percentile`` write latency <= target".
+
+    Search space and objective: module docstring. Each candidate's percentile is
+    Theorem 1 on basic queues at its node load ``r * write_rate * E[X] / n``
+    (`validation.tails.model_distribution`; ``jobs``/``seed`` size the basic-queue
+    runs when ``basic="simulation"``).
+    """
+    service = stats.expon() if service is None else service
+    write_rate = _check_positive(write_rate, "write rate")
+    target = _check_positive(target, "latency target")
+    _check_basic(basic, service)
+    if not levels:
+        raise ConfigError("give at least one consistency level, e.g. QUORUM")
+    for name, value in (("min_replicas", min_replicas), ("max_replicas", max_replicas),
+                        ("min_nodes", min_nodes), ("max_nodes", max_nodes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name}={value!r} must be a whole number >= 1")
+    if min_replicas > max_replicas or min_nodes > max_nodes:
+        raise ConfigError("search bounds are empty: need min_replicas <= max_replicas "
+                          "and min_nodes <= max_nodes")
+    for level in levels:
+        consistency_level_to_k(level, max(max_replicas, 3))  # rejects unknown names
+    mean_service = float(service.mean())
+    candidates = []
+    cache: dict[tuple[int, int, int], QuorumDistribution] = {}
+    for n in range(max(min_nodes, min_replicas), max_nodes + 1):
+        feasible = []
+        for r in range(min_replicas, min(max_replicas, n) + 1):
+            node_load = r * write_rate * mean_service / n
+            for level in dict.fromkeys(l.upper() for l in levels):
+                try:
+                    k = consistency_level_to_k(level, r)
+                except ValueError:
+                    continue  # e.g. THREE with r = 2
+                if node_load >= 1:
+                    candidates.append(CapacityCandidate(n, r, level, k, node_load,
+                                                        math.inf, math.inf, False, False))
+                    continue
+                key = (n, r, k)
+                if key not in cache:
+                    cache[key] = model_distribution(
+                        n, r, k, write_rate * mean_service, service, basic, jobs=jobs,
+                        seed=seed)
+                d = cache[key]
+                predicted = d.percentile(percentile)
+                high = d.percentile_bracket(percentile)[1]
+                meets = not math.isnan(predicted) and predicted <= target
+                confident = meets and not math.isnan(high) and high <= target
+                c = CapacityCandidate(n, r, level, k, node_load, predicted, high,
+                                      meets, confident)
+                candidates.append(c)
+                if meets:
+                    feasible.append(c)
+        if feasible:
+            best = min(feasible, key=lambda c: (-c.replicas, -c.quorum, c.predicted))
+            return CapacityPlan(write_rate, target, percentile, basic, best,
+                                tuple(candidates))
+    return CapacityPlan(write_rate, target, percentile, basic, None, tuple(candidates))
+
+
+def simulate_capacity(candidate: CapacityCandidate, write_rate: float,
+                      percentile: float = 99, service: Any = None,
+                      jobs: int = 100_000, seed=0):
+    """Direct simulation of a candidate: its percentile with a sectioning interval."""
+    from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.simulation import simulate
+
+    service = stats.expon() if service is None else service
+    model = ForkJoinModel(candidate.nodes, candidate.replicas, candidate.quorum,
+                          arrival_rate=write_rate, service=service)
+    return percentile_interval(simulate(model, jobs=jobs, seed=seed).sojourns, percentile)
