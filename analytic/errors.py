@@ -7,3 +7,11 @@ its own class; both are ``ValueError`` subclasses and the CLI treats both alike.
 
 class ConfigError(ValueError):
     """Invalid arguments to a closed form; the message says how to fix them."""
+
+
+class CancellationWarning(RuntimeWarning):
+    """An alternating Theorem 1 sum lost significant digits to floating-point cancellation.
+
+    The message gives the estimated relative error; pass exact inputs
+    (``fractions.Fraction``) to avoid it.
+    """

@@ -1,0 +1,130 @@
+"""Theorem 1: the coefficients ``W(r,k,i)`` and the expansion into basic queues.
+
+``T(r,r,k) = sum_{i=k..r} W(r,k,i) * T(i,i,i)`` holds for any exchangeable sojourn
+times (means or whole CDFs). The coefficients alternate in sign and grow like
+``C(r, r/2)``, so with floating-point inputs the sum can cancel catastrophically;
+:func:`expand_basic` is exact for exact inputs and warns otherwise.
+"""
+
+import math
+import numbers
+import sys
+import warnings
+from fractions import Fraction
+
+from analytic.errors import CancellationWarning, ConfigError
+from analytic.parameters import check_replicas_quorum
+
+#: Relative error (estimated) above which :func:`expand_basic` warns.
+WARN_RELATIVE_ERROR = 1e-6
+
+
+def w_coefficients(r, k):
+    """The integers ``W(r,k,i) = (-1)^(i-k) * C(i-1,k-1) * C(r,i)`` for ``i = k..r``.
+
+    Closed form of the paper's ``sum_{j=k..i} C(r,j) * A(r,j,i)``
+    (see :func:`w_coefficients_by_sum`).
+    """
+    check_replicas_quorum(r, k)
+    return {i: (-1) ** (i - k) * math.comb(i - 1, k - 1) * math.comb(r, i)
+            for i in range(k, r + 1)}
+
+
+def a_coefficient(r, j, i):
+    """The paper's ``A(r,j,i) = (-1)^(i-j) * C(r-j, i-j)`` (inclusion-exclusion)."""
+    return (-1) ** (i - j) * math.comb(r - j, i - j)
+
+
+def w_coefficients_by_sum(r, k):
+    """``W(r,k,i)`` by the paper's sum ``sum_{j=k..i} C(r,j) * A(r,j,i)``, i = k..r."""
+    check_replicas_quorum(r, k)
+    return {i: sum(math.comb(r, j) * a_coefficient(r, j, i) for j in range(k, i + 1))
+            for i in range(k, r + 1)}
+
+
+def _is_exact(value):
+    return isinstance(value, numbers.Rational) and not isinstance(value, bool)
+
+
+def _basic_values(r, k, basic):
+    """The values ``basic[i]`` for i = k..r, checked to exist and be real numbers."""
+    needed = range(k, r + 1)
+    missing = [i for i in needed if i not in basic]
+    if missing:
+        raise ConfigError(
+            f"basic values missing for i = {', '.join(map(str, missing))}; Theorem 1 "
+            f"with r={r}, k={k} needs T(i,i,i) for every i in {k}..{r}")
+    values = {i: basic[i] for i in needed}
+    for i, v in values.items():
+        if (isinstance(v, bool) or not isinstance(v, numbers.Real)
+                or not math.isfinite(v)):
+            raise ConfigError(
+                f"basic value T({i},{i},{i})={v!r} must be a finite real number")
+    return values
+
+
+def _terms(r, k, basic):
+    """The exact terms ``W(r,k,i) * basic[i]`` (floats are exact binary rationals)."""
+    values = _basic_values(r, k, basic)
+    w = w_coefficients(r, k)
+    exact = all(_is_exact(v) for v in values.values())
+    terms = [w[i] * Fraction(v if exact else float(v)) for i, v in values.items()]
+    return terms, exact
+
+
+def _relative_error(terms):
+    total = sum(terms, Fraction(0))
+    size = sum(abs(t) for t in terms)
+    if size == 0:
+        return 0.0
+    if total == 0:
+        return math.inf
+    return sys.float_info.epsilon * float(size / abs(total))
+
+
+def cancellation_error(r, k, basic):
+    """Estimated relative error of :func:`expand_basic` for these inputs.
+
+    Zero for exact inputs. For floats it is ``eps * sum|W_i*b_i| / |sum W_i*b_i|``:
+    each float input is known to at best a relative ``eps``, and the alternating
+    sum amplifies that by the ratio of the size of its terms to the size of the result.
+    """
+    terms, exact = _terms(r, k, basic)
+    return 0.0 if exact else _relative_error(terms)
+
+
+def expand_basic(r, k, basic, *, warn_above=WARN_RELATIVE_ERROR):
+    """Theorem 1: ``sum_{i=k..r} W(r,k,i) * basic[i]``.
+
+    Parameters
+    ----------
+    r, k : int
+        Replicas and quorum, ``1 <= k <= r``.
+    basic : mapping
+        ``i -> T(i,i,i)`` for every ``i`` in ``k..r``: mean sojourn times of the basic
+        queues, or their CDFs at one point.
+    warn_above : float
+        Emit :class:`CancellationWarning` when the estimated relative error
+        (:func:`cancellation_error`) exceeds this.
+
+    Returns
+    -------
+    Fraction or float
+        A ``Fraction`` (exact) when every value is an int or ``Fraction``; otherwise
+        the exactly summed float inputs, rounded once to a float.
+    """
+    terms, exact = _terms(r, k, basic)
+    total = sum(terms, Fraction(0))
+    if exact:
+        return total
+    error = _relative_error(terms)
+    if error > warn_above:
+        largest = max(abs(float(t)) for t in terms)
+        lost = "all" if error >= 1 else f"about {math.log10(error / sys.float_info.epsilon):.0f}"
+        warnings.warn(
+            f"Theorem 1 expansion for r={r}, k={k} cancels: terms up to {largest:.3g} "
+            f"sum to {float(total):.3g}, estimated relative error {error:.1e} "
+            f"({lost} of 16 significant digits lost); pass exact inputs "
+            f"(fractions.Fraction) or use a smaller r",
+            CancellationWarning, stacklevel=2)
+    return float(total)
