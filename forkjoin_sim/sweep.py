@@ -474,7 +474,7 @@ class _Journal:
     def __init__(self, path: Path, rows: list[dict]):
         self.path = path
         self.rows = list(rows)
-        self.header: list[str] = []
+        self.header = [*KEY_COLUMNS, "status", "message"]
         self._handle = None
         for row in self.rows:
             self._widen(row)
@@ -526,7 +526,7 @@ def _frame(rows: list[dict]):
     columns = _columns(rows)
     text = _csv_line(columns) + "".join(_csv_line([r.get(c, "") for c in columns])
                                          for r in rows)
-    return pd.read_csv(io.StringIO(text), float_precision="round_trip")
+    return pd.read_csv(io.StringIO(text))
 
 
 def _write_final(out: Path, rows: list[dict]) -> None:

@@ -1,0 +1,389 @@
+"""Sweeps: specs, per-point determinism across backends, the results file, resume."""
+
+import importlib
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forkjoin_sim import cli
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.sweep_cli import register
+
+sweeps = importlib.import_module("forkjoin_sim.sweep")  # the package exports the function
+
+# Small but not trivial: 2 node counts x 3 quorums x 2 loads x 2 services, of which
+# the 6 with nodes=3, rho=1.2 are unstable; two replications: 36 rows.
+SPEC = {"nodes": [3, 6], "replicas": 3, "quorum": [1, 2, 3], "rho": [0.5, 1.2],
+        "service": ["exp", "lognormal:1.0"], "jobs": 2000, "replications": 2, "seed": 7}
+SPEC_TOML = """\
+nodes = [3, 6]
+replicas = 3
+quorum = [1, 2, 3]
+rho = [0.5, 1.2]
+service = ["exp", "lognormal:1.0"]
+jobs = 2000
+replications = 2
+seed = 7
+"""
+# Wall-clock time of a point: the one column that differs between two runs.
+TIMING = ["seconds"]
+ROWS = 36
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    # Threads, not processes: starts in a fraction of a second. The process-based
+    # LocalCluster is exercised by examples/dask_sweep.py (tests/test_examples.py).
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def serial_frame():
+    return sweeps.sweep(SPEC, backend="serial", progress=False)
+
+
+def _without_timing(frame):
+    return frame.drop(columns=TIMING)
+
+
+def _text_without_timing(path):
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return frame.drop(columns=TIMING).to_csv(index=False)
+
+
+# --- specs --------------------------------------------------------------------
+
+def test_toml_and_dict_specs_give_the_same_points(tmp_path):
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC_TOML)
+    from_toml, toml_notes = sweeps.expand(path)
+    from_dict, dict_notes = sweeps.expand(SPEC)
+    assert from_toml == from_dict and toml_notes == dict_notes
+    assert len(from_dict) == ROWS and len(dict_notes) == 6
+
+
+def test_numpy_values_give_the_same_points_and_seeds():
+    spec = {**SPEC, "nodes": np.array([3, 6]), "rho": [np.float64(0.5), 1.2],
+            "jobs": np.int64(2000)}
+    points, _ = sweeps.expand(spec)
+    reference, _ = sweeps.expand(SPEC)
+    assert points == reference
+    assert [sweeps.point_seed(p).entropy for p in points] == \
+           [sweeps.point_seed(p).entropy for p in reference]
+
+
+def test_invalid_combinations_are_skipped_with_a_note():
+    points, notes = sweeps.expand({"nodes": 3, "replicas": 3, "quorum": [2, 4],
+                                   "rho": [0.5, 1.5], "purging": [False, True],
+                                   "engine": ["fast", "simpy"], "jobs": 100})
+    kept = {(p["quorum"], p["rho"], p["purging"], p["engine"]) for p in points}
+    assert kept == {(2, 0.5, False, "fast"), (2, 0.5, False, "simpy"),
+                    (2, 0.5, True, "simpy")}
+    assert len(notes) == 16 - 3
+    assert any("quorum k=4" in n for n in notes)
+    assert any("unstable load" in n for n in notes)
+    assert any("purging" in n and "simpy" in n.lower() for n in notes)
+
+
+def test_explicit_points_expand_over_the_shared_keys_and_run_once():
+    spec = {"rho": [0.3, 0.6], "jobs": 100, "seed": 1, "points": [
+        {"nodes": 6, "replicas": 3, "quorum": 1},
+        {"nodes": 9, "replicas": 3, "quorum": [1, 2], "rho": 0.6},
+        {"nodes": 6, "replicas": 3, "quorum": 1, "rho": 0.3},  # a repeat
+    ]}
+    points, notes = sweeps.expand(spec)
+    assert [(p["nodes"], p["quorum"], p["rho"]) for p in points] == \
+           [(6, 1, 0.3), (6, 1, 0.6), (9, 1, 0.6), (9, 2, 0.6)]
+    assert len(notes) == 1 and "listed twice" in notes[0]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({**SPEC, "replica": 3}, "unknown sweep key(s) replica"),
+    ({**SPEC, "jobs": [100, 200]}, "'jobs' must be one whole number"),
+    ({k: v for k, v in SPEC.items() if k != "quorum"}, "needs 'quorum'"),
+    ({**SPEC, "arrival_rate": 0.5}, "exactly one of 'rho' and 'arrival_rate'"),
+    ({"jobs": 10, "points": [{"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5,
+                              "seed": 2}]}, "points[0] sets seed"),
+    ({"jobs": 10, "points": [{"nodes": 3, "replicas": 3, "quorom": 1}]},
+     "quorom in points[0]"),
+])
+def test_bad_specs_raise_config_errors(spec, message):
+    with pytest.raises(ConfigError) as info:
+        sweeps.expand(spec)
+    assert message in str(info.value)
+
+
+def test_bad_toml_files_raise_config_errors_naming_the_problem(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        sweeps.load_spec(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("nodes = 3\nreplicas = = 3\n")
+    with pytest.raises(ConfigError, match=r"not valid TOML: .*line 2"):
+        sweeps.load_spec(bad)
+
+
+def test_a_sweep_with_no_valid_point_is_an_error():
+    with pytest.raises(ConfigError, match="no valid point"):
+        sweeps.sweep({"nodes": 3, "replicas": 3, "quorum": 1, "rho": 5.0},
+                     backend="serial", progress=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"backend": "threads"}, "backend 'threads' is unknown"),
+    ({"backend": "processes", "workers": 0}, "workers=0"),
+    ({"backend": "serial", "address": "tcp://x:8786"}, "for backend='dask'"),
+    ({"backend": "serial", "out": "r.txt"}, "must end in .csv or .parquet"),
+    ({"backend": "serial", "resume": True}, "resume needs the results file"),
+])
+def test_bad_run_options_raise_config_errors(kwargs, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        sweeps.sweep(SPEC, progress=False, **kwargs)
+
+
+# --- determinism ----------------------------------------------------------------
+
+def test_results_are_identical_across_backends_and_worker_counts(serial_frame,
+                                                                 dask_cluster):
+    processes = sweeps.sweep(SPEC, backend="processes", workers=2, progress=False)
+    dask = sweeps.sweep(SPEC, backend="dask", address=dask_cluster.scheduler_address,
+                        progress=False)
+    assert len(serial_frame) == ROWS and (serial_frame["status"] == "ok").all()
+    for other in (processes, dask):
+        pd.testing.assert_frame_equal(_without_timing(serial_frame),
+                                      _without_timing(other), check_exact=True)
+
+
+def test_a_point_has_the_same_numbers_alone_as_in_a_grid(serial_frame):
+    alone = sweeps.sweep({**SPEC, "nodes": 6, "quorum": 2, "rho": 1.2,
+                          "service": "lognormal:1.0"}, backend="serial", progress=False)
+    in_grid = serial_frame[(serial_frame["nodes"] == 6) & (serial_frame["quorum"] == 2)
+                           & (serial_frame["rho"] == 1.2)
+                           & (serial_frame["service"] == "lognormal:1.0")]
+    in_grid = in_grid[alone.columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(_without_timing(alone), _without_timing(in_grid),
+                                  check_exact=True)
+    # Replications are different draws, not copies.
+    assert alone["mean"].nunique() == 2
+
+
+def test_rows_are_in_grid_order_with_analytic_columns_where_they_apply(serial_frame):
+    points, _ = sweeps.expand(SPEC)
+    got = serial_frame[["nodes", "quorum", "rho", "service", "replication"]]
+    expected = [(p["nodes"], p["quorum"], p["rho"], p["service"], p["replication"])
+                for p in points]
+    assert list(got.itertuples(index=False, name=None)) == expected
+    exp = serial_frame["service"] == "exp"
+    # Theorem 3 applies to exponential service only.
+    assert serial_frame.loc[exp, "approx"].notna().all()
+    assert serial_frame.loc[~exp, "approx"].isna().all()
+    np.testing.assert_allclose(serial_frame.loc[exp, "error"],
+                               serial_frame.loc[exp, "approx"]
+                               / serial_frame.loc[exp, "mean"] - 1)
+    plain = sweeps.sweep(SPEC, backend="serial", annotate=False, progress=False)
+    assert "approx" not in plain.columns
+    shared = list(plain.columns)
+    pd.testing.assert_frame_equal(_without_timing(plain),
+                                  _without_timing(serial_frame[shared]), check_exact=True)
+
+
+# --- failures -------------------------------------------------------------------
+
+def test_a_failing_point_does_not_lose_the_others():
+    good, _ = sweeps.expand({"nodes": 6, "replicas": 3, "quorum": [1, 2], "rho": 0.9,
+                             "jobs": 2000, "seed": 3})
+    bad = {**good[0], "service": "empirical:/nonexistent/latencies.txt"}
+    rows = list(sweeps.run_points([good[0], bad, good[1]], backend="processes",
+                                  workers=2, annotate=False))
+    by_service = {(r["service"], r["quorum"]): r for r in rows}
+    assert len(rows) == 3
+    failed = by_service[(bad["service"], 1)]
+    assert failed["status"] == "error" and "/nonexistent/latencies.txt" in failed["message"]
+    for point in good:
+        row = by_service[("exp", point["quorum"])]
+        assert row["status"] == "ok" and row["message"] == ""
+        assert row["mean"] == sweeps.run_point(point, annotate=False)["mean"]
+
+
+def test_a_failed_point_is_recorded_in_the_file_and_rerun_by_resume(tmp_path,
+                                                                    monkeypatch):
+    spec = {"nodes": 6, "replicas": 3, "quorum": [1, 2, 3], "rho": 0.9, "jobs": 2000,
+            "seed": 5}
+    reference = tmp_path / "reference.csv"
+    sweeps.sweep(spec, backend="serial", out=reference, progress=False)
+
+    import forkjoin_sim.simulation as simulation
+    real = simulation.simulate
+
+    def crashing(model, **kwargs):
+        if model.quorum == 2:
+            raise RuntimeError("node 4 lost its disk")
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(simulation, "simulate", crashing)
+    out = tmp_path / "results.csv"
+    frame = sweeps.sweep(spec, backend="serial", out=out, progress=False)
+    assert list(frame["status"]) == ["ok", "error", "ok"]
+    assert "RuntimeError: node 4 lost its disk" in frame.loc[1, "message"]
+    written = pd.read_csv(out)
+    assert list(written["status"]) == ["ok", "error", "ok"]
+    expected = pd.read_csv(reference)
+    assert list(written.loc[[0, 2], "mean"]) == list(expected.loc[[0, 2], "mean"])
+
+    monkeypatch.setattr(simulation, "simulate", real)
+    sweeps.sweep(spec, backend="serial", out=out, resume=True, progress=False)
+    assert _text_without_timing(out) == _text_without_timing(reference)
+
+
+def test_failing_analytic_columns_keep_the_statistics(monkeypatch):
+    def broken(point, row):
+        raise ZeroDivisionError("no estimate here")
+
+    monkeypatch.setattr(sweeps, "annotators", lambda: [broken])
+    point = sweeps.expand({"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5,
+                           "jobs": 2000})[0][0]
+    row = sweeps.run_point(point)
+    assert row["status"] == "error"
+    assert row["message"].startswith("analytic columns failed: ZeroDivisionError")
+    assert row["mean"] == sweeps.run_point(point, annotate=False)["mean"]
+
+
+# --- the results file and resume ----------------------------------------------
+
+def _interrupt_after(monkeypatch, calls: int) -> list:
+    """Make the serial backend raise KeyboardInterrupt on point ``calls + 1``."""
+    real, seen = sweeps.run_point, []
+
+    def interrupted(point, annotate=True):
+        if len(seen) == calls:
+            raise KeyboardInterrupt
+        seen.append(sweeps.point_key(point))
+        return real(point, annotate)
+
+    monkeypatch.setattr(sweeps, "run_point", interrupted)
+    return seen
+
+
+def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkeypatch,
+                                                                serial_frame):
+    uninterrupted = tmp_path / "uninterrupted.csv"
+    sweeps.sweep(SPEC, backend="serial", out=uninterrupted, progress=False)
+
+    out = tmp_path / "results.csv"
+    _interrupt_after(monkeypatch, 7)
+    # The same points listed in another order: the rows written before the
+    # interrupt are not a prefix of the grid, so only the final sort restores it.
+    shuffled = {**SPEC, "quorum": [3, 1, 2], "service": SPEC["service"][::-1]}
+    with pytest.raises(KeyboardInterrupt):
+        sweeps.sweep(shuffled, backend="serial", out=out, progress=False)
+    partial = pd.read_csv(out)  # a valid CSV of the finished points
+    assert len(partial) == 7 and (partial["status"] == "ok").all()
+    # A run killed in the middle of writing a row leaves a truncated last line.
+    with open(out, "a") as handle:
+        handle.write("6,3,2,0.5,,1.0,exp,rand")
+
+    monkeypatch.undo()
+    ran = _interrupt_after(monkeypatch, 10**9)
+    frame = sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False)
+    assert len(ran) == ROWS - 7
+    assert _text_without_timing(out) == _text_without_timing(uninterrupted)
+    pd.testing.assert_frame_equal(_without_timing(frame), _without_timing(serial_frame),
+                                  check_exact=True)
+
+    # Resuming a finished file runs nothing and changes nothing.
+    before = out.read_bytes()
+    ran.clear()
+    sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False)
+    assert ran == [] and out.read_bytes() == before
+
+
+def test_resume_refuses_a_file_of_another_sweep(tmp_path):
+    out = tmp_path / "results.csv"
+    small = {"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5, "jobs": 500}
+    sweeps.sweep(small, backend="serial", out=out, progress=False)
+    with pytest.raises(ConfigError, match="not points of this sweep"):
+        sweeps.sweep({**small, "seed": 1}, backend="serial", out=out, resume=True,
+                     progress=False)
+
+
+def test_parquet_results_read_back_as_the_csv_ones(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    spec = {"nodes": 6, "replicas": 3, "quorum": [1, 3], "rho": [0.5, 0.9],
+            "service": ["exp", "gamma:2"], "jobs": 1000, "seed": 2}
+    csv_frame = sweeps.sweep(spec, backend="serial", out=tmp_path / "r.csv",
+                             progress=False)
+    out = tmp_path / "r.parquet"
+    _interrupt_after(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        sweeps.sweep(spec, backend="serial", out=out, progress=False)
+    assert not out.exists() and len(pd.read_csv(tmp_path / "r.parquet.partial.csv")) == 3
+    monkeypatch.undo()
+    sweeps.sweep(spec, backend="serial", out=out, resume=True, progress=False)
+    assert not (tmp_path / "r.parquet.partial.csv").exists()
+    pd.testing.assert_frame_equal(_without_timing(pd.read_parquet(out)),
+                                  _without_timing(csv_frame), check_exact=True)
+
+
+# --- command line ---------------------------------------------------------------
+
+def _main(argv):
+    """``forkjoin-sim`` with only the sweep sub-command, as cli.main runs it."""
+    parser = cli._Parser(prog="forkjoin-sim")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
+    errors = register(sub)
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except errors as exc:
+        print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
+        return cli.EXIT_BAD_INPUT
+
+
+def test_cli_writes_the_results_and_prints_the_notes(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC_TOML)
+    out = tmp_path / "results.csv"
+    assert _main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                  "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("note: skipped") == 6
+    assert f"{ROWS} rows ({ROWS} ok, 0 failed)" in captured.out
+    written = pd.read_csv(out)
+    assert len(written) == ROWS and "approx" in written.columns
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "does not exist"),
+    ("nodes = [3, 6]\nreplicas = = 3\n", "line 2"),
+    (SPEC_TOML + "replica = 3\n", "unknown sweep key(s) replica"),
+])
+def test_cli_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, text, message):
+    spec = tmp_path / "spec.toml"
+    if text is not None:
+        spec.write_text(text)
+    assert _main(["sweep", str(spec), "--out", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("forkjoin-sim sweep: error:") and message in err
+    assert err.count("\n") == 1
+
+
+def test_cli_exit_status_1_when_a_point_fails(tmp_path, capsys, monkeypatch):
+    import forkjoin_sim.simulation as simulation
+
+    def crashing(model, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(simulation, "simulate", crashing)
+    spec = tmp_path / "spec.toml"
+    spec.write_text("nodes = 3\nreplicas = 3\nquorum = [1, 2]\nrho = 0.5\njobs = 100\n")
+    out = tmp_path / "r.csv"
+    assert _main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                  "--quiet"]) == 1
+    failures = [line for line in capsys.readouterr().err.splitlines()
+                if line.startswith("failed:")]
+    assert len(failures) == 2 and all("RuntimeError: out of memory" in f for f in failures)
+    assert list(pd.read_csv(out)["status"]) == ["error", "error"]
