@@ -1,0 +1,130 @@
+"""Consistency and capacity planners against shared-node simulation; the CLI commands."""
+
+import csv
+
+import pytest
+
+import validation.commands
+from forkjoin_sim.cli import main
+from forkjoin_sim.errors import ConfigError
+from validation.planning import (
+    consistency_pairs, plan_capacity, plan_consistency, simulate_capacity,
+    simulate_consistency)
+
+
+@pytest.mark.parametrize("r", [1, 2, 3, 5])
+def test_consistency_pairs_are_exactly_the_overlapping_quorums(r):
+    pairs = consistency_pairs(r)
+    assert all(R + W > r and 1 <= R <= r and 1 <= W <= r for R, W in pairs)
+    assert len(pairs) == r * (r + 1) // 2 == len(set(pairs))
+
+
+def test_consistency_plan_matches_a_shared_node_simulation():
+    plan = plan_consistency(5, 3, 0.8, 1.0, basic="independent")
+    assert len(plan.options) == 6
+    simulated = {}
+    for o in plan.options:
+        sim = simulate_consistency(5, 3, 0.8, 1.0, o.read_quorum, o.write_quorum,
+                                   jobs=60_000, seed=o.read_quorum * 10 + o.write_quorum)
+        simulated[o.read_quorum, o.write_quorum] = sim
+        assert sim["node_load"] == pytest.approx(o.node_load, rel=0.05)
+        for name, tolerance in (("mix_mean", 0.10), ("mix_q", 0.15)):
+            measured = sim[name]
+            half = (sim[f"{name}_high"] - sim[f"{name}_low"]) / 2
+            predicted = getattr(o, name)
+            assert abs(predicted - measured) <= tolerance * measured + half, (o, sim)
+    best = min(simulated, key=lambda key: simulated[key]["mix_q"])
+    assert (plan.best.read_quorum, plan.best.write_quorum) == best == (1, 3)
+
+
+def test_consistency_plan_from_simulated_basic_queues_runs_with_two_services():
+    from scipy import stats
+    plan = plan_consistency(5, 3, 0.5, 0.5, read_service=stats.expon(scale=0.5),
+                            write_service=stats.expon(scale=1.5), jobs=20_000, seed=1)
+    by_pair = {(o.read_quorum, o.write_quorum): o for o in plan.options}
+    # Same R: same read prediction; a larger W waits for more replicas.
+    assert by_pair[2, 2].read_mean == by_pair[2, 3].read_mean
+    assert by_pair[2, 3].write_mean > by_pair[2, 2].write_mean
+    assert "<- best" in plan.report()
+
+
+def test_consistency_planner_rejects_an_overloaded_cluster():
+    with pytest.raises(ConfigError, match="lower the arrival rate below"):
+        plan_consistency(5, 3, 0.8, 10.0, basic="independent")
+    with pytest.raises(ConfigError, match="exponential"):
+        from scipy import stats
+        plan_consistency(5, 3, 0.8, 1.0, read_service=stats.gamma(2), basic="independent")
+
+
+def test_capacity_plan_is_the_smallest_cluster_simulation_accepts():
+    # p99 <= 8 at 2 writes per unit time, QUORUM with at least 3 replicas.
+    plan = plan_capacity(2.0, 8.0, levels=("QUORUM",), min_replicas=3, max_replicas=3,
+                         max_nodes=14, basic="independent")
+    best = plan.best
+    assert (best.nodes, best.replicas, best.quorum) == (10, 3, 2)
+    chosen = simulate_capacity(best, 2.0, jobs=80_000, seed=1)
+    assert chosen.high <= 8.0
+    smaller = next(c for c in plan.candidates if c.nodes == best.nodes - 1)
+    assert not smaller.meets
+    assert simulate_capacity(smaller, 2.0, jobs=80_000, seed=2).low > 8.0
+
+
+def test_capacity_objective_prefers_fewer_nodes_then_more_replicas_then_stronger():
+    loose = dict(write_rate=0.05, target=1000.0, basic="independent", max_replicas=3)
+    plan = plan_capacity(**loose, levels=("ONE", "ALL"))
+    assert (plan.best.nodes, plan.best.replicas) == (1, 1)
+    plan = plan_capacity(**loose, levels=("ONE", "ALL"), min_nodes=4)
+    assert (plan.best.nodes, plan.best.replicas, plan.best.level) == (4, 3, "ALL")
+    assert plan_capacity(write_rate=0.9, target=0.01, basic="independent",
+                         max_nodes=3).best is None
+
+
+def test_capacity_planner_bad_input():
+    with pytest.raises(ValueError, match="unknown consistency level"):
+        plan_capacity(1.0, 5.0, levels=("SOMETIMES",))
+    with pytest.raises(ConfigError, match="search bounds are empty"):
+        plan_capacity(1.0, 5.0, min_nodes=5, max_nodes=4)
+
+
+@pytest.fixture
+def cli(monkeypatch):
+    monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", ("tails_cli",))
+    return main
+
+
+def test_cli_plan_capacity_writes_csv(cli, tmp_path, capsys):
+    out = tmp_path / "capacity.csv"
+    assert cli(["plan-capacity", "--write-rate", "2", "--target", "8", "--levels",
+                "QUORUM", "--min-replicas", "3", "--max-replicas", "3",
+                "--max-nodes", "12", "--basic", "independent", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [r["nodes"] for r in rows if r["best"] == "True"] == ["10"]
+    assert "best: n=10" in capsys.readouterr().err
+
+
+def test_cli_timeouts_and_consistency(cli, tmp_path):
+    out = tmp_path / "t.csv"
+    assert cli(["timeouts", "--nodes", "3", "--replicas", "3", "--quorum", "2",
+                "--loads", "0.5", "--timeouts", "2,6", "--basic", "independent",
+                "--sim-jobs", "5000", "--out", str(out)]) == 0
+    assert len(list(csv.DictReader(out.open()))) == 2
+    out = tmp_path / "c.csv"
+    assert cli(["plan-consistency", "--nodes", "5", "--replicas", "3",
+                "--read-fraction", "0.8", "--rate", "1", "--basic", "independent",
+                "--out", str(out)]) == 0
+    assert sum(r["best"] == "True" for r in csv.DictReader(out.open())) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["timeouts", "--nodes", "3", "--replicas", "4", "--quorum", "2", "--loads", "0.5",
+     "--timeouts", "2"],
+    ["timeouts", "--nodes", "3", "--replicas", "3", "--quorum", "2", "--loads", "0.5",
+     "--timeouts", "soon"],
+    ["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
+     "--rate", "10", "--basic", "independent"],
+    ["plan-capacity", "--write-rate", "1", "--target", "5", "--levels", "MAYBE"],
+])
+def test_cli_bad_input_is_one_line_and_exit_2(cli, argv, capsys):
+    assert cli(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err

@@ -1,0 +1,90 @@
+"""Tail latency and timeouts: Theorem 1 on CDFs against direct simulation."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from forkjoin_sim.errors import ConfigError
+from validation.tails import (
+    compare_percentiles, empirical_cdf, model_distribution, percentile_interval,
+    simulated_basic_sojourns, simulated_timeout, timeout_table)
+
+
+def test_empirical_cdf_is_right_continuous():
+    assert list(empirical_cdf([1.0, 2.0, 2.0, 3.0], [0, 1, 2, 2.5, 3])) == \
+        [0, 0.25, 0.75, 0.75, 1.0]
+
+
+def test_percentile_interval_covers_a_known_quantile():
+    x = np.random.default_rng(5).exponential(size=40_000)
+    for q in (50, 99):
+        est = percentile_interval(x, q)
+        assert est.low <= -math.log(1 - q / 100) <= est.high
+
+
+@pytest.mark.parametrize("common", [True, False])
+def test_basic_queue_of_one_node_is_mm1(common):
+    sojourns = simulated_basic_sojourns([1, 2], 0.5, stats.expon(), 200_000, seed=2,
+                                        common=common)
+    # M/M/1 at load 0.5: sojourn ~ Exp(rate 0.5); its median is 2 ln 2. (Sectioning
+    # intervals under-cover a little: 26 of 30 seeds at 95%, hence 99% here.)
+    median = percentile_interval(sojourns[1], 50, confidence=0.99)
+    assert median.low <= 2 * math.log(2) <= median.high
+    assert sojourns[2].mean() > sojourns[1].mean()
+
+
+def test_theorem1_from_simulated_basic_queues_matches_direct_simulation():
+    # (r,r,k): Theorem 1 is exact, so only simulation noise separates the two.
+    rows = compare_percentiles([(3, 3, 2, 0.5), (3, 3, 1, 0.5)], percentiles=(50, 95),
+                               jobs=60_000, seed=4)
+    for row in rows:
+        assert row["model_low"] <= row["simulated_high"], row
+        assert row["model_high"] >= row["simulated_low"], row
+    medians = [r for r in rows if r["percentile"] == 50]
+    assert all(r["model_reliable"] for r in medians)
+    assert all(abs(r["error"]) < 0.05 for r in medians)
+
+
+def test_independent_approximation_underestimates_the_tail_of_k_below_r():
+    # Documented bias: ignoring positive correlation makes (3,3,1) look faster.
+    row = compare_percentiles([(3, 3, 1, 0.5)], percentiles=(99,), basic="independent",
+                              jobs=60_000, seed=6)[0]
+    assert row["model"] < row["simulated_low"]
+    assert row["model_reliable"] and row["raw_violations"] == 0
+
+
+def test_alternating_sum_on_noisy_inputs_is_flagged_for_large_r():
+    d = model_distribution(9, 9, 1, 0.5, jobs=20_000, seed=1)
+    assert d.violations.any()
+    assert not d.percentile_reliable(99)
+
+
+def test_timeout_table_model_agrees_with_simulation():
+    rows = timeout_table(3, 3, 3, loads=[0.5], timeouts=[3.0, 8.0], jobs=60_000, seed=3)
+    assert [r["timeout"] for r in rows] == [3.0, 8.0]
+    for r in rows:
+        for name in ("availability", "waiting_mean", "answered_mean"):
+            sim, low, high = (r[f"sim_{name}"], r[f"sim_{name}_low"],
+                              r[f"sim_{name}_high"])
+            # Model and simulation are independent estimates of similar precision.
+            assert abs(r[f"model_{name}"] - sim) <= 1.5 * (high - low), (name, r)
+        # min(T, t) splits into answered and timed-out requests.
+        split = (r["sim_availability"] * r["sim_answered_mean"]
+                 + (1 - r["sim_availability"]) * r["timeout"])
+        assert r["sim_waiting_mean"] == pytest.approx(split, rel=1e-9)
+    assert rows[1]["model_availability"] > rows[0]["model_availability"]
+
+
+def test_simulated_timeout_of_constant_latency():
+    m = simulated_timeout(np.full(300, 2.0), 1.0)
+    assert m.availability.mean == 0 and m.waiting_mean.mean == 1.0
+    assert math.isnan(m.answered_mean.mean)
+
+
+def test_analytic_basic_needs_exponential_service():
+    with pytest.raises(ConfigError, match="basic='simulation'"):
+        model_distribution(3, 3, 2, 0.5, stats.gamma(2), basic="independent")
+    with pytest.raises(ConfigError, match="use one of"):
+        model_distribution(3, 3, 2, 0.5, basic="guess")
