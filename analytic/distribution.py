@@ -105,6 +105,10 @@ class QuorumDistribution:
         errors, ``sqrt(sum_i W_i**2 * se_i**2)`` (0 if none given)
     rounding_error : ``(r + 1) * eps * sum_i |W_i F_i|``, the floating-point
         cancellation bound
+
+    Reliability here is numerical only (defects, propagated input error, rounding):
+    it says nothing about whether the basic CDFs themselves are right, so an
+    analytic approximation can be "reliable" and still biased.
     """
 
     r: int
