@@ -6,11 +6,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
+from forkjoin_sim.empirical import Empirical
 from forkjoin_sim.engines import FastEngine, SimPyEngine
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.samplepath import SamplePath, draw_sample_path
 
-SERVICES = [stats.expon(), stats.lognorm(1.0), stats.uniform(0.5, 1.0), stats.gamma(0.5)]
+SERVICES = [stats.expon(), stats.lognorm(1.0), stats.uniform(0.5, 1.0), stats.gamma(0.5),
+            Empirical.from_samples(stats.weibull_min(0.7).rvs(500, random_state=1))]
 
 
 @st.composite
