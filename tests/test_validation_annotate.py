@@ -3,9 +3,11 @@
 import math
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import analytic
 from forkjoin_sim.sweep import sweep
+from strategies import stable_queues
 from validation.annotate import annotate
 
 EXP_POINT = {"nodes": 9, "replicas": 3, "quorum": 2, "rho": 0.9, "arrival_rate": None,
@@ -74,3 +76,16 @@ def test_lower_bounds_sit_below_the_simulated_mean():
     exp = frame[frame["service"] == "exp"]
     assert (exp["lower"] <= exp["ci_high"]).all()
     assert (exp["lower_pk"].dropna() <= exp["ci_high"][exp["lower_pk"].notna()]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(queue=stable_queues(max_nodes=9), mu=st.floats(0.1, 10))
+def test_columns_are_the_closed_forms_at_any_valid_point(queue, mu):
+    n, r, k, rho = queue
+    point = {**EXP_POINT, "nodes": n, "replicas": r, "quorum": k, "rho": rho, "mu": mu}
+    out = annotate(point, {"mean": 1.0})
+    expected = analytic.estimates(n, r, k, rho, mu)
+    assert out["per_node_load"] == pytest.approx(r * rho / n)
+    for key in ("nelson", "lower", "upper", "approx"):
+        assert out[key] == pytest.approx(expected[key], rel=1e-12)
+    assert out["error"] == pytest.approx(expected["approx"] - 1)
