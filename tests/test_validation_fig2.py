@@ -64,6 +64,7 @@ def test_bad_jobs_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, regist
 
 def _table(rows):
     t = pd.DataFrame(rows, columns=["n", "r", "k", "rho", "error"])
+    t["per_node_load"] = t["r"] * t["rho"] / t["n"]
     t["error_ci_low"], t["error_ci_high"] = t["error"] - 0.01, t["error"] + 0.01
     return t
 

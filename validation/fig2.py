@@ -205,6 +205,11 @@ def summary_text(table: pd.DataFrame, threshold: float = ERROR_THRESHOLD) -> str
         f"count with |error| > {pct} / points, by load rho and quorum k relative to "
         f"replicas r:",
         error_breakdown(table, threshold).to_string(),
+        "by per-node load r*rho/n: " + ", ".join(
+            f"{band}: {int(g.sum())}/{len(g)}" for band, g in
+            (table["error"].abs() > threshold).groupby(
+                pd.cut(table["per_node_load"], [0, 0.3, 0.6, 0.8, 1.0]),
+                observed=True)),
         f"Paper: errors exceed {pct} only for rho > 0.8 and small k (k < r/2). In that "
         f"region {s['over_in_claimed_region']} of {s['in_claimed_region']} points exceed "
         f"{pct}; outside it {s['outside_claim']} points do.",
