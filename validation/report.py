@@ -91,30 +91,35 @@ def _pyplot():
 def plot_theorem1(table: pd.DataFrame, path) -> None:
     """Left: the expansion's deviation in standard errors; right: noise amplification."""
     plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
-    markers = dict(zip(table["service"].unique(), "osD^v"))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.8))
+    services = list(table["service"].unique())
+    markers = dict(zip(services, "osD^v"))
+    colours = {s: f"C{i}" for i, s in enumerate(services)}
+    offsets = {s: 0.6 * (i / max(len(services) - 1, 1) - 0.5) for i, s in enumerate(services)}
     for (service, load), group in table.groupby(["service", "per_node_load"], sort=False):
-        jitter = {0.5: -0.12, 0.9: 0.12}.get(load, 0.0)
-        left.plot(group["r"] + jitter + 0.03 * group["k"], group["z"], markers[service],
-                  mfc="none" if load == 0.5 else None, ms=5,
-                  label=f"{service}, load {load:g}")
+        hollow = load != table["per_node_load"].max()
+        left.plot(group["r"] + offsets[service] + 0.02 * group["k"], group["z"],
+                  markers[service], color=colours[service], ms=5,
+                  mfc="none" if hollow else colours[service],
+                  label=f"{service}, per-node load {load:g}")
     left.axhspan(-1.96, 1.96, color="green", alpha=0.1,
                  label="within the combined 95% CI")
     left.axhline(0, color="black", lw=0.6)
     left.set_xlabel("replicas r (points within a group: k = 1..r-1)")
     left.set_ylabel("(sum_i W T(i,i,i) - T(r,r,k)) / standard error")
     left.set_title("Theorem 1 in the (r,r,k) queue, separate runs")
-    left.legend(fontsize=7, loc="lower left")
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
 
     worst = table.groupby(["r", "service"])["noise_ratio"].median().unstack()
     for service in worst.columns:
-        right.semilogy(worst.index, worst[service], "-" + markers[service], label=service)
+        right.semilogy(worst.index, worst[service], "-" + markers[service],
+                       color=colours[service], label=service)
     amp = table.groupby("r")["abs_w_sum"].max()
     right.semilogy(amp.index, amp.values, "k--", label="max_k sum_i |W(r,k,i)|")
     right.set_xlabel("replicas r")
     right.set_ylabel("CI half-width of the expansion / of the direct run")
     right.set_title("Noise amplification of the alternating sum (median over k, loads)")
-    right.legend(fontsize=7)
+    right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     atomic_save(path, fig.savefig, dpi=120)
     plt.close(fig)
