@@ -43,6 +43,8 @@ FIXED_KEYS = ("jobs", "replications", "seed")
 RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
 #: The columns that identify a point (its ``point_key``), first in every results file.
 KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
+#: Parameters that are real numbers, however the spec spells them.
+REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup")
 BACKENDS = ("processes", "serial", "dask")
 OUT_FORMATS = (".csv", ".parquet")
 
@@ -123,6 +125,10 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
     points = []
     for values in itertools.product(*axes):
         params = dict(zip(names, values))
+        for name in REAL_KEYS:
+            # rho = 1 and rho = 1.0 are one point, with one key and one seed.
+            if isinstance(params[name], int) and not isinstance(params[name], bool):
+                params[name] = float(params[name])
         try:
             build_model(params)
             _check_run_point(params)

@@ -77,6 +77,13 @@ def test_numpy_values_give_the_same_points_and_seeds():
            [sweeps.point_seed(p).entropy for p in reference]
 
 
+def test_whole_numbers_for_real_parameters_give_the_same_points():
+    points, _ = sweeps.expand({**SPEC, "rho": [1, 0.5], "mu": 1, "warmup": 0})
+    reference, _ = sweeps.expand({**SPEC, "rho": [1.0, 0.5], "mu": 1.0, "warmup": 0.0})
+    assert [sweeps.point_key(p) for p in points] == \
+           [sweeps.point_key(p) for p in reference]
+
+
 def test_invalid_combinations_are_skipped_with_a_note():
     points, notes = sweeps.expand({"nodes": 3, "replicas": 3, "quorum": [2, 4],
                                    "rho": [0.5, 1.5], "purging": [False, True],
