@@ -1,0 +1,56 @@
+"""The estimator comparison harness: grids, the all-quorum referee, accuracy tables."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analytic.estimators import ESTIMATORS
+from forkjoin_sim.model import ForkJoinModel
+from forkjoin_sim.simulation import simulate
+from validation import estimators as harness
+
+
+def test_paper_grid_has_the_400_points_of_fig2():
+    grid = harness.paper_grid()
+    assert len(grid) == 400 and len(set(grid)) == 400
+    assert all(1 <= k <= r <= n for n, r, k, _ in grid)
+
+
+def test_referee_tables_cover_the_grid():
+    for name in ("long_grid", "paper_size"):
+        table = pd.read_csv(f"docs/data/estimators_{name}.csv")
+        assert set(zip(table.n, table.r, table.k, table.rho)) == set(harness.paper_grid())
+        assert (table.sim_ci_low < table.sim_mean).all()
+        assert (table.sim_mean < table.sim_ci_high).all()
+
+
+def test_quorum_sweep_equals_simulate_for_each_quorum():
+    # Same seed, same blocks, same warm-up: the k-th column is the (n,r,k) run.
+    blocks = 4
+    jobs = blocks * harness.BLOCK_JOBS
+    rows = harness.quorum_sweep(4, 3, 0.9, jobs=jobs, seed=5, warmup=0.25)
+    for row in rows:
+        model = ForkJoinModel(4, 3, row["k"], load=0.9)
+        # A fresh SeedSequence each time: spawning children advances it.
+        seed = harness._config_seed(5, 4, 3, 0.9)
+        result = simulate(model, jobs=jobs, seed=seed, warmup=0.25)
+        assert row["sim_mean"] == pytest.approx(result.mean, rel=1e-12)
+
+
+def test_long_runs_grow_with_load():
+    light, heavy = harness.long_jobs(9, 9, 0.2), harness.long_jobs(9, 9, 0.95)
+    assert light == pytest.approx(harness.LONG_JOBS_MIN, rel=0.05)
+    assert heavy == pytest.approx(harness.LONG_JOBS_MAX, rel=0.05)
+    assert light % harness.BLOCK_JOBS == 0 and heavy % harness.BLOCK_JOBS == 0
+
+
+def test_accuracy_reports_every_estimator():
+    referee = pd.DataFrame({"n": [3, 3], "r": [3, 3], "k": [1, 3], "rho": [0.5, 0.5],
+                            "sim_mean": [0.8, 3.4], "sim_ci_low": [0.79, 3.3],
+                            "sim_ci_high": [0.81, 3.5]})
+    compared = harness.with_estimates(referee)
+    table = harness.accuracy(compared)
+    assert list(table.index) == list(ESTIMATORS)
+    expected = np.abs(compared["interpolation"] / compared["sim_mean"] - 1)
+    assert table.loc["interpolation", "max_abs_err"] == pytest.approx(expected.max())
+    assert table.loc["interpolation", "mean_abs_err"] == pytest.approx(expected.mean())

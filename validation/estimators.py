@@ -1,0 +1,226 @@
+"""Closed-form estimators of the (n,r,k) mean sojourn time, refereed by simulation.
+
+Two referee tables, both cached as CSV under ``docs/data/`` so that the accuracy
+numbers in ``docs/estimators.md`` can be recomputed without simulating:
+
+- the *paper-size* table: the 400 points of the paper's Fig. 2, one simulation per
+  point at the paper's size (1,111,112 jobs, 10% warm-up, every 10th job measured:
+  100,000 measured jobs), through :func:`forkjoin_sim.sweep.sweep`;
+- the *long* table: one long run per (nodes, replicas, load) whose sample path serves
+  every quorum at once (the non-purging queue does not depend on the quorum, so the
+  k-th smallest task completion of each job is the (n,r,k) sojourn for every k).
+  Its length grows like ``1/(1-q)^2`` with the node load ``q``, because the
+  relative error of a mean sojourn estimate grows like ``1/(1-q)``: at the paper's
+  size the 95% interval of a q = 0.95 point is about +-6%, too wide to referee a 5%
+  target.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+
+#: The paper's Fig. 2 grid (Section 4): r <= n, k = 1..r.
+PAPER_NODES = (3, 5, 7, 9)
+PAPER_REPLICAS = (3, 5, 7, 9)
+PAPER_LOADS = (0.01, 0.2, 0.4, 0.5, 0.6, 0.8, 0.9, 0.95)
+#: The paper's run: 100,000 measured jobs, every 10th after a 10% warm-up.
+PAPER_JOBS = 1_111_112
+PAPER_SAMPLE_EVERY = 10
+
+#: Jobs of a long referee run: ``LONG_JOBS_SCALE / (1 - q)^2``, within the limits.
+LONG_JOBS_SCALE = 400_000
+LONG_JOBS_MIN = 4_000_000
+LONG_JOBS_MAX = 160_000_000
+#: Off-grid runs are wider (r up to 15), so shorter: scale/(1-q)^2 up to the cap.
+OFFGRID_JOBS_SCALE = 200_000
+OFFGRID_JOBS_MAX = 40_000_000
+#: Jobs per group whose mean is kept (the batch-means interval uses group means).
+GROUP_JOBS = 1024
+BLOCK_JOBS = 1 << 17
+
+
+def paper_grid() -> list[tuple[int, int, int, float]]:
+    """The 400 (nodes, replicas, quorum, load) points of the paper's Fig. 2."""
+    return [(n, r, k, rho) for n in PAPER_NODES for r in PAPER_REPLICAS if r <= n
+            for k in range(1, r + 1) for rho in PAPER_LOADS]
+
+
+def offgrid_configs() -> list[tuple[int, int, float]]:
+    """(nodes, replicas, load) of the off-grid check: up to 20 nodes and 15 replicas.
+
+    Node loads ``q = r*rho/n`` of 0.3, 0.6, 0.8, 0.9 and 0.95 for each (n, r).
+    Every quorum of each is measured.
+    """
+    shapes = [(4, 2), (4, 4), (6, 6), (8, 4), (10, 2), (10, 10), (12, 6), (12, 12),
+              (15, 5), (15, 15), (20, 4), (20, 10), (20, 15)]
+    return [(n, r, q * n / r) for n, r in shapes for q in (0.3, 0.6, 0.8, 0.9, 0.95)]
+
+
+def cassandra_configs() -> list[tuple[int, int, float]]:
+    """(6, 3, rho) at node loads 0.1 .. 0.95: the (6,3,k) clusters of Cassandra users."""
+    return [(6, 3, q * 2) for q in (0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)]
+
+
+# ---------------------------------------------------------------------------
+# Paper-size table (one sweep point per (n, r, k, rho))
+# ---------------------------------------------------------------------------
+
+def paper_size_spec(seed: int = 2019) -> dict:
+    """The sweep spec of the paper-size referee (invalid k > r, r > n are skipped)."""
+    return {"nodes": list(PAPER_NODES), "replicas": list(PAPER_REPLICAS),
+            "quorum": list(range(1, max(PAPER_REPLICAS) + 1)), "rho": list(PAPER_LOADS),
+            "jobs": PAPER_JOBS, "sample_every": PAPER_SAMPLE_EVERY, "warmup": 0.1,
+            "seed": seed}
+
+
+def paper_size_table(workers: int = 2, seed: int = 2019) -> pd.DataFrame:
+    """Simulate the 400 Fig. 2 points at the paper's size; columns as :func:`long_table`."""
+    from forkjoin_sim.sweep import sweep
+
+    frame = sweep(paper_size_spec(seed), workers=workers, annotate=False, progress=False)
+    bad = frame[frame["status"] != "ok"]
+    if len(bad):
+        raise RuntimeError(f"{len(bad)} paper-size points failed: {bad['error'].iloc[0]}")
+    return pd.DataFrame({
+        "n": frame["nodes"], "r": frame["replicas"], "k": frame["quorum"],
+        "rho": frame["rho"], "sim_mean": frame["mean"], "sim_ci_low": frame["ci_low"],
+        "sim_ci_high": frame["ci_high"], "jobs": frame["jobs"],
+        "sample_every": PAPER_SAMPLE_EVERY})
+
+
+# ---------------------------------------------------------------------------
+# Long table (one run per (n, r, rho), every quorum from the same sample path)
+# ---------------------------------------------------------------------------
+
+def long_jobs(nodes: int, replicas: int, load: float, scale: int = LONG_JOBS_SCALE,
+              cap: int = LONG_JOBS_MAX) -> int:
+    """Jobs of a long referee run at node load ``q = r*rho/n``: ``scale/(1-q)^2``.
+
+    At least ``LONG_JOBS_MIN`` (and ``cap`` at most), rounded up to whole blocks.
+    """
+    q = replicas * load / nodes
+    jobs = min(cap, max(LONG_JOBS_MIN, scale / (1 - q) ** 2))
+    return int(math.ceil(jobs / BLOCK_JOBS)) * BLOCK_JOBS
+
+
+def _config_seed(seed: int, nodes: int, replicas: int, load: float):
+    return np.random.SeedSequence([seed, nodes, replicas, int(round(load * 1e9))])
+
+
+def quorum_sweep(nodes: int, replicas: int, load: float, jobs: int, seed: int = 0,
+                 warmup: float = 0.1) -> list[dict]:
+    """Mean sojourn of the non-purging (nodes, replicas, k) queue for every quorum k.
+
+    One exponential-service sample path (random placement) of ``jobs`` jobs; the
+    first ``warmup`` fraction (whole blocks) is dropped, every later job measured.
+    Means of consecutive groups of ``GROUP_JOBS`` jobs are kept and given to the
+    batch-means interval, which equals the interval on the jobs themselves.
+    Returns one row per quorum: ``n, r, k, rho, sim_mean, sim_ci_low, sim_ci_high,
+    jobs, sample_every``.
+    """
+    from forkjoin_sim.engines import FastEngine
+    from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.samplepath import PathSampler
+    from forkjoin_sim.statistics import batch_means_ci
+
+    model = ForkJoinModel(nodes, replicas, replicas, load=load)
+    sampler = PathSampler(model, _config_seed(seed, nodes, replicas, load))
+    engine = FastEngine(nodes)
+    blocks = max(2, -(-jobs // BLOCK_JOBS))
+    skip = int(math.ceil(warmup * blocks))
+    groups = []
+    for block in range(blocks):
+        path = sampler.draw(BLOCK_JOBS)
+        completions, _ = engine.run(path)
+        if block < skip:
+            continue
+        sojourns = np.sort(completions, axis=1) - path.arrivals[:, None]
+        groups.append(sojourns.reshape(-1, GROUP_JOBS, replicas).mean(axis=1))
+    groups = np.concatenate(groups)
+    rows = []
+    for k in range(1, replicas + 1):
+        mean, low, high = batch_means_ci(groups[:, k - 1])
+        rows.append({"n": nodes, "r": replicas, "k": k, "rho": load, "sim_mean": mean,
+                     "sim_ci_low": low, "sim_ci_high": high,
+                     "jobs": blocks * BLOCK_JOBS, "sample_every": 1})
+    return rows
+
+
+def _quorum_sweep_task(args):
+    return quorum_sweep(*args)
+
+
+def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_SCALE,
+               cap: int = LONG_JOBS_MAX) -> pd.DataFrame:
+    """Long referee runs of ``(nodes, replicas, load)`` configurations, every quorum.
+
+    Lengths from :func:`long_jobs` (``scale``, ``cap``); the longest runs start first.
+    """
+    tasks = sorted(((n, r, rho, long_jobs(n, r, rho, scale, cap), seed)
+                    for n, r, rho in configs),
+                   key=lambda t: -t[3] * t[1])
+    if workers == 1:
+        results = map(_quorum_sweep_task, tasks)
+        rows = [row for result in results for row in result]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            rows = [row for result in pool.map(_quorum_sweep_task, tasks) for row in result]
+    return pd.DataFrame(rows).sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------
+
+def with_estimates(referee: pd.DataFrame, mu: float = 1.0) -> pd.DataFrame:
+    """``referee`` plus, per estimator, its value and ``err_<name> = APP/SIM - 1``."""
+    from analytic.estimators import ESTIMATORS
+
+    out = referee.copy()
+    for name, estimator in ESTIMATORS.items():
+        values = [estimator(int(n), int(r), int(k), float(rho), mu)
+                  for n, r, k, rho in zip(out["n"], out["r"], out["k"], out["rho"])]
+        out[name] = values
+        out[f"err_{name}"] = out[name] / out["sim_mean"] - 1
+    out["sim_rel_halfwidth"] = (out["sim_ci_high"] - out["sim_ci_low"]) / (2 * out["sim_mean"])
+    return out
+
+
+def accuracy(compared: pd.DataFrame) -> pd.DataFrame:
+    """Per estimator: max and mean |APP/SIM - 1|, the worst point, share within 5%.
+
+    ``inside_ci`` is the share of points whose estimate lies inside the simulation's
+    95% interval.
+    """
+    from analytic.estimators import ESTIMATORS
+
+    rows = []
+    for name in ESTIMATORS:
+        err = compared[f"err_{name}"]
+        worst = err.abs().idxmax()
+        w = compared.loc[worst]
+        inside = (compared[name] >= compared["sim_ci_low"]) & (
+            compared[name] <= compared["sim_ci_high"])
+        rows.append({"estimator": name, "points": len(err),
+                     "max_abs_err": float(err.abs().max()),
+                     "mean_abs_err": float(err.abs().mean()),
+                     "within_5pct": float((err.abs() <= 0.05).mean()),
+                     "inside_ci": float(inside.mean()),
+                     "worst": f"({int(w.n)},{int(w.r)},{int(w.k)}) rho={w.rho:g}: "
+                              f"{err[worst]:+.1%}"})
+    return pd.DataFrame(rows).set_index("estimator")
+
+
+def accuracy_markdown(table: pd.DataFrame) -> str:
+    """An :func:`accuracy` table as Markdown (percentages), for docs/estimators.md."""
+    lines = ["| estimator | points | max abs err | mean abs err | within 5% | in sim CI "
+             "| worst point |", "|---|---:|---:|---:|---:|---:|---|"]
+    for name, row in table.iterrows():
+        lines.append(f"| {name} | {row.points} | {row.max_abs_err:.1%} | "
+                     f"{row.mean_abs_err:.2%} | {row.within_5pct:.0%} | "
+                     f"{row.inside_ci:.0%} | {row.worst} |")
+    return "\n".join(lines)

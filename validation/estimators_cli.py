@@ -1,0 +1,106 @@
+"""CLI sub-command ``estimators``: referee tables and the accuracy of every estimator.
+
+    forkjoin-sim estimators referee --set grid --out docs/data/estimators_long_grid.csv
+    forkjoin-sim estimators accuracy --referee docs/data/estimators_long_grid.csv
+
+``referee`` simulates (long all-quorum runs, or the paper-size sweep) and writes a
+CSV; ``accuracy`` reads one and prints, per estimator, max and mean |APP/SIM - 1|.
+For ``approx --method`` the estimators themselves are :data:`ESTIMATORS` and
+:func:`all_estimates` (re-exported from :mod:`analytic.estimators`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.io import atomic_write
+
+__all__ = ["ESTIMATORS", "RECOMMENDED", "all_estimates", "estimate", "register"]
+
+#: Referee sets: name -> (description, function of (seed, workers) -> DataFrame).
+REFEREE_SETS = ("grid", "paper-size", "six-three", "offgrid")
+
+
+def estimate(method: str, n: int, r: int, k: int, rho: float, mu: float = 1.0) -> float:
+    """The estimate of T(n,r,k; rho) by the estimator named ``method``."""
+    if method not in ESTIMATORS:
+        raise ConfigError(f"estimator {method!r} is unknown; use one of "
+                          f"{', '.join(ESTIMATORS)}")
+    return float(ESTIMATORS[method](n, r, k, rho, mu))
+
+
+def _referee(name: str, seed: int, workers: int):
+    from . import estimators as harness
+
+    if name == "grid":
+        configs = sorted({(n, r, rho) for n, r, _, rho in harness.paper_grid()})
+        return harness.long_table(configs, seed=seed, workers=workers)
+    if name == "paper-size":
+        return harness.paper_size_table(workers=workers, seed=seed)
+    if name == "six-three":
+        return harness.long_table(harness.cassandra_configs(), seed=seed, workers=workers)
+    return harness.long_table(harness.offgrid_configs(), seed=seed, workers=workers,
+                              scale=harness.OFFGRID_JOBS_SCALE, cap=harness.OFFGRID_JOBS_MAX)
+
+
+def _cmd_referee(args) -> int:
+    if args.workers < 1:
+        raise ConfigError(f"--workers {args.workers} must be at least 1")
+    table = _referee(args.set, args.seed, args.workers)
+    with atomic_write(args.out) as handle:
+        table.to_csv(handle, index=False)
+    print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_accuracy(args) -> int:
+    import pandas as pd
+
+    from .estimators import accuracy, accuracy_markdown, with_estimates
+
+    try:
+        referee = pd.read_csv(args.referee)
+    except OSError as exc:
+        raise ConfigError(f"cannot read referee table {args.referee!r}: {exc}") from None
+    missing = {"n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high"} - set(referee)
+    if missing:
+        raise ConfigError(f"referee table {args.referee!r} lacks column(s) "
+                          f"{', '.join(sorted(missing))}; make one with "
+                          "'forkjoin-sim estimators referee'")
+    compared = with_estimates(referee, mu=args.mu)
+    table = accuracy(compared)
+    print(accuracy_markdown(table) if args.markdown else table.to_string(
+        float_format=lambda v: f"{v:.4f}"))
+    if args.out:
+        with atomic_write(args.out) as handle:
+            compared.to_csv(handle, index=False)
+        print(f"wrote {len(compared)} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``estimators referee`` and ``estimators accuracy``."""
+    p = subparsers.add_parser(
+        "estimators", help="compare the closed-form estimators with simulation",
+        description="Referee simulations and the accuracy of every closed-form "
+                    f"estimator ({', '.join(ESTIMATORS)}; recommended: {RECOMMENDED}).")
+    actions = p.add_subparsers(dest="action", required=True)
+
+    ref = actions.add_parser("referee", help="simulate a referee table (CSV)")
+    ref.add_argument("--set", choices=REFEREE_SETS, default="grid",
+                     help="grid: Fig. 2's 400 points, long all-quorum runs; paper-size: "
+                          "the same points at the paper's run size; six-three: (6,3,k); "
+                          "offgrid: up to 20 nodes and 15 replicas")
+    ref.add_argument("--out", required=True, help="CSV file to write")
+    ref.add_argument("--seed", type=int, default=2019)
+    ref.add_argument("--workers", type=int, default=2)
+    ref.set_defaults(handler=_cmd_referee)
+
+    acc = actions.add_parser("accuracy", help="errors of every estimator on a referee table")
+    acc.add_argument("--referee", required=True, help="CSV from 'estimators referee'")
+    acc.add_argument("--mu", type=float, default=1.0, help="service rate of the referee")
+    acc.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    acc.add_argument("--out", help="also write every point with every estimate (CSV)")
+    acc.set_defaults(handler=_cmd_accuracy)
