@@ -8,6 +8,13 @@ import tempfile
 from pathlib import Path
 
 
+def _umask_mode() -> int:
+    """The mode ``open()`` would give a new file (mkstemp's 0600 is too private)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", **open_kwargs):
     """Open a temporary file beside ``path``; on success, rename it over ``path``.
@@ -23,6 +30,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **open_kwargs):
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -38,6 +46,7 @@ def atomic_save(path: str | os.PathLike, save, *args, **kwargs) -> None:
     os.close(fd)
     try:
         save(tmp, *args, **kwargs)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,38 @@
+"""Result files are replaced whole or not at all, with ordinary permissions."""
+
+import os
+import stat
+
+import pytest
+
+from forkjoin_sim.io import atomic_save, atomic_write
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_debris(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as handle:
+            handle.write("half a ro")
+            raise RuntimeError("interrupted")
+    assert target.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["out.csv"]
+
+
+def test_a_successful_write_replaces_the_file_with_umask_permissions(tmp_path):
+    target = tmp_path / "sub" / "out.csv"
+    with atomic_write(target) as handle:
+        handle.write("new\n")
+    assert target.read_text() == "new\n"
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+
+
+def test_atomic_save_with_a_saver_function(tmp_path):
+    target = tmp_path / "fig.png"
+    atomic_save(target, lambda path: open(path, "wb").write(b"\x89PNG"))
+    assert target.read_bytes() == b"\x89PNG"
+    with pytest.raises(ValueError):
+        atomic_save(target, lambda path: (_ for _ in ()).throw(ValueError("bad")))
+    assert target.read_bytes() == b"\x89PNG" and len(os.listdir(tmp_path)) == 1
