@@ -54,3 +54,29 @@ def test_accuracy_reports_every_estimator():
     expected = np.abs(compared["interpolation"] / compared["sim_mean"] - 1)
     assert table.loc["interpolation", "max_abs_err"] == pytest.approx(expected.max())
     assert table.loc["interpolation", "mean_abs_err"] == pytest.approx(expected.mean())
+
+
+def test_cli_accuracy_and_estimate(tmp_path, capsys):
+    import argparse
+
+    from forkjoin_sim.errors import ConfigError
+    from validation import estimators_cli
+
+    assert estimators_cli.estimate("interpolation", 2, 2, 2, 0.5) == pytest.approx(2.875)
+    with pytest.raises(ConfigError, match="unknown"):
+        estimators_cli.estimate("nelson", 2, 2, 2, 0.5)
+
+    referee = tmp_path / "referee.csv"
+    pd.DataFrame({"n": [2], "r": [2], "k": [2], "rho": [0.5], "sim_mean": [2.875],
+                  "sim_ci_low": [2.8], "sim_ci_high": [2.9]}).to_csv(referee, index=False)
+    parser = argparse.ArgumentParser()
+    estimators_cli.register(parser.add_subparsers())
+    args = parser.parse_args(["estimators", "accuracy", "--referee", str(referee),
+                              "--markdown"])
+    assert args.handler(args) == 0
+    out = capsys.readouterr().out
+    assert "| interpolation | 1 | 0.0% |" in out
+    args = parser.parse_args(["estimators", "accuracy", "--referee",
+                              str(tmp_path / "missing.csv")])
+    with pytest.raises(ConfigError, match="cannot read"):
+        args.handler(args)

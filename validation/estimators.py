@@ -221,6 +221,40 @@ def accuracy_markdown(table: pd.DataFrame) -> str:
              "| worst point |", "|---|---:|---:|---:|---:|---:|---|"]
     for name, row in table.iterrows():
         lines.append(f"| {name} | {row.points} | {row.max_abs_err:.1%} | "
-                     f"{row.mean_abs_err:.2%} | {row.within_5pct:.0%} | "
+                     f"{row.mean_abs_err:.2%} | {row.within_5pct:.1%} | "
                      f"{row.inside_ci:.0%} | {row.worst} |")
     return "\n".join(lines)
+
+
+def error_figure(panels: dict, out) -> None:
+    """Save a figure of the estimators' errors: one panel per referee table.
+
+    ``panels`` maps a title to a :func:`with_estimates` frame. Each panel shows, per
+    estimator, the share of points (y) whose ``|APP/SIM - 1|`` is at most x
+    (log scale), with the 5% target marked.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analytic.estimators import ESTIMATORS
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.2),
+                             squeeze=False, sharey=True)
+    for ax, (title, compared) in zip(axes[0], panels.items()):
+        for name in ESTIMATORS:
+            err = np.sort(compared[f"err_{name}"].abs().to_numpy())
+            err = np.maximum(err, 1e-5)
+            share = np.arange(1, err.size + 1) / err.size
+            ax.step(err, share, where="post", label=name)
+        ax.axvline(0.05, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(1e-4, 3)
+        ax.set_xlabel("|APP/SIM - 1|")
+        ax.set_title(f"{title} ({len(compared)} points)")
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0][0].set_ylabel("share of points with error <= x")
+    axes[0][-1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)

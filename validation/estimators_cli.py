@@ -2,6 +2,7 @@
 
     forkjoin-sim estimators referee --set grid --out docs/data/estimators_long_grid.csv
     forkjoin-sim estimators accuracy --referee docs/data/estimators_long_grid.csv
+    forkjoin-sim estimators figure docs/data/estimators_long_*.csv --out errors.png
 
 ``referee`` simulates (long all-quorum runs, or the paper-size sweep) and writes a
 CSV; ``accuracy`` reads one and prints, per estimator, max and mean |APP/SIM - 1|.
@@ -12,6 +13,7 @@ For ``approx --method`` the estimators themselves are :data:`ESTIMATORS` and
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
 from forkjoin_sim.errors import ConfigError
@@ -19,7 +21,7 @@ from forkjoin_sim.io import atomic_write
 
 __all__ = ["ESTIMATORS", "RECOMMENDED", "all_estimates", "estimate", "register"]
 
-#: Referee sets: name -> (description, function of (seed, workers) -> DataFrame).
+#: Referee sets of ``estimators referee --set`` (see :func:`_referee`).
 REFEREE_SETS = ("grid", "paper-size", "six-three", "offgrid")
 
 
@@ -80,8 +82,24 @@ def _cmd_accuracy(args) -> int:
     return 0
 
 
+def _cmd_figure(args) -> int:
+    import pandas as pd
+
+    from .estimators import error_figure, with_estimates
+
+    panels = {}
+    for path in args.referee:
+        try:
+            panels[Path(path).stem] = with_estimates(pd.read_csv(path), mu=args.mu)
+        except OSError as exc:
+            raise ConfigError(f"cannot read referee table {path!r}: {exc}") from None
+    error_figure(panels, args.out)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
-    """Add ``estimators referee`` and ``estimators accuracy``."""
+    """Add ``estimators referee``, ``estimators accuracy`` and ``estimators figure``."""
     p = subparsers.add_parser(
         "estimators", help="compare the closed-form estimators with simulation",
         description="Referee simulations and the accuracy of every closed-form "
@@ -104,3 +122,10 @@ def register(subparsers) -> None:
     acc.add_argument("--markdown", action="store_true", help="print a Markdown table")
     acc.add_argument("--out", help="also write every point with every estimate (CSV)")
     acc.set_defaults(handler=_cmd_accuracy)
+
+    fig = actions.add_parser("figure", help="plot every estimator's errors (one panel "
+                                            "per referee table)")
+    fig.add_argument("referee", nargs="+", help="CSV files from 'estimators referee'")
+    fig.add_argument("--out", required=True, help="image file to write (PNG, PDF ...)")
+    fig.add_argument("--mu", type=float, default=1.0, help="service rate of the referees")
+    fig.set_defaults(handler=_cmd_figure)
