@@ -17,6 +17,8 @@ Theorem 2 (lower bounds from order statistics)
     order_statistic_moments, exponential_order_statistic_moments
 Theorem 3 (exponential service)
     nelson_estimate, upper_estimate, lower_bound, theorem3_estimate, estimates
+Estimators beyond Theorem 3 (exponential service; see docs/estimators.md)
+    ESTIMATORS, RECOMMENDED, all_estimates, varma_makowski_basic, light_traffic_slope
 Theorem 4 (Cassandra write latency)
     cassandra_write_latency, consistency_level_to_k, CONSISTENCY_LEVELS
 Errors
@@ -34,6 +36,9 @@ from analytic.order_statistics import (
 from analytic.bounds import lower_bound_general, lower_bound_pk
 from analytic.theorem3 import (
     estimates, lower_bound, nelson_estimate, theorem3_estimate, upper_estimate)
+from analytic.varma_makowski import varma_makowski_basic
+from analytic.light_traffic import light_traffic_slope
+from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
 from analytic.cassandra import (
     CONSISTENCY_LEVELS, cassandra_write_latency, consistency_level_to_k)
 
@@ -46,6 +51,8 @@ __all__ = [
     "lower_bound_pk", "lower_bound_general",
     "order_statistic_moments", "exponential_order_statistic_moments",
     "nelson_estimate", "upper_estimate", "lower_bound", "theorem3_estimate", "estimates",
+    "ESTIMATORS", "RECOMMENDED", "all_estimates", "varma_makowski_basic",
+    "light_traffic_slope",
     "cassandra_write_latency", "consistency_level_to_k", "CONSISTENCY_LEVELS",
     "ConfigError", "CancellationWarning",
 ]
