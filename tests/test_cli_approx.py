@@ -22,13 +22,28 @@ def test_json_keys_and_values_are_the_closed_forms(capsys):
     assert cli.main(["approx", "--nodes", "9", "--replicas", "5", "--quorum", "2",
                      "--rho", "0.8", "--mu", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == list(approx_cli.FIELDS)
+    assert list(out)[:len(approx_cli.FIELDS)] == list(approx_cli.FIELDS)
     assert out["per_node_load"] == pytest.approx(5 * 0.8 / 9)
     assert out["nelson"] == pytest.approx(analytic.nelson_estimate(9, 5, 2, 0.8, 2))
     assert out["lower"] == pytest.approx(analytic.lower_bound(9, 5, 2, 0.8, 2))
     assert out["lower_pk"] == pytest.approx(analytic.lower_bound_pk(9, 5, 2, 0.8, 2))
     assert out["upper"] == pytest.approx(analytic.upper_estimate(9, 5, 2, 0.8, 2))
     assert out["approx"] == pytest.approx(analytic.theorem3_estimate(9, 5, 2, 0.8, 2))
+
+
+def test_method_picks_the_estimate_and_every_estimator_is_listed(capsys):
+    argv = ["approx", "--nodes", "6", "--replicas", "3", "--quorum", "1", "--rho", "1.2"]
+    assert cli.main(argv + ["--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert default["method"] == analytic.RECOMMENDED
+    assert default["estimators"] == pytest.approx(analytic.all_estimates(6, 3, 1, 1.2))
+    assert default["estimate"] == default["estimators"][analytic.RECOMMENDED]
+    assert cli.main(argv + ["--json", "--method", "theorem3"]) == 0
+    paper = json.loads(capsys.readouterr().out)
+    assert paper["estimate"] == pytest.approx(paper["approx"])
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in analytic.ESTIMATORS)
 
 
 def test_undefined_pk_bound_is_json_null(capsys):
