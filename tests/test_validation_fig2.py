@@ -50,8 +50,16 @@ def test_cli_writes_csv_and_png_for_a_sub_grid(tmp_path, monkeypatch, capsys, re
         assert row.per_node_load == pytest.approx(3 * row.rho / 5)
         assert row.error == pytest.approx(row.approx / row.sim_mean - 1, abs=1e-7)
         assert row.sim_ci_low <= row.sim_mean <= row.sim_ci_high
+    for name in analytic.ESTIMATORS:
+        for row in table.itertuples():
+            value = analytic.all_estimates(row.n, row.r, row.k, row.rho)[name]
+            assert getattr(row, name) == pytest.approx(value, rel=1e-6)
+        assert table[f"err_{name}"].to_numpy() == pytest.approx(
+            (table[name] / table["sim_mean"] - 1).to_numpy(), abs=1e-7)
+    assert (out / "fig2_estimators.png").stat().st_size > 10_000
     printed = capsys.readouterr().out
     assert "|error| > 25%" in printed and "Paper:" in printed
+    assert "interpolation" in printed
 
 
 def test_bad_jobs_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, registered):

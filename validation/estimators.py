@@ -256,5 +256,6 @@ def error_figure(panels: dict, out) -> None:
     axes[0][0].set_ylabel("share of points with error <= x")
     axes[0][-1].legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    from forkjoin_sim.io import atomic_save
+    atomic_save(out, fig.savefig, dpi=120)
     plt.close(fig)

@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analytic.estimators import ESTIMATORS
 from forkjoin_sim.io import atomic_save, atomic_write
 from forkjoin_sim.sweep import sweep
+from validation.estimators import accuracy, error_figure, with_estimates
 
 NODES = (3, 5, 7, 9)
 REPLICAS = (3, 5, 7, 9)
@@ -36,6 +38,8 @@ COLUMNS = ["n", "r", "k", "rho", "per_node_load", "sim_mean", "sim_ci_low",
            "sim_ci_high", "nelson", "lower", "upper", "approx", "error"]
 EXTRA_COLUMNS = ["error_ci_low", "error_ci_high", "lower_pk", "jobs_measured",
                  "sample_every", "sim_warnings"]
+#: Per estimator of ``analytic.estimators``: its value and ``err_<name> = APP/SIM - 1``.
+ESTIMATOR_COLUMNS = [c for name in ESTIMATORS for c in (name, f"err_{name}")]
 
 
 def jobs_for_samples(samples: int, sample_every: int, warmup: float = WARMUP) -> int:
@@ -102,7 +106,9 @@ def fig2_table(frame: pd.DataFrame) -> pd.DataFrame:
     table["jobs_measured"] = ok["jobs_measured"]
     table["sample_every"] = ok["sample_every"]
     table["sim_warnings"] = [warnings_text(w) for w in ok["warnings"]]
-    return table.sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
+    table = table.sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
+    # One value and one error column per closed-form estimator (issue 8).
+    return with_estimates(table).drop(columns="sim_rel_halfwidth")
 
 
 def run_fig2(jobs: int | None = None, paper: bool = False, workers: int | None = None,
@@ -301,13 +307,24 @@ def plot_fig2(table: pd.DataFrame, path, threshold: float = ERROR_THRESHOLD) -> 
     plt.close(fig)
 
 
+def estimators_text(table: pd.DataFrame) -> str:
+    """Max and mean |APP/SIM - 1| of every estimator on the simulated points."""
+    rows = accuracy(table)
+    return "estimators, |APP/SIM - 1| max / mean: " + ", ".join(
+        f"{name} {row.max_abs_err:.1%} / {row.mean_abs_err:.2%}"
+        for name, row in rows.iterrows())
+
+
 def write_outputs(table: pd.DataFrame, out_dir) -> tuple[Path, Path]:
-    """Write ``fig2.csv`` and ``fig2.png`` into ``out_dir``; their paths."""
+    """Write ``fig2.csv``, ``fig2.png`` and ``fig2_estimators.png`` into ``out_dir``;
+    the paths of the first two."""
     out_dir = Path(out_dir)
     csv_path, png_path = out_dir / "fig2.csv", out_dir / "fig2.png"
     with atomic_write(csv_path) as handle:
-        table[COLUMNS + EXTRA_COLUMNS].to_csv(handle, index=False, float_format="%.9g")
+        table[COLUMNS + EXTRA_COLUMNS + ESTIMATOR_COLUMNS].to_csv(
+            handle, index=False, float_format="%.9g")
     plot_fig2(table, png_path)
+    error_figure({"Fig. 2 grid": table}, out_dir / "fig2_estimators.png")
     return csv_path, png_path
 
 
@@ -325,6 +342,7 @@ def _cmd_fig2(args) -> int:
     seconds = time.perf_counter() - started
     csv_path, png_path = write_outputs(table, args.out)
     print(summary_text(table))
+    print(estimators_text(table))
     print(f"simulated {len(table)} points in {seconds:.1f} s; wrote {csv_path} and "
           f"{png_path}")
     return 0
