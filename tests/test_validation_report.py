@@ -26,11 +26,12 @@ def test_validate_writes_a_report_whose_links_all_exist(tmp_path, tiny_grids, ca
     out = tmp_path / "validation"
     assert cli.main(["validate", "--quick", "--out", str(out), "--workers", "1"]) == 0
     text = (out / "report.md").read_text()
-    for heading in ("## Theorem 3", "## Theorem 1", "## The Lemma", "## Theorem 2"):
+    for heading in ("## Theorem 3", "## Beyond Theorem 3", "## Theorem 1", "## The Lemma",
+                    "## Theorem 2"):
         assert heading in text
     assert "forkjoin-sim validate --out" in text and "--quick" in text
     links = re.findall(r"\]\(([^)]+)\)", text)
-    assert {"fig2.png", "theorem1.png", "lemma.png", "theorem2.png",
+    assert {"fig2.png", "fig2_estimators.png", "theorem1.png", "lemma.png", "theorem2.png",
             "fig2.csv", "theorem1.csv", "lemma.csv"} <= set(links)
     for link in links:
         assert (out / link).stat().st_size > 0, link
