@@ -4,8 +4,8 @@ Two referee tables, both cached as CSV under ``docs/data/`` so that the accuracy
 numbers in ``docs/estimators.md`` can be recomputed without simulating:
 
 - the *paper-size* table: the 400 points of the paper's Fig. 2, one simulation per
-  point at the paper's size (1,111,112 jobs, 10% warm-up, every 10th job measured:
-  100,000 measured jobs), through :func:`forkjoin_sim.sweep.sweep`;
+  point at the paper's size (10% warm-up, then every 10th job: 100,000 measured
+  jobs), exactly as ``forkjoin-sim fig2 --paper`` runs them;
 - the *long* table: one long run per (nodes, replicas, load) whose sample path serves
   every quorum at once (the non-purging queue does not depend on the quorum, so the
   k-th smallest task completion of each job is the (n,r,k) sojourn for every k).
@@ -23,14 +23,6 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pandas as pd
 
-#: The paper's Fig. 2 grid (Section 4): r <= n, k = 1..r.
-PAPER_NODES = (3, 5, 7, 9)
-PAPER_REPLICAS = (3, 5, 7, 9)
-PAPER_LOADS = (0.01, 0.2, 0.4, 0.5, 0.6, 0.8, 0.9, 0.95)
-#: The paper's run: 100,000 measured jobs, every 10th after a 10% warm-up.
-PAPER_JOBS = 1_111_112
-PAPER_SAMPLE_EVERY = 10
-
 #: Jobs of a long referee run: ``LONG_JOBS_SCALE / (1 - q)^2``, within the limits.
 LONG_JOBS_SCALE = 400_000
 LONG_JOBS_MIN = 4_000_000
@@ -45,8 +37,10 @@ BLOCK_JOBS = 1 << 17
 
 def paper_grid() -> list[tuple[int, int, int, float]]:
     """The 400 (nodes, replicas, quorum, load) points of the paper's Fig. 2."""
-    return [(n, r, k, rho) for n in PAPER_NODES for r in PAPER_REPLICAS if r <= n
-            for k in range(1, r + 1) for rho in PAPER_LOADS]
+    from validation import fig2  # fig2 imports this module
+
+    return [(n, r, k, rho) for n in fig2.NODES for r in fig2.REPLICAS if r <= n
+            for k in range(1, r + 1) for rho in fig2.LOADS]
 
 
 def offgrid_configs() -> list[tuple[int, int, float]]:
@@ -69,27 +63,15 @@ def cassandra_configs() -> list[tuple[int, int, float]]:
 # Paper-size table (one sweep point per (n, r, k, rho))
 # ---------------------------------------------------------------------------
 
-def paper_size_spec(seed: int = 2019) -> dict:
-    """The sweep spec of the paper-size referee (invalid k > r, r > n are skipped)."""
-    return {"nodes": list(PAPER_NODES), "replicas": list(PAPER_REPLICAS),
-            "quorum": list(range(1, max(PAPER_REPLICAS) + 1)), "rho": list(PAPER_LOADS),
-            "jobs": PAPER_JOBS, "sample_every": PAPER_SAMPLE_EVERY, "warmup": 0.1,
-            "seed": seed}
-
-
 def paper_size_table(workers: int = 2, seed: int = 2019) -> pd.DataFrame:
-    """Simulate the 400 Fig. 2 points at the paper's size; columns as :func:`long_table`."""
-    from forkjoin_sim.sweep import sweep
+    """The 400 Fig. 2 points simulated by ``forkjoin-sim fig2 --paper``; columns as
+    :func:`long_table`."""
+    from validation import fig2  # fig2 imports this module
 
-    frame = sweep(paper_size_spec(seed), workers=workers, annotate=False, progress=False)
-    bad = frame[frame["status"] != "ok"]
-    if len(bad):
-        raise RuntimeError(f"{len(bad)} paper-size points failed: {bad['error'].iloc[0]}")
-    return pd.DataFrame({
-        "n": frame["nodes"], "r": frame["replicas"], "k": frame["quorum"],
-        "rho": frame["rho"], "sim_mean": frame["mean"], "sim_ci_low": frame["ci_low"],
-        "sim_ci_high": frame["ci_high"], "jobs": frame["jobs"],
-        "sample_every": PAPER_SAMPLE_EVERY})
+    table = fig2.run_fig2(paper=True, workers=workers, seed=seed, progress=False)
+    jobs = fig2.jobs_for_samples(fig2.PAPER_SAMPLES, fig2.PAPER_SAMPLE_EVERY)
+    return table[["n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high",
+                  "sample_every"]].assign(jobs=jobs)
 
 
 # ---------------------------------------------------------------------------
