@@ -24,7 +24,7 @@ from .samplepath import SamplePath, draw_sample_path
 from .service import parse_service
 from .simulation import SimulationResult, simulate
 from .statistics import Summary, summarize
-from .sweep import sweep
+from .sweeps import sweep
 
 __all__ = [
     "ConfigError", "Empirical", "FastEngine", "ForkJoinModel", "SamplePath",

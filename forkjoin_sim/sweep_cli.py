@@ -54,9 +54,10 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import _check_out, expand, load_spec, sweep
+    from .results_file import check_results_path
+    from .sweeps import expand, load_spec, sweep
 
-    _check_out(args.out)
+    check_results_path(args.out)
     spec = load_spec(args.spec)
     try:
         _, notes = expand(spec)

@@ -14,7 +14,6 @@ from forkjoin_sim.cassandra import (CassandraModel, StagedConfig, WritePathSampl
                                     policy_local_fraction, simulate_basic,
                                     simulate_cassandra, simulate_quorums)
 from forkjoin_sim.cassandra.staged import StagedEngine
-from forkjoin_sim.cassandra.writes import STAGES
 from forkjoin_sim.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel

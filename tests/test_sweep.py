@@ -1,6 +1,5 @@
 """Sweeps: specs, per-point determinism across backends, the results file, resume."""
 
-import importlib
 import sys
 
 import numpy as np
@@ -11,7 +10,7 @@ from forkjoin_sim import cli
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.sweep_cli import register
 
-sweeps = importlib.import_module("forkjoin_sim.sweep")  # the package exports the function
+from forkjoin_sim import sweeps
 
 # Small but not trivial: 2 node counts x 3 quorums x 2 loads x 2 services, of which
 # the 6 with nodes=3, rho=1.2 are unstable; two replications: 36 rows.

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import analytic
-from forkjoin_sim.sweep import sweep
+from forkjoin_sim.sweeps import sweep
 from strategies import stable_queues
 from validation.annotate import annotate
 

@@ -27,7 +27,7 @@ def test_paper_protocol_measures_exactly_100000_jobs():
 
 
 def test_full_grid_is_the_papers_400_points():
-    from forkjoin_sim.sweep import expand
+    from forkjoin_sim.sweeps import expand
     points, _ = expand(fig2.grid_spec(jobs=1000))
     cells = {(p["nodes"], p["replicas"], p["quorum"]) for p in points}
     assert len(cells) == 50 and len(points) == 400

@@ -4,7 +4,6 @@ import math
 
 import pytest
 
-import analytic
 from validation import theorems
 
 SERVICES = {"exponential": "exp", "lognormal": "lognormal:1"}

@@ -202,7 +202,6 @@ def plot_validation(table: pd.DataFrame, path, title: str) -> None:
     policies = list(POLICIES)
     fig, axes = plt.subplots(2, len(policies), figsize=(5 * len(policies), 6.5),
                              sharex="col", squeeze=False)
-    markers = {LEVEL_NAMES[0]: "o", LEVEL_NAMES[1]: "s", LEVEL_NAMES[2]: "^"}
     colours = ["tab:blue", "tab:red", "tab:green", "tab:purple"]
     for col, policy in enumerate(policies):
         part = table[table.policy == policy]

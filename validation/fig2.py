@@ -17,7 +17,7 @@ import pandas as pd
 
 from analytic.estimators import ESTIMATORS
 from forkjoin_sim.io import atomic_save, atomic_write
-from forkjoin_sim.sweep import sweep
+from forkjoin_sim.sweeps import sweep
 from validation.estimators import accuracy, error_figure, with_estimates
 
 NODES = (3, 5, 7, 9)

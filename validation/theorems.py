@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import analytic
-from forkjoin_sim.sweep import sweep
+from forkjoin_sim.sweeps import sweep
 
 #: Per-node loads and replica counts of the Theorem 1 check.
 THEOREM1_LOADS = (0.5, 0.9)

@@ -1,0 +1,209 @@
+"""The points of a sweep: a spec (dict or TOML) expanded into simulation points.
+
+A sweep spec is a dict (or TOML file) whose keys are the ``forkjoin-sim simulate``
+option names with underscores. A list is a grid axis, a scalar is fixed; ``jobs``,
+``replications`` and ``seed`` are fixed keys. An optional ``points`` list holds
+explicit entries (tables in TOML), each expanded like a spec of its own on top of
+the shared keys. Each point's seed is derived from the base seed and the point's
+canonical description (``point_seed``), so the numbers of a point never depend on
+the backend, the number of workers or the order in which points finish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+
+POINT_DEFAULTS: dict[str, Any] = {
+    "nodes": None, "replicas": None, "quorum": None, "rho": None, "arrival_rate": None,
+    "mu": 1.0, "service": "exp", "placement": "random", "purging": False,
+    "engine": "fast", "warmup": 0.1, "sample_every": 1,
+}
+FIXED_KEYS = ("jobs", "replications", "seed")
+RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
+#: The columns that identify a point (its ``point_key``), first in every results file.
+KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
+#: Parameters that are real numbers, however the spec spells them.
+REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup")
+
+
+
+# ---------------------------------------------------------------------------
+# Specs and points
+# ---------------------------------------------------------------------------
+
+def load_spec(source) -> dict:
+    """A sweep spec: ``source`` itself if it is a dict, else the TOML file it names."""
+    if isinstance(source, dict):
+        return source
+    if not isinstance(source, (str, os.PathLike)):
+        raise ConfigError(f"a sweep spec is a dict or the path of a TOML file, got "
+                          f"{type(source).__name__}")
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise ConfigError("reading a TOML sweep spec needs Python >= 3.11 or the "
+                              "tomli package (pip install tomli)") from None
+    path = Path(source)
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"sweep spec {path} does not exist; give the path of a TOML "
+                          "file such as sweep.toml") from None
+    except IsADirectoryError:
+        raise ConfigError(f"sweep spec {path} is a directory; give a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message names the line and column: "... (at line 3, column 7)".
+        raise ConfigError(f"sweep spec {path} is not valid TOML: {exc}") from None
+
+
+def _plain(value):
+    """numpy scalars as Python ones, so a point's key and seed do not depend on them."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _axis(value) -> list:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else [_plain(value)]
+
+
+def _check_keys(keys, where: str) -> None:
+    unknown = set(keys) - set(POINT_DEFAULTS) - set(FIXED_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown sweep key(s) {', '.join(sorted(unknown))}{where}; "
+                          f"valid keys: {', '.join([*POINT_DEFAULTS, *FIXED_KEYS])} "
+                          "(and 'points', a list of tables)")
+
+
+def _check_run_point(params: dict) -> None:
+    """Raise ConfigError for an engine choice the simulator would refuse."""
+    from .engines import ENGINES
+
+    if params["engine"] not in ENGINES:
+        raise ConfigError(f"engine {params['engine']!r} is unknown; use one of "
+                          f"{', '.join(ENGINES)}")
+    if params["purging"] and params["engine"] != "simpy":
+        raise ConfigError("purging is modelled by the SimPy engine only; "
+                          "use engine = 'simpy'")
+
+
+def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
+    """The valid points of one grid (no ``points`` key), with notes for the rest."""
+    for need in ("nodes", "replicas", "quorum"):
+        if need not in spec:
+            raise ConfigError(f"sweep spec needs {need!r} (a number or a list)")
+    if ("rho" in spec) == ("arrival_rate" in spec):
+        raise ConfigError("sweep spec needs exactly one of 'rho' and 'arrival_rate'")
+    names = list(POINT_DEFAULTS)
+    axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
+    points = []
+    for values in itertools.product(*axes):
+        params = dict(zip(names, values))
+        for name in REAL_KEYS:
+            # rho = 1 and rho = 1.0 are one point, with one key and one seed.
+            if isinstance(params[name], int) and not isinstance(params[name], bool):
+                params[name] = float(params[name])
+        try:
+            build_model(params)
+            _check_run_point(params)
+        except ConfigError as exc:
+            shown = {k: v for k, v in params.items() if v is not None and k in spec}
+            notes.append(f"skipped {shown}: {exc}")
+            continue
+        for replication in range(run["replications"]):
+            points.append({**params, "jobs": run["jobs"], "replication": replication,
+                           "seed": run["seed"]})
+    return points
+
+
+def expand(spec: dict) -> tuple[list[dict], list[str]]:
+    """The points of a sweep spec, and a note for each combination that is skipped.
+
+    Returns ``(points, notes)``. A point is a dict of every parameter in
+    ``POINT_DEFAULTS`` plus ``jobs``, ``replication`` and ``seed``; invalid
+    combinations (k > r, unstable load ...) are skipped with a note, not fatal.
+    With a ``points`` list, each entry is a grid of its own over the shared keys
+    (an entry's keys win), in the order listed; a point listed twice runs once.
+    """
+    spec = load_spec(spec)
+    entries = spec.get("points")
+    shared = {k: v for k, v in spec.items() if k != "points"}
+    _check_keys(shared, "")
+    run = {key: spec.get(key, default) for key, default in RUN_DEFAULTS.items()}
+    for key, value in run.items():
+        value = _plain(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"sweep key {key!r} must be one whole number >= 0, got "
+                              f"{value!r}")
+        run[key] = value
+    if entries is None:
+        grids = [shared]
+    else:
+        if not isinstance(entries, (list, tuple)) or not entries or not all(
+                isinstance(e, dict) for e in entries):
+            raise ConfigError("sweep key 'points' must be a non-empty list of tables "
+                              "(dicts), e.g. [[points]] nodes = 6 ... in TOML")
+        grids = []
+        for i, entry in enumerate(entries):
+            _check_keys(entry, f" in points[{i}]")
+            fixed = set(entry) & set(FIXED_KEYS)
+            if fixed:
+                raise ConfigError(f"points[{i}] sets {', '.join(sorted(fixed))}; jobs, "
+                                  "replications and seed apply to the whole sweep: "
+                                  "set them at the top level")
+            grid = {**shared, **entry}
+            if "rho" in entry or "arrival_rate" in entry:
+                grid.pop("arrival_rate" if "rho" in entry else "rho", None)
+            grids.append(grid)
+    points, notes, seen = [], [], set()
+    for grid in grids:
+        for point in _grid(grid, run, notes):
+            key = point_key(point)
+            if key in seen:
+                notes.append(f"point {key} is listed twice; it runs once")
+                continue
+            seen.add(key)
+            points.append(point)
+    return points, notes
+
+
+def point_key(point: dict) -> str:
+    """Canonical text of a point (sorted JSON): its identity for seeds and resume."""
+    return json.dumps({k: point[k] for k in sorted(point)}, sort_keys=True,
+                      separators=(",", ":"), default=str)
+
+
+def point_seed(point: dict) -> np.random.SeedSequence:
+    """The point's SeedSequence: base seed plus a hash of its canonical description."""
+    digest = hashlib.sha256(point_key(point).encode()).digest()
+    words = np.frombuffer(digest, dtype=np.uint32)
+    return np.random.SeedSequence([int(point["seed"]), *map(int, words)])
+
+
+def build_model(params: dict):
+    """The :class:`ForkJoinModel` of a point (raises ConfigError if invalid)."""
+    from .model import ForkJoinModel
+    from .service import parse_service
+
+    mu = params.get("mu", 1.0)
+    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu > 0:
+        raise ConfigError(f"mu={mu!r} must be a positive number")
+    service = parse_service(params.get("service", "exp"), mean=1.0 / mu)
+    # No int() here: the model itself refuses 3.5 nodes rather than truncating them.
+    return ForkJoinModel(params["nodes"], params["replicas"], params["quorum"],
+                         load=params.get("rho"), arrival_rate=params.get("arrival_rate"),
+                         service=service, placement=params.get("placement", "random"),
+                         purging=params.get("purging", False))

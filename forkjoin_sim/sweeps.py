@@ -1,0 +1,266 @@
+"""Parameter sweeps: run many simulation points on local processes or Dask.
+
+``sweep(spec)`` expands a spec into points (``sweep_points``), runs them on a
+backend, appends each finished row to the results file (``results_file``) and
+returns a pandas DataFrame in grid order. A point's numbers depend only on its
+description and the base seed, never on the backend or the order of completion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import traceback
+from functools import lru_cache
+from importlib.metadata import entry_points
+from typing import Iterable, Iterator
+
+from .errors import ConfigError
+from .results_file import (
+    Journal, cell_text, check_results_path, done_rows, journal_path, point_identity,
+    row_identity, rows_frame, write_final)
+from .sweep_points import build_model, expand, load_spec, point_key, point_seed
+
+__all__ = ["BACKENDS", "build_model", "expand", "load_spec", "point_key", "point_seed",
+           "run_point", "run_points", "sweep"]
+
+BACKENDS = ("processes", "serial", "dask")
+
+
+# ---------------------------------------------------------------------------
+# Running points
+# ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _loaded_annotators() -> tuple:
+    return tuple(ep.load() for ep in entry_points(group="forkjoin_sim.annotators"))
+
+
+def annotators() -> list:
+    """Functions ``(point, row) -> dict`` adding analytic columns.
+
+    Registered in the ``forkjoin_sim.annotators`` entry-point group; loaded once per
+    process.
+    """
+    return list(_loaded_annotators())
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if not isinstance(exc, ValueError):
+        text += " | " + traceback.format_exc(limit=3).replace("\n", " ")
+    return text
+
+
+def _error_row(point: dict, exc: BaseException) -> dict:
+    return {**point, "status": "error", "message": _error_text(exc)}
+
+
+def run_point(point: dict, annotate: bool = True) -> dict:
+    """Simulate one point; a row of statistics (and analytic columns where they apply).
+
+    The row holds the point's parameters, ``status`` ("ok" or "error"), ``message``
+    (what failed, "" when ok; not ``error``, which the analytic columns use for
+    the relative error of Theorem 3), the statistics of ``simulate`` and the annotators'
+    columns. A failing point returns ``status="error"`` and the message, so a
+    sweep goes on; if only the analytic columns fail, the statistics are kept.
+    """
+    from .simulation import simulate
+
+    row = {**point, "status": "ok", "message": ""}
+    try:
+        model = build_model(point)
+        result = simulate(model, jobs=point["jobs"], seed=point_seed(point),
+                          engine=point["engine"], warmup=point["warmup"],
+                          sample_every=point["sample_every"])
+    except Exception as exc:  # recorded, not fatal: one bad point must not stop a sweep
+        return _error_row(point, exc)
+    stats = result.to_dict()
+    for key in ("nodes", "replicas", "quorum", "rho", "seed", "jobs", "engine"):
+        stats.pop(key, None)
+    row.update(stats)
+    if annotate:
+        try:
+            for annotator in annotators():
+                row.update(annotator(point, row))
+        except Exception as exc:
+            row["status"] = "error"
+            row["message"] = "analytic columns failed: " + _error_text(exc)
+    return row
+
+
+def _run_serial(points, annotate) -> Iterator[dict]:
+    for point in points:
+        yield run_point(point, annotate)
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C goes to the whole process group; the parent alone decides what stops.
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_processes(points, annotate, workers) -> Iterator[dict]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    finished = False
+    try:
+        futures = {pool.submit(run_point, point, annotate): point for point in points}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # a dead worker process, not a failing point
+                yield _error_row(futures[future], exc)
+        finished = True
+    finally:
+        pool.shutdown(wait=finished, cancel_futures=True)
+
+
+def _run_dask(points, annotate, workers, address) -> Iterator[dict]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ModuleNotFoundError:
+        raise ConfigError("backend 'dask' needs dask.distributed; "
+                          "pip install 'dask[distributed]'") from None
+    cluster = None
+    if hasattr(address, "submit"):
+        client, own_client = address, False
+    elif address in (None, "local"):
+        cluster = LocalCluster(n_workers=workers or default_workers(),
+                               threads_per_worker=1, dashboard_address=None)
+        client, own_client = Client(cluster), True
+    else:
+        client, own_client = Client(address), True
+    futures = {}
+    try:
+        for point in points:
+            text = point_key(point) + f"annotate={annotate}"
+            key = "run_point-" + hashlib.sha256(text.encode()).hexdigest()
+            futures[client.submit(run_point, point, annotate, key=key, pure=False)] = point
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # a lost worker, not a failing point
+                yield _error_row(futures[future], exc)
+    finally:
+        client.cancel(list(futures))
+        if own_client:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _check_backend(backend, workers, address) -> None:
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend {backend!r} is unknown; use one of "
+                          f"{', '.join(BACKENDS)}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ConfigError(f"workers={workers!r} must be a whole number >= 1")
+    if address is not None and backend != "dask":
+        raise ConfigError("a scheduler address is for backend='dask'; "
+                          "drop it or use backend='dask'")
+    if backend == "dask" and workers is not None and address not in (None, "local"):
+        raise ConfigError("workers sets the size of a local Dask cluster; a remote "
+                          "scheduler's cluster has the workers it has: drop workers")
+
+
+def run_points(points: list[dict], backend: str = "processes", workers: int | None = None,
+               annotate: bool = True, address=None) -> Iterable[dict]:
+    """Rows of ``points`` in completion order, on the chosen backend.
+
+    backend : "processes" (a local process pool of ``workers``, default all CPUs),
+        "serial" (this process) or "dask" (``address``: None or "local" for a
+        ``LocalCluster`` of ``workers`` single-threaded workers, a scheduler address,
+        or a ``distributed.Client``).
+    """
+    _check_backend(backend, workers, address)
+    if backend == "serial" or (backend == "processes" and workers == 1):
+        return _run_serial(points, annotate)
+    if backend == "processes":
+        return _run_processes(points, annotate, workers or default_workers())
+    return _run_dask(points, annotate, workers, address)
+
+
+# ---------------------------------------------------------------------------
+# The sweep
+# ---------------------------------------------------------------------------
+
+def sweep(spec, backend: str = "processes", workers: int | None = None, out=None,
+          annotate: bool = True, progress: bool = True, resume: bool = False,
+          address=None):
+    """Run every point of ``spec``; a pandas DataFrame, one row per point and replication.
+
+    Parameters
+    ----------
+    spec : dict or path of a TOML file
+        See :func:`expand`.
+    backend : "processes", "serial" or "dask"
+        See :func:`run_points`; ``address`` selects the Dask cluster.
+    workers : int, optional
+        Local processes (default: all CPUs) or local Dask workers.
+    out : path ending in .csv or .parquet, optional
+        Rows are appended as points finish (for parquet, to ``<out>.partial.csv``,
+        turned into parquet at the end); the finished file is in grid order.
+    annotate : bool
+        Add the analytic columns of the ``forkjoin_sim.annotators`` plugins.
+    progress : bool
+        A progress bar with ETA on stderr.
+    resume : bool
+        Skip the points that ``out`` already holds with status "ok".
+
+    Rows are sorted by the points' order in the grid, whatever order they finished
+    in. The frame reads like the results file (it is that CSV, parsed): a failed
+    point has ``status == "error"`` and what failed in ``message``. Notes on skipped
+    combinations are in ``frame.attrs["notes"]``.
+    """
+    from contextlib import closing
+
+    from tqdm.auto import tqdm
+
+    _check_backend(backend, workers, address)
+    points, notes = expand(spec)
+    if not points:
+        raise ConfigError("no valid point in the sweep spec: "
+                          + ("; ".join(notes[:3]) or "it is empty"))
+    out = None if out is None else check_results_path(out)
+    if resume and out is None:
+        raise ConfigError("resume needs the results file: give out=...")
+    order = {point_identity(p): i for i, p in enumerate(points)}
+    done = done_rows(out, order) if resume else {}
+    if out is not None and not resume and out.suffix == ".parquet":
+        out.unlink(missing_ok=True)  # replaced, as a CSV is, not mixed into a resume
+    todo = [p for p in points if point_identity(p) not in done]
+    journal = None if out is None else Journal(journal_path(out), list(done.values()))
+    rows = list(done.values())
+    try:
+        with tqdm(total=len(points), initial=len(done), disable=not progress,
+                  unit="point", desc="sweep", dynamic_ncols=True) as bar, \
+                closing(run_points(todo, backend, workers, annotate, address)) as results:
+            for row in results:
+                cells = {k: text for k, text in ((k, cell_text(v)) for k, v in row.items())
+                         if text != ""}
+                rows.append(cells)
+                if journal is not None:
+                    journal.add(cells)
+                bar.update(1)
+    finally:
+        if journal is not None:
+            journal.close()
+    rows.sort(key=lambda cells: order[row_identity(cells)])
+    if out is not None:
+        write_final(out, rows)
+        if journal_path(out) != out:
+            journal_path(out).unlink(missing_ok=True)
+    frame = rows_frame(rows)
+    frame.attrs["notes"] = notes
+    return frame
