@@ -15,7 +15,23 @@ PLACEMENTS = ("random", "ring")
 ARRIVAL_KINDS = ("poisson", "deterministic")
 
 
-def _distribution_mean(dist: Any, what: str) -> float:
+def _check_whole(name: str, value) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+
+
+def check_cluster(nodes, replicas) -> None:
+    """Raise ConfigError unless ``1 <= replicas <= nodes`` are whole numbers."""
+    _check_whole("nodes", nodes)
+    _check_whole("replicas", replicas)
+    if nodes < 1:
+        raise ConfigError(f"nodes n={nodes} must be at least 1")
+    if not 1 <= replicas <= nodes:
+        raise ConfigError(f"replicas r={replicas} must satisfy 1 <= r <= nodes "
+                          f"n={nodes}; use at most {nodes} replicas or add nodes")
+
+
+def distribution_mean(dist: Any, what: str) -> float:
     """Mean of a frozen scipy.stats distribution (or anything with ``mean()``)."""
     if not (hasattr(dist, "rvs") and hasattr(dist, "mean")):
         raise ConfigError(
@@ -75,14 +91,8 @@ class ForkJoinModel:
 
     def __post_init__(self) -> None:
         n, r, k = self.nodes, self.replicas, self.quorum
-        for name, value in (("nodes", n), ("replicas", r), ("quorum", k)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-                raise ConfigError(f"{name} must be a whole number, got {value!r}")
-        if n < 1:
-            raise ConfigError(f"nodes n={n} must be at least 1")
-        if not 1 <= r <= n:
-            raise ConfigError(f"replicas r={r} must satisfy 1 <= r <= nodes n={n}; "
-                              f"use at most {n} replicas or add nodes")
+        check_cluster(n, r)
+        _check_whole("quorum", k)
         if not 1 <= k <= r:
             raise ConfigError(f"quorum k={k} must satisfy 1 <= k <= replicas r={r}; "
                               f"use 1 <= k <= {r}")
@@ -94,8 +104,8 @@ class ForkJoinModel:
                 raise ConfigError(f"arrivals {self.arrivals!r} is unknown; use "
                                   f"{' or '.join(ARRIVAL_KINDS)} or a frozen distribution")
         else:
-            _distribution_mean(self.arrivals, "arrivals")
-        mean_service = _distribution_mean(self.service, "service")
+            distribution_mean(self.arrivals, "arrivals")
+        mean_service = distribution_mean(self.service, "service")
 
         if (self.load is None) == (self.arrival_rate is None):
             raise ConfigError("give exactly one of load (rho = lambda*E[X]) "

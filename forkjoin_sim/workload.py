@@ -22,7 +22,7 @@ from scipy import stats
 
 from .engines import FastEngine
 from .errors import ConfigError
-from .model import PLACEMENTS, _distribution_mean
+from .model import PLACEMENTS, distribution_mean
 from .samplepath import SamplePath, draw_placement
 from .statistics import Summary, summarize, warmup_count
 
@@ -75,7 +75,7 @@ class JobClass:
                 or not (math.isfinite(self.fraction) and 0 < self.fraction <= 1)):
             raise ConfigError(f"class {self.name!r}: fraction={self.fraction!r} must be "
                               "in (0, 1]; drop classes that never arrive")
-        _distribution_mean(self.service, f"class {self.name!r} service")
+        distribution_mean(self.service, f"class {self.name!r} service")
 
     @property
     def mean_service(self) -> float:

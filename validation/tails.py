@@ -50,6 +50,17 @@ def empirical_cdf(samples, grid) -> np.ndarray:
     return np.searchsorted(ordered, np.asarray(grid, dtype=float), side="right") / ordered.size
 
 
+
+def _sections(samples, batches: int) -> tuple[np.ndarray, np.ndarray]:
+    """The run and its last ``batches * size`` values as ``batches`` consecutive
+    sections (the oldest leftover values are dropped, nearest the warm-up)."""
+    x = np.asarray(samples, dtype=float)
+    size = x.size // batches
+    if size < 2:
+        raise ConfigError(f"{x.size} samples are too few for {batches} batches; "
+                          "simulate more jobs")
+    return x, x[x.size - batches * size:].reshape(batches, size)
+
 def empirical_cdf_with_error(samples, grid, batches: int = QUANTILE_BATCHES
                              ) -> tuple[np.ndarray, np.ndarray]:
     """Empirical CDF of a correlated sequence and its batch-means standard error.
@@ -58,12 +69,7 @@ def empirical_cdf_with_error(samples, grid, batches: int = QUANTILE_BATCHES
     of the sections' CDFs over ``sqrt(batches)`` is the error of the overall CDF at
     each point (independent-sample formulas would be far too small).
     """
-    x = np.asarray(samples, dtype=float)
-    size = x.size // batches
-    if size < 2:
-        raise ConfigError(f"{x.size} samples are too few for {batches} batches; "
-                          "simulate more jobs")
-    sections = x[x.size - batches * size:].reshape(batches, size)
+    x, sections = _sections(samples, batches)
     per_batch = np.array([empirical_cdf(s, grid) for s in sections])
     return empirical_cdf(x, grid), per_batch.std(axis=0, ddof=1) / math.sqrt(batches)
 
@@ -71,12 +77,7 @@ def empirical_cdf_with_error(samples, grid, batches: int = QUANTILE_BATCHES
 def percentile_interval(samples, q: float, batches: int = QUANTILE_BATCHES,
                         confidence: float = 0.95) -> Interval:
     """The q-th percentile of a correlated run with a sectioning interval."""
-    x = np.asarray(samples, dtype=float)
-    size = x.size // batches
-    if size < 2:
-        raise ConfigError(f"{x.size} samples are too few for {batches} batches; "
-                          "simulate more jobs")
-    sections = x[x.size - batches * size:].reshape(batches, size)
+    x, sections = _sections(samples, batches)
     centre = float(np.percentile(x, q))
     scale = float(np.percentile(sections, q, axis=1).std(ddof=1)) / math.sqrt(batches)
     if scale == 0:

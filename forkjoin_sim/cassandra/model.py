@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..model import _distribution_mean
+from ..model import distribution_mean, check_cluster
 
 #: Consistency level names and how many acknowledgements each needs.
 CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")
@@ -120,14 +120,7 @@ class CassandraModel:
 
     def __post_init__(self) -> None:
         n, r = self.nodes, self.replicas
-        for name, value in (("nodes", n), ("replicas", r)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-                raise ConfigError(f"{name} must be a whole number, got {value!r}")
-        if n < 1:
-            raise ConfigError(f"nodes n={n} must be at least 1")
-        if not 1 <= r <= n:
-            raise ConfigError(f"replicas r={r} must satisfy 1 <= r <= nodes n={n}; "
-                              f"use at most {n} replicas or add nodes")
+        check_cluster(n, r)
         consistency_quorum(self.consistency, r)
         policy_local_fraction(self.policy, n, r)
         rate = self.arrival_rate
@@ -136,8 +129,8 @@ class CassandraModel:
             raise ConfigError(f"arrival_rate must be a positive finite number of writes "
                               f"per unit time, got {rate!r}")
         object.__setattr__(self, "arrival_rate", float(rate))
-        _distribution_mean(self.local_service, "local_service")
-        _distribution_mean(self.remote_service, "remote_service")
+        distribution_mean(self.local_service, "local_service")
+        distribution_mean(self.remote_service, "remote_service")
 
     def check_stable(self) -> None:
         """Raise ConfigError unless each node, one FCFS server, keeps up (level 1).
