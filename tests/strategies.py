@@ -39,3 +39,25 @@ def latency_samples(draw, max_size=60):
     if not np.any(data > 0):
         data[draw(st.integers(0, data.size - 1))] = draw(st.floats(1e-3, 1e3))
     return data
+
+
+def service_distributions():
+    """Service-time models of different shapes: light and heavy tails, bounded,
+    and an empirical one (resampled from fixed Weibull draws)."""
+    from scipy import stats
+
+    from forkjoin_sim.empirical import Empirical
+
+    return st.sampled_from([
+        stats.expon(), stats.lognorm(1.0), stats.uniform(0.5, 1.0), stats.gamma(0.5),
+        Empirical.from_samples(stats.weibull_min(0.7).rvs(500, random_state=1))])
+
+
+@st.composite
+def fork_join_models(draw, max_nodes=7):
+    """A stable ``ForkJoinModel``: any (n, r, k), service shape and placement."""
+    from forkjoin_sim.model import ForkJoinModel
+
+    n, r, k, rho = draw(stable_queues(max_nodes=max_nodes, loads=per_node_loads(0.05, 0.95)))
+    return ForkJoinModel(n, r, k, load=rho, service=draw(service_distributions()),
+                         placement=draw(st.sampled_from(["random", "ring"])))

@@ -4,30 +4,15 @@ answers exist without statistics (hand-checked paths)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from scipy import stats
 
-from forkjoin_sim.empirical import Empirical
 from forkjoin_sim.engines import FastEngine, SimPyEngine
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.samplepath import SamplePath, draw_sample_path
-
-SERVICES = [stats.expon(), stats.lognorm(1.0), stats.uniform(0.5, 1.0), stats.gamma(0.5),
-            Empirical.from_samples(stats.weibull_min(0.7).rvs(500, random_state=1))]
-
-
-@st.composite
-def queues(draw):
-    n = draw(st.integers(1, 7))
-    r = draw(st.integers(1, n))
-    k = draw(st.integers(1, r))
-    utilisation = draw(st.floats(0.05, 0.95))
-    return ForkJoinModel(n, r, k, load=utilisation * n / r,
-                         service=draw(st.sampled_from(SERVICES)),
-                         placement=draw(st.sampled_from(["random", "ring"])))
+from tests.strategies import fork_join_models
 
 
 @settings(max_examples=40, deadline=None)
-@given(queues(), st.integers(0, 2**32 - 1))
+@given(fork_join_models(), st.integers(0, 2**32 - 1))
 def test_fast_and_simpy_agree_on_a_common_path(model, seed):
     path = draw_sample_path(model, 400, seed)
     fast_done, fast_sojourn = FastEngine(model.nodes).run(path)
@@ -37,7 +22,7 @@ def test_fast_and_simpy_agree_on_a_common_path(model, seed):
 
 
 @settings(max_examples=25, deadline=None)
-@given(queues(), st.integers(0, 2**32 - 1), st.integers(1, 399))
+@given(fork_join_models(), st.integers(0, 2**32 - 1), st.integers(1, 399))
 def test_fast_engine_in_blocks_equals_one_pass(model, seed, cut):
     path = draw_sample_path(model, 400, seed)
     _, whole = FastEngine(model.nodes).run(path)
