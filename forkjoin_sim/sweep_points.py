@@ -186,9 +186,25 @@ def point_key(point: dict) -> str:
                       separators=(",", ":"), default=str)
 
 
+def _service_identity(service):
+    """``empirical:PATH`` as the SHA-256 of the file's bytes: a point's numbers then
+    depend on the measured data, not on where the file lies or how its path is
+    spelled. Other services (and unreadable files, whose point fails when it builds
+    its model) are left as they are."""
+    if isinstance(service, str) and service.startswith("empirical:"):
+        try:
+            data = Path(service[len("empirical:"):]).read_bytes()
+        except OSError:
+            return service
+        return "empirical-sha256:" + hashlib.sha256(data).hexdigest()
+    return service
+
+
 def point_seed(point: dict) -> np.random.SeedSequence:
-    """The point's SeedSequence: base seed plus a hash of its canonical description."""
-    digest = hashlib.sha256(point_key(point).encode()).digest()
+    """The point's SeedSequence: base seed plus a hash of its canonical description
+    (an empirical service described by its data)."""
+    described = {**point, "service": _service_identity(point.get("service"))}
+    digest = hashlib.sha256(point_key(described).encode()).digest()
     words = np.frombuffer(digest, dtype=np.uint32)
     return np.random.SeedSequence([int(point["seed"]), *map(int, words)])
 

@@ -177,6 +177,23 @@ def test_a_point_has_the_same_numbers_alone_as_in_a_grid(serial_frame):
     assert alone["mean"].nunique() == 2
 
 
+def test_an_empirical_point_depends_on_the_data_not_on_the_file_path(tmp_path):
+    data = "\n".join(str(0.2 + 0.37 * (i % 11)) for i in range(200)) + "\n"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "lat.txt").write_text(data)
+    (tmp_path / "copy.txt").write_text(data)
+    (tmp_path / "other.txt").write_text(data.replace("0.2\n", "0.3\n"))
+
+    def mean(path):
+        spec = {"nodes": 4, "replicas": 2, "quorum": 1, "arrival_rate": 0.5,
+                "service": f"empirical:{path}", "jobs": 4000, "seed": 3}
+        return sweeps.sweep(spec, backend="serial", progress=False)["mean"].iloc[0]
+
+    assert mean(tmp_path / "a" / "lat.txt") == mean(tmp_path / "copy.txt")
+    assert mean(tmp_path / "a" / ".." / "copy.txt") == mean(tmp_path / "copy.txt")
+    assert mean(tmp_path / "other.txt") != mean(tmp_path / "copy.txt")
+
+
 def test_rows_are_in_grid_order_with_analytic_columns_where_they_apply(serial_frame):
     points, _ = sweeps.expand(SPEC)
     got = serial_frame[["nodes", "quorum", "rho", "service", "replication"]]
