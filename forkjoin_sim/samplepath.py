@@ -106,7 +106,8 @@ class PathSampler:
 
     Arrivals, placements and service times each have their own generator spawned from
     one ``SeedSequence``, so the numbers of a run depend only on the model and the
-    seed, not on how the run is cut into blocks.
+    seed, not on how the run is cut into blocks (arrival times up to the rounding of
+    the running clock, which adds each block's gaps to the last arrival).
     """
 
     def __init__(self, model: ForkJoinModel, seed: int | np.random.SeedSequence):

@@ -78,6 +78,12 @@ class SimulationResult:
         return "\n".join(lines)
 
 
+def _busy_time(path, node_count: int) -> np.ndarray:
+    """Service time each node gives the path's tasks (all of it: no purging)."""
+    return np.bincount(path.nodes.ravel(), weights=path.service.ravel(),
+                       minlength=node_count)
+
+
 def simulate(model: ForkJoinModel, jobs: int = 200_000, seed=0, engine: str = "fast",
              warmup: float | str = 0.1, sample_every: int = 1,
              progress: bool = False) -> SimulationResult:
@@ -123,7 +129,7 @@ def simulate(model: ForkJoinModel, jobs: int = 200_000, seed=0, engine: str = "f
         runner = ENGINES[engine](model.nodes, purging=model.purging)
         _, sojourns = runner.run(path)
         recorder.add(sojourns)
-        np.add.at(busy, path.nodes.ravel(), path.service.ravel())
+        busy += _busy_time(path, model.nodes)
         horizon = float(path.arrivals[-1])
     else:
         runner = ENGINES[engine](model.nodes)
@@ -135,8 +141,7 @@ def simulate(model: ForkJoinModel, jobs: int = 200_000, seed=0, engine: str = "f
                 path = sampler.draw(min(BLOCK_JOBS, jobs - done))
                 _, sojourns = runner.run(path)
                 recorder.add(sojourns)
-                busy += np.bincount(path.nodes.ravel(), weights=path.service.ravel(),
-                                    minlength=model.nodes)
+                busy += _busy_time(path, model.nodes)
                 done += path.jobs
                 bar.update(path.jobs)
             horizon = float(path.arrivals[-1])
