@@ -8,7 +8,7 @@ The chosen cluster and the next smaller one are then simulated directly.
 
 import argparse
 
-from validation.planning import plan_capacity, simulate_capacity
+from sizing.planning import plan_capacity, simulate_capacity
 
 
 def main() -> None:

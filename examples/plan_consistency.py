@@ -8,7 +8,7 @@ reads and writes together on shared nodes.
 
 import argparse
 
-from validation.planning import plan_consistency, simulate_consistency
+from sizing.planning import plan_consistency, simulate_consistency
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ approximation), whether the model's percentile is reliable, and a timeout table.
 
 import argparse
 
-from validation.tails import compare_percentiles, timeout_table
+from sizing.tails import compare_percentiles, timeout_table
 
 QUEUES = [(3, 3, 1, 0.5), (3, 3, 2, 0.8), (5, 5, 3, 0.8), (9, 3, 2, 2.4), (9, 9, 1, 0.5)]
 

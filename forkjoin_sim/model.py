@@ -9,9 +9,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from . import arrivals as arrival_processes
 from .errors import ConfigError
+from .placement import PLACEMENTS
+from .system import Stragglers, System, law_mean, single_class
 
-PLACEMENTS = ("random", "ring")
 ARRIVAL_KINDS = ("poisson", "deterministic")
 
 
@@ -33,16 +35,7 @@ def check_cluster(nodes, replicas) -> None:
 
 def distribution_mean(dist: Any, what: str) -> float:
     """Mean of a frozen scipy.stats distribution (or anything with ``mean()``)."""
-    if not (hasattr(dist, "rvs") and hasattr(dist, "mean")):
-        raise ConfigError(
-            f"{what} must be a frozen scipy.stats distribution or an Empirical "
-            f"(something with rvs() and mean()), got {type(dist).__name__}"
-        )
-    mean = float(dist.mean())
-    if not (math.isfinite(mean) and mean > 0):
-        raise ConfigError(f"{what} must have a finite positive mean, got {mean}; "
-                          "choose a distribution of positive times")
-    return mean
+    return law_mean(dist, what)
 
 
 @dataclass(frozen=True)
@@ -51,32 +44,45 @@ class ForkJoinModel:
 
     Each job arrives, forks ``replicas`` tasks onto distinct nodes chosen by
     ``placement``, and completes when ``quorum`` of them have finished. Each node is
-    one FCFS server of unlimited queue.
+    one FCFS server of unlimited queue. The model maps onto the run stack as a
+    one-class `System` (``.system``) plus an arrival process (``.arrival_process``).
 
     Parameters
     ----------
     nodes, replicas, quorum : int
         n, r and k of the paper, with 1 <= k <= r <= n.
     load : float, optional
-        rho = lambda * E[X], the load factor per *job* (the paper's lambda/mu). Give
-        exactly one of ``load`` and ``arrival_rate``.
+        rho = lambda * E[X], the load factor per *job* (the paper's lambda/mu).
+        Open arrivals need exactly one of ``load`` and ``arrival_rate``.
     arrival_rate : float, optional
         lambda, jobs per unit time.
     service : frozen scipy.stats distribution or Empirical
-        Service time of one task, i.i.d. across tasks. Default exponential, mean 1.
-    arrivals : "poisson", "deterministic", or a frozen distribution
-        The arrival process. A distribution is a renewal process whose inter-arrival
-        times are that distribution rescaled to mean ``1/arrival_rate``.
+        Service time of one task on a node of speed 1, i.i.d. across tasks. Default
+        exponential, mean 1.
+    arrivals : "poisson", "deterministic", a frozen distribution, or a `Trace`
+        The open arrival process. A distribution is a renewal process whose gaps are
+        that distribution rescaled to mean ``1/arrival_rate``; a trace fixes the
+        times (and the rate: give neither load nor arrival_rate).
     placement : "random" or "ring"
         "random": a uniformly random r-subset of nodes per job (the paper's
         Definition 1). "ring": r consecutive nodes from a uniformly random start, as
         Cassandra places a key's replicas on its token ring.
     purging : bool
         Cancel the r - k unfinished tasks when the k-th completes (SimPy engine only).
+    clients : int, optional
+        A closed loop instead of open arrivals: ``clients`` clients, each sending its
+        next job ``think`` time units (mean) after its previous job completed.
+        Throughput is then an output: give neither load nor arrival_rate.
+    think : float
+        Mean think time of a closed-loop client (0 allowed).
+    think_law : frozen distribution, optional
+        Shape of the think time, rescaled to mean ``think``; default exponential.
+    speeds : sequence of per-node factors, `Stragglers`, or None
+        Uneven nodes: a task takes ``service / speed`` on its node.
 
-    Stability is checked as ``r * rho / n < 1``, exact for the non-purging queue.
-    Purging only removes work, so for it the check is sufficient, not necessary: a
-    purging queue with a larger load may be stable but is rejected here.
+    Open stability is checked as ``r * rho / (n * slowest speed) < 1``, exact for the
+    non-purging queue. Purging only removes work, so for it the check is
+    sufficient, not necessary.
     """
 
     nodes: int
@@ -88,6 +94,10 @@ class ForkJoinModel:
     arrivals: Any = "poisson"
     placement: str = "random"
     purging: bool = False
+    clients: int | None = None
+    think: float = 0.0
+    think_law: Any = None
+    speeds: Any = None
 
     def __post_init__(self) -> None:
         n, r, k = self.nodes, self.replicas, self.quorum
@@ -97,50 +107,120 @@ class ForkJoinModel:
             raise ConfigError(f"quorum k={k} must satisfy 1 <= k <= replicas r={r}; "
                               f"use 1 <= k <= {r}")
         if self.placement not in PLACEMENTS:
-            raise ConfigError(f"placement {self.placement!r} is unknown; "
-                              f"use one of {', '.join(PLACEMENTS)}")
-        if isinstance(self.arrivals, str):
+            raise ConfigError(f"placement {self.placement!r} is unknown; use one of "
+                              f"{', '.join(PLACEMENTS)}")
+        if isinstance(self.speeds, list):
+            object.__setattr__(self, "speeds", tuple(self.speeds))
+        system = single_class(n, r, k, self.service, self.placement, self.speeds,
+                              self.purging)
+        mean_service = law_mean(self.service, "service")
+        object.__setattr__(self, "_system", system)
+        given = [name for name in ("load", "arrival_rate")
+                 if getattr(self, name) is not None]
+        if self.clients is not None:
+            if given:
+                raise ConfigError(f"with closed-loop clients the throughput is an "
+                                  f"output; drop {given[0]} (--rho) or drop clients")
+            process = arrival_processes.ClosedLoop(self.clients, self.think,
+                                                   self.think_law)
+            object.__setattr__(self, "clients", process.clients)
+            object.__setattr__(self, "_process", process)
+            return
+        if isinstance(self.arrivals, arrival_processes.Trace):
+            if given:
+                raise ConfigError(f"a trace fixes the arrival rate; drop {given[0]}")
+            object.__setattr__(self, "arrival_rate", self.arrivals.rate)
+            given = ["arrival_rate"]
+        elif isinstance(self.arrivals, str):
             if self.arrivals not in ARRIVAL_KINDS:
                 raise ConfigError(f"arrivals {self.arrivals!r} is unknown; use "
                                   f"{' or '.join(ARRIVAL_KINDS)} or a frozen distribution")
         else:
             distribution_mean(self.arrivals, "arrivals")
-        mean_service = distribution_mean(self.service, "service")
-
-        if (self.load is None) == (self.arrival_rate is None):
+        if len(given) != 1:
             raise ConfigError("give exactly one of load (rho = lambda*E[X]) "
-                              "and arrival_rate (lambda)")
-        given = self.load if self.load is not None else self.arrival_rate
-        if not (isinstance(given, (int, float, np.floating, np.integer))
-                and math.isfinite(given) and given > 0):
-            which = "load" if self.load is not None else "arrival_rate"
-            raise ConfigError(f"{which} must be a positive finite number, got {given!r}")
+                              "and arrival_rate (lambda), or closed-loop clients")
+        value = getattr(self, given[0])
+        if (isinstance(value, bool)
+                or not (isinstance(value, (int, float, np.floating, np.integer))
+                        and math.isfinite(value) and value > 0)):
+            raise ConfigError(f"{given[0]} must be a positive finite number, got "
+                              f"{value!r}")
         if self.load is None:
             object.__setattr__(self, "load", float(self.arrival_rate) * mean_service)
         else:
             object.__setattr__(self, "arrival_rate", float(self.load) / mean_service)
         object.__setattr__(self, "load", float(self.load))
         object.__setattr__(self, "arrival_rate", float(self.arrival_rate))
-
-        if self.node_utilisation >= 1:
+        if isinstance(self.arrivals, arrival_processes.Trace):
+            process = self.arrivals
+        elif self.arrivals == "poisson":
+            process = arrival_processes.Poisson(self.arrival_rate)
+        elif self.arrivals == "deterministic":
+            process = arrival_processes.Periodic(self.arrival_rate)
+        else:
+            process = arrival_processes.Renewal(self.arrivals, self.arrival_rate)
+        object.__setattr__(self, "_process", process)
+        if self.busiest_node_utilisation >= 1:
+            slow = system.slowest_speed
+            speed = f"/{slow:g} (slowest speed)" if slow != 1 else ""
             raise ConfigError(
                 f"unstable load: each node's utilisation r*rho/n = {r}*{self.load:g}/{n}"
-                f" = {self.node_utilisation:.4g} must be < 1; use rho < {n / r:.4g}"
+                f"{speed} = {self.busiest_node_utilisation:.4g} must be < 1; use rho < "
+                f"{n * slow / r:.4g}, or closed-loop clients"
             )
 
     @property
+    def system(self) -> System:
+        """The one-class system this queue is."""
+        return self._system
+
+    @property
+    def arrival_process(self):
+        """Its arrival process (`forkjoin_sim.arrivals`)."""
+        return self._process
+
+    @property
+    def closed(self) -> bool:
+        return self.clients is not None
+
+    @property
     def mean_service(self) -> float:
-        """E[X], the mean service time of one task."""
+        """E[X], the mean service time of one task (speed 1)."""
         return float(self.service.mean())
 
     @property
-    def node_utilisation(self) -> float:
-        """r * rho / n: the fraction of time each node is busy (non-purging)."""
+    def node_utilisation(self) -> float | None:
+        """r * rho / n: the fraction of time a node of speed 1 is busy (non-purging);
+        None under a closed loop, where the load is an output."""
+        if self.load is None:
+            return None
         return self.replicas * self.load / self.nodes
+
+    @property
+    def busiest_node_utilisation(self) -> float | None:
+        """Utilisation of the slowest node (equal to ``node_utilisation`` if even)."""
+        if self.load is None:
+            return None
+        return self.node_utilisation / self.system.slowest_speed
+
+    def summary_fields(self) -> dict:
+        """The model's own keys of ``simulate --json``."""
+        out = {"nodes": self.nodes, "replicas": self.replicas, "quorum": self.quorum,
+               "rho": self.load, "per_node_load": self.node_utilisation}
+        if self.closed:
+            out.update(clients=self.clients, think=self.think)
+        return out
 
     def describe(self) -> str:
         """A one-line, human readable summary."""
         kind = "purging" if self.purging else "non-purging"
+        if self.closed:
+            load = self._process.describe()
+        else:
+            load = f"rho={self.load:g}, per-node load={self.node_utilisation:.4g}"
+        extra = ""
+        if self.speeds is not None and "placement, " in self.system.describe():
+            extra = ", " + self.system.describe().split("placement, ", 1)[-1]
         return (f"({self.nodes},{self.replicas},{self.quorum}) {kind} fork-join, "
-                f"rho={self.load:g}, per-node load={self.node_utilisation:.4g}, "
-                f"{self.placement} placement")
+                f"{load}, {self.placement} placement{extra}")

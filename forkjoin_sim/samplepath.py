@@ -2,17 +2,18 @@
 
 An engine turns a :class:`SamplePath` into per-task completion times. Because every
 engine consumes the same path, two engines can be compared exactly (common random
-numbers), and a run is a pure function of its model and seed.
+numbers), and a run is a pure function of its system, arrival process and seed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from .model import ForkJoinModel
+from .arrivals import is_closed
+from .placement import get_placement
+from .streams import ARRIVALS, CLASS_LABELS, child_rng, class_streams
 
 
 @dataclass(frozen=True)
@@ -22,19 +23,28 @@ class SamplePath:
     Attributes
     ----------
     arrivals : (jobs,) float64
-        Absolute arrival times, non-decreasing.
+        Absolute arrival times, non-decreasing. Under a closed loop they are not
+        known in advance: NaN until an engine fills them in.
     nodes : (jobs, width) int32
         Node of each task; ``-1`` marks "no task" (jobs of a narrower class).
     service : (jobs, width) float64
-        Service time of each task (ignored where ``nodes == -1``).
+        Time each task takes on its node (node speed applied; ignored where
+        ``nodes == -1``).
     quorum : (jobs,) int32
         Number of task completions that complete each job.
+    labels : (jobs,) int16 or None
+        Class index of each job (None: one class).
+    think : (jobs,) float64 or None
+        Closed loop only: the think time the job's client takes after the job
+        completes, before its next request.
     """
 
     arrivals: np.ndarray
     nodes: np.ndarray
     service: np.ndarray
     quorum: np.ndarray
+    labels: np.ndarray | None = None
+    think: np.ndarray | None = None
 
     @property
     def jobs(self) -> int:
@@ -43,96 +53,143 @@ class SamplePath:
     def __len__(self) -> int:
         return self.jobs
 
+    @property
+    def closed(self) -> bool:
+        return self.think is not None
+
     def slice(self, start: int, stop: int) -> "SamplePath":
         """The jobs ``start:stop`` as a new path (views, no copy)."""
-        return SamplePath(self.arrivals[start:stop], self.nodes[start:stop],
-                          self.service[start:stop], self.quorum[start:stop])
+        return SamplePath(*(None if a is None else a[start:stop] for a in (
+            self.arrivals, self.nodes, self.service, self.quorum, self.labels,
+            self.think)))
 
     @staticmethod
     def concatenate(paths: "list[SamplePath]") -> "SamplePath":
-        return SamplePath(*(np.concatenate([getattr(p, f) for p in paths])
-                            for f in ("arrivals", "nodes", "service", "quorum")))
+        def join(name):
+            parts = [getattr(p, name) for p in paths]
+            return None if parts[0] is None else np.concatenate(parts)
+        return SamplePath(*(join(f) for f in ("arrivals", "nodes", "service", "quorum",
+                                              "labels", "think")))
 
 
-@numba.njit(cache=True)
-def _random_subsets(offsets: np.ndarray, node_count: int) -> np.ndarray:
-    """Ordered uniform r-subsets of range(node_count) by partial Fisher-Yates.
-
-    ``offsets[j, t]`` is uniform on ``0 .. node_count - t - 1``; the swaps are undone
-    after each job so every job starts from the identity permutation.
-    """
-    jobs, width = offsets.shape
-    out = np.empty((jobs, width), dtype=np.int32)
-    perm = np.arange(node_count, dtype=np.int32)
-    for j in range(jobs):
-        for t in range(width):
-            s = t + offsets[j, t]
-            perm[t], perm[s] = perm[s], perm[t]
-            out[j, t] = perm[t]
-        for t in range(width - 1, -1, -1):
-            s = t + offsets[j, t]
-            perm[t], perm[s] = perm[s], perm[t]
-    return out
-
-
-def draw_placement(placement: str, node_count: int, replicas: int, jobs: int,
+def draw_placement(placement, node_count: int, replicas: int, jobs: int,
                    rng: np.random.Generator) -> np.ndarray:
     """Nodes of each job's tasks, shape (jobs, replicas), distinct within a row."""
-    if placement == "ring":
-        start = rng.integers(0, node_count, size=jobs, dtype=np.int32)
-        return ((start[:, None] + np.arange(replicas, dtype=np.int32)) % node_count
-                ).astype(np.int32)
-    if replicas == node_count:
-        # Every node gets a task; order within a job is irrelevant to FCFS queues.
-        return np.broadcast_to(np.arange(node_count, dtype=np.int32),
-                               (jobs, replicas)).copy()
-    offsets = rng.integers(0, node_count - np.arange(replicas), size=(jobs, replicas))
-    return _random_subsets(offsets, node_count)
+    return get_placement(placement).draw(node_count, replicas, jobs, rng)
 
 
-def draw_interarrivals(arrivals, rate: float, jobs: int,
-                       rng: np.random.Generator) -> np.ndarray:
-    """Inter-arrival gaps with mean ``1/rate`` for one of the model's arrival kinds."""
-    if isinstance(arrivals, str):
-        if arrivals == "poisson":
-            return rng.exponential(1.0 / rate, size=jobs)
-        return np.full(jobs, 1.0 / rate)
-    gaps = np.asarray(arrivals.rvs(size=jobs, random_state=rng), dtype=float)
-    return gaps * (1.0 / (rate * float(arrivals.mean())))
+def draw_services(laws: tuple, jobs: int, rng: np.random.Generator) -> np.ndarray:
+    """Service times (jobs, len(laws)): one law for all tasks is one draw of the whole
+    block; otherwise column by column from the same stream."""
+    width = len(laws)
+    if all(law is laws[0] for law in laws):
+        return np.asarray(laws[0].rvs(size=(jobs, width), random_state=rng),
+                          dtype=np.float64).reshape(jobs, width)
+    return np.column_stack([np.asarray(law.rvs(size=jobs, random_state=rng),
+                                       dtype=np.float64).reshape(jobs)
+                            for law in laws]).reshape(jobs, width)
 
 
 class PathSampler:
-    """Draws a model's sample path block by block from three independent streams.
+    """Draws the sample path of a system under an arrival process, block by block.
 
-    Arrivals, placements and service times each have their own generator spawned from
-    one ``SeedSequence``, so the numbers of a run depend only on the model and the
-    seed, not on how the run is cut into blocks (arrival times up to the rounding of
-    the running clock, which adds each block's gaps to the last arrival).
+    Arrivals (or think times), class labels, and the placement and service of each
+    class come from their own child streams of the seed (`forkjoin_sim.streams`), so
+    the numbers of a run depend only on its description and seed, not on how the run
+    is cut into blocks (open arrival times up to the rounding of the running clock,
+    which adds each block's gaps to the last arrival).
+
+    Attributes
+    ----------
+    speeds : (nodes,) array, this run's node speed factors
+    initial_release : (clients,) array or None, closed loop: when each client sends
+        its first request
     """
 
-    def __init__(self, model: ForkJoinModel, seed: int | np.random.SeedSequence):
-        self.model = model
-        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-        self._arrival_rng, self._placement_rng, self._service_rng = (
-            np.random.default_rng(s) for s in seq.spawn(3))
+    def __init__(self, system, arrivals, seed):
+        self.system = system
+        self.arrivals = arrivals
+        self.speeds = system.node_speeds(seed)
+        self._uneven = bool(np.any(self.speeds != 1.0))
+        self._arrival_rng = child_rng(seed, ARRIVALS)
+        self._class_rng = child_rng(seed, CLASS_LABELS)
+        self._class_rngs = [class_streams(seed, c) for c in range(len(system.classes))]
+        self._placement = get_placement(system.placement)
+        self._issued = 0
         self._clock = 0.0
+        self.initial_release = None
+        if is_closed(arrivals):
+            self.initial_release = arrivals.think_times(arrivals.clients, self._arrival_rng)
+        probabilities = np.array([c.fraction for c in system.classes])
+        self._probabilities = probabilities / probabilities.sum()
 
     def draw(self, jobs: int) -> SamplePath:
         """The next ``jobs`` jobs of the path."""
-        m = self.model
-        times = self._clock + np.cumsum(
-            draw_interarrivals(m.arrivals, m.arrival_rate, jobs, self._arrival_rng))
-        if jobs:
-            self._clock = float(times[-1])
-        nodes = draw_placement(m.placement, m.nodes, m.replicas, jobs, self._placement_rng)
-        service = np.asarray(
-            m.service.rvs(size=(jobs, m.replicas), random_state=self._service_rng),
-            dtype=np.float64).reshape(jobs, m.replicas)
-        quorum = np.full(jobs, m.quorum, dtype=np.int32)
-        return SamplePath(times, nodes, service, quorum)
+        system = self.system
+        think = None
+        if self.initial_release is not None:
+            times = np.full(jobs, np.nan)
+            think = self.arrivals.think_times(jobs, self._arrival_rng)
+        else:
+            times = self.arrivals.arrival_times(self._clock, self._issued, jobs,
+                                                self._arrival_rng)
+            if jobs:
+                self._clock = float(times[-1])
+        self._issued += jobs
+        classes = system.classes
+        if len(classes) == 1:
+            labels = None
+            c = classes[0]
+            placement_rng, service_rng = self._class_rngs[0]
+            nodes = self._placement.draw(system.nodes, c.replicas, jobs, placement_rng)
+            service = draw_services(c.task_services, jobs, service_rng)
+            quorum = np.full(jobs, c.quorum, dtype=np.int32)
+        else:
+            labels = self._class_rng.choice(len(classes), size=jobs,
+                                            p=self._probabilities).astype(np.int16)
+            width = system.width
+            nodes = np.full((jobs, width), -1, dtype=np.int32)
+            service = np.zeros((jobs, width))
+            quorum = np.empty(jobs, dtype=np.int32)
+            for index, c in enumerate(classes):
+                rows = np.flatnonzero(labels == index)
+                placement_rng, service_rng = self._class_rngs[index]
+                nodes[rows, :c.replicas] = self._placement.draw(
+                    system.nodes, c.replicas, rows.size, placement_rng)
+                service[rows, :c.replicas] = draw_services(c.task_services, rows.size,
+                                                           service_rng)
+                quorum[rows] = c.quorum
+        if self._uneven:
+            present = nodes >= 0
+            service[present] /= self.speeds[nodes[present]]
+        return SamplePath(times, nodes, service, quorum, labels, think)
 
 
-def draw_sample_path(model: ForkJoinModel, jobs: int,
-                     seed: int | np.random.SeedSequence = 0) -> SamplePath:
-    """The first ``jobs`` jobs of the model's sample path for ``seed``."""
-    return PathSampler(model, seed).draw(jobs)
+class PathReplay:
+    """A sampler over a path drawn beforehand, served block by block (for example
+    nested basic queues that share one wider path: common random numbers)."""
+
+    initial_release = None
+
+    def __init__(self, path: SamplePath):
+        self.path = path
+        self._next = 0
+
+    def draw(self, jobs: int) -> SamplePath:
+        block = self.path.slice(self._next, self._next + jobs)
+        self._next += block.jobs
+        return block
+
+
+def leading_columns(path: SamplePath, width: int) -> SamplePath:
+    """The (i, i, i) basic queue on the first ``width`` tasks of every job of ``path``
+    (quorum ``width``): nested basic queues with common random numbers."""
+    return SamplePath(path.arrivals, np.ascontiguousarray(path.nodes[:, :width]),
+                      np.ascontiguousarray(path.service[:, :width]),
+                      np.full(path.jobs, width, dtype=np.int32), path.labels)
+
+
+def draw_sample_path(model, jobs: int, seed=0) -> SamplePath:
+    """The first ``jobs`` jobs of a model's sample path for ``seed`` (a
+    `ForkJoinModel`, a `Workload`, or anything with ``system`` and ``arrival_process``)."""
+    return PathSampler(model.system, model.arrival_process, seed).draw(jobs)

@@ -1,23 +1,23 @@
-"""``simulate``: run a model on an engine and summarise the steady-state sojourns."""
+"""``simulate``: run a model on an engine and summarise the steady state.
+
+A model is anything with a ``system`` (`forkjoin_sim.system.System`) and an
+``arrival_process`` (`forkjoin_sim.arrivals`): the plain queue `ForkJoinModel`, a
+`Workload` of several job classes, or your own. The run itself is
+`forkjoin_sim.run.simulate_system`; this module turns its output into one result
+type, `SimulationResult`.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from .engines import ENGINES
+from .arrivals import is_closed
 from .errors import ConfigError
-from .model import ForkJoinModel
-from .samplepath import PathSampler
-from .statistics import SojournRecorder, Summary
-
-#: Jobs per block of the fast engine: large enough to amortise numpy calls, small
-#: enough to keep memory flat (about 50 MB at r = 9). Part of the run's definition:
-#: results do not depend on it beyond floating-point rounding of the arrival clock.
-BLOCK_JOBS = 1 << 17
+from .run import BLOCK_JOBS, simulate_system  # noqa: F401  (BLOCK_JOBS: public name)
+from .statistics import Interval, Summary
 
 
 @dataclass(frozen=True)
@@ -26,16 +26,20 @@ class SimulationResult:
 
     Attributes
     ----------
-    model : ForkJoinModel
+    model : the model simulated (`ForkJoinModel`, `Workload` ...)
     engine, jobs, seed : the run's configuration
     sojourns : the measured sojourn times (after warm-up, every s-th job), in order
-    summary : mean with batch-means confidence interval, percentiles
+    summary : mean with batch-means confidence interval, percentiles (all jobs)
     utilisation : per-node busy fraction (None under purging, where cancelled
         partial service is not tracked)
     seconds : wall-clock time of the run
+    labels : class index of each measured job (None for one class)
+    classes : class name -> `Summary` of that class's measured jobs (several classes)
+    throughput : jobs per unit time over the measured jobs, with its interval
+    speeds : this run's node speed factors
     """
 
-    model: ForkJoinModel
+    model: object
     engine: str
     jobs: int
     seed: int
@@ -43,6 +47,10 @@ class SimulationResult:
     summary: Summary
     utilisation: np.ndarray | None
     seconds: float
+    labels: np.ndarray | None = None
+    classes: dict = field(default_factory=dict)
+    throughput: Interval | None = None
+    speeds: np.ndarray | None = None
 
     @property
     def mean(self) -> float:
@@ -52,15 +60,55 @@ class SimulationResult:
     def ci(self) -> tuple[float, float]:
         return (self.summary.ci_low, self.summary.ci_high)
 
+    # A multi-class run's names, kept for workload code.
+    @property
+    def summaries(self) -> dict:
+        return self.classes
+
+    @property
+    def overall(self) -> Summary:
+        return self.summary
+
+    @property
+    def workload(self):
+        return self.model
+
+    def class_sojourns(self, name: str) -> np.ndarray:
+        """Measured sojourns of the class called ``name``, in arrival order."""
+        index = self.model.system.index(name)
+        if self.labels is None:
+            return self.sojourns
+        return self.sojourns[self.labels == index]
+
+    def response_time_law(self) -> dict | None:
+        """Closed loop: the two sides of R = N/X - Z (Little's law on the whole loop)
+        with the mean response R measured directly, X the measured throughput."""
+        process = self.model.arrival_process
+        if not is_closed(process) or self.throughput is None:
+            return None
+        x = self.throughput
+        return {"measured_mean": self.mean,
+                "law_mean": process.clients / x.mean - process.think,
+                "law_ci_low": process.clients / x.high - process.think,
+                "law_ci_high": process.clients / x.low - process.think}
+
     def to_dict(self) -> dict:
         """Flat, JSON-ready statistics (the ``simulate --json`` object)."""
         out = dict(self.summary.to_dict())
         out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
-                   seed=self.seed, nodes=self.model.nodes, replicas=self.model.replicas,
-                   quorum=self.model.quorum, rho=self.model.load,
-                   per_node_load=self.model.node_utilisation)
+                   seed=self.seed)
+        out.update(self.model.summary_fields())
+        if self.throughput is not None:
+            out.update(throughput=self.throughput.mean,
+                       throughput_ci_low=self.throughput.low,
+                       throughput_ci_high=self.throughput.high)
         if self.utilisation is not None:
             out["utilisation_mean"] = float(np.mean(self.utilisation))
+            out["utilisation_max"] = float(np.max(self.utilisation))
+        if self.speeds is not None and np.any(self.speeds != 1):
+            out["speeds"] = [float(s) for s in self.speeds]
+        if self.classes:
+            out["classes"] = {name: s.to_dict() for name, s in self.classes.items()}
         return out
 
     def report(self) -> str:
@@ -71,27 +119,36 @@ class SimulationResult:
                  f"mean sojourn  {s.mean:.6g}  95% CI [{s.ci_low:.6g}, {s.ci_high:.6g}]",
                  f"percentiles   p50 {s.p50:.4g}  p90 {s.p90:.4g}  p95 {s.p95:.4g}  "
                  f"p99 {s.p99:.4g}  p99.9 {s.p999:.4g}"]
+        for name, c in self.classes.items():
+            lines.append(f"{name:>10}: n={c.jobs_measured:,} mean {c.mean:.5g} "
+                         f"[{c.ci_low:.5g}, {c.ci_high:.5g}]  p50 {c.p50:.4g}  "
+                         f"p95 {c.p95:.4g}  p99 {c.p99:.4g}")
+        if self.throughput is not None:
+            x = self.throughput
+            lines.append(f"throughput    {x.mean:.6g} jobs per unit time  95% CI "
+                         f"[{x.low:.6g}, {x.high:.6g}]")
+        law = self.response_time_law()
+        if law is not None:
+            lines.append(f"response time law  N/X - Z = {law['law_mean']:.6g}  "
+                         f"(measured mean {law['measured_mean']:.6g})")
         if self.utilisation is not None:
             lines.append(f"node utilisation  mean {np.mean(self.utilisation):.4f}  "
                          f"(min {np.min(self.utilisation):.4f}, "
                          f"max {np.max(self.utilisation):.4f})")
+        for note in s.warnings:
+            lines.append(f"warning: {note}")
         return "\n".join(lines)
 
 
-def _busy_time(path, node_count: int) -> np.ndarray:
-    """Service time each node gives the path's tasks (all of it: no purging)."""
-    return np.bincount(path.nodes.ravel(), weights=path.service.ravel(),
-                       minlength=node_count)
-
-
-def simulate(model: ForkJoinModel, jobs: int = 200_000, seed=0, engine: str = "fast",
+def simulate(model, jobs: int = 200_000, seed=0, engine: str = "fast",
              warmup: float | str = 0.1, sample_every: int = 1,
              progress: bool = False) -> SimulationResult:
     """Simulate ``jobs`` jobs of ``model`` and summarise the steady state.
 
     Parameters
     ----------
-    model : ForkJoinModel
+    model : ForkJoinModel, Workload, or anything with ``system`` and
+        ``arrival_process``
     jobs : int
         Jobs simulated, warm-up included.
     seed : int or numpy.random.SeedSequence
@@ -107,48 +164,27 @@ def simulate(model: ForkJoinModel, jobs: int = 200_000, seed=0, engine: str = "f
     progress : bool
         Show a progress bar on stderr.
     """
-    if engine not in ENGINES:
-        raise ConfigError(f"engine {engine!r} is unknown; use one of {', '.join(ENGINES)}")
-    if model.purging and engine != "simpy":
-        raise ConfigError("purging is modelled by the SimPy engine only; "
-                          "use engine='simpy' (--engine simpy)")
-    if not isinstance(jobs, (int, np.integer)) or jobs < 2:
-        raise ConfigError(f"jobs={jobs!r} must be a whole number >= 2")
-    if not isinstance(sample_every, (int, np.integer)) or sample_every < 1:
-        raise ConfigError(f"sample_every={sample_every!r} must be a whole number >= 1")
-    if warmup != "auto" and not (isinstance(warmup, (int, float)) and 0 <= warmup < 1):
-        raise ConfigError(f"warmup={warmup!r} must be a fraction in [0, 1) or 'auto'")
-
+    if not (hasattr(model, "system") and hasattr(model, "arrival_process")):
+        raise ConfigError(f"cannot simulate a {type(model).__name__}; give a "
+                          "ForkJoinModel or a Workload")
     started = time.perf_counter()
-    sampler = PathSampler(model, seed)
-    recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every)
-    busy = np.zeros(model.nodes)
-    if engine == "simpy":
-        # One block: the event engine cannot carry queued work across blocks.
-        path = sampler.draw(jobs)
-        runner = ENGINES[engine](model.nodes, purging=model.purging)
-        _, sojourns = runner.run(path)
-        recorder.add(sojourns)
-        busy += _busy_time(path, model.nodes)
-        horizon = float(path.arrivals[-1])
-    else:
-        runner = ENGINES[engine](model.nodes)
-        with tqdm(total=jobs, disable=not progress, unit="job", unit_scale=True,
-                  desc=f"simulate {model.nodes},{model.replicas},{model.quorum}",
-                  leave=False) as bar:
-            done = 0
-            while done < jobs:
-                path = sampler.draw(min(BLOCK_JOBS, jobs - done))
-                _, sojourns = runner.run(path)
-                recorder.add(sojourns)
-                busy += _busy_time(path, model.nodes)
-                done += path.jobs
-                bar.update(path.jobs)
-            horizon = float(path.arrivals[-1])
-    summary = recorder.summary()
-    kept, _ = recorder.finish()
+    system = model.system
+    recorder, totals, speeds = simulate_system(
+        system, model.arrival_process, jobs, seed, engine, warmup, sample_every,
+        progress, desc=getattr(model, "progress_label", "simulate"))
+    measured = recorder.measured()
+    classes = {}
+    if len(system.classes) > 1:
+        for index, job_class in enumerate(system.classes):
+            count = int(np.count_nonzero(measured["labels"] == index))
+            if count < 2:
+                raise ConfigError(f"class {job_class.name!r} has only {count} measured "
+                                  "job(s); run more jobs or raise its fraction")
+            classes[job_class.name] = recorder.summary(label=index)
     return SimulationResult(model=model, engine=engine, jobs=int(jobs),
-                            seed=seed if isinstance(seed, int) else -1,
-                            sojourns=kept, summary=summary,
-                            utilisation=None if model.purging else busy / horizon,
-                            seconds=time.perf_counter() - started)
+                            seed=seed if isinstance(seed, (int, np.integer)) else -1,
+                            sojourns=measured["values"], summary=recorder.summary(),
+                            utilisation=totals.utilisation(),
+                            seconds=time.perf_counter() - started,
+                            labels=measured["labels"], classes=classes,
+                            throughput=recorder.throughput(), speeds=speeds)

@@ -45,6 +45,8 @@ SUMMARY_PERCENTILES = (50, 90, 95, 99, 99.9)
 # is unlikely (1%) by chance. A fixed cut such as 0.2 would raise a false alarm on
 # about one run in ten at 30 batches, where the estimate's spread is ~1/sqrt(30).
 LAG1_ALARM_QUANTILE = 0.99
+MSER_LIMIT_NOTE = ("MSER-5 truncated at its limit, half the run: the run may not have "
+                   "reached steady state; simulate more jobs")
 
 
 # ---------------------------------------------------------------------------
@@ -284,10 +286,7 @@ def _auto_truncate(sampled: np.ndarray,
                    sample_every: int) -> tuple[np.ndarray, int, list[str]]:
     """MSER-5 on a sampled series: kept values, raw jobs dropped, warnings."""
     drop, at_limit = _mser5(sampled)
-    notes = []
-    if at_limit:
-        notes.append("MSER-5 truncated at its limit, half the run: the run may not "
-                     "have reached steady state; simulate more jobs")
+    notes = [MSER_LIMIT_NOTE] if at_limit else []
     return sampled[drop:], drop * sample_every, notes
 
 
@@ -342,17 +341,37 @@ def summarize(sojourns: ArrayLike, *, warmup: float | str = 0.1, sample_every: i
 class SojournRecorder:
     """Streaming selection of the measured jobs from a run delivered in chunks.
 
-    Keeps exactly the jobs `summarize` would measure on the whole sequence and
-    nothing else: with a warm-up fraction, every ``sample_every``-th job from the
-    cutoff ``floor(warmup * total_jobs)`` on; with ``"auto"``, every
-    ``sample_every``-th job from the start, truncated at `finish` by MSER-5 run on
-    that sampled series (keeping every job to run it on the full series would defeat
-    the point). Indices are global, so chunk boundaries do not matter. Memory: one
-    float per measured (auto: sampled) job, allocated up front.
+    The one place that decides which jobs a run measures. Keeps exactly the jobs
+    `summarize` would measure on the whole sequence and nothing else: with a warm-up
+    fraction, every ``sample_every``-th job from the cutoff
+    ``floor(warmup * total_jobs)`` on; with ``"auto"``, every ``sample_every``-th job
+    from the start, truncated at `finish` by MSER-5 run on that sampled series
+    (keeping every job to run it on the full series would defeat the point). Indices
+    are global, so chunk boundaries do not matter. Memory: one float per measured
+    (auto: sampled) job and column, allocated up front.
+
+    Parameters
+    ----------
+    total_jobs : int
+    warmup, sample_every : the measurement rule
+    columns : int
+        Values recorded per job (e.g. the latency at several quorums of one run);
+        column 0 is the one MSER-5 judges.
+    labels, times : bool
+        Also keep each measured job's class label / arrival time (for per-class
+        summaries and the throughput).
+    group : int
+        Keep only the means of consecutive groups of ``group`` measured jobs (for
+        runs too long to keep every job; percentiles are then unavailable). Chunks
+        must then start and end on whole groups, and sample_every be 1.
+    warmup_jobs : int, optional
+        The warm-up as a count of jobs instead of a fraction (e.g. whole blocks).
     """
 
     def __init__(self, total_jobs: int, *, warmup: float | str = 0.1,
-                 sample_every: int = 1) -> None:
+                 sample_every: int = 1, columns: int = 1, labels: bool = False,
+                 times: bool = False, group: int = 1,
+                 warmup_jobs: int | None = None) -> None:
         if (isinstance(total_jobs, bool) or not isinstance(total_jobs, (int, np.integer))
                 or total_jobs < 0):
             raise ConfigError(f"total_jobs must be a whole number >= 0, got "
@@ -362,27 +381,60 @@ class SojournRecorder:
         self.sample_every = _check_sample_every(sample_every)
         self._start = 0 if self.warmup == "auto" else warmup_count(total_jobs,
                                                                    self.warmup)
-        self._kept = np.empty(len(range(self._start, self.total_jobs,
-                                        self.sample_every)))
+        if warmup_jobs is not None:
+            if not 0 <= warmup_jobs < self.total_jobs:
+                raise ConfigError(f"warmup_jobs={warmup_jobs} must lie in [0, "
+                                  f"{self.total_jobs})")
+            self.warmup, self._start = warmup_jobs / self.total_jobs, int(warmup_jobs)
+        self.group = int(group)
+        if self.group > 1 and (self.sample_every != 1 or self.warmup == "auto"
+                               or (self.total_jobs - self._start) % self.group):
+            raise ConfigError("group means need sample_every 1, a fixed warm-up and a "
+                              "measured count that is a whole number of groups")
+        size = len(range(self._start, self.total_jobs, self.sample_every)) // self.group
+        self.columns = int(columns)
+        self._kept = np.empty((size, self.columns)) if columns > 1 else np.empty(size)
+        self._labels = np.zeros(size, dtype=np.int16) if labels else None
+        self._times = np.empty(size) if times else None
         self._seen = 0
         self._finished = False
+        self._dropped_kept = 0
 
-    def add(self, chunk_sojourns: ArrayLike) -> None:
-        """Record the next chunk of jobs (in arrival order)."""
+    def add(self, chunk_sojourns: ArrayLike, labels: ArrayLike | None = None,
+            times: ArrayLike | None = None) -> None:
+        """Record the next chunk of jobs (in arrival order): their values (one per job,
+        or (jobs, columns)), and their labels and arrival times if kept."""
         if self._finished:
             raise ConfigError("add() after finish(); use a new SojournRecorder per run")
-        chunk = _series(chunk_sojourns)
-        first, end = self._seen, self._seen + chunk.size
+        chunk = np.asarray(chunk_sojourns, dtype=float)
+        if self.columns == 1:
+            chunk = _series(chunk.reshape(-1) if chunk.ndim == 2 and chunk.shape[1] == 1
+                            else chunk)
+        elif chunk.ndim != 2 or chunk.shape[1] != self.columns:
+            raise ConfigError(f"chunk must have shape (jobs, {self.columns})")
+        first, end = self._seen, self._seen + chunk.shape[0]
         if end > self.total_jobs:
             raise ConfigError(f"received {end} jobs but the recorder was built for "
                               f"total_jobs={self.total_jobs}; pass the run's job count")
         # Kept global indices are start, start + s, ...: find the first in the chunk.
         behind = max(self._start, first) - self._start
         index = self._start + -(-behind // self.sample_every) * self.sample_every
-        if index < end:
-            taken = chunk[index - first::self.sample_every]
-            slot = (index - self._start) // self.sample_every
-            self._kept[slot:slot + taken.size] = taken
+        if index < end and self.group > 1:
+            taken = chunk[index - first:]
+            if (index - self._start) % self.group or taken.shape[0] % self.group:
+                raise ConfigError("with group means every chunk must hold whole groups")
+            means = taken.reshape(-1, self.group, *taken.shape[1:]).mean(axis=1)
+            slot = (index - self._start) // self.group
+            self._kept[slot:slot + means.shape[0]] = means
+        elif index < end:
+            picked = slice(index - first, None, self.sample_every)
+            taken = chunk[picked]
+            slot = slice((index - self._start) // self.sample_every, None)
+            slot = slice(slot.start, slot.start + taken.shape[0])
+            self._kept[slot] = taken
+            for store, given in ((self._labels, labels), (self._times, times)):
+                if store is not None and given is not None:
+                    store[slot] = np.asarray(given)[picked]
         self._seen = end
 
     def _final(self) -> tuple[np.ndarray, int, list[str]]:
@@ -390,22 +442,61 @@ class SojournRecorder:
             raise ConfigError(f"recorder got {self._seen} of total_jobs="
                               f"{self.total_jobs} jobs; add() every chunk before "
                               "finish()")
-        self._finished = True
-        if self.warmup == "auto":
-            return _auto_truncate(self._kept, self.sample_every)
-        return self._kept, self._start, []
+        if not self._finished:
+            self._finished = True
+            self._notes = []
+            self._dropped = self._start
+            if self.warmup == "auto":
+                first = self._kept if self.columns == 1 else self._kept[:, 0]
+                drop, at_limit = _mser5(first)
+                if at_limit:
+                    self._notes.append(MSER_LIMIT_NOTE)
+                self._dropped_kept = drop
+                self._dropped = drop * self.sample_every
+        kept = self._kept[self._dropped_kept:]
+        return kept, self._dropped, list(self._notes)
 
     def finish(self) -> tuple[np.ndarray, int]:
-        """The measured sojourns and the number of warm-up jobs dropped."""
+        """The measured values (column 0) and the number of warm-up jobs dropped."""
         kept, dropped, _ = self._final()
-        return kept, dropped
+        return (kept if self.columns == 1 else kept[:, 0]), dropped
 
-    def summary(self, *, confidence: float = 0.95,
-                batches: int = DEFAULT_BATCHES) -> Summary:
-        """`Summary` of the recorded run, equal to `summarize` on the whole sequence."""
+    def measured(self) -> dict:
+        """Everything kept for the measured jobs: ``values`` (jobs,) or (jobs,
+        columns), ``labels`` and ``times`` (None unless kept), ``dropped``."""
+        kept, dropped, _ = self._final()
+        cut = self._dropped_kept
+        return {"values": kept, "dropped": dropped,
+                "labels": None if self._labels is None else self._labels[cut:],
+                "times": None if self._times is None else self._times[cut:]}
+
+    def summary(self, *, column: int = 0, label: int | None = None,
+                confidence: float = 0.95, batches: int = DEFAULT_BATCHES) -> Summary:
+        """`Summary` of the recorded run, equal to `summarize` on the whole sequence
+        (for one ``column``; restricted to jobs of class ``label`` if given)."""
         confidence = _check_confidence(confidence)
         kept, dropped, notes = self._final()
-        return _summary(kept, dropped, self.sample_every, confidence, batches, notes)
+        values = kept if self.columns == 1 else kept[:, column]
+        if label is not None:
+            values = values[self._labels[self._dropped_kept:] == label]
+        return _summary(values, dropped, self.sample_every, confidence, batches, notes)
+
+    def throughput(self, confidence: float = 0.95,
+                   batches: int = DEFAULT_BATCHES) -> Interval | None:
+        """Jobs per unit time over the measured jobs, with a batch-means interval.
+
+        The mean gap between successive measured arrivals (``sample_every`` jobs
+        apart) has a batch-means interval; throughput is ``sample_every / gap`` and
+        its interval the inverted one. None without kept times or with < 3 jobs.
+        """
+        times = self.measured()["times"]
+        if times is None or times.size < 3:
+            return None
+        gaps = np.diff(times)
+        mean, low, high = batch_means_ci(gaps, confidence, batches)
+        every = self.sample_every
+        return Interval(every / mean, every / high if high > 0 else 0.0,
+                        every / low if low > 0 else math.inf)
 
 
 # ---------------------------------------------------------------------------

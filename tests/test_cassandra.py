@@ -90,7 +90,7 @@ def test_remote_policy_is_the_ring_queue_with_remote_service_exactly():
     model = CassandraModel(7, 3, "QUORUM", 0.9, LOCAL, remote, "remote")
     plain = ForkJoinModel(7, 3, 2, arrival_rate=0.9, service=remote, placement="ring")
     writes = WritePathSampler(model, 11).draw(5000)
-    path = PathSampler(plain, 11).draw(5000)
+    path = PathSampler(plain.system, plain.arrival_process, 11).draw(5000)
     for field in ("arrivals", "nodes", "service", "quorum"):
         np.testing.assert_array_equal(getattr(writes.path, field), getattr(path, field))
     ours = simulate_cassandra(model, 30_000, 5)

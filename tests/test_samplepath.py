@@ -37,7 +37,7 @@ def test_ring_placement_is_consecutive():
 def test_same_seed_same_path_and_blocks_do_not_change_it():
     model = ForkJoinModel(7, 3, 2, load=1.5, service=stats.lognorm(0.8))
     one = draw_sample_path(model, 1000, 42)
-    sampler = PathSampler(model, 42)
+    sampler = PathSampler(model.system, model.arrival_process, 42)
     blocks = [sampler.draw(300), sampler.draw(700)]
     np.testing.assert_array_equal(np.concatenate([b.nodes for b in blocks]), one.nodes)
     np.testing.assert_array_equal(np.concatenate([b.service for b in blocks]), one.service)

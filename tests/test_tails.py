@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
-from validation.tails import (
+from sizing.tails import (
     compare_percentiles, empirical_cdf, model_distribution, percentile_interval,
     simulated_basic_sojourns, simulated_timeout, timeout_table)
 

@@ -7,7 +7,13 @@ from scipy import stats
 from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.statistics import batch_means_ci
-from forkjoin_sim.workload import JobClass, Workload, WorkloadSampler, simulate_workload
+from forkjoin_sim.samplepath import PathSampler
+from forkjoin_sim.workload import JobClass, Workload, simulate_workload
+
+
+def _draw(w, seed, jobs, sampler=None):
+    path = (sampler or PathSampler(w.system, w.arrival_process, seed)).draw(jobs)
+    return path, path.labels
 
 
 def read_write(nodes=5, rate=0.5, placement="random"):
@@ -24,7 +30,7 @@ def read_write(nodes=5, rate=0.5, placement="random"):
      "sum to 0.9"),
     (lambda: Workload(5, [JobClass("a", 0.5, 1, 1), JobClass("a", 0.5, 1, 1)], 0.1),
      "repeat"),
-    (lambda: read_write(rate=10.0), "use arrival_rate <"),
+    (lambda: read_write(rate=10.0), "use an arrival rate <"),
 ])
 def test_invalid_workloads_say_how_to_fix(make, fragment):
     with pytest.raises(ConfigError, match=None) as info:
@@ -44,7 +50,7 @@ def test_unstable_message_names_the_stable_rate():
 @pytest.mark.parametrize("placement", ["random", "ring"])
 def test_path_pads_narrow_classes_and_sets_each_jobs_quorum(placement):
     w = read_write(placement=placement)
-    path, labels = WorkloadSampler(w, 7).draw(2000)
+    path, labels = _draw(w, 7, 2000)
     reads, writes = labels == 0, labels == 1
     assert np.all(path.nodes[reads, 1:] == -1) and np.all(path.nodes[reads, 0] >= 0)
     assert np.all(path.nodes[writes] >= 0)
@@ -58,21 +64,21 @@ def test_path_pads_narrow_classes_and_sets_each_jobs_quorum(placement):
 
 def test_paths_are_reproducible_and_independent_of_block_size():
     w = read_write()
-    whole, whole_labels = WorkloadSampler(w, 3).draw(500)
-    sampler = WorkloadSampler(w, 3)
-    parts = [sampler.draw(200), sampler.draw(300)]
+    whole, whole_labels = _draw(w, 3, 500)
+    sampler = PathSampler(w.system, w.arrival_process, 3)
+    parts = [_draw(w, 3, n, sampler) for n in (200, 300)]
     assert np.array_equal(whole_labels, np.concatenate([p[1] for p in parts]))
     for name in ("nodes", "service", "quorum"):
         assert np.array_equal(getattr(whole, name),
                               np.concatenate([getattr(p[0], name) for p in parts]))
     assert np.allclose(whole.arrivals, np.concatenate([p[0].arrivals for p in parts]))
-    other, _ = WorkloadSampler(w, 4).draw(500)
+    other, _ = _draw(w, 4, 500)
     assert not np.array_equal(whole.service, other.service)
 
 
 def test_each_job_completes_at_its_own_quorum():
     w = read_write()
-    path, labels = WorkloadSampler(w, 11).draw(3000)
+    path, labels = _draw(w, 11, 3000)
     completions, sojourns = FastEngine(w.nodes).run(path)
     done = np.sort(np.where(path.nodes >= 0, completions, np.inf), axis=1)
     expected = done[np.arange(path.jobs), path.quorum - 1] - path.arrivals

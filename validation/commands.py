@@ -7,7 +7,7 @@ import importlib
 from analytic.errors import ConfigError as AnalyticConfigError
 
 # Each module defines ``register(subparsers)``.
-_COMMAND_MODULES = ("approx_cli", "fig2", "report", "cassandra_cli", "tails_cli",
+_COMMAND_MODULES = ("approx_cli", "fig2", "report", "cassandra_cli",
                     "estimators_cli")
 
 

@@ -32,7 +32,7 @@ OFFGRID_JOBS_SCALE = 200_000
 OFFGRID_JOBS_MAX = 40_000_000
 #: Jobs per group whose mean is kept (the batch-means interval uses group means).
 GROUP_JOBS = 1024
-BLOCK_JOBS = 1 << 17
+from forkjoin_sim.run import BLOCK_JOBS  # noqa: E402  (whole blocks of the run loop)
 
 
 def paper_grid() -> list[tuple[int, int, int, float]]:
@@ -106,23 +106,22 @@ def quorum_sweep(nodes: int, replicas: int, load: float, jobs: int, seed: int = 
     """
     from forkjoin_sim.engines import FastEngine
     from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.run import run_path
     from forkjoin_sim.samplepath import PathSampler
-    from forkjoin_sim.statistics import batch_means_ci
+    from forkjoin_sim.statistics import SojournRecorder, batch_means_ci
 
     model = ForkJoinModel(nodes, replicas, replicas, load=load)
-    sampler = PathSampler(model, _config_seed(seed, nodes, replicas, load))
-    engine = FastEngine(nodes)
+    sampler = PathSampler(model.system, model.arrival_process,
+                          _config_seed(seed, nodes, replicas, load))
     blocks = max(2, -(-jobs // BLOCK_JOBS))
     skip = int(math.ceil(warmup * blocks))
-    groups = []
-    for block in range(blocks):
-        path = sampler.draw(BLOCK_JOBS)
-        completions, _ = engine.run(path)
-        if block < skip:
-            continue
-        sojourns = np.sort(completions, axis=1) - path.arrivals[:, None]
-        groups.append(sojourns.reshape(-1, GROUP_JOBS, replicas).mean(axis=1))
-    groups = np.concatenate(groups)
+    recorder = SojournRecorder(blocks * BLOCK_JOBS, warmup_jobs=skip * BLOCK_JOBS,
+                               columns=replicas, group=GROUP_JOBS)
+    run_path(sampler, FastEngine(nodes), blocks * BLOCK_JOBS, recorder, nodes,
+             observe=lambda path, completions, _: (np.sort(completions, axis=1)
+                                                   - path.arrivals[:, None]),
+             track_busy=False)
+    groups = recorder.measured()["values"].reshape(-1, replicas)
     rows = []
     for k in range(1, replicas + 1):
         mean, low, high = batch_means_ci(groups[:, k - 1])

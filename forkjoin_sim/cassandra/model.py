@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arrivals import ClosedLoop, Poisson
 from ..errors import ConfigError
 from ..model import distribution_mean, check_cluster
 
@@ -97,14 +98,16 @@ class CassandraModel:
         Cluster size n and replication factor r, 1 <= r <= n.
     consistency : str or int
         ONE, TWO, THREE, QUORUM, ALL or a whole number k of acknowledgements.
-    arrival_rate : float
-        Writes per unit time (Poisson).
+    arrival_rate : float or None
+        Writes per unit time (Poisson). None with closed-loop ``clients``.
     local_service, remote_service : frozen scipy.stats distribution or Empirical
         Service time of the coordinator's own replica task in a local write, and of
         every other replica task.
     policy : str
         ``token-aware``, ``round-robin``, ``remote`` or ``local-fraction:L``
         (see :func:`policy_local_fraction`).
+    clients, think, think_law : closed-loop clients instead of Poisson writes (see
+        `forkjoin_sim.arrivals.ClosedLoop`); throughput is then an output.
 
     Stability depends on the level of detail (one server per node, or thread
     pools), so it is checked when a run starts (`check_stable` for level 1).
@@ -117,20 +120,36 @@ class CassandraModel:
     local_service: Any
     remote_service: Any
     policy: str = "round-robin"
+    clients: int | None = None
+    think: float = 0.0
+    think_law: Any = None
 
     def __post_init__(self) -> None:
         n, r = self.nodes, self.replicas
         check_cluster(n, r)
         consistency_quorum(self.consistency, r)
         policy_local_fraction(self.policy, n, r)
+        distribution_mean(self.local_service, "local_service")
+        distribution_mean(self.remote_service, "remote_service")
+        if self.clients is not None:
+            if self.arrival_rate is not None:
+                raise ConfigError("with closed-loop clients the write rate is an output;"
+                                  " drop arrival_rate (--rate) or drop clients")
+            object.__setattr__(self, "_process",
+                               ClosedLoop(self.clients, self.think, self.think_law))
+            return
         rate = self.arrival_rate
         if not (isinstance(rate, (int, float, np.integer, np.floating))
                 and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0):
             raise ConfigError(f"arrival_rate must be a positive finite number of writes "
                               f"per unit time, got {rate!r}")
         object.__setattr__(self, "arrival_rate", float(rate))
-        distribution_mean(self.local_service, "local_service")
-        distribution_mean(self.remote_service, "remote_service")
+        object.__setattr__(self, "_process", Poisson(float(rate)))
+
+    @property
+    def arrival_process(self):
+        """Poisson writes at ``arrival_rate``, or the closed loop of ``clients``."""
+        return self._process
 
     def check_stable(self) -> None:
         """Raise ConfigError unless each node, one FCFS server, keeps up (level 1).
@@ -138,7 +157,7 @@ class CassandraModel:
         Not checked at construction: at level 2 a node's mutation stage has a pool of
         threads, and stability is the staged model's to judge.
         """
-        if self.node_utilisation >= 1:
+        if self.arrival_rate is not None and self.node_utilisation >= 1:
             top = self.arrival_rate / self.node_utilisation
             raise ConfigError(
                 f"unstable load: each node is busy a fraction "
@@ -156,13 +175,15 @@ class CassandraModel:
         return policy_local_fraction(self.policy, self.nodes, self.replicas)
 
     @property
-    def node_utilisation(self) -> float:
+    def node_utilisation(self) -> float | None:
         """Fraction of time each node is busy.
 
         Each write brings ``l`` local tasks and ``r - l`` remote ones on average,
         spread evenly over the ring, so a node works
         ``rate/n * (l*E[local] + (r-l)*E[remote])`` per unit time.
         """
+        if self.arrival_rate is None:
+            return None
         l = self.local_fraction
         work = (l * float(self.local_service.mean())
                 + (self.replicas - l) * float(self.remote_service.mean()))
@@ -170,8 +191,11 @@ class CassandraModel:
 
     def describe(self) -> str:
         """A one-line, human readable summary."""
+        if self.clients is not None:
+            load = self._process.describe()
+        else:
+            load = (f"{self.arrival_rate:g} writes per unit time, per-node load "
+                    f"{self.node_utilisation:.4g}")
         return (f"Cassandra writes: {self.nodes} nodes, {self.replicas} replicas, "
                 f"consistency {self.consistency} (k={self.quorum}), policy "
-                f"{self.policy} (local fraction {self.local_fraction:.4g}), "
-                f"{self.arrival_rate:g} writes per unit time, per-node load "
-                f"{self.node_utilisation:.4g}")
+                f"{self.policy} (local fraction {self.local_fraction:.4g}), {load}")

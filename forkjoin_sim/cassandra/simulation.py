@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -10,14 +11,13 @@ import numpy as np
 
 from ..engines import FastEngine
 from ..errors import ConfigError
-from ..statistics import SojournRecorder, Summary, summarize
+from ..run import check_run, run_path
+from ..statistics import Interval, SojournRecorder, Summary, summarize
 from .model import CassandraModel
 from .staged import StagedConfig, StagedEngine, check_stable, stage_utilisation
 from .writes import STAGES, WritePath, WritePathSampler, basic_write_path, spawn_streams
 
 LEVELS = (1, 2)
-#: Writes per block of the level-1 run (as ``simulation.BLOCK_JOBS``).
-BLOCK_JOBS = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class CassandraResult:
     seed: int
     summary: Summary
     seconds: float
+    throughput: Interval | None = None
 
     @property
     def engine(self) -> str:
@@ -49,29 +50,41 @@ class CassandraResult:
         out = dict(self.summary.to_dict())
         out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
                    seed=self.seed, nodes=m.nodes, replicas=m.replicas, quorum=m.quorum,
-                   rho=m.arrival_rate * float(m.remote_service.mean()),
+                   rho=(None if m.arrival_rate is None
+                        else m.arrival_rate * float(m.remote_service.mean())),
                    per_node_load=m.node_utilisation, level=self.level,
                    consistency=str(m.consistency), policy=m.policy,
                    local_fraction=m.local_fraction, arrival_rate=m.arrival_rate)
+        if m.clients is not None:
+            out.update(clients=m.clients, think=m.think)
+        if self.throughput is not None:
+            out.update(throughput=self.throughput.mean,
+                       throughput_ci_low=self.throughput.low,
+                       throughput_ci_high=self.throughput.high)
         return out
 
     def report(self) -> str:
         s = self.summary
-        return "\n".join([
+        lines = [
             self.model.describe(),
             f"level {self.level} ({self.engine} engine), writes simulated "
             f"{self.jobs:,}, measured {s.jobs_measured:,} ({self.seconds:.2f} s)",
             f"mean latency  {s.mean:.6g}  95% CI [{s.ci_low:.6g}, {s.ci_high:.6g}]",
             f"percentiles   p50 {s.p50:.4g}  p90 {s.p90:.4g}  p95 {s.p95:.4g}  "
-            f"p99 {s.p99:.4g}  p99.9 {s.p999:.4g}"])
+            f"p99 {s.p99:.4g}  p99.9 {s.p999:.4g}"]
+        if self.throughput is not None:
+            x = self.throughput
+            lines.append(f"throughput    {x.mean:.6g} writes per unit time  95% CI "
+                         f"[{x.low:.6g}, {x.high:.6g}]")
+        lines += [f"warning: {note}" for note in s.warnings]
+        return "\n".join(lines)
 
 
 def _check_run(jobs: int, level: int) -> None:
     if level not in LEVELS:
         raise ConfigError(f"level {level!r} is unknown; use 1 (one FCFS queue per node) "
                           "or 2 (staged write path)")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 2:
-        raise ConfigError(f"jobs={jobs!r} must be a whole number >= 2")
+    check_run(jobs)
 
 
 def _latencies(completions: np.ndarray, arrivals: np.ndarray,
@@ -82,11 +95,13 @@ def _latencies(completions: np.ndarray, arrivals: np.ndarray,
 
 def _run_level2(writes: WritePath, config: StagedConfig, rng: np.random.Generator,
                 quorums: Iterable[int]) -> dict[int, np.ndarray]:
-    acks, _ = StagedEngine(config, writes.node_count).run(writes, rng)
+    acks, _ = StagedEngine(config, writes.node_count, rng).run(writes)
     return _latencies(acks, writes.path.arrivals, quorums)
 
 
 def _model_stages(model: CassandraModel, config: StagedConfig) -> None:
+    if model.arrival_rate is None:
+        return  # a closed loop cannot overload a stage: it waits for its replies
     per_node = model.arrival_rate / model.nodes
     check_stable(stage_utilisation(
         config, writes_per_coordinator=per_node,
@@ -94,14 +109,43 @@ def _model_stages(model: CassandraModel, config: StagedConfig) -> None:
         mutation_work_per_node=model.node_utilisation))
 
 
+def _run_writes(model: CassandraModel, quorums: list[int], jobs: int, seed, level: int,
+                config: StagedConfig | None, warmup, sample_every,
+                progress: bool = False) -> SojournRecorder:
+    """One run of ``model``'s writes; the recorder holds a latency column per quorum
+    (every k reads the same run: without purging the k-th acknowledgement does not
+    change what the cluster does, under open arrivals)."""
+    sampler = WritePathSampler(model, seed)
+    if level == 1:
+        model.check_stable()
+        engine = FastEngine(model.nodes, initial_release=sampler.initial_release)
+    else:
+        config = config or StagedConfig.from_mapping()
+        _model_stages(model, config)
+        engine = StagedEngine(config, model.nodes, sampler.streams[STAGES],
+                          initial_release=sampler.initial_release)
+    recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
+                               columns=len(quorums), times=True)
+
+    def observe(writes, completions, sojourns):
+        ordered = np.sort(completions, axis=1)
+        latency = ordered[:, np.asarray(quorums) - 1] - writes.path.arrivals[:, None]
+        return latency[:, 0] if len(quorums) == 1 else latency
+
+    run_path(sampler, engine, jobs, recorder, model.nodes, observe=observe,
+             progress=progress, desc="cassandra", track_busy=False)
+    return recorder
+
+
 def simulate_quorums(model: CassandraModel, quorums: Iterable[int], jobs: int = 200_000,
                      seed: int | np.random.SeedSequence = 0, level: int = 1,
                      config: StagedConfig | None = None, warmup: float | str = 0.1,
                      sample_every: int = 1) -> dict[int, Summary]:
-    """Write-latency summaries for several consistency levels k from one run.
+    """Write-latency summaries for several consistency levels k.
 
-    Without purging the k-th acknowledgement does not change what the cluster does,
-    so every k reads the same run (common random numbers across k).
+    Under open arrivals every k reads the same run (common random numbers across
+    k). Under a closed loop the level changes how fast clients come back, so each k
+    is a run of its own (same seed).
     """
     _check_run(jobs, level)
     quorums = sorted(set(int(k) for k in quorums))
@@ -109,35 +153,24 @@ def simulate_quorums(model: CassandraModel, quorums: Iterable[int], jobs: int = 
         if not 1 <= k <= model.replicas:
             raise ConfigError(f"consistency k={k} must satisfy 1 <= k <= replicas "
                               f"r={model.replicas}")
-    sampler = WritePathSampler(model, seed)
-    recorders = {k: SojournRecorder(jobs, warmup=warmup, sample_every=sample_every)
-                 for k in quorums}
-    if level == 1:
-        model.check_stable()
-        engine = FastEngine(model.nodes)
-        done = 0
-        while done < jobs:
-            writes = sampler.draw(min(BLOCK_JOBS, jobs - done))
-            completions, _ = engine.run(writes.path)
-            for k, x in _latencies(completions, writes.path.arrivals, quorums).items():
-                recorders[k].add(x)
-            done += writes.jobs
-    else:
-        config = config or StagedConfig.from_mapping()
-        _model_stages(model, config)
-        # One block: the event engine cannot carry queued work across blocks.
-        writes = sampler.draw(jobs)
-        for k, x in _run_level2(writes, config, sampler.streams[STAGES],
-                                quorums).items():
-            recorders[k].add(x)
+    if model.clients is not None:
+        out = {}
+        for k in quorums:
+            own = dataclasses.replace(model, consistency=k)
+            recorder = _run_writes(own, [k], jobs, seed, level, config, warmup,
+                                   sample_every)
+            out[k] = recorder.summary()
+        return out
+    recorder = _run_writes(model, quorums, jobs, seed, level, config, warmup,
+                           sample_every)
     # The recorder's summary keeps its MSER-5 warnings (warmup="auto").
-    return {k: recorder.summary() for k, recorder in recorders.items()}
+    return {k: recorder.summary(column=i) for i, k in enumerate(quorums)}
 
 
 def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
                        seed: int | np.random.SeedSequence = 0, level: int = 1,
                        config: StagedConfig | None = None, warmup: float | str = 0.1,
-                       sample_every: int = 1) -> CassandraResult:
+                       sample_every: int = 1, progress: bool = False) -> CassandraResult:
     """Simulate ``jobs`` writes of ``model`` and summarise their steady-state latency.
 
     Parameters
@@ -156,11 +189,13 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
     warmup, sample_every : as in :func:`forkjoin_sim.simulation.simulate`.
     """
     started = time.perf_counter()
-    summary = simulate_quorums(model, [model.quorum], jobs, seed, level, config,
-                               warmup, sample_every)[model.quorum]
+    _check_run(jobs, level)
+    recorder = _run_writes(model, [model.quorum], jobs, seed, level, config, warmup,
+                           sample_every, progress=progress)
     return CassandraResult(model=model, level=level, jobs=int(jobs),
                            seed=seed if isinstance(seed, (int, np.integer)) else -1,
-                           summary=summary, seconds=time.perf_counter() - started)
+                           summary=recorder.summary(), seconds=time.perf_counter() - started,
+                           throughput=recorder.throughput())
 
 
 def basic_latencies(kind: str, replicas: int, arrival_rate: float, service: Any,

@@ -28,13 +28,16 @@ Default configuration and where its numbers come from:
   to parse/route a request and to count one acknowledgement. Assumptions, not
   measurements; replace them with your own through a TOML file.
 
+- ``client.mean = 0`` ms: the client-to-coordinator hop (each way; gamma, shape 4 when
+  set). Off by default so that the paper's model (which starts at the coordinator)
+  is unchanged; a benchmark measured at the client includes it.
+
 A mean of 0 removes a stage's time (and its queueing) altogether.
 """
 
 from __future__ import annotations
 
 import copy
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,10 +56,12 @@ DEFAULT_STAGED_CONFIG: dict[str, Any] = {
     "mutation": {"threads": 32},
     "response": {"threads": 12, "service": "exp", "mean": 0.02},
     "network": {"delay": "gamma:4", "mean": 0.2},
+    "client": {"delay": "gamma:4", "mean": 0.0},
 }
 
 _KEYS = {"request": {"threads", "service", "mean"}, "mutation": {"threads"},
-         "response": {"threads", "service", "mean"}, "network": {"delay", "mean"}}
+         "response": {"threads", "service", "mean"}, "network": {"delay", "mean"},
+         "client": {"delay", "mean"}}
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class StagedConfig:
     request_time: Any = None
     response_time: Any = None
     network_delay: Any = None
+    client_delay: Any = None
 
     def __post_init__(self) -> None:
         for name in ("request_threads", "mutation_threads", "response_threads"):
@@ -86,6 +92,10 @@ class StagedConfig:
         merged = copy.deepcopy(DEFAULT_STAGED_CONFIG)
         for section, values in (mapping or {}).items():
             if section == "time_unit":
+                if values != "ms":
+                    raise ConfigError(f"staged config time_unit={values!r} is not "
+                                      "supported; give every time in ms and write "
+                                      'time_unit = "ms" (or leave it out)')
                 merged["time_unit"] = values
                 continue
             if section not in _KEYS or not isinstance(values, dict):
@@ -102,7 +112,8 @@ class StagedConfig:
                    response_threads=merged["response"]["threads"],
                    request_time=_stage_time(merged["request"], "service", "request"),
                    response_time=_stage_time(merged["response"], "service", "response"),
-                   network_delay=_stage_time(merged["network"], "delay", "network"))
+                   network_delay=_stage_time(merged["network"], "delay", "network"),
+                   client_delay=_stage_time(merged["client"], "delay", "client"))
 
 
 def _stage_time(section: dict, key: str, name: str) -> Any:
@@ -119,6 +130,10 @@ def load_staged_config(path: str | Path | None = None) -> StagedConfig:
     """The defaults, overridden by the TOML file at ``path`` if given."""
     if path is None:
         return StagedConfig.from_mapping()
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as handle:
             mapping = tomllib.load(handle)
@@ -159,12 +174,22 @@ def check_stable(utilisation: dict[str, float]) -> None:
 
 
 class StagedEngine:
-    """Event-level engine of the staged write path for one whole :class:`WritePath`."""
+    """Event-level engine of the staged write path for one whole :class:`WritePath`.
+
+    ``rng`` draws the stage times and network delays. A closed-loop write path
+    (think times set) is driven by client processes whose first requests go out at
+    ``initial_release``.
+    """
 
     name = "staged"
+    blockwise = False
 
-    def __init__(self, config: StagedConfig, node_count: int):
+    def __init__(self, config: StagedConfig, node_count: int,
+                 rng: np.random.Generator | None = None,
+                 initial_release: np.ndarray | None = None):
         self.config = config
+        self.rng = rng
+        self.initial_release = initial_release
         self.env = simpy.Environment()
         self.request = [simpy.Resource(self.env, config.request_threads)
                         for _ in range(node_count)]
@@ -174,13 +199,12 @@ class StagedEngine:
                          for _ in range(node_count)]
 
     def run(self, writes: WritePath,
-            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Acknowledgement times (jobs, r) and each write's latency (k-th ack).
-
-        ``rng`` draws the stage times and network delays.
-        """
+            rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Acknowledgement times as the client sees them (jobs, r) and each write's
+        latency (k-th acknowledgement, plus the hop back to the client)."""
         if self.env.now > 0:
             raise RuntimeError("a StagedEngine runs one write path; make a new one")
+        rng = rng if rng is not None else self.rng
         path, c = writes.path, self.config
         shape = path.nodes.shape
         self._times = {
@@ -188,11 +212,21 @@ class StagedEngine:
             "out": _times(c.network_delay, shape, rng),
             "back": _times(c.network_delay, shape, rng),
             "response": _times(c.response_time, shape, rng),
+            "client_out": _times(c.client_delay, (path.jobs,), rng),
+            "client_back": _times(c.client_delay, (path.jobs,), rng),
         }
         self._writes = writes
         self._acks = np.full(shape, np.nan)
-        self.env.process(self._source())
+        self._done = {}
+        if path.closed:
+            counter = [0]
+            for first in self.initial_release:
+                self.env.process(self._client(float(first), counter))
+        else:
+            self.env.process(self._source())
         self.env.run()
+        if self._times["client_back"] is not None:
+            self._acks += self._times["client_back"][:, None]
         kth = np.sort(self._acks, axis=1)[np.arange(path.jobs), path.quorum - 1]
         return self._acks, kth - path.arrivals
 
@@ -202,9 +236,25 @@ class StagedEngine:
             yield env.timeout(arrivals[j] - env.now)
             env.process(self._write(j))
 
+    def _client(self, first: float, counter: list):
+        env, path = self.env, self._writes.path
+        yield env.timeout(first)
+        while counter[0] < path.jobs:
+            j = counter[0]
+            counter[0] += 1
+            path.arrivals[j] = env.now
+            done = self._done[j] = [env.event(), 0]
+            env.process(self._write(j))
+            yield done[0]
+            if self._times["client_back"] is not None:
+                yield env.timeout(self._times["client_back"][j])
+            yield env.timeout(path.think[j])
+
     def _write(self, j: int):
         env, writes, times = self.env, self._writes, self._times
         coordinator = int(writes.coordinator[j])
+        if times["client_out"] is not None:
+            yield env.timeout(times["client_out"][j])
         if times["request"] is not None:
             with self.request[coordinator].request() as slot:
                 yield slot
@@ -229,6 +279,11 @@ class StagedEngine:
                     yield slot
                     yield env.timeout(times["response"][j, t])
         self._acks[j, t] = env.now
+        done = self._done.get(j)
+        if done is not None:
+            done[1] += 1
+            if done[1] == self._writes.path.quorum[j]:
+                done[0].succeed()
 
 
 def _times(dist: Any, shape: tuple[int, ...], rng: np.random.Generator):

@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..samplepath import SamplePath, draw_interarrivals, draw_placement
+from ..arrivals import Poisson
+from ..samplepath import SamplePath, draw_placement
+from ..streams import child_rng
 from .model import CassandraModel
 
 #: Child streams of the run's SeedSequence. The first three match
@@ -57,10 +59,7 @@ def spawn_streams(seed: int | np.random.SeedSequence) -> list[np.random.Generato
     return [_child(seed, i) for i in range(STAGES + 1)]
 
 
-def _child(seed: int | np.random.SeedSequence, *key: int) -> np.random.Generator:
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return np.random.default_rng(np.random.SeedSequence(
-        seq.entropy, spawn_key=seq.spawn_key + key, pool_size=seq.pool_size))
+_child = child_rng
 
 
 class WritePathSampler:
@@ -74,14 +73,23 @@ class WritePathSampler:
         self.model = model
         self.streams = spawn_streams(seed)
         self._clock = 0.0
+        self.process = model.arrival_process
+        self.initial_release = None
+        if self.process.closed:
+            self.initial_release = self.process.think_times(self.process.clients,
+                                                            self.streams[ARRIVALS])
 
     def draw(self, jobs: int) -> WritePath:
-        """The next ``jobs`` writes."""
+        """The next ``jobs`` writes (closed loop: arrival times NaN, think times set)."""
         m, rng = self.model, self.streams
-        times = self._clock + np.cumsum(
-            draw_interarrivals("poisson", m.arrival_rate, jobs, rng[ARRIVALS]))
-        if jobs:
-            self._clock = float(times[-1])
+        think = None
+        if self.initial_release is not None:
+            times = np.full(jobs, np.nan)
+            think = self.process.think_times(jobs, rng[ARRIVALS])
+        else:
+            times = self.process.arrival_times(self._clock, 0, jobs, rng[ARRIVALS])
+            if jobs:
+                self._clock = float(times[-1])
         nodes = draw_placement("ring", m.nodes, m.replicas, jobs, rng[PLACEMENT])
         service = _draw(m.remote_service, (jobs, m.replicas), rng[REMOTE_SERVICE])
         # Every policy is "local with probability l, then a uniform replica, else a
@@ -98,8 +106,8 @@ class WritePathSampler:
                                (start + m.replicas + others) % m.nodes).astype(np.int32)
         local_slot = np.where(local, slot, -1).astype(np.int32)
         quorum = np.full(jobs, m.quorum, dtype=np.int32)
-        return WritePath(SamplePath(times, nodes, service, quorum), coordinator,
-                         local_slot, m.nodes)
+        return WritePath(SamplePath(times, nodes, service, quorum, think=think),
+                         coordinator, local_slot, m.nodes)
 
 
 def basic_write_path(kind: str, replicas: int, arrival_rate: float, service: Any,
@@ -126,7 +134,7 @@ def basic_write_path(kind: str, replicas: int, arrival_rate: float, service: Any
     if not arrival_rate > 0:
         raise ConfigError(f"arrival_rate must be positive, got {arrival_rate!r}")
     rng = spawn_streams(seed)
-    times = np.cumsum(draw_interarrivals("poisson", arrival_rate, jobs, rng[ARRIVALS]))
+    times = Poisson(arrival_rate).arrival_times(0.0, 0, jobs, rng[ARRIVALS])
     nodes = np.broadcast_to(np.arange(replicas, dtype=np.int32), (jobs, replicas)).copy()
     stream = LOCAL_SERVICE if kind == "local" else REMOTE_SERVICE
     work = np.column_stack([_draw(service, (jobs,), _child(seed, stream, t))

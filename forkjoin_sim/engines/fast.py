@@ -5,6 +5,11 @@ Lindley recursion ``done = max(arrival, node_free) + service``. Jobs arrive in o
 so one pass over the jobs, carrying each node's "free at" time, is exact for any
 service distribution. It does not model purging (cancellation changes the work a
 node does); use the SimPy engine for that.
+
+Closed loop: the next job is sent by the client with the earliest release time
+(a binary heap of clients). Because nodes are FCFS, a job's completion is known the
+moment it is sent, so its client's next release (completion + think time) is known
+too, and send times come out non-decreasing: the same single pass stays exact.
 """
 
 from __future__ import annotations
@@ -15,48 +20,121 @@ import numpy as np
 from ..samplepath import SamplePath
 
 
+@numba.njit(cache=True, inline="always")
+def _serve_job(j, a, nodes, service, quorum, free, completions, done):
+    """Queue job ``j``'s tasks (arriving at ``a``) and return its quorum completion."""
+    width = nodes.shape[1]
+    m = 0
+    for t in range(width):
+        node = nodes[j, t]
+        if node < 0:
+            completions[j, t] = np.nan
+            continue
+        start = free[node] if free[node] > a else a
+        d = start + service[j, t]
+        free[node] = d
+        completions[j, t] = d
+        # Insertion sort: width is small, and this keeps the k-th smallest exact.
+        i = m
+        while i > 0 and done[i - 1] > d:
+            done[i] = done[i - 1]
+            i -= 1
+        done[i] = d
+        m += 1
+    return done[quorum[j] - 1]
+
+
 @numba.njit(cache=True)
 def _lindley_fork_join(arrivals, nodes, service, quorum, free, completions, sojourns):
-    jobs, width = nodes.shape
-    done = np.empty(width)
-    for j in range(jobs):
+    done = np.empty(nodes.shape[1])
+    for j in range(nodes.shape[0]):
         a = arrivals[j]
-        m = 0
-        for t in range(width):
-            node = nodes[j, t]
-            if node < 0:
-                completions[j, t] = np.nan
-                continue
-            start = free[node] if free[node] > a else a
-            d = start + service[j, t]
-            free[node] = d
-            completions[j, t] = d
-            # Insertion sort: width is small, and this keeps the k-th smallest exact.
-            i = m
-            while i > 0 and done[i - 1] > d:
-                done[i] = done[i - 1]
-                i -= 1
-            done[i] = d
-            m += 1
-        sojourns[j] = done[quorum[j] - 1] - a
+        sojourns[j] = _serve_job(j, a, nodes, service, quorum, free, completions,
+                                 done) - a
+
+
+@numba.njit(cache=True, inline="always")
+def _before(release, a, b):
+    return release[a] < release[b] or (release[a] == release[b] and a < b)
+
+
+@numba.njit(cache=True)
+def _sift_down(heap, release, i):
+    size = heap.size
+    while True:
+        smallest = i
+        left, right = 2 * i + 1, 2 * i + 2
+        if left < size and _before(release, heap[left], heap[smallest]):
+            smallest = left
+        if right < size and _before(release, heap[right], heap[smallest]):
+            smallest = right
+        if smallest == i:
+            return
+        heap[i], heap[smallest] = heap[smallest], heap[i]
+        i = smallest
+
+
+@numba.njit(cache=True)
+def _heapify(heap, release):
+    for i in range(heap.size // 2 - 1, -1, -1):
+        _sift_down(heap, release, i)
+
+
+@numba.njit(cache=True)
+def _lindley_closed(release, heap, think, nodes, service, quorum, free, arrivals,
+                    completions, sojourns):
+    done = np.empty(nodes.shape[1])
+    for j in range(nodes.shape[0]):
+        client = heap[0]
+        a = release[client]
+        arrivals[j] = a
+        finish = _serve_job(j, a, nodes, service, quorum, free, completions, done)
+        sojourns[j] = finish - a
+        release[client] = finish + think[j]
+        _sift_down(heap, release, 0)
 
 
 class FastEngine:
     """Exact non-purging FCFS engine (numba-compiled Lindley recursion).
 
-    The engine keeps each node's "free at" time between calls, so a long run can be
-    fed block by block in bounded memory.
+    The engine keeps each node's "free at" time (and, under a closed loop, each
+    client's release time) between calls, so a long run can be fed block by block
+    in bounded memory with the same numbers as one block.
+
+    Parameters
+    ----------
+    node_count : int
+    initial_release : (clients,) array, optional
+        Closed loop: when each client sends its first job.
     """
 
     name = "fast"
+    blockwise = True
 
-    def __init__(self, node_count: int):
+    def __init__(self, node_count: int, initial_release: np.ndarray | None = None):
         self.free = np.zeros(node_count)
+        self.release = None
+        if initial_release is not None:
+            self.release = np.array(initial_release, dtype=float)
+            self.heap = np.arange(self.release.size, dtype=np.int64)
+            _heapify(self.heap, self.release)
 
     def run(self, path: SamplePath) -> tuple[np.ndarray, np.ndarray]:
-        """Per-task completion times (NaN where no task) and per-job sojourn times."""
+        """Per-task completion times (NaN where no task) and per-job sojourn times.
+
+        Under a closed loop the path's arrival times are filled in. A block that
+        carries more than the path (a Cassandra write path) is run on its ``path``.
+        """
+        path = getattr(path, "path", path)
         completions = np.empty(path.nodes.shape)
         sojourns = np.empty(path.jobs)
-        _lindley_fork_join(path.arrivals, path.nodes, path.service, path.quorum,
-                           self.free, completions, sojourns)
+        if path.closed:
+            if self.release is None:
+                raise ValueError("a closed-loop path needs FastEngine(initial_release=)")
+            _lindley_closed(self.release, self.heap, path.think, path.nodes,
+                            path.service, path.quorum, self.free, path.arrivals,
+                            completions, sojourns)
+        else:
+            _lindley_fork_join(path.arrivals, path.nodes, path.service, path.quorum,
+                               self.free, completions, sojourns)
         return completions, sojourns

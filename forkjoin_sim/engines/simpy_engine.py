@@ -3,7 +3,8 @@
 Each node is a ``simpy.Resource`` of capacity one (FCFS); each task is a process that
 queues for its node and holds it for its service time. It is slow and meant to be
 read; it is also the only engine that models purging, where the k-th completion
-cancels the job's other tasks, queued or in service.
+cancels the job's other tasks, queued or in service. Under a closed loop each client
+is a process that sends a job, waits for its quorum, thinks, and sends the next.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ class SimPyEngine:
     arrivals)."""
 
     name = "simpy"
+    blockwise = False
 
-    def __init__(self, node_count: int, purging: bool = False):
+    def __init__(self, node_count: int, purging: bool = False,
+                 initial_release: np.ndarray | None = None):
         self.env = simpy.Environment()
         self.servers = [simpy.Resource(self.env, capacity=1) for _ in range(node_count)]
         self.purging = purging
+        self.initial_release = initial_release
 
     def _task(self, node, service_time, completions, t, job):
         try:
@@ -35,30 +39,53 @@ class SimPyEngine:
             return  # purged: leaving the ``with`` frees the node or the queue slot
         completions[t] = self.env.now
         job["finished"] += 1
-        if self.purging and job["finished"] == job["quorum"]:
-            for other in job["tasks"]:
-                if other.is_alive and other is not self.env.active_process:
-                    other.interrupt("purged")
+        if job["finished"] == job["quorum"]:
+            job["done"].succeed()
+            if self.purging:
+                for other in job["tasks"]:
+                    if other.is_alive and other is not self.env.active_process:
+                        other.interrupt("purged")
+
+    def _send(self, path: SamplePath, j: int, completions):
+        job = {"finished": 0, "quorum": int(path.quorum[j]), "tasks": [],
+               "done": self.env.event()}
+        for t, node in enumerate(path.nodes[j]):
+            if node >= 0:
+                job["tasks"].append(self.env.process(self._task(
+                    int(node), float(path.service[j, t]), completions[j], t, job)))
+        return job["done"]
 
     def _source(self, path: SamplePath, completions):
         env = self.env
         for j in range(path.jobs):
             yield env.timeout(path.arrivals[j] - env.now)
-            job = {"finished": 0, "quorum": int(path.quorum[j]), "tasks": []}
-            for t, node in enumerate(path.nodes[j]):
-                if node >= 0:
-                    job["tasks"].append(env.process(self._task(
-                        int(node), float(path.service[j, t]), completions[j], t, job)))
+            self._send(path, j, completions)
+
+    def _client(self, path: SamplePath, completions, first: float, counter: list):
+        env = self.env
+        yield env.timeout(first)
+        while counter[0] < path.jobs:
+            j = counter[0]
+            counter[0] += 1
+            path.arrivals[j] = env.now
+            yield self._send(path, j, completions)
+            yield env.timeout(path.think[j])
 
     def run(self, path: SamplePath) -> tuple[np.ndarray, np.ndarray]:
         """Per-task completion times (NaN where no task or purged) and sojourn times.
 
-        Runs until every task of the path has finished (or been purged).
+        Runs until every task of the path has finished (or been purged). Under a
+        closed loop the path's arrival times are filled in.
         """
         if self.env.now > 0:
             raise RuntimeError("a SimPyEngine runs one sample path; make a new one")
         completions = np.full(path.nodes.shape, np.nan)
-        self.env.process(self._source(path, completions))
+        if path.closed:
+            counter = [0]
+            for first in self.initial_release:
+                self.env.process(self._client(path, completions, float(first), counter))
+        else:
+            self.env.process(self._source(path, completions))
         self.env.run()
         kth = np.sort(completions, axis=1)[np.arange(path.jobs), path.quorum - 1]
         return completions, kth - path.arrivals

@@ -37,10 +37,9 @@ from scipy import stats
 
 from analytic.cassandra import consistency_level_to_k
 from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, invert_cdf, quorum_cdf
-from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.samplepath import SamplePath
-from forkjoin_sim.workload import JobClass, Workload, WorkloadSampler, simulate_workload
+from forkjoin_sim.run import simulate_nested_basic
+from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
 from .tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdfs_on_grid,
                     is_exponential, model_distribution, percentile_interval)
@@ -133,16 +132,13 @@ def _class_basic_sojourns(sizes, node_load, read_task_share, read_service,
                                 write_service))
     work = sum(c.fraction * c.mean_service for c in classes)
     workload = Workload(widest, classes, arrival_rate=node_load / work)
-    path, labels = WorkloadSampler(workload, seed).draw(jobs)
-    start = int(warmup * jobs)
     names = [c.name for c in classes]
+    runs = simulate_nested_basic(workload.system, workload.arrival_process, sizes, jobs,
+                                 seed, warmup)
     out = {}
-    for i in sorted(set(sizes)):
-        nested = SamplePath(path.arrivals, np.ascontiguousarray(path.nodes[:, :i]),
-                            np.ascontiguousarray(path.service[:, :i]),
-                            np.full(jobs, i, dtype=np.int32))
-        sojourns = FastEngine(i).run(nested)[1][start:]
-        kept = labels[start:]
+    for i, (sojourns, kept) in runs.items():
+        if kept is None:
+            kept = np.zeros(sojourns.size, dtype=np.int16)
         out[i] = {name: sojourns[kept == c] for c, name in enumerate(names)}
     return out
 

@@ -26,10 +26,9 @@ from scipy import stats
 
 from analytic.coefficients import w_coefficients
 from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, quorum_cdf
-from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
-from forkjoin_sim.samplepath import PathSampler, SamplePath
+from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.simulation import simulate
 from forkjoin_sim.statistics import Interval, batch_means_ci
 
@@ -161,17 +160,11 @@ def simulated_basic_sojourns(sizes: Iterable[int], node_load: float, service: An
         return {i: simulate(ForkJoinModel(i, i, i, load=node_load, service=service),
                             jobs=jobs, seed=children[i], warmup=warmup).sojourns
                 for i in sizes}
-    widest = sizes[-1]
-    path = PathSampler(ForkJoinModel(widest, widest, widest, load=node_load,
-                                     service=service), seed).draw(jobs)
-    start = int(warmup * jobs)
-    out = {}
-    for i in sizes:
-        nested = SamplePath(path.arrivals, np.ascontiguousarray(path.nodes[:, :i]),
-                            np.ascontiguousarray(path.service[:, :i]),
-                            np.full(jobs, i, dtype=np.int32))
-        out[i] = FastEngine(i).run(nested)[1][start:]
-    return out
+    widest = ForkJoinModel(sizes[-1], sizes[-1], sizes[-1], load=node_load,
+                           service=service)
+    runs = simulate_nested_basic(widest.system, widest.arrival_process, sizes, jobs,
+                                 seed, warmup)
+    return {i: sojourns for i, (sojourns, _) in runs.items()}
 
 
 def basic_cdfs_on_grid(samples: dict[int, np.ndarray], grid

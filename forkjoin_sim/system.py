@@ -1,0 +1,304 @@
+"""The system a run simulates: nodes (with speeds), job classes, placement.
+
+A `System` says *what* serves jobs; an arrival process (`forkjoin_sim.arrivals`) says
+*when* jobs come. Together they are the single input of every run: the plain
+(n, r, k) queue (`ForkJoinModel`), a read/write mix (`Workload`) and Cassandra are
+mappings onto them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .errors import ConfigError
+from .placement import get_placement
+
+#: How far class fractions may sum away from 1 (rounding in user input).
+FRACTION_TOLERANCE = 1e-9
+#: Child index of the run's SeedSequence that draws which nodes straggle; far from
+#: the per-class streams so adding classes never moves it.
+STRAGGLER_STREAM = 63
+
+
+def _whole(name: str, value, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ConfigError(f"{name} must be a whole number >= {low}, got {value!r}")
+    return int(value)
+
+
+def law_mean(dist: Any, what: str) -> float:
+    """Mean of a frozen scipy.stats distribution (or anything with ``rvs``/``mean``)."""
+    if not (hasattr(dist, "rvs") and hasattr(dist, "mean")):
+        raise ConfigError(
+            f"{what} must be a frozen scipy.stats distribution or an Empirical "
+            f"(something with rvs() and mean()), got {type(dist).__name__}"
+        )
+    mean = float(dist.mean())
+    if not (math.isfinite(mean) and mean > 0):
+        raise ConfigError(f"{what} must have a finite positive mean, got {mean}; "
+                          "choose a distribution of positive times")
+    return mean
+
+
+@dataclass(frozen=True)
+class JobClass:
+    """One kind of job (e.g. "read at R=2").
+
+    Parameters
+    ----------
+    name : str
+        Label used in results.
+    fraction : float
+        Probability that a job is of this class, in (0, 1].
+    replicas, quorum : int
+        Tasks per job and completions that complete it, 1 <= quorum <= replicas.
+    service : distribution, or a sequence of ``replicas`` distributions
+        Service time of a task on a node of speed 1. A sequence gives task ``t`` its
+        own law (a Cassandra read: one data request, then digests). Default
+        exponential, mean 1.
+    """
+
+    name: str
+    fraction: float
+    replicas: int
+    quorum: int
+    service: Any = field(default_factory=lambda: stats.expon())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError(f"job class name must be a non-empty string, got "
+                              f"{self.name!r}")
+        for what, value in (("replicas", self.replicas), ("quorum", self.quorum)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ConfigError(f"class {self.name!r}: {what} must be a whole number,"
+                                  f" got {value!r}")
+        if self.replicas < 1:
+            raise ConfigError(f"class {self.name!r}: replicas={self.replicas} must be "
+                              ">= 1")
+        if not 1 <= self.quorum <= self.replicas:
+            raise ConfigError(f"class {self.name!r}: quorum={self.quorum} must satisfy "
+                              f"1 <= quorum <= replicas={self.replicas}; use 1.."
+                              f"{self.replicas}")
+        if (isinstance(self.fraction, bool)
+                or not isinstance(self.fraction, (int, float, np.number))
+                or not (math.isfinite(self.fraction) and 0 < self.fraction <= 1)):
+            raise ConfigError(f"class {self.name!r}: fraction={self.fraction!r} must be "
+                              "in (0, 1]; drop classes that never arrive")
+        if isinstance(self.service, (list, tuple)):
+            if len(self.service) != self.replicas:
+                raise ConfigError(f"class {self.name!r}: {len(self.service)} task "
+                                  f"service laws for {self.replicas} replicas; give one "
+                                  "law, or one per task")
+            object.__setattr__(self, "service", tuple(self.service))
+        for t, law in enumerate(self.task_services):
+            law_mean(law, f"class {self.name!r} service of task {t}")
+
+    @property
+    def task_services(self) -> tuple:
+        """The service law of each task position."""
+        if isinstance(self.service, tuple):
+            return self.service
+        return (self.service,) * self.replicas
+
+    @property
+    def work(self) -> float:
+        """Mean service demand of one job of this class, summed over its tasks."""
+        return float(sum(law.mean() for law in self.task_services))
+
+    @property
+    def mean_service(self) -> float:
+        """Mean service time of one task, averaged over positions."""
+        return self.work / self.replicas
+
+
+@dataclass(frozen=True)
+class Stragglers:
+    """A random ``fraction`` of the nodes runs at ``speed`` (drawn anew per run seed)."""
+
+    fraction: float
+    speed: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.fraction, (int, float)) and 0 <= self.fraction <= 1):
+            raise ConfigError(f"straggler fraction {self.fraction!r} must lie in [0, 1]")
+        if not (isinstance(self.speed, (int, float)) and math.isfinite(self.speed)
+                and self.speed > 0):
+            raise ConfigError(f"straggler speed {self.speed!r} must be a positive "
+                              "factor (0.5 = half speed)")
+
+    def count(self, nodes: int) -> int:
+        return int(round(self.fraction * nodes))
+
+    def draw(self, nodes: int, seed) -> np.ndarray:
+        """Per-node speeds for one run: ``count`` distinct slow nodes, chosen by seed."""
+        from .streams import child_rng
+
+        speeds = np.ones(nodes)
+        slow = child_rng(seed, STRAGGLER_STREAM).permutation(nodes)[:self.count(nodes)]
+        speeds[slow] = self.speed
+        return speeds
+
+
+def parse_speeds(text: str, nodes: int):
+    """CLI form of node speeds: ``1,1,0.5,...`` (one per node), ``slow:K:SPEED``
+    (the first K nodes at SPEED) or ``stragglers:FRACTION:SPEED``."""
+    text = text.strip()
+    name, _, rest = text.partition(":")
+    try:
+        if name == "stragglers":
+            fraction, _, speed = rest.partition(":")
+            return Stragglers(float(fraction), float(speed or 0.5))
+        if name == "slow":
+            count, _, speed = rest.partition(":")
+            count = int(count)
+            if not 0 <= count <= nodes:
+                raise ConfigError(f"speeds {text!r}: {count} slow nodes of {nodes}; use "
+                                  f"0..{nodes}")
+            return (float(speed or 0.5),) * count + (1.0,) * (nodes - count)
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ConfigError(f"speeds {text!r} is not understood; write one factor per "
+                          "node (1,1,0.5), slow:K:SPEED or stragglers:FRACTION:SPEED"
+                          ) from None
+    return values
+
+
+@dataclass(frozen=True)
+class System:
+    """Nodes, job classes and placement: everything that serves jobs.
+
+    Parameters
+    ----------
+    nodes : int
+        Number of nodes, each one FCFS server of unlimited queue.
+    classes : sequence of JobClass
+        Distinct names, fractions summing to 1.
+    placement : "random", "ring" or a placement object
+        How a job's tasks are spread over distinct nodes (`forkjoin_sim.placement`).
+    speeds : sequence of floats, `Stragglers` or None
+        Node speed factors: a task takes ``service / speed`` on its node. None means
+        every node runs at speed 1.
+    purging : bool
+        Cancel a job's unfinished tasks at its quorum (SimPy engine only).
+    """
+
+    nodes: int
+    classes: tuple[JobClass, ...]
+    placement: Any = "random"
+    speeds: Any = None
+    purging: bool = False
+
+    def __post_init__(self) -> None:
+        _whole("nodes", self.nodes)
+        object.__setattr__(self, "classes", tuple(self.classes))
+        if not self.classes:
+            raise ConfigError("a system needs at least one JobClass")
+        if not all(isinstance(c, JobClass) for c in self.classes):
+            raise ConfigError("classes must be JobClass instances")
+        names = [c.name for c in self.classes]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"class names {names} repeat; give each class its own name")
+        for c in self.classes:
+            if c.replicas > self.nodes:
+                raise ConfigError(f"class {c.name!r}: replicas r={c.replicas} must "
+                                  f"satisfy 1 <= r <= nodes n={self.nodes}; use at most "
+                                  f"{self.nodes} replicas or add nodes")
+        total = sum(c.fraction for c in self.classes)
+        if abs(total - 1) > FRACTION_TOLERANCE:
+            raise ConfigError(f"class fractions sum to {total:.6g}, not 1; rescale them "
+                              "(e.g. read 0.9, write 0.1)")
+        get_placement(self.placement)
+        if not isinstance(self.purging, bool):
+            raise ConfigError(f"purging must be True or False, got {self.purging!r}")
+        speeds = self.speeds
+        if speeds is not None and not isinstance(speeds, Stragglers):
+            values = np.asarray(speeds, dtype=float) if isinstance(
+                speeds, (list, tuple, np.ndarray)) else None
+            if values is None or values.shape != (self.nodes,):
+                raise ConfigError(f"speeds must give one factor per node ({self.nodes}),"
+                                  f" or be a Stragglers(fraction, speed); got {speeds!r}")
+            if not np.all(np.isfinite(values) & (values > 0)):
+                raise ConfigError("node speeds must be positive finite factors")
+            object.__setattr__(self, "speeds", tuple(float(v) for v in values))
+
+    @property
+    def width(self) -> int:
+        """Widest class's replicas: the column count of the sample path."""
+        return max(c.replicas for c in self.classes)
+
+    @property
+    def work_per_job(self) -> float:
+        """Mean total service demand of one job at speed 1, ``sum_c p_c * work_c``."""
+        return sum(c.fraction * c.work for c in self.classes)
+
+    @property
+    def slowest_speed(self) -> float:
+        """The smallest speed any run can give a node (stability is judged on it)."""
+        if self.speeds is None:
+            return 1.0
+        if isinstance(self.speeds, Stragglers):
+            return self.speeds.speed if self.speeds.count(self.nodes) else 1.0
+        return min(self.speeds)
+
+    def node_speeds(self, seed) -> np.ndarray:
+        """This run's speed factor of each node."""
+        if self.speeds is None:
+            return np.ones(self.nodes)
+        if isinstance(self.speeds, Stragglers):
+            return self.speeds.draw(self.nodes, seed)
+        return np.asarray(self.speeds)
+
+    def utilisation(self, arrival_rate: float) -> float:
+        """Busy fraction of the slowest node at ``arrival_rate`` jobs per unit time.
+
+        Random and ring placement give every node the same share of tasks, so node
+        i works ``rate * work_per_job / (nodes * speed_i)``.
+        """
+        return arrival_rate * self.work_per_job / (self.nodes * self.slowest_speed)
+
+    @property
+    def capacity(self) -> float:
+        """The largest throughput (jobs per unit time) the slowest node allows."""
+        return self.nodes * self.slowest_speed / self.work_per_job
+
+    def index(self, name: str) -> int:
+        """Position of the class called ``name``."""
+        for i, c in enumerate(self.classes):
+            if c.name == name:
+                return i
+        raise ConfigError(f"no class {name!r}; the classes are "
+                          f"{', '.join(c.name for c in self.classes)}")
+
+    def check_stable(self, arrival_rate: float) -> None:
+        """Raise ConfigError unless the slowest node keeps up with ``arrival_rate``."""
+        load = self.utilisation(arrival_rate)
+        if load >= 1:
+            raise ConfigError(
+                f"unstable load: the slowest node's utilisation = {load:.4g} must be "
+                f"< 1; use an arrival rate < {self.capacity:.4g} jobs per unit time, "
+                "more nodes, or closed-loop clients (throughput is then an output)")
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{c.name} {c.fraction:g} ({c.replicas},{c.quorum})"
+                          for c in self.classes)
+        speeds = ""
+        if isinstance(self.speeds, Stragglers):
+            speeds = (f", {self.speeds.count(self.nodes)} straggler(s) at speed "
+                      f"{self.speeds.speed:g}")
+        elif self.speeds is not None and min(self.speeds) != max(self.speeds):
+            speeds = f", node speeds {', '.join(f'{s:g}' for s in self.speeds)}"
+        return (f"{self.nodes} nodes [{parts}], {get_placement(self.placement).name} "
+                f"placement{speeds}")
+
+
+def single_class(nodes: int, replicas: int, quorum: int, service: Any,
+                 placement: Any = "random", speeds: Any = None,
+                 purging: bool = False) -> System:
+    """The system of a plain (n, r, k) fork-join queue."""
+    return System(nodes, (JobClass("job", 1.0, replicas, quorum, service),),
+                  placement=placement, speeds=speeds, purging=purging)

@@ -1,0 +1,15 @@
+"""sizing: features performance engineers run on their own systems.
+
+They need both the closed forms (``analytic``) and the simulator (``forkjoin_sim``),
+which never import each other, so they live here:
+
+==========================  ==================================================
+``tails``                   latency percentiles and timeout availability from
+                            Theorem 1 on whole distributions
+``planning``                the consistency planner (R, W) and the capacity
+                            planner (nodes, replicas, level) against an SLA
+==========================  ==================================================
+
+Their commands (``timeouts``, ``plan-consistency``, ``plan-capacity``) join the
+``forkjoin-sim`` CLI through the ``forkjoin_sim.commands`` entry point.
+"""
