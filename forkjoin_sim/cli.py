@@ -31,8 +31,9 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, required=True, help="n, number of nodes")
     p.add_argument("--replicas", type=int, required=True, help="r, tasks per job")
     p.add_argument("--quorum", type=int, required=True, help="k, completions a job waits for")
-    p.add_argument("--rho", type=float, required=True,
-                   help="load per job, rho = lambda*E[X]; per-node load is r*rho/n")
+    p.add_argument("--rho", type=float,
+                   help="load per job, rho = lambda*E[X]; per-node load is r*rho/n "
+                        "(open arrivals; not with --clients)")
     p.add_argument("--mu", type=float, default=1.0,
                    help="service rate; parametric services are scaled to mean 1/mu")
     p.add_argument("--service", default="exp",
@@ -48,6 +49,41 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep every s-th job after warm-up (the paper uses 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--engine", choices=["fast", "simpy"], default="fast")
+    add_closed_loop_arguments(p)
+    p.add_argument("--speeds", metavar="SPEC",
+                   help="uneven nodes: one speed factor per node (1,1,1,1,1,0.5), "
+                        "slow:K:SPEED (the first K nodes at SPEED) or "
+                        "stragglers:FRACTION:SPEED (drawn per seed); a task takes "
+                        "service/speed")
+
+
+def add_closed_loop_arguments(p: argparse.ArgumentParser) -> None:
+    """``--clients``, ``--think``, ``--think-law``: closed-loop clients (YCSB threads)."""
+    g = p.add_argument_group(
+        "closed loop", "N client threads, each sending its next request a think time "
+        "after the previous one completed (as YCSB and cassandra-stress do); "
+        "throughput is then an output")
+    g.add_argument("--clients", type=int, metavar="N", help="number of clients")
+    g.add_argument("--think", type=float, default=0.0, metavar="Z",
+                   help="mean think time, same unit as the service mean (default 0)")
+    g.add_argument("--think-law", default="exp", metavar="SPEC",
+                   help="shape of the think time, a --service spec rescaled to mean Z "
+                        "(default exp)")
+
+
+def closed_loop_from_args(args) -> dict:
+    """The closed-loop keyword arguments of a model, or {} without ``--clients``."""
+    from .service import parse_service
+
+    if args.clients is None:
+        if args.think != 0.0 or args.think_law != "exp":
+            raise ConfigError("--think and --think-law describe closed-loop clients; "
+                              "add --clients N")
+        return {}
+    law = None
+    if args.think > 0 and args.think_law != "exp":
+        law = parse_service(args.think_law, mean=args.think)
+    return {"clients": args.clients, "think": args.think, "think_law": law}
 
 
 def parse_warmup(text: str):
@@ -66,12 +102,21 @@ def model_from_args(args):
     from .model import ForkJoinModel
     from .service import parse_service
 
+    from .system import parse_speeds
+
     if args.mu <= 0:
         raise ConfigError(f"--mu {args.mu} must be positive")
+    closed = closed_loop_from_args(args)
+    if closed and args.rho is not None:
+        raise ConfigError("--rho sets an open arrival rate; with --clients the "
+                          "throughput is an output: drop one of them")
+    if not closed and args.rho is None:
+        raise ConfigError("give --rho (open arrivals) or --clients N (closed loop)")
     service = parse_service(args.service, mean=1.0 / args.mu)
+    speeds = None if args.speeds is None else parse_speeds(args.speeds, args.nodes)
     return ForkJoinModel(args.nodes, args.replicas, args.quorum, load=args.rho,
                          service=service, placement=args.placement,
-                         purging=args.purging)
+                         purging=args.purging, speeds=speeds, **closed)
 
 
 def _cmd_simulate(args) -> int:

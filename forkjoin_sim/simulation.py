@@ -51,6 +51,12 @@ class SimulationResult:
     classes: dict = field(default_factory=dict)
     throughput: Interval | None = None
     speeds: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Doubts about the run: the summary's (warm-up, batches) and the run's own."""
+        return tuple(self.summary.warnings) + tuple(self.notes)
 
     @property
     def mean(self) -> float:
@@ -95,6 +101,7 @@ class SimulationResult:
     def to_dict(self) -> dict:
         """Flat, JSON-ready statistics (the ``simulate --json`` object)."""
         out = dict(self.summary.to_dict())
+        out["warnings"] = list(self.warnings)
         out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
                    seed=self.seed)
         out.update(self.model.summary_fields())
@@ -135,7 +142,7 @@ class SimulationResult:
             lines.append(f"node utilisation  mean {np.mean(self.utilisation):.4f}  "
                          f"(min {np.min(self.utilisation):.4f}, "
                          f"max {np.max(self.utilisation):.4f})")
-        for note in s.warnings:
+        for note in self.warnings:
             lines.append(f"warning: {note}")
         return "\n".join(lines)
 
@@ -181,10 +188,37 @@ def simulate(model, jobs: int = 200_000, seed=0, engine: str = "fast",
                 raise ConfigError(f"class {job_class.name!r} has only {count} measured "
                                   "job(s); run more jobs or raise its fraction")
             classes[job_class.name] = recorder.summary(label=index)
+    utilisation = totals.utilisation()
     return SimulationResult(model=model, engine=engine, jobs=int(jobs),
                             seed=seed if isinstance(seed, (int, np.integer)) else -1,
                             sojourns=measured["values"], summary=recorder.summary(),
-                            utilisation=totals.utilisation(),
+                            utilisation=utilisation,
                             seconds=time.perf_counter() - started,
                             labels=measured["labels"], classes=classes,
-                            throughput=recorder.throughput(), speeds=speeds)
+                            throughput=recorder.throughput(), speeds=speeds,
+                            notes=overload_notes(utilisation))
+
+
+#: Busy fraction above which a node is reported as overloaded. A stable node's
+#: measured fraction exceeds 1 only by the work still queued at the end of the run.
+OVERLOAD_ALARM = 1.05
+
+
+def overload_notes(utilisation: np.ndarray | None) -> tuple[str, ...]:
+    """A warning when a node was handed more work than it can do in the run's time.
+
+    Under a closed loop this happens without any instability check failing: with
+    quorum k < r a job does not wait for its slowest tasks, so clients can go on
+    sending work to a slow node faster than it serves it, and its backlog grows for
+    ever (non-purging). Such a run has no steady state at that node.
+    """
+    if utilisation is None:
+        return ()
+    over = np.flatnonzero(utilisation > OVERLOAD_ALARM)
+    if over.size == 0:
+        return ()
+    nodes = ", ".join(f"{i} ({utilisation[i]:.2f})" for i in over[:5])
+    return (f"node(s) {nodes} received more work than they can serve (busy fraction "
+            "> 1): their backlog grows without bound, so the run has no steady state "
+            "there; jobs complete only because their quorum skips those nodes. Use "
+            "purging, faster nodes, or fewer clients",)

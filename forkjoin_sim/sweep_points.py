@@ -26,13 +26,17 @@ POINT_DEFAULTS: dict[str, Any] = {
     "nodes": None, "replicas": None, "quorum": None, "rho": None, "arrival_rate": None,
     "mu": 1.0, "service": "exp", "placement": "random", "purging": False,
     "engine": "fast", "warmup": 0.1, "sample_every": 1,
+    "clients": None, "think": None, "speeds": None,
 }
+#: Keys added after the first sweeps: left out of a point's identity while unset, so
+#: the seeds (and numbers) of earlier sweeps do not change.
+OPTIONAL_KEYS = ("clients", "think", "speeds")
 FIXED_KEYS = ("jobs", "replications", "seed")
 RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
 #: The columns that identify a point (its ``point_key``), first in every results file.
 KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
 #: Parameters that are real numbers, however the spec spells them.
-REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup")
+REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup", "think")
 
 
 
@@ -105,8 +109,9 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
     for need in ("nodes", "replicas", "quorum"):
         if need not in spec:
             raise ConfigError(f"sweep spec needs {need!r} (a number or a list)")
-    if ("rho" in spec) == ("arrival_rate" in spec):
-        raise ConfigError("sweep spec needs exactly one of 'rho' and 'arrival_rate'")
+    if (("rho" in spec) + ("arrival_rate" in spec) + ("clients" in spec)) != 1:
+        raise ConfigError("sweep spec needs exactly one of 'rho', 'arrival_rate' "
+                          "(open arrivals) and 'clients' (closed loop)")
     names = list(POINT_DEFAULTS)
     axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
     points = []
@@ -165,8 +170,10 @@ def expand(spec: dict) -> tuple[list[dict], list[str]]:
                                   "replications and seed apply to the whole sweep: "
                                   "set them at the top level")
             grid = {**shared, **entry}
-            if "rho" in entry or "arrival_rate" in entry:
-                grid.pop("arrival_rate" if "rho" in entry else "rho", None)
+            given = [k for k in ("rho", "arrival_rate", "clients") if k in entry]
+            if given:
+                for other in {"rho", "arrival_rate", "clients"} - set(given):
+                    grid.pop(other, None)
             grids.append(grid)
     points, notes, seen = [], [], set()
     for grid in grids:
@@ -182,8 +189,9 @@ def expand(spec: dict) -> tuple[list[dict], list[str]]:
 
 def point_key(point: dict) -> str:
     """Canonical text of a point (sorted JSON): its identity for seeds and resume."""
-    return json.dumps({k: point[k] for k in sorted(point)}, sort_keys=True,
-                      separators=(",", ":"), default=str)
+    return json.dumps({k: point[k] for k in sorted(point)
+                       if not (k in OPTIONAL_KEYS and point[k] is None)},
+                      sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _service_identity(service):
@@ -217,9 +225,19 @@ def build_model(params: dict):
     mu = params.get("mu", 1.0)
     if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu > 0:
         raise ConfigError(f"mu={mu!r} must be a positive number")
+    from .system import parse_speeds
+
     service = parse_service(params.get("service", "exp"), mean=1.0 / mu)
+    closed = {}
+    if params.get("clients") is not None:
+        closed = {"clients": params["clients"], "think": params.get("think") or 0.0}
+    elif params.get("think") is not None:
+        raise ConfigError("sweep key 'think' describes closed-loop clients; add 'clients'")
+    speeds = params.get("speeds")
+    if isinstance(speeds, str):
+        speeds = parse_speeds(speeds, params["nodes"])
     # No int() here: the model itself refuses 3.5 nodes rather than truncating them.
     return ForkJoinModel(params["nodes"], params["replicas"], params["quorum"],
                          load=params.get("rho"), arrival_rate=params.get("arrival_rate"),
                          service=service, placement=params.get("placement", "random"),
-                         purging=params.get("purging", False))
+                         purging=params.get("purging", False), speeds=speeds, **closed)

@@ -61,3 +61,19 @@ def fork_join_models(draw, max_nodes=7):
     n, r, k, rho = draw(stable_queues(max_nodes=max_nodes, loads=per_node_loads(0.05, 0.95)))
     return ForkJoinModel(n, r, k, load=rho, service=draw(service_distributions()),
                          placement=draw(st.sampled_from(["random", "ring"])))
+
+
+@st.composite
+def closed_loop_models(draw, max_nodes=6):
+    """A closed-loop ``ForkJoinModel``: any (n, r, k), clients, think time (0 too),
+    service shape, placement and node speeds."""
+    from forkjoin_sim.model import ForkJoinModel
+
+    n = draw(st.integers(1, max_nodes))
+    r, k = draw(replicas_and_quorum(max_replicas=n))
+    speeds = draw(st.one_of(st.none(), st.lists(st.sampled_from([0.5, 1.0, 2.0]),
+                                                min_size=n, max_size=n)))
+    return ForkJoinModel(n, r, k, service=draw(service_distributions()),
+                         placement=draw(st.sampled_from(["random", "ring"])),
+                         clients=draw(st.integers(1, 30)),
+                         think=draw(st.sampled_from([0.0, 0.5, 3.0])), speeds=speeds)

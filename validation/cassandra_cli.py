@@ -9,7 +9,8 @@ import math
 
 from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
                                     policy_local_fraction, simulate_cassandra)
-from forkjoin_sim.cli import _Parser, parse_warmup
+from forkjoin_sim.cli import (_Parser, add_closed_loop_arguments, closed_loop_from_args,
+                              parse_warmup)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.service import describe_service, parse_service
 
@@ -108,8 +109,12 @@ def _model(args) -> CassandraModel:
                                                              "--local-mean"))
     remote = parse_service(args.remote_service, mean=_number(str(args.remote_mean),
                                                                "--remote-mean"))
+    closed = closed_loop_from_args(args)
+    if bool(closed) == (args.rate is not None):
+        raise ConfigError("give --rate (open, Poisson writes) or --clients N (closed "
+                          "loop), not both")
     return CassandraModel(args.nodes, args.replicas, args.consistency, args.rate,
-                          local, remote, args.policy)
+                          local, remote, args.policy, **closed)
 
 
 def _cmd_simulate(args) -> int:
@@ -117,7 +122,7 @@ def _cmd_simulate(args) -> int:
     config = load_staged_config(args.config) if args.level == 2 else None
     result = simulate_cassandra(model, jobs=args.jobs, seed=args.seed, level=args.level,
                                 config=config, warmup=parse_warmup(args.warmup),
-                                sample_every=args.sample_every)
+                                sample_every=args.sample_every, progress=not args.json)
     print(json.dumps(result.to_dict()) if args.json else result.report())
     return 0
 
@@ -180,7 +185,8 @@ def register(subparsers) -> None:
     p.add_argument("--consistency", required=True,
                    help="ONE | TWO | THREE | QUORUM | ALL | a whole number k")
     p.add_argument("--policy", required=True, help=POLICY_HELP)
-    p.add_argument("--rate", type=float, required=True, help="writes per unit time")
+    p.add_argument("--rate", type=float,
+                   help="writes per unit time (open, Poisson); or use --clients")
     p.add_argument("--local-service", required=True, help=SPEC_HELP)
     p.add_argument("--remote-service", required=True, help=SPEC_HELP)
     p.add_argument("--local-mean", type=float, default=1.0,
@@ -196,6 +202,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (the keys of forkjoin-sim simulate --json)")
+    add_closed_loop_arguments(p)
     p.set_defaults(handler=_cmd_simulate)
 
     p = sub.add_parser("validate", help="Theorem 4 vs simulation (paper's Figs. 5, 6)")

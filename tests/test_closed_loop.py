@@ -1,0 +1,118 @@
+"""Closed-loop clients: exact mean-value analysis, the response time law, the
+capacity bound, and both engines on common random numbers."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from analytic.mva import mean_value_analysis
+from forkjoin_sim import cli, run
+from forkjoin_sim.model import ForkJoinModel
+from forkjoin_sim.simulation import simulate
+from forkjoin_sim.workload import JobClass, Workload
+from strategies import closed_loop_models
+
+
+@pytest.mark.parametrize("clients,think", [(1, 2.0), (3, 0.0), (20, 2.0), (60, 1.0),
+                                           (200, 2.0)])
+def test_product_form_case_matches_exact_mva(clients, think):
+    # (n,1,1), exponential service, random placement: n FCFS stations with visit
+    # ratio 1/n plus a delay station: product form, so MVA is exact.
+    nodes = 4
+    model = ForkJoinModel(nodes, 1, 1, clients=clients, think=think)
+    result = simulate(model, jobs=300_000, seed=clients)
+    exact = mean_value_analysis([1.0 / nodes] * nodes, clients, think)
+    assert result.summary.ci_low <= exact.response_time <= result.summary.ci_high
+    x = result.throughput
+    assert x.low <= exact.throughput <= x.high
+
+
+@settings(max_examples=25, deadline=None)
+@given(closed_loop_models())
+def test_response_time_law_holds_for_every_closed_loop_result(model):
+    result = simulate(model, jobs=20_000, seed=3)
+    law = result.response_time_law()
+    # R = N/X - Z, with X's interval carried through; both sides estimate the same
+    # mean, so their intervals must overlap.
+    assert law["law_ci_low"] <= result.summary.ci_high
+    assert result.summary.ci_low <= law["law_ci_high"]
+
+
+@pytest.mark.parametrize("quorum", [1, 2, 3])
+def test_throughput_never_exceeds_capacity_and_approaches_it(quorum):
+    nodes, replicas = 6, 3
+    capacity = nodes / replicas  # n*mu/r, mu = 1
+    previous = 0.0
+    for clients in (2, 20, 200):
+        x = simulate(ForkJoinModel(nodes, replicas, quorum, clients=clients),
+                     jobs=100_000, seed=5).throughput
+        assert x.low <= capacity
+        assert x.mean > previous  # more clients, more throughput (below the bound)
+        previous = x.mean
+    assert previous > 0.93 * capacity
+
+
+@settings(max_examples=30, deadline=None)
+@given(closed_loop_models())
+def test_fast_and_simpy_engines_agree_on_common_random_numbers(model):
+    fast = simulate(model, jobs=400, seed=11, warmup=0.0)
+    event = simulate(model, jobs=400, seed=11, warmup=0.0, engine="simpy")
+    np.testing.assert_allclose(fast.sojourns, event.sojourns, rtol=1e-9, atol=1e-9)
+
+
+def test_closed_loop_blocks_do_not_change_the_numbers(monkeypatch):
+    model = ForkJoinModel(5, 3, 2, clients=40, think=1.0, speeds=(1, 1, 1, 1, 0.5))
+    whole = simulate(model, jobs=5_000, seed=2)
+    monkeypatch.setattr(run, "BLOCK_JOBS", 333)
+    cut = simulate(model, jobs=5_000, seed=2)
+    np.testing.assert_array_equal(whole.sojourns, cut.sojourns)
+    assert whole.throughput == cut.throughput
+
+
+def test_workload_classes_in_a_closed_loop():
+    reads = JobClass("read", 0.9, 3, 1)
+    writes = JobClass("write", 0.1, 3, 3)
+    result = simulate(Workload(6, [reads, writes], clients=30, think=1.0), jobs=60_000,
+                      seed=4)
+    assert set(result.classes) == {"read", "write"}
+    assert result.classes["read"].mean < result.classes["write"].mean
+    law = result.response_time_law()
+    assert law["law_ci_low"] <= result.summary.ci_high
+    assert result.summary.ci_low <= law["law_ci_high"]
+
+
+def test_a_diverging_slow_node_is_reported():
+    # k < r: jobs do not wait for the half-speed node, so it falls ever further behind.
+    model = ForkJoinModel(6, 3, 2, clients=50, speeds=(0.5, 1, 1, 1, 1, 1))
+    result = simulate(model, jobs=50_000, seed=1)
+    assert result.utilisation[0] > 1.5
+    assert any("backlog grows without bound" in w for w in result.warnings)
+    even = simulate(ForkJoinModel(6, 3, 2, clients=50), jobs=50_000, seed=1)
+    assert not any("backlog" in w for w in even.warnings)
+
+
+def test_cli_closed_loop_json(capsys):
+    assert cli.main(["simulate", "--nodes", "6", "--replicas", "1", "--quorum", "1",
+                     "--clients", "20", "--think", "2", "--jobs", "100000", "--seed",
+                     "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    exact = mean_value_analysis([1 / 6] * 6, 20, 2.0)
+    assert out["ci_low"] <= exact.response_time <= out["ci_high"]
+    assert out["throughput_ci_low"] <= exact.throughput <= out["throughput_ci_high"]
+    assert out["clients"] == 20 and out["rho"] is None
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--rho", "1", "--clients", "5"], "drop one of them"),
+    (["--think", "2"], "add --clients"),
+    ([], "give --rho"),
+    (["--clients", "0"], "clients must be a whole number >= 1"),
+    (["--clients", "3", "--think", "-1"], "think time must be"),
+])
+def test_cli_closed_loop_bad_input_is_one_line(capsys, argv, message):
+    code = cli.main(["simulate", "--nodes", "4", "--replicas", "2", "--quorum", "1",
+                     "--jobs", "100", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
