@@ -12,7 +12,7 @@ from scipy import stats
 from . import arrivals as arrival_processes
 from .errors import ConfigError
 from .placement import PLACEMENTS
-from .system import Stragglers, System, law_mean, single_class
+from .system import RunInput, Stragglers, law_mean, single_class
 
 ARRIVAL_KINDS = ("poisson", "deterministic")
 
@@ -39,7 +39,7 @@ def distribution_mean(dist: Any, what: str) -> float:
 
 
 @dataclass(frozen=True)
-class ForkJoinModel:
+class ForkJoinModel(RunInput):
     """A non-purging (or purging) (n, r, k) fork-join queue.
 
     Each job arrives, forks ``replicas`` tasks onto distinct nodes chosen by
@@ -169,16 +169,6 @@ class ForkJoinModel:
                 f"{speed} = {self.busiest_node_utilisation:.4g} must be < 1; use rho < "
                 f"{n * slow / r:.4g}, or closed-loop clients"
             )
-
-    @property
-    def system(self) -> System:
-        """The one-class system this queue is."""
-        return self._system
-
-    @property
-    def arrival_process(self):
-        """Its arrival process (`forkjoin_sim.arrivals`)."""
-        return self._process
 
     @property
     def closed(self) -> bool:

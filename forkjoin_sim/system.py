@@ -302,3 +302,18 @@ def single_class(nodes: int, replicas: int, quorum: int, service: Any,
     """The system of a plain (n, r, k) fork-join queue."""
     return System(nodes, (JobClass("job", 1.0, replicas, quorum, service),),
                   placement=placement, speeds=speeds, purging=purging)
+
+
+class RunInput:
+    """Mixin of the models that map onto the run stack: they store their `System` in
+    ``_system`` and their arrival process in ``_process`` when they are built."""
+
+    @property
+    def system(self) -> System:
+        """What serves the jobs: nodes, classes, placement, speeds."""
+        return self._system
+
+    @property
+    def arrival_process(self):
+        """When jobs come (`forkjoin_sim.arrivals`)."""
+        return self._process

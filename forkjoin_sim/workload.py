@@ -17,14 +17,14 @@ from typing import Any
 from .arrivals import ClosedLoop, Poisson
 from .errors import ConfigError
 from .simulation import SimulationResult, simulate
-from .system import FRACTION_TOLERANCE, JobClass, System  # noqa: F401 (re-exported)
+from .system import FRACTION_TOLERANCE, JobClass, RunInput, System  # noqa: F401
 
 #: A workload run's result is the one result type.
 WorkloadResult = SimulationResult
 
 
 @dataclass(frozen=True)
-class Workload:
+class Workload(RunInput):
     """Job classes sharing ``nodes`` FCFS nodes.
 
     Parameters
@@ -69,14 +69,6 @@ class Workload:
             object.__setattr__(self, "arrival_rate", process.rate)
             system.check_stable(process.rate)
         object.__setattr__(self, "_process", process)
-
-    @property
-    def system(self) -> System:
-        return self._system
-
-    @property
-    def arrival_process(self):
-        return self._process
 
     @property
     def work_per_job(self) -> float:

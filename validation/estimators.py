@@ -33,14 +33,7 @@ OFFGRID_JOBS_MAX = 40_000_000
 #: Jobs per group whose mean is kept (the batch-means interval uses group means).
 GROUP_JOBS = 1024
 from forkjoin_sim.run import BLOCK_JOBS  # noqa: E402  (whole blocks of the run loop)
-
-
-def paper_grid() -> list[tuple[int, int, int, float]]:
-    """The 400 (nodes, replicas, quorum, load) points of the paper's Fig. 2."""
-    from validation import fig2  # fig2 imports this module
-
-    return [(n, r, k, rho) for n in fig2.NODES for r in fig2.REPLICAS if r <= n
-            for k in range(1, r + 1) for rho in fig2.LOADS]
+from validation.paper_grid import paper_grid  # noqa: E402,F401  (the grid, re-exported)
 
 
 def offgrid_configs() -> list[tuple[int, int, float]]:
@@ -57,21 +50,6 @@ def offgrid_configs() -> list[tuple[int, int, float]]:
 def cassandra_configs() -> list[tuple[int, int, float]]:
     """(6, 3, rho) at node loads 0.1 .. 0.95: the (6,3,k) clusters of Cassandra users."""
     return [(6, 3, q * 2) for q in (0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)]
-
-
-# ---------------------------------------------------------------------------
-# Paper-size table (one sweep point per (n, r, k, rho))
-# ---------------------------------------------------------------------------
-
-def paper_size_table(workers: int = 2, seed: int = 2019) -> pd.DataFrame:
-    """The 400 Fig. 2 points simulated by ``forkjoin-sim fig2 --paper``; columns as
-    :func:`long_table`."""
-    from validation import fig2  # fig2 imports this module
-
-    table = fig2.run_fig2(paper=True, workers=workers, seed=seed, progress=False)
-    jobs = fig2.jobs_for_samples(fig2.PAPER_SAMPLES, fig2.PAPER_SAMPLE_EVERY)
-    return table[["n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high",
-                  "sample_every"]].assign(jobs=jobs)
 
 
 # ---------------------------------------------------------------------------

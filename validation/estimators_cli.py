@@ -40,7 +40,9 @@ def _referee(name: str, seed: int, workers: int):
         configs = sorted({(n, r, rho) for n, r, _, rho in harness.paper_grid()})
         return harness.long_table(configs, seed=seed, workers=workers)
     if name == "paper-size":
-        return harness.paper_size_table(workers=workers, seed=seed)
+        from .fig2 import paper_size_table
+
+        return paper_size_table(workers=workers, seed=seed)
     if name == "six-three":
         return harness.long_table(harness.cassandra_configs(), seed=seed, workers=workers)
     return harness.long_table(harness.offgrid_configs(), seed=seed, workers=workers,

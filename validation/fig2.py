@@ -20,14 +20,9 @@ from forkjoin_sim.io import atomic_save, atomic_write
 from forkjoin_sim.sweeps import sweep
 from validation.estimators import accuracy, error_figure, with_estimates
 
-NODES = (3, 5, 7, 9)
-REPLICAS = (3, 5, 7, 9)
-LOADS = (0.01, 0.2, 0.4, 0.5, 0.6, 0.8, 0.9, 0.95)
-#: The paper's protocol: after a warm-up, every 10th job is sampled until 100,000
-#: samples are taken.
-PAPER_SAMPLES = 100_000
-PAPER_SAMPLE_EVERY = 10
-WARMUP = 0.1
+from validation.paper_grid import (LOADS, NODES, PAPER_SAMPLE_EVERY,  # noqa: F401
+                                   PAPER_SAMPLES, REPLICAS, WARMUP, jobs_for_samples)
+
 #: The quick default: jobs per point, every job measured. 400 points take about a
 #: minute on 2 cores; see docs/validation.md for the measured time.
 QUICK_JOBS = 200_000
@@ -40,17 +35,6 @@ EXTRA_COLUMNS = ["error_ci_low", "error_ci_high", "lower_pk", "jobs_measured",
                  "sample_every", "sim_warnings"]
 #: Per estimator of ``analytic.estimators``: its value and ``err_<name> = APP/SIM - 1``.
 ESTIMATOR_COLUMNS = [c for name in ESTIMATORS for c in (name, f"err_{name}")]
-
-
-def jobs_for_samples(samples: int, sample_every: int, warmup: float = WARMUP) -> int:
-    """The fewest jobs whose measured count (after warm-up, every s-th) is ``samples``."""
-    # A lower bound: the measured count is at most ceil(((1 - warmup)*jobs + 1) / s).
-    jobs = max(1, math.floor((samples - 1) * sample_every / (1 - warmup)) - 2)
-    while True:
-        measured = -(-(jobs - math.floor(warmup * jobs)) // sample_every)
-        if measured >= samples:
-            return jobs
-        jobs += 1
 
 
 def grid_spec(jobs: int, sample_every: int = 1, seed: int = 0, service: str = "exp",
@@ -66,6 +50,15 @@ def grid_spec(jobs: int, sample_every: int = 1, seed: int = 0, service: str = "e
             "quorum": list(range(1, max(replicas) + 1)), "rho": list(loads),
             "service": service, "placement": "random", "warmup": WARMUP,
             "sample_every": sample_every, "jobs": jobs, "seed": seed}
+
+
+def paper_size_table(workers: int = 2, seed: int = 2019) -> pd.DataFrame:
+    """The 400 Fig. 2 points simulated by ``forkjoin-sim fig2 --paper``; the columns
+    of :func:`validation.estimators.long_table` (the paper-size referee table)."""
+    table = run_fig2(paper=True, workers=workers, seed=seed, progress=False)
+    jobs = jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY)
+    return table[["n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high",
+                  "sample_every"]].assign(jobs=jobs)
 
 
 def failed_points(frame: pd.DataFrame) -> list[str]:

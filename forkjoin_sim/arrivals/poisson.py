@@ -19,27 +19,19 @@ class Poisson:
     def __post_init__(self) -> None:
         object.__setattr__(self, "rate", positive_rate(self.rate))
 
+    def gaps(self, jobs: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.exponential(1.0 / self.rate, size=jobs)
+
     def arrival_times(self, clock: float, first: int, jobs: int,
                       rng: np.random.Generator) -> np.ndarray:
-        return clock + np.cumsum(rng.exponential(1.0 / self.rate, size=jobs))
+        return clock + np.cumsum(self.gaps(jobs, rng))
 
     def describe(self) -> str:
-        return f"Poisson arrivals, {self.rate:g} jobs per unit time"
+        return f"{type(self).__name__.lower()} arrivals, {self.rate:g} jobs per unit time"
 
 
-@dataclass(frozen=True)
-class Periodic:
+class Periodic(Poisson):
     """One job every ``1/rate`` time units (deterministic arrivals)."""
 
-    rate: float
-    closed = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rate", positive_rate(self.rate))
-
-    def arrival_times(self, clock: float, first: int, jobs: int,
-                      rng: np.random.Generator) -> np.ndarray:
-        return clock + np.cumsum(np.full(jobs, 1.0 / self.rate))
-
-    def describe(self) -> str:
-        return f"periodic arrivals, {self.rate:g} jobs per unit time"
+    def gaps(self, jobs: int, rng: np.random.Generator) -> np.ndarray:
+        return np.full(jobs, 1.0 / self.rate)
