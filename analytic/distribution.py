@@ -1,6 +1,6 @@
 """Theorem 1 for whole distributions: the (n,r,k) sojourn CDF from basic-queue CDFs.
 
-For exchangeable sojourns ``S_1..S_r`` (MODEL.md section 2)
+For exchangeable sojourns ``S_1..S_r`` (docs/model.md section 2)
 
     P(S_(k) <= x) = sum_{i=k..r} W(r,k,i) * F_i(x),   F_i(x) = P(max(S_1..S_i) <= x),
 

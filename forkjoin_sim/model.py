@@ -12,7 +12,7 @@ from scipy import stats
 from . import arrivals as arrival_processes
 from .errors import ConfigError
 from .placement import PLACEMENTS
-from .system import RunInput, Stragglers, law_mean, single_class
+from .system import RunInput, law_mean, single_class
 
 ARRIVAL_KINDS = ("poisson", "deterministic")
 

@@ -83,3 +83,16 @@ def test_dask_sweep_agrees_with_local_processes(tmp_path):
     assert "identical to the local-process run: yes" in stdout
     frame = pd.read_csv(out)
     assert (frame["status"] == "ok").all() and len(frame) == 6
+
+
+def test_uneven_nodes(tmp_path):
+    rows = [line.split() for line in _run("uneven_nodes.py", cwd=tmp_path).splitlines()
+            if line.strip().startswith("(6,3,")]
+    assert len(rows) == 8
+    means = {tuple(r[:3]): float(r[3]) for r in rows}
+    # A half-speed node slows every quorum, and ALL (k = r) far more than k < r.
+    for k in ("(6,3,2)", "(6,3,3)"):
+        for loop in ("open", "closed"):
+            assert means[(k, loop, "slow")] > means[(k, loop, "equal")]
+    assert (means[("(6,3,3)", "open", "slow")] / means[("(6,3,3)", "open", "equal")]
+            > means[("(6,3,2)", "open", "slow")] / means[("(6,3,2)", "open", "equal")])

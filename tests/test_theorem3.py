@@ -15,7 +15,7 @@ H = lambda m: harmonic(m, exact=True)  # noqa: E731
 
 
 def paper_nelson(n, r, k, rho, mu=1):
-    """NelsonT as written out in the paper (MODEL.md section 4), in exact arithmetic."""
+    """NelsonT as written out in the paper (docs/model.md section 4), in exact arithmetic."""
     rho, mu = Fraction(rho), Fraction(mu)
     w = w_coefficients(r, k)
     factor = (12 * n - r * rho) / (88 * mu * (n - r * rho))

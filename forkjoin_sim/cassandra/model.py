@@ -4,7 +4,7 @@ A write is forked to the ``r`` replicas of its key (``r`` consecutive nodes of t
 ring from the key's hashed token) by a coordinator that the client's load-balancing
 policy picks. When the coordinator is itself a replica the write is *local*: that
 replica's task takes the local service time, every other task the remote one
-(MODEL.md section 5; the paper's Fig. 4).
+(docs/model.md section 5; the paper's Fig. 4).
 """
 
 from __future__ import annotations
