@@ -216,3 +216,51 @@ def test_staged_runs_are_reproducible():
     a = simulate_cassandra(model, 1500, 3, level=2)
     b = simulate_cassandra(model, 1500, 3, level=2)
     assert a.mean == b.mean and a.to_dict()["engine"] == "staged"
+
+
+def test_level2_cross_datacentre_hops_add_their_delay_exactly():
+    # Remote writes, no stage or network time, 32 mutation threads per node at a
+    # light load: no write ever queues, so a write's latency is its mutation time,
+    # plus exactly 2 x 5 ms when its coordinator and replica sit in different data
+    # centres.
+    from forkjoin_sim.cassandra.simulation import _run_level2
+
+    model = CassandraModel(4, 1, "ONE", 0.2, stats.expon(scale=0.2),
+                           stats.expon(scale=1.0), policy="remote")
+    quiet = {"request": {"mean": 0}, "response": {"mean": 0}, "network": {"mean": 0}}
+    base = StagedConfig.from_mapping(quiet)
+    split = StagedConfig.from_mapping({**quiet, "datacentres": {
+        "nodes": [0, 1, 0, 1], "delay": "deterministic", "mean": 5.0}})
+    writes = WritePathSampler(model, 3).draw(300)
+    plain = _run_level2(writes, base, np.random.default_rng(1), [1])[1]
+    far = _run_level2(writes, split, np.random.default_rng(1), [1])[1]
+    centre = np.asarray(split.datacentre)
+    crossing = centre[writes.path.nodes[:, 0]] != centre[writes.coordinator]
+    assert crossing.any() and (~crossing).any()
+    np.testing.assert_allclose(far - plain, np.where(crossing, 10.0, 0.0), atol=1e-9)
+    np.testing.assert_allclose(plain, writes.path.service[:, 0], atol=1e-9)
+
+
+def test_level2_datacentre_list_must_match_the_cluster():
+    model = CassandraModel(4, 1, "ONE", 0.2, stats.expon(scale=0.2),
+                           stats.expon(scale=1.0), policy="remote")
+    config = StagedConfig.from_mapping({"datacentres": {"nodes": [0, 1], "mean": 1.0}})
+    with pytest.raises(ConfigError, match="one per node"):
+        simulate_cassandra(model, jobs=100, level=2, config=config)
+
+
+@pytest.mark.parametrize("policy", ["token-aware", "round-robin"])
+def test_closed_loop_level2_with_one_thread_and_no_stage_time_is_level1(policy):
+    # One mutation thread and no other stage or hop: each node is one FCFS server, the
+    # paper's level-1 model; the closed loop then gives the same writes, number for
+    # number, through the fast engine and the staged event engine.
+    model = CassandraModel(6, 3, "QUORUM", None, stats.expon(scale=0.3),
+                           stats.expon(scale=1.0), policy=policy, clients=12, think=1.0)
+    config = StagedConfig.from_mapping({"request": {"mean": 0}, "response": {"mean": 0},
+                                        "network": {"mean": 0}, "mutation": {"threads": 1}})
+    one = simulate_cassandra(model, jobs=3000, seed=5, level=1)
+    two = simulate_cassandra(model, jobs=3000, seed=5, level=2, config=config)
+    assert one.mean == pytest.approx(two.mean, rel=1e-9)
+    assert one.throughput.mean == pytest.approx(two.throughput.mean, rel=1e-9)
+    law = model.clients / one.throughput.mean - model.think
+    assert one.summary.ci_low - 0.05 * law <= law <= one.summary.ci_high + 0.05 * law

@@ -28,6 +28,9 @@ Default configuration and where its numbers come from:
   to parse/route a request and to count one acknowledgement. Assumptions, not
   measurements; replace them with your own through a TOML file.
 
+- ``[datacentres]``: ``nodes = [0, 0, 0, 1, 1, 1]`` puts each node in a data centre;
+  a coordinator-to-replica hop between two data centres takes ``mean`` ms more
+  (gamma, shape 4) on top of the ``[network]`` delay, each way. Off by default.
 - ``client.mean = 0`` ms: the client-to-coordinator hop (each way; gamma, shape 4 when
   set). Off by default so that the paper's model (which starts at the coordinator)
   is unchanged; a benchmark measured at the client includes it.
@@ -57,11 +60,12 @@ DEFAULT_STAGED_CONFIG: dict[str, Any] = {
     "response": {"threads": 12, "service": "exp", "mean": 0.02},
     "network": {"delay": "gamma:4", "mean": 0.2},
     "client": {"delay": "gamma:4", "mean": 0.0},
+    "datacentres": {"nodes": [], "delay": "gamma:4", "mean": 0.0},
 }
 
 _KEYS = {"request": {"threads", "service", "mean"}, "mutation": {"threads"},
          "response": {"threads", "service", "mean"}, "network": {"delay", "mean"},
-         "client": {"delay", "mean"}}
+         "client": {"delay", "mean"}, "datacentres": {"nodes", "delay", "mean"}}
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class StagedConfig:
     response_time: Any = None
     network_delay: Any = None
     client_delay: Any = None
+    datacentre: tuple = ()
+    cross_delay: Any = None
 
     def __post_init__(self) -> None:
         for name in ("request_threads", "mutation_threads", "response_threads"):
@@ -85,6 +91,14 @@ class StagedConfig:
             if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
                     or value < 1):
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                   for d in self.datacentre):
+            raise ConfigError("[datacentres] nodes must list a whole data-centre number "
+                              ">= 0 per node, e.g. nodes = [0, 0, 0, 1, 1, 1]")
+
+    def data_centre(self, node: int) -> int:
+        """The data centre of ``node`` (0 for nodes the config does not list)."""
+        return self.datacentre[node] if node < len(self.datacentre) else 0
 
     @classmethod
     def from_mapping(cls, mapping: dict | None = None) -> "StagedConfig":
@@ -113,7 +127,10 @@ class StagedConfig:
                    request_time=_stage_time(merged["request"], "service", "request"),
                    response_time=_stage_time(merged["response"], "service", "response"),
                    network_delay=_stage_time(merged["network"], "delay", "network"),
-                   client_delay=_stage_time(merged["client"], "delay", "client"))
+                   client_delay=_stage_time(merged["client"], "delay", "client"),
+                   datacentre=tuple(merged["datacentres"]["nodes"]),
+                   cross_delay=_stage_time(merged["datacentres"], "delay",
+                                           "datacentres"))
 
 
 def _stage_time(section: dict, key: str, name: str) -> Any:
@@ -214,7 +231,12 @@ class StagedEngine:
             "response": _times(c.response_time, shape, rng),
             "client_out": _times(c.client_delay, (path.jobs,), rng),
             "client_back": _times(c.client_delay, (path.jobs,), rng),
+            "cross_out": _times(c.cross_delay, shape, rng),
+            "cross_back": _times(c.cross_delay, shape, rng),
         }
+        if c.datacentre and len(c.datacentre) != writes.node_count:
+            raise ConfigError(f"[datacentres] nodes lists {len(c.datacentre)} nodes but "
+                              f"the cluster has {writes.node_count}; give one per node")
         self._writes = writes
         self._acks = np.full(shape, np.nan)
         self._done = {}
@@ -266,14 +288,20 @@ class StagedEngine:
     def _replica(self, j: int, t: int, node: int, coordinator: int):
         env, times = self.env, self._times
         local = self._writes.local_slot[j] == t
+        cross = (times["cross_out"] is not None and self.config.data_centre(node)
+                 != self.config.data_centre(coordinator))
         if not local and times["out"] is not None:
             yield env.timeout(times["out"][j, t])
+        if cross:
+            yield env.timeout(times["cross_out"][j, t])
         with self.mutation[node].request() as slot:
             yield slot
             yield env.timeout(self._writes.path.service[j, t])
         if not local:
             if times["back"] is not None:
                 yield env.timeout(times["back"][j, t])
+            if cross:
+                yield env.timeout(times["cross_back"][j, t])
             if times["response"] is not None:
                 with self.response[coordinator].request() as slot:
                     yield slot
