@@ -79,6 +79,8 @@ class ForkJoinModel(RunInput):
         Shape of the think time, rescaled to mean ``think``; default exponential.
     speeds : sequence of per-node factors, `Stragglers`, or None
         Uneven nodes: a task takes ``service / speed`` on its node.
+    node : `forkjoin_sim.nodes.SharedQueue`, optional
+        ``SharedQueue(threads=c)`` gives every node c servers (default 1).
 
     Open stability is checked as ``r * rho / (n * slowest speed) < 1``, exact for the
     non-purging queue. Purging only removes work, so for it the check is
@@ -98,6 +100,7 @@ class ForkJoinModel(RunInput):
     think: float = 0.0
     think_law: Any = None
     speeds: Any = None
+    node: Any = None
 
     def __post_init__(self) -> None:
         n, r, k = self.nodes, self.replicas, self.quorum
@@ -112,7 +115,7 @@ class ForkJoinModel(RunInput):
         if isinstance(self.speeds, list):
             object.__setattr__(self, "speeds", tuple(self.speeds))
         system = single_class(n, r, k, self.service, self.placement, self.speeds,
-                              self.purging)
+                              self.purging, self.node)
         mean_service = law_mean(self.service, "service")
         object.__setattr__(self, "_system", system)
         given = [name for name in ("load", "arrival_rate")
@@ -167,7 +170,7 @@ class ForkJoinModel(RunInput):
             raise ConfigError(
                 f"unstable load: each node's utilisation r*rho/n = {r}*{self.load:g}/{n}"
                 f"{speed} = {self.busiest_node_utilisation:.4g} must be < 1; use rho < "
-                f"{n * slow / r:.4g}, or closed-loop clients"
+                f"{self.load / self.busiest_node_utilisation:.4g}, or closed-loop clients"
             )
 
     @property
@@ -189,10 +192,11 @@ class ForkJoinModel(RunInput):
 
     @property
     def busiest_node_utilisation(self) -> float | None:
-        """Utilisation of the slowest node (equal to ``node_utilisation`` if even)."""
+        """Utilisation of one thread of the slowest node (equal to
+        ``node_utilisation`` for even one-thread nodes)."""
         if self.load is None:
             return None
-        return self.node_utilisation / self.system.slowest_speed
+        return self.system.utilisation(self.arrival_rate)
 
     def summary_fields(self) -> dict:
         """The model's own keys of ``simulate --json``."""

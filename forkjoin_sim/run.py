@@ -29,22 +29,35 @@ BLOCK_JOBS = 1 << 17
 
 @dataclass(frozen=True)
 class RunTotals:
-    """What a run accumulates besides the recorder: per-node busy time (None when
-    purging, where cancelled partial service is not tracked) and the time of the
-    last arrival."""
+    """What a run accumulates besides the recorder: busy time per node, or per node
+    and stage for staged nodes (None when purging, where cancelled partial service is
+    not tracked), the time of the last arrival, and the threads of each stage."""
 
     busy: np.ndarray | None
     horizon: float
+    threads: np.ndarray | None = None
 
     def utilisation(self) -> np.ndarray | None:
-        return None if self.busy is None else self.busy / self.horizon
+        """Busy fraction of each node (of each thread of each stage, staged nodes)."""
+        if self.busy is None:
+            return None
+        if self.threads is None:
+            return self.busy / self.horizon
+        return self.busy / (self.horizon * self.threads[None, :])
 
 
-def busy_time(path, node_count: int) -> np.ndarray:
-    """Service time each node gives the path's tasks (all of it: no purging)."""
+def busy_time(path, node_count: int, stage_of: np.ndarray | None = None,
+              stages: int = 1) -> np.ndarray:
+    """Service time each node (and stage) gives the path's tasks (all of it)."""
     present = path.nodes >= 0
-    return np.bincount(path.nodes[present], weights=path.service[present],
-                       minlength=node_count)
+    if stage_of is None:
+        return np.bincount(path.nodes[present], weights=path.service[present],
+                           minlength=node_count)
+    kinds = (path.kinds[present] if path.kinds is not None
+             else np.zeros(int(present.sum()), dtype=np.int8))
+    cell = path.nodes[present] * stages + stage_of[kinds]
+    return np.bincount(cell, weights=path.service[present],
+                       minlength=node_count * stages).reshape(node_count, stages)
 
 
 def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
@@ -64,7 +77,7 @@ def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
 def make_engine(name: str, system, sampler: PathSampler):
     """The engine ``name`` for ``system``, with the closed-loop clients' first release
     times when the sampler has them."""
-    kwargs = {"initial_release": sampler.initial_release}
+    kwargs = {"initial_release": sampler.initial_release, "node": system.node}
     if name == "simpy":
         kwargs["purging"] = system.purging
     return ENGINES[name](system.nodes, **kwargs)
@@ -72,7 +85,8 @@ def make_engine(name: str, system, sampler: PathSampler):
 
 def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: int, *,
              observe: Callable | None = None, progress: bool = False,
-             desc: str = "simulate", track_busy: bool = True) -> RunTotals:
+             desc: str = "simulate", track_busy: bool = True,
+             node=None) -> RunTotals:
     """Run ``jobs`` jobs of ``sampler``'s path through ``engine`` into ``recorder``.
 
     ``sampler.draw(n)`` gives the next block (a `SamplePath`, or an object whose
@@ -82,7 +96,14 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     queued work across blocks (``blockwise = False``) get the whole run at once.
     """
     size = BLOCK_JOBS if getattr(engine, "blockwise", True) else jobs
-    busy = np.zeros(node_count) if track_busy else None
+    from .nodes import is_plain
+
+    staged = not is_plain(node)
+    stage_of = node.stage_of if staged else None
+    threads = node.stage_threads if staged else None
+    busy = None
+    if track_busy:
+        busy = np.zeros((node_count, threads.size)) if staged else np.zeros(node_count)
     done = 0
     path = None
     with tqdm(total=jobs, disable=not progress, unit="job", unit_scale=True, desc=desc,
@@ -95,10 +116,11 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
                                                               sojourns)
             recorder.add(values, labels=path.labels, times=path.arrivals)
             if busy is not None:
-                busy += busy_time(path, node_count)
+                busy += busy_time(path, node_count, stage_of,
+                                  1 if threads is None else threads.size)
             done += path.jobs
             bar.update(path.jobs)
-    return RunTotals(busy, float(path.arrivals[-1]))
+    return RunTotals(busy, float(path.arrivals[-1]), threads)
 
 
 def simulate_system(system, arrivals, jobs: int, seed, engine: str = "fast",
@@ -113,7 +135,7 @@ def simulate_system(system, arrivals, jobs: int, seed, engine: str = "fast",
     recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
                                labels=len(system.classes) > 1, times=True)
     totals = run_path(sampler, runner, jobs, recorder, system.nodes, progress=progress,
-                      desc=desc, track_busy=not system.purging)
+                      desc=desc, track_busy=not system.purging, node=system.node)
     return recorder, totals, sampler.speeds
 
 

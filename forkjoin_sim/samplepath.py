@@ -13,7 +13,7 @@ import numpy as np
 
 from .arrivals import is_closed
 from .placement import get_placement
-from .streams import ARRIVALS, CLASS_LABELS, child_rng, class_streams
+from .streams import ARRIVALS, CLASS_LABELS, OVERHEAD_BASE, child_rng, class_streams
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,12 @@ class SamplePath:
     think : (jobs,) float64 or None
         Closed loop only: the think time the job's client takes after the job
         completes, before its next request.
+    kinds : (jobs, width) int8 or None
+        Kind of each task (`forkjoin_sim.nodes`: task, read, digest, write), which
+        picks its stage at a staged node. None: every task is a plain task.
+    overhead : (jobs,) float64 or None
+        Time the job spends outside the node queues (client hops, coordinator
+        work), added to its latency and, in a closed loop, to its client's cycle.
     """
 
     arrivals: np.ndarray
@@ -45,6 +51,11 @@ class SamplePath:
     quorum: np.ndarray
     labels: np.ndarray | None = None
     think: np.ndarray | None = None
+    kinds: np.ndarray | None = None
+    overhead: np.ndarray | None = None
+
+    _FIELDS = ("arrivals", "nodes", "service", "quorum", "labels", "think", "kinds",
+               "overhead")
 
     @property
     def jobs(self) -> int:
@@ -59,17 +70,15 @@ class SamplePath:
 
     def slice(self, start: int, stop: int) -> "SamplePath":
         """The jobs ``start:stop`` as a new path (views, no copy)."""
-        return SamplePath(*(None if a is None else a[start:stop] for a in (
-            self.arrivals, self.nodes, self.service, self.quorum, self.labels,
-            self.think)))
+        return SamplePath(*(None if getattr(self, f) is None
+                            else getattr(self, f)[start:stop] for f in self._FIELDS))
 
     @staticmethod
     def concatenate(paths: "list[SamplePath]") -> "SamplePath":
         def join(name):
             parts = [getattr(p, name) for p in paths]
             return None if parts[0] is None else np.concatenate(parts)
-        return SamplePath(*(join(f) for f in ("arrivals", "nodes", "service", "quorum",
-                                              "labels", "think")))
+        return SamplePath(*(join(f) for f in SamplePath._FIELDS))
 
 
 def draw_placement(placement, node_count: int, replicas: int, jobs: int,
@@ -114,7 +123,12 @@ class PathSampler:
         self._arrival_rng = child_rng(seed, ARRIVALS)
         self._class_rng = child_rng(seed, CLASS_LABELS)
         self._class_rngs = [class_streams(seed, c) for c in range(len(system.classes))]
-        self._placement = get_placement(system.placement)
+        self._overhead_rngs = [child_rng(seed, OVERHEAD_BASE + c)
+                               for c in range(len(system.classes))]
+        self._placements = [get_placement(c.placement if c.placement is not None
+                                          else system.placement) for c in system.classes]
+        self._kinds = any(c.kinds is not None for c in system.classes)
+        self._overhead = any(c.overhead is not None for c in system.classes)
         self._issued = 0
         self._clock = 0.0
         self.initial_release = None
@@ -137,13 +151,16 @@ class PathSampler:
                 self._clock = float(times[-1])
         self._issued += jobs
         classes = system.classes
+        kinds = overhead = None
         if len(classes) == 1:
             labels = None
             c = classes[0]
             placement_rng, service_rng = self._class_rngs[0]
-            nodes = self._placement.draw(system.nodes, c.replicas, jobs, placement_rng)
+            nodes = self._placements[0].draw(system.nodes, c.replicas, jobs,
+                                             placement_rng)
             service = draw_services(c.task_services, jobs, service_rng)
             quorum = np.full(jobs, c.quorum, dtype=np.int32)
+            rows_of = [slice(None)]
         else:
             labels = self._class_rng.choice(len(classes), size=jobs,
                                             p=self._probabilities).astype(np.int16)
@@ -151,18 +168,35 @@ class PathSampler:
             nodes = np.full((jobs, width), -1, dtype=np.int32)
             service = np.zeros((jobs, width))
             quorum = np.empty(jobs, dtype=np.int32)
+            rows_of = []
             for index, c in enumerate(classes):
                 rows = np.flatnonzero(labels == index)
+                rows_of.append(rows)
                 placement_rng, service_rng = self._class_rngs[index]
-                nodes[rows, :c.replicas] = self._placement.draw(
+                nodes[rows, :c.replicas] = self._placements[index].draw(
                     system.nodes, c.replicas, rows.size, placement_rng)
                 service[rows, :c.replicas] = draw_services(c.task_services, rows.size,
                                                            service_rng)
                 quorum[rows] = c.quorum
+        if self._kinds:
+            from .nodes import KINDS
+
+            kinds = np.zeros(nodes.shape, dtype=np.int8)
+            for c, rows in zip(classes, rows_of):
+                if c.kinds is not None:
+                    kinds[rows, :c.replicas] = [KINDS[k] for k in c.kinds]
+        if self._overhead:
+            overhead = np.zeros(jobs)
+            for index, (c, rows) in enumerate(zip(classes, rows_of)):
+                if c.overhead is not None:
+                    count = overhead[rows].size
+                    overhead[rows] = np.asarray(c.overhead.rvs(
+                        size=count, random_state=self._overhead_rngs[index]),
+                        dtype=float).reshape(count)
         if self._uneven:
             present = nodes >= 0
             service[present] /= self.speeds[nodes[present]]
-        return SamplePath(times, nodes, service, quorum, labels, think)
+        return SamplePath(times, nodes, service, quorum, labels, think, kinds, overhead)
 
 
 class PathReplay:
@@ -186,7 +220,9 @@ def leading_columns(path: SamplePath, width: int) -> SamplePath:
     (quorum ``width``): nested basic queues with common random numbers."""
     return SamplePath(path.arrivals, np.ascontiguousarray(path.nodes[:, :width]),
                       np.ascontiguousarray(path.service[:, :width]),
-                      np.full(path.jobs, width, dtype=np.int32), path.labels)
+                      np.full(path.jobs, width, dtype=np.int32), path.labels,
+                      kinds=None if path.kinds is None
+                      else np.ascontiguousarray(path.kinds[:, :width]))
 
 
 def draw_sample_path(model, jobs: int, seed=0) -> SamplePath:

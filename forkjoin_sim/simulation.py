@@ -214,10 +214,11 @@ def overload_notes(utilisation: np.ndarray | None) -> tuple[str, ...]:
     """
     if utilisation is None:
         return ()
-    over = np.flatnonzero(utilisation > OVERLOAD_ALARM)
+    per_node = utilisation if utilisation.ndim == 1 else utilisation.max(axis=1)
+    over = np.flatnonzero(per_node > OVERLOAD_ALARM)
     if over.size == 0:
         return ()
-    nodes = ", ".join(f"{i} ({utilisation[i]:.2f})" for i in over[:5])
+    nodes = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5])
     return (f"node(s) {nodes} received more work than they can serve (busy fraction "
             "> 1): their backlog grows without bound, so the run has no steady state "
             "there; jobs complete only because their quorum skips those nodes. Use "

@@ -13,6 +13,8 @@ import numpy as np
 #: ``CLASS_BASE + 2*(c-1)`` (placement) and the next one (service); class 0 keeps
 #: 1 and 2, so a one-class run draws exactly what the plain fork-join queue draws.
 ARRIVALS, PLACEMENT, SERVICE, CLASS_LABELS, CLASS_BASE = 0, 1, 2, 3, 4
+#: Class c's overhead (time outside the node queues) uses child OVERHEAD_BASE + c.
+OVERHEAD_BASE = 40
 
 
 def as_seed_sequence(seed) -> np.random.SeedSequence:

@@ -61,6 +61,14 @@ class JobClass:
         Service time of a task on a node of speed 1. A sequence gives task ``t`` its
         own law (a Cassandra read: one data request, then digests). Default
         exponential, mean 1.
+    kinds : str or sequence of ``replicas`` str, optional
+        Kind of each task: "task", "read", "digest" or "write"
+        (`forkjoin_sim.nodes`); it picks the stage of a staged node.
+    overhead : distribution, optional
+        Time a job of this class spends outside the node queues (client hops,
+        coordinator work): added to its latency and to its client's cycle.
+    placement : placement object or name, optional
+        This class's own placement (e.g. `RingSubset`), instead of the system's.
     """
 
     name: str
@@ -68,6 +76,9 @@ class JobClass:
     replicas: int
     quorum: int
     service: Any = field(default_factory=lambda: stats.expon())
+    kinds: Any = None
+    overhead: Any = None
+    placement: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -97,6 +108,19 @@ class JobClass:
             object.__setattr__(self, "service", tuple(self.service))
         for t, law in enumerate(self.task_services):
             law_mean(law, f"class {self.name!r} service of task {t}")
+        if self.kinds is not None:
+            from .nodes import KINDS
+
+            kinds = ((self.kinds,) * self.replicas if isinstance(self.kinds, str)
+                     else tuple(self.kinds))
+            if len(kinds) != self.replicas or not all(k in KINDS for k in kinds):
+                raise ConfigError(f"class {self.name!r}: kinds {self.kinds!r} must be one "
+                                  f"of {', '.join(KINDS)} or one per task")
+            object.__setattr__(self, "kinds", kinds)
+        if self.overhead is not None:
+            law_mean(self.overhead, f"class {self.name!r} overhead")
+        if self.placement is not None:
+            get_placement(self.placement)
 
     @property
     def task_services(self) -> tuple:
@@ -185,6 +209,10 @@ class System:
         every node runs at speed 1.
     purging : bool
         Cancel a job's unfinished tasks at its quorum (SimPy engine only).
+    node : node model, optional
+        How a node queues tasks (`forkjoin_sim.nodes`): `SharedQueue` (default: one
+        FIFO queue, one thread, the paper's node) or `Stages` (reads and writes
+        in separate stages with their own threads).
     """
 
     nodes: int
@@ -192,6 +220,7 @@ class System:
     placement: Any = "random"
     speeds: Any = None
     purging: bool = False
+    node: Any = None
 
     def __post_init__(self) -> None:
         _whole("nodes", self.nodes)
@@ -213,6 +242,10 @@ class System:
             raise ConfigError(f"class fractions sum to {total:.6g}, not 1; rescale them "
                               "(e.g. read 0.9, write 0.1)")
         get_placement(self.placement)
+        if self.node is not None and not (hasattr(self.node, "stage_of")
+                                          and hasattr(self.node, "stage_threads")):
+            raise ConfigError(f"node must be a node model (SharedQueue or Stages), got "
+                              f"{self.node!r}")
         if not isinstance(self.purging, bool):
             raise ConfigError(f"purging must be True or False, got {self.purging!r}")
         speeds = self.speeds
@@ -259,12 +292,33 @@ class System:
         Random and ring placement give every node the same share of tasks, so node
         i works ``rate * work_per_job / (nodes * speed_i)``.
         """
-        return arrival_rate * self.work_per_job / (self.nodes * self.slowest_speed)
+        per_thread = self.stage_work_per_job() / self.node_model.stage_threads
+        return arrival_rate * float(per_thread.max()) / (self.nodes * self.slowest_speed)
+
+    @property
+    def node_model(self):
+        """The node model (`SharedQueue()` when none was given)."""
+        from .nodes import SharedQueue
+
+        return self.node if self.node is not None else SharedQueue()
+
+    def stage_work_per_job(self) -> np.ndarray:
+        """Mean work one job brings to each stage of the node model (speed 1)."""
+        from .nodes import KINDS
+
+        stage_of = self.node_model.stage_of
+        work = np.zeros(self.node_model.stage_threads.size)
+        for c in self.classes:
+            kinds = c.kinds or ("task",) * c.replicas
+            for law, kind in zip(c.task_services, kinds):
+                work[stage_of[KINDS[kind]]] += c.fraction * float(law.mean())
+        return work
 
     @property
     def capacity(self) -> float:
-        """The largest throughput (jobs per unit time) the slowest node allows."""
-        return self.nodes * self.slowest_speed / self.work_per_job
+        """The largest throughput (jobs per unit time) the slowest node's busiest
+        stage allows."""
+        return 1.0 / self.utilisation(1.0)
 
     def index(self, name: str) -> int:
         """Position of the class called ``name``."""
@@ -298,10 +352,10 @@ class System:
 
 def single_class(nodes: int, replicas: int, quorum: int, service: Any,
                  placement: Any = "random", speeds: Any = None,
-                 purging: bool = False) -> System:
+                 purging: bool = False, node: Any = None) -> System:
     """The system of a plain (n, r, k) fork-join queue."""
     return System(nodes, (JobClass("job", 1.0, replicas, quorum, service),),
-                  placement=placement, speeds=speeds, purging=purging)
+                  placement=placement, speeds=speeds, purging=purging, node=node)
 
 
 class RunInput:

@@ -40,6 +40,8 @@ class Workload(RunInput):
     clients, think, think_law : closed-loop clients instead of Poisson arrivals
         (see `forkjoin_sim.arrivals.ClosedLoop`).
     speeds : per-node speed factors or `Stragglers` (see `System`).
+    node : node model (`forkjoin_sim.nodes.SharedQueue` or `Stages`), optional
+        How each node queues reads and writes; default one FIFO queue, one thread.
 
     Raises ``ConfigError`` if any node would be overloaded under open arrivals: the
     per-node utilisation ``arrival_rate * sum_c fraction_c * work_c / nodes`` (divided
@@ -54,10 +56,12 @@ class Workload(RunInput):
     think: float = 0.0
     think_law: Any = None
     speeds: Any = None
+    node: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "classes", tuple(self.classes))
-        system = System(self.nodes, self.classes, self.placement, self.speeds)
+        system = System(self.nodes, self.classes, self.placement, self.speeds,
+                        node=self.node)
         object.__setattr__(self, "_system", system)
         if (self.clients is None) == (self.arrival_rate is None):
             raise ConfigError("give exactly one of arrival_rate (open, Poisson) and "
@@ -103,7 +107,8 @@ class Workload(RunInput):
         else:
             load = (f"{self.arrival_rate:g} jobs per unit time, per-node load "
                     f"{self.node_utilisation:.4g}")
-        return f"{self.system.describe()}, {load}"
+        node = f", {self.node.describe()}" if self.node is not None else ""
+        return f"{self.system.describe()}, {load}{node}"
 
 
 def simulate_workload(workload: Workload, jobs: int = 200_000, seed=0,

@@ -112,7 +112,7 @@ def test_explicit_points_expand_over_the_shared_keys_and_run_once():
     ({**SPEC, "replica": 3}, "unknown sweep key(s) replica"),
     ({**SPEC, "jobs": [100, 200]}, "'jobs' must be one whole number"),
     ({k: v for k, v in SPEC.items() if k != "quorum"}, "needs 'quorum'"),
-    ({**SPEC, "arrival_rate": 0.5}, "exactly one of 'rho' and 'arrival_rate'"),
+    ({**SPEC, "arrival_rate": 0.5}, "exactly one of 'rho', 'arrival_rate'"),
     ({"jobs": 10, "points": [{"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5,
                               "seed": 2}]}, "points[0] sets seed"),
     ({"jobs": 10, "points": [{"nodes": 3, "replicas": 3, "quorom": 1}]},

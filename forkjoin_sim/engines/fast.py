@@ -44,6 +44,38 @@ def _serve_job(j, a, nodes, service, quorum, free, completions, done):
     return done[quorum[j] - 1]
 
 
+@numba.njit(cache=True, inline="always")
+def _serve_job_staged(j, a, nodes, service, quorum, kinds, stage_of, threads, free,
+                      completions, done):
+    """`_serve_job` for nodes of several FCFS stages with several threads each: a task
+    of kind ``kinds[j, t]`` joins stage ``stage_of[kind]`` of its node and takes the
+    thread that frees first (Kiefer-Wolfowitz: exact for FCFS multi-server queues
+    fed in arrival order)."""
+    width = nodes.shape[1]
+    m = 0
+    for t in range(width):
+        node = nodes[j, t]
+        if node < 0:
+            completions[j, t] = np.nan
+            continue
+        stage = stage_of[kinds[j, t]]
+        best = 0
+        for c in range(1, threads[stage]):
+            if free[node, stage, c] < free[node, stage, best]:
+                best = c
+        start = free[node, stage, best] if free[node, stage, best] > a else a
+        d = start + service[j, t]
+        free[node, stage, best] = d
+        completions[j, t] = d
+        i = m
+        while i > 0 and done[i - 1] > d:
+            done[i] = done[i - 1]
+            i -= 1
+        done[i] = d
+        m += 1
+    return done[quorum[j] - 1]
+
+
 @numba.njit(cache=True)
 def _lindley_fork_join(arrivals, nodes, service, quorum, free, completions, sojourns):
     done = np.empty(nodes.shape[1])
@@ -51,6 +83,19 @@ def _lindley_fork_join(arrivals, nodes, service, quorum, free, completions, sojo
         a = arrivals[j]
         sojourns[j] = _serve_job(j, a, nodes, service, quorum, free, completions,
                                  done) - a
+
+
+@numba.njit(cache=True)
+def _lindley_staged(arrivals, nodes, service, quorum, kinds, stage_of, threads, free,
+                    overhead, completions, sojourns):
+    done = np.empty(nodes.shape[1])
+    extra = overhead.size > 0
+    for j in range(nodes.shape[0]):
+        a = arrivals[j]
+        sojourns[j] = _serve_job_staged(j, a, nodes, service, quorum, kinds, stage_of,
+                                        threads, free, completions, done) - a
+        if extra:
+            sojourns[j] += overhead[j]
 
 
 @numba.njit(cache=True, inline="always")
@@ -82,13 +127,23 @@ def _heapify(heap, release):
 
 @numba.njit(cache=True)
 def _lindley_closed(release, heap, think, nodes, service, quorum, free, arrivals,
-                    completions, sojourns):
+                    completions, sojourns, staged, kinds, stage_of, threads, free_stages,
+                    overhead):
     done = np.empty(nodes.shape[1])
+    extra = overhead.size > 0
     for j in range(nodes.shape[0]):
         client = heap[0]
         a = release[client]
         arrivals[j] = a
-        finish = _serve_job(j, a, nodes, service, quorum, free, completions, done)
+        if staged:
+            finish = _serve_job_staged(j, a, nodes, service, quorum, kinds, stage_of,
+                                       threads, free_stages, completions, done)
+        else:
+            finish = _serve_job(j, a, nodes, service, quorum, free, completions, done)
+        if extra:
+            # Client hops and coordinator time: a delay outside the node queues,
+            # seen by the client and added to its cycle.
+            finish += overhead[j]
         sojourns[j] = finish - a
         release[client] = finish + think[j]
         _sift_down(heap, release, 0)
@@ -111,8 +166,23 @@ class FastEngine:
     name = "fast"
     blockwise = True
 
-    def __init__(self, node_count: int, initial_release: np.ndarray | None = None):
+    def __init__(self, node_count: int, initial_release: np.ndarray | None = None,
+                 node=None):
+        from ..nodes import is_plain
+
         self.free = np.zeros(node_count)
+        self.staged = not is_plain(node)
+        if self.staged:
+            self.stage_of = node.stage_of
+            self.threads = node.stage_threads
+            self.free_stages = np.zeros((node_count, self.threads.size,
+                                         int(self.threads.max())))
+        else:
+            # The paper's node is the one-stage, one-thread case: a view of the same
+            # "free at" times, so either kernel may run any block.
+            self.stage_of = np.zeros(4, dtype=np.int64)
+            self.threads = np.ones(1, dtype=np.int64)
+            self.free_stages = self.free.reshape(node_count, 1, 1)
         self.release = None
         if initial_release is not None:
             self.release = np.array(initial_release, dtype=float)
@@ -128,11 +198,20 @@ class FastEngine:
         path = getattr(path, "path", path)
         completions = np.empty(path.nodes.shape)
         sojourns = np.empty(path.jobs)
+        overhead = path.overhead if path.overhead is not None else np.empty(0)
+        staged = self.staged or path.kinds is not None or overhead.size > 0
+        kinds = (path.kinds if path.kinds is not None
+                 else np.zeros(path.nodes.shape, dtype=np.int8))
         if path.closed:
             if self.release is None:
                 raise ValueError("a closed-loop path needs FastEngine(initial_release=)")
             _lindley_closed(self.release, self.heap, path.think, path.nodes,
                             path.service, path.quorum, self.free, path.arrivals,
+                            completions, sojourns, self.staged, kinds, self.stage_of,
+                            self.threads, self.free_stages, overhead)
+        elif staged:
+            _lindley_staged(path.arrivals, path.nodes, path.service, path.quorum, kinds,
+                            self.stage_of, self.threads, self.free_stages, overhead,
                             completions, sojourns)
         else:
             _lindley_fork_join(path.arrivals, path.nodes, path.service, path.quorum,

@@ -24,15 +24,21 @@ class SimPyEngine:
     blockwise = False
 
     def __init__(self, node_count: int, purging: bool = False,
-                 initial_release: np.ndarray | None = None):
+                 initial_release: np.ndarray | None = None, node=None):
+        from ..nodes import SharedQueue
+
+        node = node if node is not None else SharedQueue()
         self.env = simpy.Environment()
-        self.servers = [simpy.Resource(self.env, capacity=1) for _ in range(node_count)]
+        # One FCFS resource per (node, stage), with the stage's threads as capacity.
+        self.servers = [[simpy.Resource(self.env, capacity=int(c))
+                         for c in node.stage_threads] for _ in range(node_count)]
+        self.stage_of = node.stage_of
         self.purging = purging
         self.initial_release = initial_release
 
-    def _task(self, node, service_time, completions, t, job):
+    def _task(self, node, stage, service_time, completions, t, job):
         try:
-            with self.servers[node].request() as request:
+            with self.servers[node][stage].request() as request:
                 yield request
                 yield self.env.timeout(service_time)
         except simpy.Interrupt:
@@ -51,8 +57,10 @@ class SimPyEngine:
                "done": self.env.event()}
         for t, node in enumerate(path.nodes[j]):
             if node >= 0:
+                kind = 0 if path.kinds is None else int(path.kinds[j, t])
                 job["tasks"].append(self.env.process(self._task(
-                    int(node), float(path.service[j, t]), completions[j], t, job)))
+                    int(node), int(self.stage_of[kind]), float(path.service[j, t]),
+                    completions[j], t, job)))
         return job["done"]
 
     def _source(self, path: SamplePath, completions):
@@ -69,6 +77,8 @@ class SimPyEngine:
             counter[0] += 1
             path.arrivals[j] = env.now
             yield self._send(path, j, completions)
+            if path.overhead is not None:
+                yield env.timeout(path.overhead[j])
             yield env.timeout(path.think[j])
 
     def run(self, path: SamplePath) -> tuple[np.ndarray, np.ndarray]:
@@ -88,4 +98,7 @@ class SimPyEngine:
             self.env.process(self._source(path, completions))
         self.env.run()
         kth = np.sort(completions, axis=1)[np.arange(path.jobs), path.quorum - 1]
-        return completions, kth - path.arrivals
+        sojourns = kth - path.arrivals
+        if path.overhead is not None:
+            sojourns = sojourns + path.overhead
+        return completions, sojourns

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .random_subset import RandomPlacement
 from .ring import RingPlacement
+from .ring_subset import RingSubset
 
 PLACEMENTS = {p.name: p for p in (RandomPlacement(), RingPlacement())}
 
@@ -28,4 +29,4 @@ def get_placement(placement):
     return placement
 
 
-__all__ = ["PLACEMENTS", "RandomPlacement", "RingPlacement", "get_placement"]
+__all__ = ["PLACEMENTS", "RandomPlacement", "RingPlacement", "RingSubset", "get_placement"]
