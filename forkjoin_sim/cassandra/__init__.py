@@ -1,7 +1,9 @@
 """Cassandra writes as fork-join queues: the paper's model (level 1) and the staged
 write path (level 2).
 
-Model
+Reads and writes (the read path, mixed workloads)
+    CassandraCluster
+Model (writes, Theorem 4)
     CassandraModel, consistency_quorum, policy_local_fraction,
     CONSISTENCY_LEVELS, POLICIES
 Workloads
@@ -13,6 +15,7 @@ Simulation
     CassandraResult
 """
 
+from .cluster import CassandraCluster
 from .model import (CONSISTENCY_LEVELS, POLICIES, CassandraModel, consistency_quorum,
                     policy_local_fraction)
 from .writes import WritePath, WritePathSampler, basic_write_path
@@ -22,7 +25,7 @@ from .simulation import (CassandraResult, basic_latencies, simulate_basic, simul
                          simulate_quorums)
 
 __all__ = [
-    "CONSISTENCY_LEVELS", "POLICIES", "CassandraModel", "consistency_quorum",
+    "CassandraCluster", "CONSISTENCY_LEVELS", "POLICIES", "CassandraModel", "consistency_quorum",
     "policy_local_fraction",
     "WritePath", "WritePathSampler", "basic_write_path",
     "DEFAULT_STAGED_CONFIG", "StagedConfig", "StagedEngine", "load_staged_config",
