@@ -143,8 +143,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, tuple[type[BaseException], 
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_simulate)
 
+    from .mix_cli import register as register_mix
     from .sweep_cli import register as register_sweep
 
+    register_mix(sub)
     user_errors: tuple[type[BaseException], ...] = (ConfigError,)
     user_errors += tuple(register_sweep(sub) or ())
     for plugin in entry_points(group="forkjoin_sim.commands"):
