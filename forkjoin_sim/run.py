@@ -63,7 +63,7 @@ def busy_time(path, node_count: int, stage_of: np.ndarray | None = None,
 def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
     """``jobs`` as an int >= 2, and the engine name checked; ConfigError otherwise."""
     if engine is not None:
-        if engine not in ENGINES:
+        if engine not in ENGINES and engine != "fused":
             raise ConfigError(f"engine {engine!r} is unknown; use one of "
                               f"{', '.join(ENGINES)}")
         if purging and engine != "simpy":

@@ -212,8 +212,12 @@ def batch_means_ci(x: ArrayLike, confidence: float = 0.95,
     """
     x = _series(x)
     confidence = _check_confidence(confidence)
-    means = _batch_means(x, batches)
-    centre = float(x.mean())
+    return t_interval(float(x.mean()), _batch_means(x, batches), confidence)
+
+
+def t_interval(centre: float, means: np.ndarray, confidence: float) -> Interval:
+    """``centre +- t_{b-1} * sd(means) / sqrt(b)`` for ``b`` batch means."""
+    means = np.asarray(means, dtype=float)
     scale = float(means.std(ddof=1)) / math.sqrt(means.size)
     if scale == 0:
         return Interval(centre, centre, centre)
@@ -296,21 +300,36 @@ def _summary(kept: np.ndarray, dropped: int, sample_every: int, confidence: floa
         raise ConfigError(f"only {kept.size} job(s) measured after warm-up and "
                           "sampling; at least 2 are needed: run more jobs or lower "
                           "warmup / sample_every")
-    mean, low, high = batch_means_ci(kept, confidence, batches)
-    used = _batch_means(kept, batches).size
-    lag1 = batch_lag1(kept, batches)
+    p = percentiles(kept, SUMMARY_PERCENTILES)
+    return summary_from_batches(float(kept.mean()), _batch_means(kept, batches), p,
+                                int(kept.size), dropped, sample_every, confidence,
+                                batches, notes)
+
+
+def summary_from_batches(centre: float, means: np.ndarray, p: dict, measured: int,
+                         dropped: int, sample_every: int, confidence: float,
+                         batches: int, notes: list[str]) -> Summary:
+    """A `Summary` from the mean of the measured jobs, their batch means and their
+    percentiles ``p`` ({50: ..., 90: ..., 95: ..., 99: ..., 99.9: ...}): the one place
+    that turns batch means into an interval and judges them (lag-1 alarm)."""
+    means = np.asarray(means, dtype=float)
+    _, low, high = t_interval(centre, means, confidence)
+    used = means.size
+    centred = means - means.mean()
+    denominator = float(centred @ centred)
+    lag1 = (None if used < 3 or denominator == 0
+            else float(centred[:-1] @ centred[1:]) / denominator)
     notes = list(notes)
     if used < batches:
-        notes.append(f"only {kept.size} jobs measured: {used} batches used instead of "
+        notes.append(f"only {measured} jobs measured: {used} batches used instead of "
                      f"{batches}; the interval is rough")
     if lag1 is not None:
         alarm = -1 / used + stats.norm.ppf(LAG1_ALARM_QUANTILE) / math.sqrt(used)
         if lag1 > alarm:
             notes.append(f"batch means lag-1 autocorrelation {lag1:.2f} > {alarm:.2f}: "
                          "batches may be too short for the interval; run more jobs")
-    p = percentiles(kept, SUMMARY_PERCENTILES)
-    return Summary(mean=mean, ci_low=low, ci_high=high, p50=p[50], p90=p[90],
-                   p95=p[95], p99=p[99], p999=p[99.9], jobs_measured=int(kept.size),
+    return Summary(mean=centre, ci_low=low, ci_high=high, p50=p[50], p90=p[90],
+                   p95=p[95], p99=p[99], p999=p[99.9], jobs_measured=int(measured),
                    warmup_dropped=int(dropped), sample_every=sample_every,
                    confidence=confidence, batches=used, batch_lag1=lag1,
                    warnings=tuple(notes))
