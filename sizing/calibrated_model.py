@@ -1,0 +1,180 @@
+"""A Cassandra model fitted to measurements: its parameters, their covariance, its file.
+
+The parametrisation (every time in milliseconds):
+
+==================  ==============================================================
+``data_read_ms``    mean service of a data read at a replica (exponential)
+``digest_ratio``    mean digest read / mean data read (a digest reads the row but
+                    returns a hash)
+``write_ms``        mean service of a mutation at a replica (exponential)
+``overhead_ms``     time outside the replica queues per operation: coordinator work
+                    plus the client-coordinator hops, constant (part of the latency)
+``think_ms``        closed loop: time a client thread spends between a reply and its
+                    next request, exponential (client work *outside* the measured
+                    latency; 0 for a YCSB thread that never pauses)
+``threads``         effective parallel servers per stage (read stage, mutation
+                    stage) of every node, a small whole number chosen by the fit
+==================  ==============================================================
+
+A model file is TOML: ``[cluster]`` holds what `CassandraCluster` needs, ``[fit]``
+how it was fitted (the free parameters and their covariance), ``[intervals]`` a 95%
+interval per fitted parameter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy import stats
+
+from forkjoin_sim.cassandra.cluster import CassandraCluster
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.io import atomic_write
+from forkjoin_sim.nodes import Stages
+from forkjoin_sim.service import Deterministic
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+#: The fitted parameters, in the order of every vector and covariance matrix.
+PARAMETERS = ("data_read_ms", "digest_ratio", "write_ms", "overhead_ms", "think_ms")
+FORMAT = "forkjoin-sim calibrated Cassandra model 1"
+
+
+@dataclass(frozen=True)
+class CalibratedModel:
+    """A Cassandra cluster described by fitted parameters (see the module table)."""
+
+    nodes: int
+    replicas: int
+    threads: int
+    data_read_ms: float
+    digest_ratio: float
+    write_ms: float
+    overhead_ms: float
+    think_ms: float
+    free: tuple[str, ...] = PARAMETERS
+    covariance: tuple[tuple[float, ...], ...] = ()
+    fit: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def vector(self) -> np.ndarray:
+        return np.array([getattr(self, name) for name in PARAMETERS])
+
+    def with_vector(self, values) -> "CalibratedModel":
+        return replace(self, **dict(zip(PARAMETERS, map(float, values))))
+
+    @property
+    def digest_read_ms(self) -> float:
+        return self.data_read_ms * self.digest_ratio
+
+    def cluster(self, row) -> CassandraCluster:
+        """The `CassandraCluster` of one measured configuration (a `Measurement`)."""
+        open_rate = None if row.closed else row.rate / 1000.0
+        return CassandraCluster(
+            self.nodes, self.replicas, row.reads, row.consistency,
+            row.consistency,
+            data_read=stats.expon(scale=self.data_read_ms),
+            digest_read=stats.expon(scale=self.digest_read_ms),
+            write=stats.expon(scale=self.write_ms),
+            coordinator=Deterministic(self.overhead_ms) if self.overhead_ms > 0 else None,
+            node=Stages(self.threads, self.threads), rate=open_rate,
+            clients=row.threads, think=self.think_ms if row.closed else 0.0)
+
+    def intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float]]:
+        """A ``confidence`` interval per free parameter (normal, from the covariance;
+        clipped at 0)."""
+        if not self.covariance:
+            return {}
+        z = stats.norm.ppf(0.5 + confidence / 2)
+        cov = np.asarray(self.covariance)
+        out = {}
+        for i, name in enumerate(self.free):
+            value, se = getattr(self, name), math.sqrt(max(cov[i, i], 0.0))
+            out[name] = (max(value - z * se, 0.0), value + z * se)
+        return out
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return repr(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{escaped}"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def toml_text(tables: dict[str, dict]) -> str:
+    """Flat TOML tables (values: numbers, strings, booleans, nested arrays)."""
+    lines = []
+    for name, table in tables.items():
+        lines.append(f"[{name}]")
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in table.items())
+        lines.append("")
+    return "\n".join(lines)
+
+
+def file_sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def write_model(model: CalibratedModel, path: str) -> None:
+    """Write ``model`` to ``path`` as TOML, atomically."""
+    cluster = {"format": FORMAT, "nodes": model.nodes, "replicas": model.replicas,
+               "node": "stages", "threads": model.threads, "service_law": "exp",
+               "overhead_law": "deterministic", "think_law": "exp"}
+    cluster.update({name: getattr(model, name) for name in PARAMETERS})
+    cluster["digest_read_ms"] = model.digest_read_ms
+    fit = {"free": list(model.free),
+           "covariance": [list(map(float, r)) for r in model.covariance]}
+    fit.update(model.fit)
+    intervals = {name: list(bounds) for name, bounds in model.intervals().items()}
+    with atomic_write(path) as handle:
+        handle.write(f"# {FORMAT}: written by forkjoin-sim cassandra calibrate\n")
+        handle.write(toml_text({"cluster": cluster, "fit": fit,
+                                "intervals": intervals}))
+
+
+def read_model(path: str) -> CalibratedModel:
+    """The `CalibratedModel` in a TOML file written by `write_model`."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"model file {path} does not exist; write one with "
+                          "forkjoin-sim cassandra calibrate") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read model file {path}: {exc}") from None
+    cluster, fit = data.get("cluster", {}), dict(data.get("fit", {}))
+    if cluster.get("format") != FORMAT:
+        raise ConfigError(f"{path} is not a calibrated model ([cluster] format = "
+                          f"{FORMAT!r}); write one with forkjoin-sim cassandra calibrate")
+    missing = [k for k in ("nodes", "replicas", "threads") + PARAMETERS
+               if k not in cluster]
+    if missing:
+        raise ConfigError(f"{path}: [cluster] lacks {', '.join(missing)}")
+    free = tuple(fit.pop("free", ()))
+    cov = tuple(tuple(float(v) for v in r) for r in fit.pop("covariance", ()))
+    if any(name not in PARAMETERS for name in free) or \
+            (cov and (len(cov) != len(free) or any(len(r) != len(free) for r in cov))):
+        raise ConfigError(f"{path}: [fit] free/covariance are inconsistent; rewrite the "
+                          "file with forkjoin-sim cassandra calibrate")
+    return CalibratedModel(int(cluster["nodes"]), int(cluster["replicas"]),
+                           int(cluster["threads"]),
+                           *(float(cluster[name]) for name in PARAMETERS),
+                           free=free, covariance=cov, fit=fit)
