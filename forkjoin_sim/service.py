@@ -20,7 +20,11 @@ from .errors import ConfigError
 SPEC_FORMS = ("exp", "exp:MEAN", "erlang:K", "lognormal:SIGMA", "weibull:SHAPE",
               "gamma:SHAPE", "pareto:ALPHA", "deterministic", "empirical:PATH",
               "NAME:SHAPES or scipy:NAME:SHAPES (any scipy.stats continuous "
-              "distribution, e.g. lognorm:0.5)")
+              "distribution, e.g. lognorm:0.5)", "exp:rate=RATE",
+              "any of these but exp, deterministic and empirical with ,loc=L,scale=S "
+              "(fixed, not rescaled; e.g. pareto:10,scale=0.235)",
+              "mix:W1*SPEC1;W2*SPEC2;... (weights summing to 1, e.g. "
+              "mix:0.9122*pareto:10,scale=0.235;0.0878*exp:rate=1.66)")
 
 
 class Deterministic:
@@ -82,7 +86,22 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
     "gamma:SHAPE", "pareto:ALPHA" (Pareto type I; ALPHA > 2 so the variance is
     finite), "deterministic", and any scipy.stats continuous distribution by name
     with its shape parameters, "NAME:a,b" or "scipy:NAME:a,b" (e.g. "lognorm:0.5").
-    All of these are rescaled to ``mean``.
+    All of these are rescaled to ``mean``, unless they fix their own scale:
+    "exp:rate=RATE" (exponential of rate RATE, mean 1/RATE) and any parametric
+    form followed by scipy's ``loc`` and ``scale`` keywords, ",loc=L,scale=S"
+    (either may be left out; loc defaults to 0, scale to 1), are taken exactly
+    as written, e.g. "pareto:10,scale=0.235" is the Pareto law with x_m = 0.235
+    and alpha = 10, "scipy:lognorm:0.5,scale=2" the log-normal with median 2.
+
+    "mix:W1*SPEC1;W2*SPEC2;..." is the ``Mixture`` taking SPECj with probability
+    Wj (weights >= 0 summing to 1 within 1e-9). Each SPECj is read exactly as
+    ``parse_service(SPECj, mean)`` would read it alone: a scale-free component
+    ("pareto:3", "exp") gets the requested ``mean``, one that fixes its own scale
+    ("exp:5", "exp:rate=1.66", "pareto:10,scale=0.235", "empirical:PATH") keeps
+    it; the mixture itself is not rescaled. So a mixture of scale-free components
+    has mean ``mean``, and a published fit written with explicit parameters keeps
+    its published values. Mixtures do not nest in a spec (build nested ones with
+    ``Mixture`` in Python). On a shell command line, quote the spec (";" and "*").
 
     "empirical:PATH" reads a latency file (``Empirical.from_file``) and is *not*
     rescaled: measured latencies keep their own mean, whatever ``mean`` says.
@@ -98,7 +117,12 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
             raise ConfigError("service 'empirical:' needs a file; write empirical:PATH")
         return Empirical.from_file(argument.strip())
     argument = argument.strip()
+    if name == "mix":
+        return _mixture(argument, spec, mean)
     if name == "exp":
+        if argument.replace(" ", "").lower().startswith("rate="):
+            return stats.expon(scale=1.0 / _positive(argument.split("=", 1)[1].strip(),
+                                                     spec, "RATE"))
         if argument:
             return stats.expon(scale=_positive(argument, spec, "MEAN"))
         return stats.expon(scale=mean)
@@ -107,12 +131,19 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
             raise ConfigError(f"service {spec!r}: deterministic takes no parameter; "
                               "its value is the requested mean")
         return Deterministic(mean)
-    if name in _SHORTHANDS:
-        return rescale(_SHORTHANDS[name](argument, spec), mean)
-    if name == "scipy":
+    explicit_scipy = name == "scipy"
+    if explicit_scipy:
         name, _, argument = argument.partition(":")
         name = name.strip().lower()
-    return rescale(_scipy_distribution(name, argument.strip(), spec), mean)
+        argument = argument.strip()
+    argument, placement = _placement(argument, spec)
+    if name in _SHORTHANDS and not explicit_scipy:
+        dist = _SHORTHANDS[name](argument, spec)
+    else:
+        dist = _scipy_distribution(name, argument, spec)
+    if placement:
+        return _placed(dist, placement, spec)
+    return rescale(dist, mean)
 
 
 def rescale(dist: Any, mean: float) -> Any:
@@ -186,6 +217,67 @@ def _positive(text: str, spec: str, what: str) -> float:
         raise ConfigError(f"service {spec!r}: {what} must be a positive finite number, "
                           f"got {value:g}")
     return value
+
+
+def _placement(argument: str, spec: str) -> tuple[str, dict[str, float]]:
+    """``argument`` without its trailing ``loc=``/``scale=`` keywords, and those."""
+    shapes, placement = [], {}
+    for part in (p.strip() for p in argument.split(",")) if argument else ():
+        key, equals, value = part.partition("=")
+        if not equals:
+            if placement:
+                raise ConfigError(f"service {spec!r}: shape parameters come before "
+                                  "loc= and scale=; write NAME:SHAPES,loc=L,scale=S")
+            shapes.append(part)
+            continue
+        key = key.strip().lower()
+        if key not in ("loc", "scale") or key in placement:
+            raise ConfigError(f"service {spec!r}: {key}= is not a keyword here (or is "
+                              "given twice); use loc= and scale= once each, e.g. "
+                              "pareto:10,scale=0.235")
+        placement[key] = _number(value.strip(), spec, key)
+    return ",".join(shapes), placement
+
+
+def _placed(dist: Any, placement: dict[str, float], spec: str) -> Any:
+    """The frozen ``dist`` rebuilt with the given loc and scale (not rescaled)."""
+    scale = placement.get("scale", 1.0)
+    loc = placement.get("loc", 0.0)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ConfigError(f"service {spec!r}: scale must be a positive finite number, "
+                          f"got {scale:g}")
+    family = dist.dist
+    placed = family(*dist.args[:family.numargs], loc=loc, scale=scale)
+    lowest = float(placed.support()[0])
+    if not (math.isfinite(loc) and lowest >= 0):
+        raise ConfigError(f"service {spec!r}: with loc={loc:g} the law takes values "
+                          f"down to {lowest:g}, but times must be >= 0; use a loc that "
+                          "keeps the support in [0, inf)")
+    return placed
+
+
+def _mixture(argument: str, spec: str, mean: float) -> Any:
+    from .mixture import Mixture
+
+    if not argument:
+        raise ConfigError(f"service {spec!r}: a mixture needs components; write "
+                          "mix:W1*SPEC1;W2*SPEC2, e.g. mix:0.9*exp;0.1*exp:20")
+    weights, components = [], []
+    for term in (t.strip() for t in argument.split(";")):
+        weight, star, component = term.partition("*")
+        if not star or not component.strip():
+            raise ConfigError(f"service {spec!r}: mixture term {term!r} is not "
+                              "WEIGHT*SPEC; write e.g. 0.9*pareto:3")
+        if component.strip().lower().startswith("mix:"):
+            raise ConfigError(f"service {spec!r}: mixtures do not nest in a spec; "
+                              "multiply the weights out into one mix:..., or build "
+                              "nested ones with forkjoin_sim.mixture.Mixture")
+        weights.append(_number(weight.strip(), spec, "mixture weight"))
+        components.append(parse_service(component.strip(), mean))
+    try:
+        return Mixture(components, weights)
+    except ConfigError as exc:
+        raise ConfigError(f"service {spec!r}: {exc}") from None
 
 
 def _erlang(text: str, spec: str) -> Any:

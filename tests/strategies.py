@@ -77,3 +77,18 @@ def closed_loop_models(draw, max_nodes=6):
                          placement=draw(st.sampled_from(["random", "ring"])),
                          clients=draw(st.integers(1, 30)),
                          think=draw(st.sampled_from([0.0, 0.5, 3.0])), speeds=speeds)
+
+
+@st.composite
+def latency_mixtures(draw, max_components=3):
+    """A ``Mixture`` of 1..max_components laws from ``service_distributions`` (point
+    masses too), with random weights normalised to sum to 1."""
+    from forkjoin_sim.mixture import Mixture
+    from forkjoin_sim.service import Deterministic
+
+    laws = st.one_of(service_distributions(),
+                     st.floats(0.1, 5.0).map(Deterministic))
+    count = draw(st.integers(1, max_components))
+    components = [draw(laws) for _ in range(count)]
+    raw = [draw(st.floats(0.05, 1.0)) for _ in range(count)]
+    return Mixture(components, [x / sum(raw) for x in raw])
