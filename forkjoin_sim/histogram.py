@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 SUB = 256
+SUB_BITS = 8
 EMIN, EMAX = -64, 64
 BINS = (EMAX - EMIN) * SUB
 #: Bound on the relative error of a percentile read from the histogram.
@@ -33,6 +34,20 @@ def bin_of(x):
     if e > EMAX:
         return BINS - 1
     return (e - 1 - EMIN) * SUB + int((m - 0.5) * 2 * SUB)
+
+
+@numba.njit(cache=True, inline="always")
+def bin_of_bits(bits):
+    """`bin_of` from the IEEE-754 bits of a double (no libm call): the exponent field
+    and the top ``log2(SUB)`` bits of the mantissa."""
+    if bits <= 0:
+        return 0
+    e = (bits >> 52) - 1023  # x = 1.f * 2**e = 0.5 * 1.f * 2**(e+1)
+    if e < EMIN:
+        return 0
+    if e >= EMAX:
+        return BINS - 1
+    return (e - EMIN) * SUB + ((bits >> (52 - SUB_BITS)) & (SUB - 1))
 
 
 def bin_edges() -> np.ndarray:

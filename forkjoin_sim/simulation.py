@@ -243,7 +243,7 @@ def _simulate_fused(model, jobs, seed, warmup, sample_every, replications, worke
     """`simulate` on the fused engine: pooled statistics of the replications."""
     from .engines.fused import run_replications
     from .histogram import quantiles
-    from .run import BLOCK_JOBS, check_run
+    from .run import check_run
     from .statistics import (SUMMARY_PERCENTILES, _check_sample_every, _check_warmup,
                              summary_from_batches, t_interval, warmup_count)
 
@@ -272,7 +272,7 @@ def _simulate_fused(model, jobs, seed, warmup, sample_every, replications, worke
     from .statistics import DEFAULT_BATCHES as batches
 
     runs = run_replications(system, arrivals, per, seed, start, every, measured,
-                            batches, BLOCK_JOBS, replications, workers)
+                            batches, replications, workers)
     names = [c.name for c in system.classes]
     rows = len(names) + 1
 
@@ -284,8 +284,7 @@ def _simulate_fused(model, jobs, seed, warmup, sample_every, replications, worke
         means = np.concatenate([r.batch_sums[row][r.batch_counts[row] > 0]
                                 / r.batch_counts[row][r.batch_counts[row] > 0]
                                 for r in runs])
-        # One class: the kernel fills only that class's histogram.
-        hist = sum(r.hist[row if len(names) > 1 else 0] for r in runs)
+        hist = sum(r.hist[row] for r in runs)
         values = quantiles(hist, [q / 100 for q in SUMMARY_PERCENTILES])
         p = dict(zip(SUMMARY_PERCENTILES, map(float, values)))
         return summary_from_batches(total / count, means, p, count,

@@ -2,12 +2,14 @@
 
 The fast engine draws each block's sample path into arrays, runs the Lindley pass,
 and keeps every measured sojourn. This engine does all three per job inside one
-numba loop: it draws from the *same* numpy generators in the *same* order as
-`forkjoin_sim.samplepath.PathSampler` (numba reproduces numpy's ``Generator``
-streams exactly), so for one seed it computes the same sojourn times as the fast
-engine, bit for bit; but it keeps only what the statistics need (batch sums, a
-log-linear histogram for percentiles, per-class sums, busy time), so memory does not
-grow with the run, and each replication runs in a thread that releases the GIL.
+numba loop, drawing its random numbers inline from xoshiro256** streams
+(`forkjoin_sim.xoshiro`, one per purpose, seeded from the run's SeedSequence), and
+keeps only what the statistics need (batch sums, a log-linear histogram for
+percentiles, per-class sums, busy time): memory does not grow with the run, and each
+replication runs in a thread that releases the GIL. Its streams are not numpy's, so
+its numbers differ from the fast engine's (same laws); `record_path` draws the very
+numbers it uses into a `SamplePath`, so the fast and SimPy engines can be run on them
+and compared exactly (common random numbers).
 
 Several replications (independent seeds, each with its own warm-up) spread over
 worker threads; the pooled result depends on the number of replications, never on
@@ -30,125 +32,137 @@ import numba
 import numpy as np
 
 from ..errors import ConfigError
-from ..histogram import BINS, RELATIVE_ERROR, bin_of
+from ..histogram import BINS, RELATIVE_ERROR, bin_of_bits
+from ..xoshiro import below, exponential, seed_states, uniform
 from .fast import _heapify, _sift_down
 
 EXPONENTIAL, DETERMINISTIC, EMPIRICAL = 0, 1, 2
+#: xoshiro streams: 0 arrivals or think times, 1 class labels, then placement and
+#: service of each class.
+ARRIVALS, LABELS, CLASS_BASE = 0, 1, 2
 
 
 @numba.njit(cache=True, inline="always")
-def _draw_service(rng, code, scale, loc, sample, count):
+def _draw_service(states, stream, code, scale, loc, samples, c, count):
     if code == EXPONENTIAL:
-        return rng.standard_exponential() * scale + loc
+        return exponential(states, stream) * scale + loc
     if code == DETERMINISTIC:
         return scale
-    return sample[rng.integers(0, count)]
+    return samples[c, below(states, stream, count)]
 
 
-@numba.njit(cache=True, nogil=True)
-def _fused(jobs, block_jobs, arrival_kind, rate, think, clients,
-           arrival_rng, class_rng, placement_rngs, service_rngs,
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _fused(jobs, arrival_kind, rate, think, clients, states,
            cdf, replicas, quorum, ring, law, scale, loc, samples, sample_count,
            kinds, stage_of, threads, speeds,
            start, every, measured, batches,
            out_sum, out_count, batch_sum, batch_count, gap_batch, hist, busy,
-           debug_sojourns):
+           record, rec_arrivals, rec_nodes, rec_service, rec_quorum, rec_labels,
+           rec_think, rec_first):
     """One replication. Accumulates into the ``out_*``, ``batch_*``, ``hist`` and
-    ``busy`` arrays; returns the time of the last arrival."""
+    ``busy`` arrays; returns the time of the last arrival. With ``record`` it also
+    writes the numbers it draws into the ``rec_*`` arrays (a sample path)."""
     nodes = speeds.size
     classes = replicas.size
-    width = 0
-    for c in range(classes):
-        if replicas[c] > width:
-            width = replicas[c]
+    width = replicas.max()
+    uneven = False
+    for i in range(nodes):
+        if speeds[i] != 1.0:
+            uneven = True
+    one_thread = threads.max() == 1
     free = np.zeros((nodes, threads.size, threads.max()))
     done = np.empty(width)
     perm = np.arange(nodes)
     chosen = np.empty(width, dtype=np.int64)
     swaps = np.empty(width, dtype=np.int64)
+    cell = np.empty(1)
+    cell_bits = cell.view(np.int64)
     # Closed loop: clients' release times in a heap, first thinks drawn first.
     release = np.zeros(max(clients, 1))
     heap = np.arange(max(clients, 1))
     if clients > 0:
         for c in range(clients):
-            release[c] = arrival_rng.exponential(think) if think > 0 else 0.0
+            release[c] = exponential(states, ARRIVALS) * think if think > 0 else 0.0
+            if record:
+                rec_first[c] = release[c]
         _heapify(heap, release)
     # Batches of the measured jobs as in statistics._batch_means: the leftover
-    # observations are dropped from the start.
-    used = min(batches, measured // 2)
-    if used < 2:
-        used = 2
+    # observations are dropped from the start; the same for the gaps between
+    # successive measured arrivals (throughput).
+    used = max(2, min(batches, measured // 2))
     size = measured // used
     leftover = measured - used * size
     gaps = measured - 1
-    gap_used = min(batches, gaps // 2)
-    if gap_used < 2:
-        gap_used = 2
+    gap_used = max(2, min(batches, gaps // 2))
     gap_size = max(gaps // gap_used, 1)
     gap_leftover = gaps - gap_used * gap_size
-    clock = 0.0
-    partial = 0.0
-    in_block = 0
+    next_measured = start
     m = 0
+    batch, in_batch = 0, -leftover
+    gap_b, in_gap = 0, -gap_leftover - 1
     last_measured = 0.0
     a = 0.0
+    client = 0
     for j in range(jobs):
-        # --- arrival (PathSampler adds each block's cumulative gaps to its clock)
+        # --- arrival: the next open arrival, or the client released first
         if clients > 0:
             client = heap[0]
             a = release[client]
+        elif arrival_kind == 0:
+            a += exponential(states, ARRIVALS) / rate
         else:
-            if arrival_kind == 0:
-                partial += arrival_rng.exponential(1.0 / rate)
-            else:
-                partial += 1.0 / rate
-            a = clock + partial
-            in_block += 1
-            if in_block == block_jobs:
-                clock = a
-                partial = 0.0
-                in_block = 0
-        # --- class
+            a += 1.0 / rate
+        # --- class and placement
         c = 0
         if classes > 1:
-            u = class_rng.random()
-            while c < classes - 1 and cdf[c] <= u:
+            u = uniform(states, LABELS)
+            while c < classes - 1 and cdf[c] < u:
                 c += 1
         r = replicas[c]
-        prng = placement_rngs[c]
+        stream = CLASS_BASE + 2 * c
         if ring[c]:
-            first = prng.integers(0, nodes)
+            node = below(states, stream, nodes)
             for t in range(r):
-                chosen[t] = (first + t) % nodes
+                chosen[t] = node
+                node += 1
+                if node == nodes:
+                    node = 0
         elif r == nodes:
             for t in range(r):
                 chosen[t] = t
         else:
             # Partial Fisher-Yates, as placement.random_subset does it.
             for t in range(r):
-                s = t + prng.integers(0, nodes - t)
-                swaps[t] = s
-                perm[t], perm[s] = perm[s], perm[t]
+                k = t + below(states, stream, nodes - t)
+                swaps[t] = k
+                perm[t], perm[k] = perm[k], perm[t]
                 chosen[t] = perm[t]
             for t in range(r - 1, -1, -1):
-                s = swaps[t]
-                perm[t], perm[s] = perm[s], perm[t]
-        # --- service and FCFS stages (Kiefer-Wolfowitz)
-        srng = service_rngs[c]
+                k = swaps[t]
+                perm[t], perm[k] = perm[k], perm[t]
+        # --- service and FCFS stages (Kiefer-Wolfowitz for several threads)
         k_done = 0
         for t in range(r):
             node = chosen[t]
-            x = _draw_service(srng, law[c], scale[c], loc[c], samples[c],
-                              sample_count[c]) / speeds[node]
+            x = _draw_service(states, stream + 1, law[c], scale[c], loc[c], samples, c,
+                              sample_count[c])
+            if uneven:
+                x /= speeds[node]
             stage = stage_of[kinds[c, t]]
             best = 0
-            for th in range(1, threads[stage]):
-                if free[node, stage, th] < free[node, stage, best]:
-                    best = th
-            begin = free[node, stage, best] if free[node, stage, best] > a else a
+            if not one_thread:
+                for th in range(1, threads[stage]):
+                    if free[node, stage, th] < free[node, stage, best]:
+                        best = th
+            begin = free[node, stage, best]
+            if begin < a:
+                begin = a
             d = begin + x
             free[node, stage, best] = d
             busy[node, stage] += x
+            if record:
+                rec_nodes[j, t] = node
+                rec_service[j, t] = x
             i = k_done
             while i > 0 and done[i - 1] > d:
                 done[i] = done[i - 1]
@@ -158,33 +172,51 @@ def _fused(jobs, block_jobs, arrival_kind, rate, think, clients,
         finish = done[quorum[c] - 1]
         sojourn = finish - a
         if clients > 0:
-            release[client] = finish + (arrival_rng.exponential(think) if think > 0
-                                        else 0.0)
+            pause = exponential(states, ARRIVALS) * think if think > 0 else 0.0
+            release[client] = finish + pause
             _sift_down(heap, release, 0)
-        if debug_sojourns.size > 0:
-            debug_sojourns[j] = sojourn
+            if record:
+                rec_think[j] = pause
+        if record:
+            rec_arrivals[j] = a
+            rec_quorum[j] = quorum[c]
+            rec_labels[j] = c
         # --- measurement: job j counts iff j >= start and (j - start) % every == 0
-        if j >= start and (j - start) % every == 0:
+        if j == next_measured:
+            next_measured += every
             out_sum[c] += sojourn
             out_count[c] += 1
-            out_sum[classes] += sojourn
-            out_count[classes] += 1
-            hist[c, bin_of(sojourn)] += 1
+            cell[0] = sojourn
+            h = bin_of_bits(cell_bits[0])
+            hist[c, h] += 1
             if classes > 1:
-                hist[classes, bin_of(sojourn)] += 1
-            if m >= leftover:
-                b = (m - leftover) // size
-                batch_sum[c, b] += sojourn
-                batch_count[c, b] += 1
-                batch_sum[classes, b] += sojourn
-                batch_count[classes, b] += 1
-            if m >= 1:
-                g = m - 1
-                if g >= gap_leftover:
-                    gap_batch[min((g - gap_leftover) // gap_size, gap_used - 1)] += \
-                        a - last_measured
+                out_sum[classes] += sojourn
+                out_count[classes] += 1
+                hist[classes, h] += 1
+            if in_batch >= 0:
+                batch_sum[c, batch] += sojourn
+                batch_count[c, batch] += 1
+                if classes > 1:
+                    batch_sum[classes, batch] += sojourn
+                    batch_count[classes, batch] += 1
+            in_batch += 1
+            if in_batch == size:
+                in_batch = 0
+                batch += 1
+            if in_gap >= 0:
+                gap_batch[gap_b] += a - last_measured
+            in_gap += 1
+            if in_gap == gap_size and gap_b < gap_used - 1:
+                in_gap = 0
+                gap_b += 1
             last_measured = a
             m += 1
+    if classes == 1:
+        out_sum[1] = out_sum[0]
+        out_count[1] = out_count[0]
+        batch_sum[1] = batch_sum[0]
+        batch_count[1] = batch_count[0]
+        hist[1] = hist[0]
     return a
 
 
@@ -301,17 +333,14 @@ class ReplicationTotals:
     hist: np.ndarray        # (classes + 1, BINS) histogram counts (last = all)
     busy: np.ndarray        # (nodes, stages)
     horizon: float
-    sojourns: np.ndarray    # every job's sojourn (debug runs only) or empty
 
 
 def run_replication(system, arrivals, jobs: int, seed, start: int, every: int,
-                    measured: int, batches: int, block_jobs: int,
-                    keep_sojourns: bool = False) -> ReplicationTotals:
-    """Run one replication of ``jobs`` jobs with the streams of ``seed``."""
-    from ..samplepath import PathSampler
-
+                    measured: int, batches: int, record: bool = False):
+    """Run one replication of ``jobs`` jobs with the streams of ``seed``; with
+    ``record``, also return the sample path it drew (and the closed-loop clients'
+    first send times)."""
     p = plan(system, arrivals)
-    sampler = PathSampler(system, arrivals, seed)  # the same child streams
     classes = p.replicas.size
     rows = classes + 1
     sums, counts = np.zeros(rows), np.zeros(rows, dtype=np.int64)
@@ -320,25 +349,35 @@ def run_replication(system, arrivals, jobs: int, seed, start: int, every: int,
     gap_batches = np.zeros(batches)
     hist = np.zeros((rows, BINS), dtype=np.int64)
     busy = np.zeros((system.nodes, p.threads.size))
-    debug = np.zeros(jobs if keep_sojourns else 0)
-    placement_rngs = tuple(r[0] for r in sampler._class_rngs)
-    service_rngs = tuple(r[1] for r in sampler._class_rngs)
-    # The closed loop's first think times come from the arrival stream; PathSampler
-    # already drew them, so the kernel gets a fresh copy of the stream.
-    from ..streams import ARRIVALS, child_rng
-
-    arrival_rng = child_rng(seed, ARRIVALS)
-    horizon = _fused(jobs, block_jobs, p.arrival_kind, p.rate, p.think, p.clients,
-                     arrival_rng, sampler._class_rng, placement_rngs, service_rngs,
+    states = seed_states(seed, CLASS_BASE + 2 * classes)
+    size = jobs if record else 0
+    width = int(p.replicas.max())
+    rec = (np.zeros(size), np.full((size, width), -1, dtype=np.int32),
+           np.zeros((size, width)), np.zeros(size, dtype=np.int32),
+           np.zeros(size, dtype=np.int16), np.zeros(size),
+           np.zeros(max(p.clients, 1) if record else 0))
+    horizon = _fused(jobs, p.arrival_kind, p.rate, p.think, p.clients, states,
                      p.cdf, p.replicas, p.quorum, p.ring, p.law, p.scale, p.loc,
                      p.samples, p.sample_count, p.kinds, p.stage_of, p.threads,
-                     np.asarray(sampler.speeds, dtype=float), start, every, measured,
-                     batches, sums, counts, batch_sums, batch_counts, gap_batches, hist,
-                     busy, debug)
+                     np.asarray(system.node_speeds(seed), dtype=float), start, every,
+                     measured, batches, sums, counts, batch_sums, batch_counts,
+                     gap_batches, hist, busy, record, *rec)
     gaps = measured - 1
     used = max(2, min(batches, gaps // 2))
-    return ReplicationTotals(sums, counts, batch_sums, batch_counts, gap_batches,
-                             max(gaps // used, 1), hist, busy, float(horizon), debug)
+    totals = ReplicationTotals(sums, counts, batch_sums, batch_counts, gap_batches,
+                               max(gaps // used, 1), hist, busy, float(horizon))
+    if not record:
+        return totals
+    from ..samplepath import SamplePath
+
+    arrivals_, nodes, service, quorum, labels, think, first = rec
+    kinds = None
+    if p.kinds.any():
+        kinds = np.where(nodes >= 0, p.kinds[labels][:, :width], 0).astype(np.int8)
+    path = SamplePath(arrivals_ if p.clients == 0 else np.full(jobs, np.nan), nodes,
+                      service, quorum, labels if classes > 1 else None,
+                      think if p.clients > 0 else None, kinds)
+    return totals, path, (first if p.clients > 0 else None)
 
 
 def default_workers() -> int:
@@ -350,11 +389,11 @@ def default_workers() -> int:
 
 
 def run_replications(system, arrivals, jobs: int, seed, start: int, every: int,
-                     measured: int, batches: int, block_jobs: int, replications: int,
+                     measured: int, batches: int, replications: int,
                      workers: int | None = None) -> list[ReplicationTotals]:
     """``replications`` independent replications of ``jobs`` jobs each, on ``workers``
-    threads. Replication ``i`` uses child ``i`` of the seed (the first replication
-    uses the seed itself when there is only one, so it matches the fast engine)."""
+    threads. With one replication it uses the seed itself; otherwise replication
+    ``i`` uses child ``i`` of the seed."""
     if replications == 1:
         seeds = [seed]
     else:
@@ -366,7 +405,7 @@ def run_replications(system, arrivals, jobs: int, seed, start: int, every: int,
 
     def one(s):
         return run_replication(system, arrivals, jobs, s, start, every, measured,
-                               batches, block_jobs)
+                               batches)
 
     if workers == 1:
         return [one(s) for s in seeds]
