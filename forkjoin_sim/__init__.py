@@ -26,22 +26,39 @@ process* (when jobs come) on an *engine*, measured by one rule:
 =====================  ======================================================
 """
 
-from .arrivals import ClosedLoop, Periodic, Poisson, Renewal, Trace
-from .cassandra import CassandraModel, simulate_cassandra
-from .empirical import Empirical
-from .engines import FastEngine, SimPyEngine
-from .errors import ConfigError
-from .model import ForkJoinModel
-from .samplepath import SamplePath, draw_sample_path
-from .service import parse_service
-from .simulation import SimulationResult, simulate
-from .statistics import Summary, summarize
-from .sweeps import sweep
-from .system import JobClass, Stragglers, System
-from .workload import Workload, simulate_workload
+import importlib
+
+#: Public name -> module that defines it, imported on first use: ``import
+#: forkjoin_sim`` stays quick (no scipy.stats, pandas or SimPy until needed).
+_WHERE = {
+    "ClosedLoop": "arrivals", "Periodic": "arrivals", "Poisson": "arrivals",
+    "Renewal": "arrivals", "Trace": "arrivals",
+    "CassandraCluster": "cassandra", "CassandraModel": "cassandra",
+    "simulate_cassandra": "cassandra",
+    "Empirical": "empirical", "FastEngine": "engines", "SimPyEngine": "engines",
+    "ConfigError": "errors", "ForkJoinModel": "model",
+    "SamplePath": "samplepath", "draw_sample_path": "samplepath",
+    "parse_service": "service", "SimulationResult": "simulation",
+    "simulate": "simulation", "Summary": "statistics", "summarize": "statistics",
+    "sweep": "sweeps", "JobClass": "system", "Stragglers": "system",
+    "System": "system", "Workload": "workload", "simulate_workload": "workload",
+}
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'forkjoin_sim' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
-    "CassandraModel", "ClosedLoop", "ConfigError", "Empirical", "FastEngine",
+    "CassandraCluster", "CassandraModel", "ClosedLoop", "ConfigError", "Empirical", "FastEngine",
     "ForkJoinModel", "JobClass", "Periodic", "Poisson", "Renewal", "SamplePath",
     "SimPyEngine", "SimulationResult", "Stragglers", "Summary", "System", "Trace",
     "Workload", "draw_sample_path", "parse_service", "simulate", "simulate_cassandra",

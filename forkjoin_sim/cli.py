@@ -142,7 +142,13 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, tuple[type[BaseException], ...]]:
+#: Commands defined in this package: running one of them loads no plugin (the
+#: plugins import the closed forms, pandas and matplotlib, which take seconds).
+CORE_COMMANDS = ("simulate", "mix", "sweep")
+
+
+def build_parser(plugins: bool = True
+                 ) -> tuple[argparse.ArgumentParser, tuple[type[BaseException], ...]]:
     parser = _Parser(prog="forkjoin-sim",
                      description="Simulate and analyse (n,r,k) fork-join queues.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -158,13 +164,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, tuple[type[BaseException], 
     register_mix(sub)
     user_errors: tuple[type[BaseException], ...] = (ConfigError,)
     user_errors += tuple(register_sweep(sub) or ())
-    for plugin in entry_points(group="forkjoin_sim.commands"):
-        user_errors += tuple(plugin.load()(sub))
+    if plugins:
+        for plugin in entry_points(group="forkjoin_sim.commands"):
+            user_errors += tuple(plugin.load()(sub))
     return parser, user_errors
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, user_errors = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    core = bool(words) and words[0] in CORE_COMMANDS
+    parser, user_errors = build_parser(plugins=not core)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
