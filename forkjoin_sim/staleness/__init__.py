@@ -5,13 +5,14 @@ published production latency profiles.
 ``MessageLaws``            the four WARS one-way delay laws (+ WAN layout)
 ``simulate_wars``          Monte Carlo trials -> ``WarsResult``
 ``WarsResult``             t-visibility with intervals, latency percentiles
+``quorum_latencies``       read/write latency percentiles of every quorum size
 ``PROFILES``, ``profile``  PBS's fits: LNKD-SSD, LNKD-DISK, YMMR, WAN
 ``exponential_profile``    PBS's synthetic exponential sweep
 =========================  =================================================
 """
 
 from .profiles import PROFILES, exponential_profile, profile
-from .wars import MessageLaws, WarsResult, simulate_wars
+from .wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
 
 __all__ = ["MessageLaws", "PROFILES", "WarsResult", "exponential_profile", "profile",
-           "simulate_wars"]
+           "quorum_latencies", "simulate_wars"]

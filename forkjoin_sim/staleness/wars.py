@@ -152,14 +152,59 @@ def simulate_wars(laws: MessageLaws, replicas: int, read_quorum: int,
     replicas = _whole(replicas, "replicas", 1)
     read_quorum = _whole(read_quorum, "read quorum", 1)
     write_quorum = _whole(write_quorum, "write quorum", 1)
-    trials = _whole(trials, "trials", 1)
-    if not isinstance(laws, MessageLaws):
-        raise ConfigError(f"laws must be a MessageLaws (write, ack, read, response), "
-                          f"got {type(laws).__name__}")
     for label, quorum in (("read", read_quorum), ("write", write_quorum)):
         if quorum > replicas:
             raise ConfigError(f"{label} quorum {quorum} exceeds replicas {replicas}; "
                               f"use 1 <= {label} quorum <= replicas")
+    delays = _draw(laws, replicas, trials, seed)
+    acked = delays["write"] + delays["ack"]
+    commit = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
+    answered = delays["read"] + delays["response"]
+    first = np.argsort(answered, axis=1, kind="stable")[:, :read_quorum]
+    read_latency = np.take_along_axis(answered, first[:, -1:], axis=1)[:, 0]
+    # Replica i is new for a read started t after commit iff t >= W_i - commit - R_i.
+    needed = delays["write"] - commit[:, None] - delays["read"]
+    waits = np.sort(np.take_along_axis(needed, first, axis=1).min(axis=1))
+    for array in (waits, read_latency, commit):
+        array.flags.writeable = False
+    return WarsResult(replicas, read_quorum, write_quorum, laws, waits,
+                      read_latency, commit)
+
+
+def quorum_latencies(laws: MessageLaws, replicas: int, trials: int = 100_000,
+                     seed: int | np.random.SeedSequence = 0,
+                     percentiles: Sequence[float] = (50, 99, 99.9)) -> pd.DataFrame:
+    """Read and write latency percentiles for every quorum size 1..replicas at once.
+
+    The same draws as ``simulate_wars`` with the same seed (so its numbers equal
+    ``simulate_wars(...).latency_percentiles`` for each quorum), sorted once per
+    trial: the q-th smallest R_i + S_i and W_i + A_i. Columns ``quorum``,
+    ``percentile``, ``read``, ``write``.
+    """
+    replicas = _whole(replicas, "replicas", 1)
+    delays = _draw(laws, replicas, trials, seed)
+    reads = np.sort(delays["read"] + delays["response"], axis=1)
+    writes = np.sort(delays["write"] + delays["ack"], axis=1)
+    rows = []
+    for quorum in range(1, replicas + 1):
+        for percentile in percentiles:
+            if not 0 < percentile < 100:
+                raise ConfigError(f"percentile {percentile!r} is outside (0, 100); "
+                                  "use e.g. 99.9")
+            rows.append({"quorum": quorum, "percentile": float(percentile),
+                         "read": float(np.percentile(reads[:, quorum - 1], percentile)),
+                         "write": float(np.percentile(writes[:, quorum - 1],
+                                                      percentile))})
+    return pd.DataFrame(rows)
+
+
+def _draw(laws: MessageLaws, replicas: int, trials: int, seed) -> dict[str, np.ndarray]:
+    """The (trials, replicas) one-way delays of each message type, remote delay
+    included, each type from its own child stream of ``seed``."""
+    trials = _whole(trials, "trials", 1)
+    if not isinstance(laws, MessageLaws):
+        raise ConfigError(f"laws must be a MessageLaws (write, ack, read, response), "
+                          f"got {type(laws).__name__}")
     shape = (trials, replicas)
     delays = {}
     for key, role in ((_WRITE, "write"), (_ACK, "ack"), (_READ, "read"),
@@ -179,18 +224,7 @@ def simulate_wars(laws: MessageLaws, replicas: int, read_quorum: int,
         delays["ack"] += laws.remote_delay * remote_write
         delays["read"] += laws.remote_delay * remote_read
         delays["response"] += laws.remote_delay * remote_read
-    acked = delays["write"] + delays["ack"]
-    commit = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
-    answered = delays["read"] + delays["response"]
-    first = np.argsort(answered, axis=1, kind="stable")[:, :read_quorum]
-    read_latency = np.take_along_axis(answered, first[:, -1:], axis=1)[:, 0]
-    # Replica i is new for a read started t after commit iff t >= W_i - commit - R_i.
-    needed = delays["write"] - commit[:, None] - delays["read"]
-    waits = np.sort(np.take_along_axis(needed, first, axis=1).min(axis=1))
-    for array in (waits, read_latency, commit):
-        array.flags.writeable = False
-    return WarsResult(replicas, read_quorum, write_quorum, laws, waits,
-                      read_latency, commit)
+    return delays
 
 
 def _whole(value: Any, what: str, lowest: int) -> int:
