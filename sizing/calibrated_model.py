@@ -87,11 +87,13 @@ class CalibratedModel:
             clients=row.threads, think=self.think_ms if row.closed else 0.0)
 
     def intervals(self, confidence: float = 0.95) -> dict[str, tuple[float, float]]:
-        """A ``confidence`` interval per free parameter (normal, from the covariance;
-        clipped at 0)."""
+        """A ``confidence`` interval per free parameter from the covariance (Student
+        t with the fit's degrees of freedom, normal without any; clipped at 0)."""
         if not self.covariance:
             return {}
-        z = stats.norm.ppf(0.5 + confidence / 2)
+        dof = int(self.fit.get("degrees_of_freedom", 0))
+        z = (stats.t.ppf(0.5 + confidence / 2, dof) if dof > 0
+             else stats.norm.ppf(0.5 + confidence / 2))
         cov = np.asarray(self.covariance)
         out = {}
         for i, name in enumerate(self.free):

@@ -17,8 +17,10 @@ The method, in four steps:
    the fit, a direction of parameter space whose standard error exceeds
    `WEAK_DIRECTION` (relative) is reported as "the rows cannot tell these apart".
 4. **Intervals** come from the least-squares Jacobian: ``cov = (J'J)^-1 J' V J
-   (J'J)^-1`` with V the per-row variance (the residual variance s^2 = 2 cost / dof
-   plus each row's own simulation variance), normal 95% intervals.
+   (J'J)^-1`` with V the per-row variance: the residual variance s^2 (sum of squares
+   over rows minus parameters, at least `NOISE_FLOOR` squared) plus each row's own
+   simulation variance; a closed row's latency and throughput errors count as one
+   correlated pair. Student t 95% intervals with rows - parameters degrees of freedom.
 
 The fitted model is then confirmed with long simulations (`predict`), each row
 carrying its simulation interval, its convergence warnings and the jobs it would
@@ -51,6 +53,9 @@ WEAK_DIRECTION = 0.3
 # reordered events cause under common random numbers, small against the parameters.
 DIFF_STEP = 0.03
 UNSTABLE_RESIDUAL = 10.0
+#: Smallest relative error assumed for a measured mean: repeated benchmark runs rarely
+#: agree better than 1%, and with as many rows as parameters the residuals say nothing.
+NOISE_FLOOR = 0.01
 LABELS = {"data_read_ms": "data-read service", "digest_ratio": "digest/data ratio",
           "write_ms": "write service", "overhead_ms": "coordinator + hop overhead",
           "think_ms": "client think time"}
@@ -199,14 +204,26 @@ def structural_zeros(objective: _Objective, x0) -> list[str]:
     return zero
 
 
-def _covariance(jac: np.ndarray, residuals: np.ndarray, sim_var: np.ndarray):
-    """Sandwich covariance of the scaled parameters and the residual variance."""
-    rows, params = jac.shape
-    dof = rows - params
-    s2 = float(residuals @ residuals) / dof if dof > 0 else 0.0
-    variance = s2 + sim_var
+def _covariance(jac: np.ndarray, residuals: np.ndarray, sim_var: np.ndarray,
+                groups: list, links: list):
+    """Sandwich covariance of the scaled parameters, the residual variance per row and
+    the degrees of freedom (rows minus parameters).
+
+    A closed-loop row's latency and throughput errors are one error seen twice
+    (``X = N / (R + Z)``): within a row they are correlated by ``links[i]`` =
+    ``-R / (R + Z)``, so a row counts as one observation, not two.
+    """
+    params = jac.shape[1]
+    dof = len(groups) - params
+    per_row = [float(np.mean(residuals[g] ** 2)) for g in groups]
+    s2 = max(sum(per_row) / dof if dof > 0 else 0.0, NOISE_FLOOR ** 2)
     inverse = np.linalg.pinv(jac.T @ jac)
-    return inverse @ (jac.T * variance) @ jac @ inverse, s2, dof
+    meat = np.zeros((params, params))
+    for g, link in zip(groups, links):
+        block = np.array([[1.0, link], [link, 1.0]])[:len(g), :len(g)]
+        variance = s2 + float(np.mean(sim_var[g]))
+        meat += variance * jac[g].T @ block @ jac[g]
+    return inverse @ meat @ inverse, s2, dof
 
 
 def _weak_directions(jac, variance, free, values, scale) -> list[str]:
@@ -283,14 +300,14 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
     say(f"calibrate: {best} thread(s): fine cost {fit.cost:.4g} "
         f"({objective.evaluations} evaluations)")
     model = objective.model(fit.x)
-    sim_var = _simulation_variance(model, rows, seed)
-    cov_scaled, s2, dof = _covariance(fit.jac, fit.fun, sim_var)
+    sim_var, groups, links = _simulation_variance(model, rows, seed)
+    cov_scaled, s2, dof = _covariance(fit.jac, fit.fun, sim_var, groups, links)
     covariance = cov_scaled * np.outer(scale_free, scale_free)
     values = model.vector[index]
     notes += _weak_directions(fit.jac, s2 + sim_var, free, values, scale_free)
     # Equally good thread counts: cost difference below the chi-square(1) 95% point
-    # in units of the per-row variance (coarse costs share one noise level).
-    per_row = max(s2, float(np.mean(sim_var)))
+    # in units of the residual variance (2 residuals per closed row with throughput).
+    per_row = max(s2, float(np.mean(sim_var))) * len(fit.fun) / len(rows)
     tied = [c for c in coarse if c != best and
             2 * (coarse[c][0] - coarse[best][0]) / per_row < stats.chi2.ppf(0.95, 1)]
     if tied:
@@ -302,8 +319,7 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
                     covariance=tuple(map(tuple, covariance.tolist())),
                     fit={"rows": len(rows), "seed": seed, "threads_tried":
                          list(threads), "threads_cost": [coarse[c][0] for c in threads],
-                         "fixed": fixed, "residual_rms": math.sqrt(s2) if dof > 0
-                         else 0.0, "degrees_of_freedom": dof,
+                         "fixed": fixed, "residual_rms": math.sqrt(s2), "degrees_of_freedom": dof,
                          "evaluations": evaluations, "warnings": notes})
     confirmed = predict(model, rows, seed=seed, progress=say) if confirm else []
     return Calibration(model, rows, confirmed, tuple(notes),
@@ -311,16 +327,20 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
                        time.perf_counter() - started, evaluations)
 
 
-def _simulation_variance(model, rows, seed) -> np.ndarray:
-    """Per-residual variance of the search runs' own noise (relative, squared)."""
-    out = []
+def _simulation_variance(model, rows, seed):
+    """Per-residual variance of the search runs' own noise (relative, squared), the
+    residual indices of each row, and the latency/throughput correlation per row."""
+    out, groups, links = [], [], []
     for i, row in enumerate(rows):
         sim = simulate_row(model, row, SEARCH_JOBS, _row_seed(seed, i))
         half = (sim.ci_high - sim.ci_low) / 2 / stats.norm.ppf(0.975)
+        first = len(out)
         out.append((half / sim.mean) ** 2)
         if row.closed and row.throughput:
             out.append((half / sim.mean) ** 2)  # X = N/(R+Z): same relative noise
-    return np.asarray(out)
+        groups.append(list(range(first, len(out))))
+        links.append(-sim.mean / (sim.mean + model.think_ms))
+    return np.asarray(out), groups, links
 
 
 def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,

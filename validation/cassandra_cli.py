@@ -1,5 +1,6 @@
-"""``forkjoin-sim cassandra``: Theorem 4 predictions, Cassandra write simulations, and
-the validation of one against the other (the paper's Figs. 5 and 6)."""
+"""``forkjoin-sim cassandra``: Theorem 4 predictions, Cassandra write simulations, the
+validation of one against the other (the paper's Figs. 5 and 6), and a model
+calibrated from benchmark summaries (``calibrate``, ``predict --model``)."""
 
 from __future__ import annotations
 
@@ -77,7 +78,28 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
     return local, remote
 
 
+THEOREM4_OPTIONS = ("nodes", "replicas", "local_fraction", "policy", "local_basic",
+                    "remote_basic", "basic_csv")
+
+
 def _cmd_predict(args) -> int:
+    theorem4 = [o for o in THEOREM4_OPTIONS if getattr(args, o) is not None]
+    if args.model is not None:
+        if theorem4:
+            raise ConfigError(f"--model predicts from a calibrated model and cannot be "
+                              f"combined with --{theorem4[0].replace('_', '-')}; drop "
+                              "the Theorem 4 options, or drop --model for Theorem 4")
+        from sizing.calibration_cli import cmd_predict_model
+
+        return cmd_predict_model(args)
+    if args.measurements is not None or args.out is not None:
+        raise ConfigError("--measurements and --out go with --model MODEL.toml; for "
+                          "Theorem 4 give --nodes, --replicas and --policy")
+    if args.nodes is None or args.replicas is None or \
+            (args.policy is None and args.local_fraction is None):
+        raise ConfigError("give --nodes, --replicas and --policy or --local-fraction "
+                          "(Theorem 4), or --model MODEL.toml --measurements QUERY.csv "
+                          "(calibrated model)")
     if args.local_fraction is not None:
         fraction = args.local_fraction
         if not 0 <= fraction <= 1:
@@ -102,6 +124,12 @@ def _cmd_predict(args) -> int:
     for name, value in values.items():
         print(f"{name:<7} {value:.6g}")
     return 0
+
+
+def _cmd_calibrate(args) -> int:
+    from sizing.calibration_cli import cmd_calibrate
+
+    return cmd_calibrate(args)
 
 
 def _model(args) -> CassandraModel:
@@ -165,10 +193,11 @@ def register(subparsers) -> None:
     sub = top.add_subparsers(dest="cassandra_command", required=True,
                              parser_class=_Parser)
 
-    p = sub.add_parser("predict", help="Theorem 4 for every consistency level")
-    p.add_argument("--nodes", type=int, required=True, help="n, cluster size")
-    p.add_argument("--replicas", type=int, required=True, help="r, replication factor")
-    how = p.add_mutually_exclusive_group(required=True)
+    p = sub.add_parser("predict", help="Theorem 4 for every consistency level, or a "
+                                        "calibrated model (--model) for measured rows")
+    p.add_argument("--nodes", type=int, help="n, cluster size")
+    p.add_argument("--replicas", type=int, help="r, replication factor")
+    how = p.add_mutually_exclusive_group()
     how.add_argument("--local-fraction", type=float, help="l, fraction of local writes")
     how.add_argument("--policy", help=POLICY_HELP)
     p.add_argument("--local-basic", help="LT(1,1,1), mean latency of a local write")
@@ -176,8 +205,31 @@ def register(subparsers) -> None:
     p.add_argument("--basic-csv", help="CSV with columns kind (local/remote), size, mean "
                                        "(e.g. rows of cassandra_basic_inputs.csv)")
     p.add_argument("--json", action="store_true",
-                   help="print one object: consistency level -> predicted mean")
+                   help="print one object: consistency level -> predicted mean (with "
+                        "--model: a list, one object per query row)")
+    g = p.add_argument_group("calibrated model", "instead of the Theorem 4 options")
+    g.add_argument("--model", help="MODEL.toml written by cassandra calibrate")
+    g.add_argument("--measurements", help="QUERY.csv: rows to predict (columns of a "
+                                          "measurement file; mean_ms may be empty)")
+    g.add_argument("--out", help="also write the predicted rows to this CSV")
+    g.add_argument("--seed", type=int, default=0)
     p.set_defaults(handler=_cmd_predict)
+
+    p = sub.add_parser("calibrate", help="fit a model to benchmark summaries "
+                                         "(throughput, mean latency per configuration)")
+    p.add_argument("--nodes", type=int, required=True, help="nodes of the measured cluster")
+    p.add_argument("--replicas", type=int, required=True, help="its replication factor")
+    p.add_argument("--measurements", required=True,
+                   help="FIT.csv: operation,consistency,threads|rate,throughput,mean_ms"
+                        "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction]")
+    p.add_argument("--out", required=True, help="MODEL.toml to write")
+    p.add_argument("--report", help="fit report REPORT.md or REPORT.json")
+    p.add_argument("--threads", default="1,2,4,8,16,32",
+                   help="candidate effective threads per stage, tried in turn "
+                        "(default 1,2,4,8,16,32)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=_cmd_calibrate)
 
     p = sub.add_parser("simulate", help="simulate one Cassandra write configuration")
     p.add_argument("--nodes", type=int, required=True)

@@ -1,0 +1,54 @@
+"""Run length for a stated interval width (forkjoin_sim.convergence)."""
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from forkjoin_sim.convergence import convergence_notes, needed_jobs
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.statistics import summarize
+
+
+def _half_width(summary):
+    return (summary.ci_high - summary.ci_low) / 2 / summary.mean
+
+
+def test_needed_jobs_reaches_the_target_width():
+    rng = np.random.default_rng(1)
+    short = summarize(rng.exponential(1.0, 20_000), warmup=0.0)
+    need = needed_jobs(short, 20_000, relative_half_width=0.005)
+    # Exponential: half-width ~ 1.96 / sqrt(jobs) -> about 153,000 jobs for 0.5%.
+    assert 100_000 < need < 250_000
+    widths = [_half_width(summarize(rng.exponential(1.0, need), warmup=0.0))
+              for _ in range(20)]
+    assert 0.004 < np.mean(widths) < 0.006
+
+
+def test_needed_jobs_scales_with_the_inverse_square_of_the_target():
+    summary = summarize(np.random.default_rng(2).exponential(1.0, 10_000), warmup=0.0)
+    a = needed_jobs(summary, 10_000, 0.02)
+    b = needed_jobs(summary, 10_000, 0.01)
+    assert b == pytest.approx(4 * a, rel=1e-3)
+
+
+def test_correlated_batches_ask_for_more_jobs():
+    rng = np.random.default_rng(3)
+    # AR(1) with correlation time ~1000 jobs: 30 batches of 200 are far too short.
+    series = 5 + signal.lfilter([1.0], [1.0, -0.999], rng.normal(size=6_000))
+    summary = summarize(series, warmup=0.0)
+    assert summary.batch_lag1 > 0.3
+    naive = 6_000 * (_half_width(summary) / 0.01) ** 2
+    assert needed_jobs(summary, 6_000) > 1.5 * naive
+    assert any("jobs would give" in n for n in convergence_notes(summary, 6_000))
+
+
+def test_a_long_enough_run_gets_no_length_note():
+    summary = summarize(np.random.default_rng(4).exponential(1.0, 200_000), warmup=0.0)
+    assert needed_jobs(summary, 200_000, 0.02) < 200_000
+    assert convergence_notes(summary, 200_000, 0.02) == summary.warnings
+
+
+def test_bad_target_is_refused():
+    summary = summarize(np.ones(100) + np.arange(100) % 3, warmup=0.0)
+    with pytest.raises(ConfigError, match="relative_half_width"):
+        needed_jobs(summary, 100, 1.5)
