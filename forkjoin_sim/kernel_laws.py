@@ -4,9 +4,8 @@ A `Law` is ``(code, params, data)``: an integer naming the sampler, four float
 parameters and a float array (sorted measurements, or a quantile table). `law_of`
 turns what the rest of the package uses as a distribution (a frozen scipy.stats
 distribution, `forkjoin_sim.empirical.Empirical`, `forkjoin_sim.service.Deterministic`)
-into one. Every draw is an inverse-transform (or exact rejection) sample of the
-uniforms `forkjoin_sim.counter_rng.uniform_pair` addresses by (job, purpose, task), so
-it is a pure function of the seed and of what it is for.
+into one. Every draw is an inverse-transform (or exact rejection) sample of uniforms from one
+`forkjoin_sim.kernel_rng` stream.
 
 Exact samplers (``params = (loc, scale, shape, derived)``, scipy's parametrisation):
 
@@ -40,7 +39,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from .counter_rng import uniform_pair
+from .kernel_rng import uniform
 from .errors import ConfigError
 
 EXPONENTIAL, DETERMINISTIC, UNIFORM, WEIBULL, LOGNORMAL, PARETO, GAMMA, EMPIRICAL, \
@@ -219,37 +218,33 @@ def _normal(u, v):
 
 
 @numba.njit(cache=True)
-def _gamma(shape, key, index, purpose, sub):
-    """A standard gamma(shape) variate (Marsaglia & Tsang 2000); attempt i uses
-    blocks 2i (normal) and 2i + 1 (acceptance uniform)."""
+def _gamma(shape, states, stream):
+    """A standard gamma(shape) variate (Marsaglia & Tsang 2000, "A simple method for
+    generating gamma variables"); shape < 1 through ``gamma(shape + 1) * u**(1/shape)``."""
     boost = 1.0
     if shape < 1.0:
-        u0, _ = uniform_pair(key, index, purpose, sub, 1 << 30)
-        boost = u0 ** (1.0 / shape)
+        boost = uniform(states, stream) ** (1.0 / shape)
         shape += 1.0
     d = shape - 1.0 / 3.0
     c = 1.0 / math.sqrt(9.0 * d)
-    attempt = 0
     while True:
-        u, v = uniform_pair(key, index, purpose, sub, 2 * attempt)
-        z = _normal(u, v)
+        z = _normal(uniform(states, stream), uniform(states, stream))
         w = 1.0 + c * z
         if w > 0.0:
             w = w * w * w
-            a, _ = uniform_pair(key, index, purpose, sub, 2 * attempt + 1)
-            if math.log(a) < 0.5 * z * z + d - d * w + d * math.log(w):
+            if math.log(uniform(states, stream)) < 0.5 * z * z + d - d * w + d * math.log(w):
                 return d * w * boost
-        attempt += 1
 
 
-@numba.njit(cache=True)
-def draw(law, codes, params, offsets, lengths, data, key, index, purpose, sub):
-    """One draw of law number ``law`` of the packed arrays (see `pack`), addressed by
-    (``index``, ``purpose``, ``sub``) under ``key``."""
+@numba.njit(cache=True, inline="always")
+def draw(law, codes, params, offsets, lengths, data, states, stream):
+    """One draw of law number ``law`` of the packed arrays (see `pack`) from stream
+    ``stream``: one uniform, except two for LOGNORMAL, three for smoothed EMPIRICAL
+    and a varying number for GAMMA."""
     code = codes[law]
     if code == DETERMINISTIC:
         return params[law, 0]
-    u, v = uniform_pair(key, index, purpose, sub, 0)
+    u = uniform(states, stream)
     loc = params[law, 0]
     scale = params[law, 1]
     if code == EXPONENTIAL:
@@ -262,19 +257,18 @@ def draw(law, codes, params, offsets, lengths, data, key, index, purpose, sub):
         x = data[offsets[law] + i]
         h = params[law, 2]
         if h > 0.0:
-            w, _ = uniform_pair(key, index, purpose, sub, 1)
-            x = abs(x + h * _normal(v, w))
+            x = abs(x + h * _normal(uniform(states, stream), uniform(states, stream)))
         return x
     if code == UNIFORM:
         return loc + scale * u
     if code == WEIBULL:
         return loc + scale * (-math.log(u)) ** params[law, 3]
     if code == LOGNORMAL:
-        return loc + scale * math.exp(params[law, 2] * _normal(u, v))
+        return loc + scale * math.exp(params[law, 2] * _normal(u, uniform(states, stream)))
     if code == PARETO:
         return loc + scale * u ** params[law, 3]
     if code == GAMMA:
-        return loc + scale * _gamma(params[law, 2], key, index, purpose, sub)
+        return loc + scale * _gamma(params[law, 2], states, stream)
     # TABLE
     cells = params[law, 2]
     offset = offsets[law]
