@@ -1,0 +1,219 @@
+"""The fused kernel: equal to a plain Lindley pass over its twin sample path, the same
+for any chunk size and worker count, and within its interval of exact references."""
+
+import heapq
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.engines.fused_kernel import (JobClass, KernelModel, draw_twin_path,
+                                               measured_count, poisson, renewal,
+                                               run_fused)
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.kernel_laws import exponential
+from forkjoin_sim.sketch import BINS, bucket
+
+SPEEDS = (1.0, 0.5, 2.0, 1.0, 1.0, 0.8)
+MEASURED_DATA = Empirical(np.random.default_rng(9).gamma(2.0, 0.4, 300))
+TWO_CLASSES = (
+    # Reads: one data request (exponential) and two digests (lognormal), first answer.
+    JobClass(3, 1, (stats.expon(scale=0.3), stats.lognorm(0.5, scale=0.2),
+                    stats.lognorm(0.5, scale=0.2)), probability=0.7),
+    # Writes: measured service times on a ring of three replicas, two acks.
+    JobClass(3, 2, MEASURED_DATA, probability=0.3, placement="ring"),
+)
+RULE = dict(total_jobs=20_000, first_measured=2_000, sample_every=3, batches=10,
+            mini_batches=50)
+
+MODELS = {
+    "open-two-classes": KernelModel(SPEEDS, TWO_CLASSES, arrival=poisson(5.0)),
+    "closed-two-classes": KernelModel(SPEEDS, TWO_CLASSES, clients=7,
+                                      think=stats.expon(scale=0.5)),
+    "closed-no-think": KernelModel(SPEEDS, TWO_CLASSES, clients=4),
+    "renewal-ring": KernelModel((1.0, 1.0, 1.5, 1.0, 0.7),
+                                (JobClass(2, 2, stats.weibull_min(1.5), placement="ring"),),
+                                arrival=renewal(stats.gamma(0.5), 1.2)),
+}
+
+
+def plain_lindley(path, nodes):
+    """Issue times, sojourns and per-node busy time of the twin path, job by job (FCFS
+    nodes; closed loop: the client with the earliest release, ties by index)."""
+    jobs = path.nodes.shape[0]
+    free = np.zeros(nodes)
+    issue = np.empty(jobs)
+    sojourn = np.empty(jobs)
+    heap = None
+    if path.think is not None:
+        heap = [(t, c) for c, t in enumerate(path.initial_release)]
+        heapq.heapify(heap)
+    for j in range(jobs):
+        if heap is not None:
+            a, client = heapq.heappop(heap)
+        else:
+            a = path.arrivals[j]
+        done = []
+        for node, x in zip(path.nodes[j], path.service[j]):
+            if node < 0:
+                continue
+            free[node] = max(free[node], a) + x
+            done.append(free[node])
+        finish = sorted(done)[path.quorum[j] - 1]
+        issue[j], sojourn[j] = a, finish - a
+        if heap is not None:
+            heapq.heappush(heap, (finish + path.think[j], client))
+    return issue, sojourn
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_kernel_equals_plain_lindley_on_its_twin_path(name):
+    model = MODELS[name]
+    total, first, every = RULE["total_jobs"], RULE["first_measured"], RULE["sample_every"]
+    path = draw_twin_path(model, total, seed=21)
+    issue, sojourn = plain_lindley(path, model.nodes)
+    result = run_fused(model, seed=21, **RULE)
+
+    measured = np.arange(first, total, every)
+    assert measured.size == measured_count(total, first, every)
+    labels = path.labels[measured]
+    values = sojourn[measured]
+    classes = len(model.classes)
+    for c in range(classes):
+        mine = labels == c
+        assert result.counts[0, c] == mine.sum() > 0
+        assert result.sums[0, c] == pytest.approx(values[mine].sum(), rel=1e-9)
+    assert result.counts[0, -1] == measured.size
+    assert result.mean() == pytest.approx(values.mean(), rel=1e-9)
+    batch = np.arange(measured.size) * RULE["batches"] // measured.size
+    assert np.array_equal(result.batch_counts[0, -1], np.bincount(batch))
+    assert np.allclose(result.batch_sums[0, -1], np.bincount(batch, weights=values),
+                       rtol=1e-9)
+    starts = np.flatnonzero(np.diff(batch, prepend=-1))
+    assert np.array_equal(result.batch_first[0], issue[measured][starts])
+    expected_hist = np.bincount([bucket(x) for x in values], minlength=BINS)
+    assert np.array_equal(result.histogram[-1], expected_hist)
+    busy = np.bincount(path.nodes[first:][path.nodes[first:] >= 0],
+                       weights=path.service[first:][path.nodes[first:] >= 0],
+                       minlength=model.nodes)
+    assert np.allclose(result.busy[0], busy, rtol=1e-9)
+    if path.think is not None:
+        assert result.think_sums[0] == pytest.approx(path.think[measured].sum(), rel=1e-9)
+        assert np.all(np.diff(issue) >= 0)
+    else:
+        assert result.last_issue[0] == path.arrivals[-1]
+
+
+def test_twin_path_layout():
+    path = draw_twin_path(MODELS["open-two-classes"], 2000, seed=3)
+    assert path.nodes.shape == path.service.shape == (2000, 3)
+    assert set(np.unique(path.labels)) == {0, 1}
+    assert np.array_equal(path.quorum, np.where(path.labels == 0, 1, 2))
+    for row in path.nodes:
+        assert len(set(row)) == 3 and row.min() >= 0
+    ring = path.nodes[path.labels == 1]
+    assert np.all((ring[:, 1] - ring[:, 0]) % 6 == 1)
+    assert np.all(np.diff(path.arrivals) > 0)
+    # Service times already carry the node speed: writes resample the measurements.
+    write = path.labels == 1
+    speed = np.asarray(SPEEDS)[path.nodes[write]]
+    assert np.all(np.isin(np.round(path.service[write] * speed, 12),
+                          np.round(MEASURED_DATA.samples, 12)))
+
+
+def test_results_do_not_depend_on_chunks_or_workers():
+    model = MODELS["closed-two-classes"]
+    rule = dict(RULE, total_jobs=30_000)
+    one = run_fused(model, seed=5, replications=3, workers=1, **rule)
+    for kwargs in (dict(workers=2), dict(workers=3, chunk_jobs=777),
+                   dict(workers=1, chunk_jobs=4096)):
+        other = run_fused(model, seed=5, replications=3, **kwargs, **rule)
+        for field in ("counts", "sums", "squares", "batch_counts", "batch_sums",
+                      "batch_first", "batch_last", "mini_counts", "mini_sums",
+                      "histogram", "busy", "think_sums", "last_issue"):
+            assert np.array_equal(getattr(one, field), getattr(other, field)), field
+
+
+def test_replications_are_independent_runs_with_their_own_warmup():
+    model = KernelModel((1.0,), (JobClass(1, 1, exponential(1.0)),), arrival=poisson(0.5))
+    pooled = run_fused(model, total_jobs=4000, seed=2, replications=2, batches=5)
+    alone = run_fused(model, total_jobs=4000, seed=2, replications=1, batches=5)
+    assert np.array_equal(pooled.sums[0], alone.sums[0])
+    assert pooled.sums[1, -1] != pooled.sums[0, -1]
+    assert pooled.counts[:, -1].tolist() == [3600, 3600]
+
+
+def test_mm1_mean_utilisation_and_throughput():
+    rate = 0.5
+    model = KernelModel((1.0,), (JobClass(1, 1, exponential(1.0)),), arrival=poisson(rate))
+    result = run_fused(model, total_jobs=300_000, seed=1, replications=4, workers=2)
+    mean, low, high = result.interval(confidence=0.99)
+    assert low < 1 / (1 - rate) < high
+    assert high - low < 0.1
+    assert result.utilisation()[0] == pytest.approx(rate, rel=0.02)
+    _, low, high = result.throughput(0.99)
+    assert low < rate < high
+    # Sojourn times of M/M/1 are exponential of rate mu - lambda.
+    p90 = result.quantiles([0.9])[0]
+    assert p90 == pytest.approx(math.log(10) / (1 - rate), rel=0.05)
+
+
+def test_flatto_hahn_two_node_fork_join_mean():
+    load = 0.6  # per node
+    model = KernelModel((1.0, 1.0), (JobClass(2, 2, stats.expon()),), arrival=poisson(load))
+    result = run_fused(model, total_jobs=400_000, seed=3, replications=4, workers=2)
+    exact = (12 - load) / (8 * (1 - load))
+    _, low, high = result.interval(confidence=0.99)
+    assert low < exact < high
+    assert (high - low) / exact < 0.05
+
+
+def mva(stations, demand, think, clients):
+    """Exact mean-value analysis of a closed network of FCFS exponential stations of
+    equal ``demand`` (visit ratio x mean service) and a delay station ``think``:
+    (response time, throughput)."""
+    queue = np.zeros(stations)
+    for population in range(1, clients + 1):
+        residence = demand * (1 + queue)
+        response = residence.sum()
+        throughput = population / (think + response)
+        queue = throughput * residence
+    return response, throughput
+
+
+def test_closed_loop_matches_exact_mean_value_analysis():
+    nodes, clients, think = 4, 6, 2.0
+    model = KernelModel((1.0,) * nodes, (JobClass(1, 1, stats.expon()),),
+                        clients=clients, think=stats.expon(scale=think))
+    result = run_fused(model, total_jobs=200_000, seed=8, replications=4, workers=2)
+    response, throughput = mva(nodes, 1.0 / nodes, think, clients)
+    _, low, high = result.interval(confidence=0.99)
+    assert low < response < high
+    rate, low, high = result.throughput(0.99)
+    assert low < throughput < high
+    assert rate <= nodes * 1.0 / 1  # capacity: nodes * mu / replicas
+
+
+def test_closed_loop_throughput_never_exceeds_capacity():
+    # Many clients, no think time: the nodes saturate at nodes * mu / replicas.
+    model = KernelModel((1.0,) * 6, (JobClass(3, 2, stats.expon()),), clients=60)
+    rate, _, _ = run_fused(model, total_jobs=60_000, seed=1).throughput()
+    assert 0.9 * 6 / 3 < rate <= 6 / 3
+
+
+def test_configuration_errors_say_how_to_fix_them():
+    good = JobClass(2, 1, stats.expon())
+    with pytest.raises(ConfigError, match="1 <= k <= r"):
+        run_fused(KernelModel((1.0, 1.0), (JobClass(2, 3, stats.expon()),),
+                              arrival=poisson(1.0)), total_jobs=100)
+    with pytest.raises(ConfigError, match="placement"):
+        run_fused(KernelModel((1.0, 1.0), (JobClass(2, 1, stats.expon(), placement="x"),),
+                              arrival=poisson(1.0)), total_jobs=100)
+    with pytest.raises(ConfigError, match="arrival gap law"):
+        run_fused(KernelModel((1.0, 1.0), (good,)), total_jobs=100)
+    with pytest.raises(ConfigError, match="run more jobs"):
+        run_fused(KernelModel((1.0, 1.0), (good,), arrival=poisson(1.0)), total_jobs=50)
+    with pytest.raises(ConfigError, match="positive factor"):
+        run_fused(KernelModel((1.0, 0.0), (good,), arrival=poisson(1.0)), total_jobs=100)
