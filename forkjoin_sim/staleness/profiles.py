@@ -3,7 +3,7 @@
 Source: Bailis, Venkataraman, Franklin, Hellerstein, Stoica, "Probabilistically
 Bounded Staleness for Practical Partial Quorums", PVLDB 5(8), 2012, Table 3
 ("Distribution fits for production latency distributions from LinkedIn (LNKD-*)
-and Yammer (YMMR)") and Section 5.4 (the WAN scenario). Every fit is a mixture of
+and Yammer (YMMR)") and Section 5.5 (the WAN scenario; section numbers of the authors' LaTeX source). Every fit is a mixture of
 a Pareto body (scale x_m, shape alpha: P(X > x) = (x_m / x)**alpha for x >= x_m)
 and an exponential tail (rate lambda), with the table's weights:
 
