@@ -12,7 +12,7 @@ Exact samplers (``params = (loc, scale, shape, derived)``, scipy's parametrisati
 =============  ====================================================  =============
 code           draw                                                  scipy name
 =============  ====================================================  =============
-EXPONENTIAL    ``loc - scale * log(u)``                              ``expon``
+EXPONENTIAL    ``loc + scale * e``, e by a 256-layer ziggurat         ``expon``
 DETERMINISTIC  ``loc``                                               (Deterministic)
 UNIFORM        ``loc + scale * u``                                   ``uniform``
 WEIBULL        ``loc + scale * (-log u) ** (1/c)``                   ``weibull_min``
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from .kernel_rng import uniform
+from .kernel_rng import next_u64, uniform
 from .errors import ConfigError
 
 EXPONENTIAL, DETERMINISTIC, UNIFORM, WEIBULL, LOGNORMAL, PARETO, GAMMA, EMPIRICAL, \
@@ -212,6 +212,61 @@ def pack(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return codes, params, offsets, lengths, data
 
 
+def _ziggurat_tables(layers: int = 256, bits: int = 53):
+    """Marsaglia & Tsang's (2000) ziggurat for the standard exponential with
+    ``layers`` layers, for ``bits``-bit integers: (thresholds, widths, densities)."""
+    r, area = 7.69711747013104972, 3.949659822581572e-3
+    scale = 2.0 ** bits
+    k = np.zeros(layers, dtype=np.uint64)
+    w = np.zeros(layers)
+    f = np.zeros(layers)
+    d = r
+    q = area / math.exp(-d)
+    k[0] = int(d / q * scale)
+    w[0] = q / scale
+    w[-1] = d / scale
+    f[0] = 1.0
+    f[-1] = math.exp(-d)
+    top = d
+    for i in range(layers - 2, 0, -1):
+        d = -math.log(area / d + math.exp(-d))
+        k[i + 1] = int(d / top * scale)
+        top = d
+        f[i] = math.exp(-d)
+        w[i] = d / scale
+    return k, w, f, r
+
+
+_ZIG_K, _ZIG_W, _ZIG_F, _ZIG_R = _ziggurat_tables()
+
+
+@numba.njit(cache=True)
+def _exponential_tail(states, stream, layer, x):
+    """The ziggurat's slow path: the base layer's tail, or the wedge test."""
+    if layer == 0:
+        return _ZIG_R - math.log(uniform(states, stream))
+    if (_ZIG_F[layer - 1] - _ZIG_F[layer]) * uniform(states, stream) + _ZIG_F[layer] \
+            < math.exp(-x):
+        return x
+    return -1.0
+
+
+@numba.njit(cache=True, inline="always")
+def standard_exponential(states, stream):
+    """A standard exponential variate by the ziggurat (exact; about 1% of draws take
+    the slow path, which may use further uniforms)."""
+    while True:
+        bits = next_u64(states, stream) >> np.uint64(3)
+        layer = np.int64(bits & np.uint64(0xFF))
+        bits >>= np.uint64(8)
+        x = np.float64(bits) * _ZIG_W[layer]
+        if bits < _ZIG_K[layer]:
+            return x
+        x = _exponential_tail(states, stream, layer, x)
+        if x >= 0.0:
+            return x
+
+
 @numba.njit(cache=True, inline="always")
 def _normal(u, v):
     return math.sqrt(-2.0 * math.log(u)) * math.cos(2.0 * math.pi * v)
@@ -239,16 +294,16 @@ def _gamma(shape, states, stream):
 @numba.njit(cache=True, inline="always")
 def draw(law, codes, params, offsets, lengths, data, states, stream):
     """One draw of law number ``law`` of the packed arrays (see `pack`) from stream
-    ``stream``: one uniform, except two for LOGNORMAL, three for smoothed EMPIRICAL
-    and a varying number for GAMMA."""
+    ``stream``: one 64-bit output, except two for LOGNORMAL, three for smoothed
+    EMPIRICAL and a varying number for GAMMA (and for EXPONENTIAL's slow path)."""
     code = codes[law]
     if code == DETERMINISTIC:
         return params[law, 0]
-    u = uniform(states, stream)
     loc = params[law, 0]
     scale = params[law, 1]
     if code == EXPONENTIAL:
-        return loc - scale * math.log(u)
+        return loc + scale * standard_exponential(states, stream)
+    u = uniform(states, stream)
     if code == EMPIRICAL:
         length = lengths[law]
         i = int(u * length)
@@ -288,4 +343,5 @@ def draw(law, codes, params, offsets, lengths, data, states, stream):
 
 __all__ = ["DETERMINISTIC", "EMPIRICAL", "EXPONENTIAL", "GAMMA", "LOGNORMAL", "Law",
            "PARETO", "TABLE", "TABLE_ERROR", "UNIFORM", "WEIBULL", "deterministic",
+           "standard_exponential",
            "draw", "exponential", "law_mean", "law_of", "pack", "scaled", "tabulated"]

@@ -31,6 +31,9 @@ _LOW = 2.0 ** EMIN
 _HIGH = 2.0 ** EMAX
 
 
+_FIRST = ((1023 + EMIN) << SUB_BITS) - 1
+
+
 @numba.njit(cache=True, inline="always")
 def bucket(x):
     """The histogram bucket of ``x``."""
@@ -38,8 +41,10 @@ def bucket(x):
         return 0
     if x >= _HIGH:
         return BINS - 1
-    m, e = math.frexp(x)
-    return 1 + (e - 1 - EMIN) * SUB + int(m * (2 * SUB)) - SUB
+    # The IEEE-754 bits of a positive double, shifted right by 52 - SUB_BITS, are its
+    # biased exponent followed by the top SUB_BITS bits of its mantissa: exactly the
+    # octave and sub-bucket, without frexp.
+    return (np.float64(x).view(np.int64) >> (52 - SUB_BITS)) - _FIRST
 
 
 def bucket_bounds(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -110,3 +110,13 @@ def test_unknown_objects_are_refused():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         law_of(stats.expon())  # an exact law draws no warning
+
+
+def test_ziggurat_exponential_is_exact_including_its_tail():
+    draws = sample(law_of(stats.expon()), 1_000_000, seed=12)
+    assert stats.kstest(draws, "expon").pvalue > 1e-3
+    # Beyond the ziggurat's base layer (x > 7.697): P(X > 8) = exp(-8).
+    beyond = np.count_nonzero(draws > 8.0)
+    expected = draws.size * math.exp(-8)
+    assert abs(beyond - expected) < 4 * math.sqrt(expected)
+    assert stats.kstest(draws[draws > 8.0] - 8.0, "expon").pvalue > 1e-3

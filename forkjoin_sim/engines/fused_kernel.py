@@ -296,6 +296,13 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
         next_measured = first
     else:
         next_measured = first + ((j0 - first + every - 1) // every) * every
+    # Batch and mini-batch of the next measured job, and the measured index where
+    # each next one starts: divisions only here and at boundaries.
+    m = (next_measured - first) // every
+    b = m * batches // measured
+    b_end = ((b + 1) * measured + batches - 1) // batches
+    mb = m * minis // measured
+    mb_end = ((mb + 1) * measured + minis - 1) // minis
     a = clock[0]
     client = 0
     for j in range(j0, j1):
@@ -332,8 +339,12 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
             _sift_down(heap, release, 0)
         if j == next_measured:
             next_measured += every
-            m = (j - first) // every
-            b = m * batches // measured
+            while m >= b_end:
+                b += 1
+                b_end = ((b + 1) * measured + batches - 1) // batches
+            while m >= mb_end:
+                mb += 1
+                mb_end = ((mb + 1) * measured + minis - 1) // minis
             h = bucket(sojourn)
             count[whole] += 1
             total[whole] += sojourn
@@ -351,10 +362,10 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
             if batch_count[whole, b] == 1:
                 batch_first[b] = a
             batch_last[b] = a
-            mb = m * minis // measured
             mini_sum[mb] += sojourn
             mini_count[mb] += 1
             think_sum[0] += think
+            m += 1
     clock[0] = a
 
 
