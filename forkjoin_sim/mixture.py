@@ -1,8 +1,9 @@
 """Weighted mixtures of latency laws (e.g. PBS's Pareto body plus exponential tail).
 
 ``Mixture`` answers like a frozen scipy.stats distribution (``rvs``, ``mean``,
-``moment``, ``var``, ``std``, ``cdf``, ``sf``, ``pdf``, ``ppf``, ``support``), so a
-model takes it wherever it takes scipy, ``Empirical`` or ``Deterministic``.
+``moment``, ``var``, ``std``, ``cdf``, ``sf``, ``pdf``, ``ppf``, ``isf``,
+``support``), so a model takes it wherever it takes scipy, ``Empirical`` or
+``Deterministic``.
 """
 
 from __future__ import annotations
@@ -133,26 +134,37 @@ class Mixture:
 
     def ppf(self, q: Any) -> Any:
         """The quantile function ``inf{x : cdf(x) >= q}``; nan outside [0, 1]."""
+        return self._invert(q, lambda law, p: law.ppf(p),
+                            lambda x, p: np.asarray(self.cdf(x), dtype=float) >= p)
+
+    def isf(self, q: Any) -> Any:
+        """The inverse survival function ``inf{x : sf(x) <= q}``; nan outside
+        [0, 1]. Found from ``sf``, so it stays accurate for tiny q (far tail)."""
+        return self._invert(q, _isf,
+                            lambda x, p: np.asarray(self.sf(x), dtype=float) <= p)
+
+    def _invert(self, q: Any, component_inverse, reached) -> Any:
+        """The smallest x where ``reached(x, q)``, by bisection between the
+        smallest and the largest component inverse at q (the mixture's lies
+        between them, as the mixture's cdf is a weighted mean of theirs)."""
         q = np.asarray(q, dtype=float)
         valid = (q >= 0) & (q <= 1)
         inside = np.where(valid, q, 0.5)
         live = [law for weight, law in zip(self.weights, self.components) if weight > 0]
-        quantiles = np.array([np.broadcast_to(np.asarray(law.ppf(inside), dtype=float),
-                                              inside.shape) for law in live])
-        low, high = quantiles.min(axis=0), quantiles.max(axis=0)
-        # cdf(high) >= q always; cdf(low) >= q is possible only where the bracket
-        # is already tight or low is the quantile itself, handled by `exact`.
-        exact = np.asarray(self.cdf(low), dtype=float) >= inside
-        high = np.where(exact, low, high)
-        finite = np.isfinite(high)
-        low = np.where(finite, low, high)
+        bounds = np.array([np.broadcast_to(np.asarray(component_inverse(law, inside),
+                                                      dtype=float), inside.shape)
+                           for law in live])
+        low, high = bounds.min(axis=0), bounds.max(axis=0)
+        # `reached` holds at high; where it holds at low already, low is the answer.
+        high = np.where(reached(low, inside), low, high)
+        low = np.where(np.isfinite(high), low, high)
         for _ in range(200):
             middle = 0.5 * (low + high)
             if not np.any((middle > low) & (middle < high)):
                 break
-            above = np.asarray(self.cdf(middle), dtype=float) >= inside
-            high = np.where(above, middle, high)
-            low = np.where(above, low, middle)
+            done = reached(middle, inside)
+            high = np.where(done, middle, high)
+            low = np.where(done, low, middle)
         result = np.where(valid, high, np.nan)
         return result[()] if result.ndim == 0 else result
 
@@ -212,6 +224,13 @@ def _support(law: Any) -> tuple[float, float]:
     else:
         low, high = law.ppf(0.0), law.ppf(1.0)
     return float(low), float(high)
+
+
+def _isf(law: Any, q: np.ndarray) -> Any:
+    """``law.isf(q)``, or ``law.ppf(1 - q)`` for laws without one."""
+    if callable(getattr(law, "isf", None)):
+        return law.isf(q)
+    return law.ppf(1.0 - q)
 
 
 def _weighted(mixture: Mixture, x: Any, value) -> Any:

@@ -67,12 +67,22 @@ def test_ppf_inverts_cdf_and_sf_complements_it(mixture):
     assert mixture.ppf(0.5) == x[3]  # scalar in, scalar out
 
 
+@pytest.mark.parametrize("mixture", [LNKD_SSD, CONTINUOUS], ids=["lnkd-ssd", "three"])
+def test_isf_stays_accurate_in_the_far_tail(mixture):
+    q = np.array([0.3, 1e-3, 1e-9, 2.0 ** -55])
+    x = mixture.isf(q)
+    assert np.all(np.isfinite(x)) and np.all(np.diff(x) > 0)
+    np.testing.assert_allclose(mixture.sf(x), q, rtol=1e-8)
+    assert mixture.isf(0.3) == pytest.approx(mixture.ppf(0.7), rel=1e-12)
+
+
 def test_ppf_of_atoms_is_the_generalised_inverse():
     mixture = Mixture([Deterministic(1.0), Deterministic(3.0), stats.uniform(5, 1)],
                       [0.25, 0.25, 0.5])
     np.testing.assert_allclose(mixture.ppf([0.1, 0.25, 0.3, 0.5, 0.75]),
                                [1.0, 1.0, 3.0, 3.0, 5.5], rtol=1e-12)
     assert mixture.support() == (1.0, 6.0)
+    np.testing.assert_allclose(mixture.isf([0.9, 0.75, 0.5, 0.25]), [1.0, 1.0, 3.0, 5.5])
 
 
 @given(latency_mixtures())
