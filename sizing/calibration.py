@@ -240,17 +240,18 @@ def _weak_directions(jac, variance, free, values, scale) -> list[str]:
             continue
         weights = sorted(zip(np.abs(direction), direction, free), reverse=True)
         named = [(w, name) for a, w, name in weights if a > 0.3]
+        spread = ("unbounded" if math.isinf(error)
+                  else f"relative standard error {error:.0%}")
         if len(named) == 1:
             notes.append(f"the rows hardly determine the {LABELS[named[0][1]]} "
-                         f"(relative standard error {error:.0%}); add rows that "
-                         "exercise it")
+                         f"({spread}); add rows that exercise it")
         else:
             combo = " and ".join(f"{LABELS[n]}" for _, n in named)
             signs = "together" if np.all(np.sign([w for w, _ in named]) ==
                                          np.sign(named[0][0])) else "against each other"
             notes.append(f"the rows cannot tell apart the {combo}: moving them "
-                         f"{signs} changes the fit by less than the noise (relative "
-                         f"standard error {error:.0%} along that direction)")
+                         f"{signs} changes the fit by less than the noise ({spread} "
+                         "along that direction)")
     return notes
 
 

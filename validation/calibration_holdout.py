@@ -1,0 +1,132 @@
+"""Hold-out test of the calibrated Cassandra model against naive guesses.
+
+For each measurement file: (a) fit on ONE, predict QUORUM and ALL (naive: the same
+latency as ONE at the same threads); (b) fit on ONE and ALL, predict QUORUM (naive:
+their midpoint); (c) fit on the two smallest thread counts of every level, predict
+the larger ones (naive: the straight line through the two fitted points of that
+level). Prints Markdown tables (per row and mean absolute percentage error)::
+
+    .venv/bin/python -m validation.calibration_holdout --nodes 3 --replicas 3 \\
+        docs/data/measurements/saulolks2022_rows1000_think1000_run1.csv ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import numpy as np
+
+from sizing.calibration import calibrate, predict
+from sizing.measurements import read_measurements
+
+#: Rows whose source reports failed requests (see docs/data/measurements/README.md).
+FAILED = {"saulolks2022_rows5000_think100_run1.csv": {("ONE", 50), ("ALL", 30),
+                                                      ("ALL", 40)},
+          "saulolks2022_rows10000_think100_run1.csv": {("QUORUM", 40)},
+          "saulolks2022_rows5000_think500_run1.csv": {("ALL", 40)},
+          "saulolks2022_rows10000_think500_run1.csv": {("QUORUM", 40), ("ALL", 40),
+                                                       ("ALL", 50)}}
+
+
+def _naive(kind, row, fitted):
+    """The guess a user would make for ``row`` from the ``fitted`` rows."""
+    by = {(r.consistency, r.threads): r.mean_ms for r in fitted}
+    if kind == "a":
+        return by.get(("ONE", row.threads))
+    if kind == "b":
+        one, all_ = by.get(("ONE", row.threads)), by.get(("ALL", row.threads))
+        return None if one is None or all_ is None else (one + all_) / 2
+    points = sorted((r.threads, r.mean_ms) for r in fitted
+                    if r.consistency == row.consistency)
+    if len(points) < 2:
+        return None
+    (x0, y0), (x1, y1) = points[0], points[1]
+    return y0 + (y1 - y0) * (row.threads - x0) / (x1 - x0)
+
+
+def _second_smallest(rows) -> int:
+    return sorted({r.threads for r in rows})[1]
+
+
+SCENARIOS = {
+    "a": ("fit ONE, predict QUORUM and ALL", "same as ONE",
+          lambda rows: [r.consistency == "ONE" for r in rows]),
+    "b": ("fit ONE and ALL, predict QUORUM", "midpoint of ONE and ALL",
+          lambda rows: [r.consistency != "QUORUM" for r in rows]),
+    "c": ("fit the two smallest thread counts, predict the larger", "line in threads",
+          lambda rows: [r.threads <= _second_smallest(rows) for r in rows]),
+}
+
+
+def holdout(path, nodes, replicas, scenario, seed=0, progress=None):
+    """Per held-out row: measured, model (with interval), naive guess; plus warnings."""
+    rows, _ = read_measurements(path, replicas)
+    failed = FAILED.get(path.rsplit("/", 1)[-1], set())
+    rows = [r for r in rows if (r.consistency, r.threads) not in failed]
+    title, naive_name, chooser = SCENARIOS[scenario]
+    mask = chooser(rows)
+    fitted = [r for r, m in zip(rows, mask) if m]
+    held = [r for r, m in zip(rows, mask) if not m]
+    fit = calibrate(fitted, nodes, replicas, seed=seed, progress=progress,
+                    confirm=False)
+    preds = predict(fit.model, held, seed=seed)
+    out = []
+    for row, pred in zip(held, preds):
+        guess = _naive(scenario, row, fitted)
+        out.append({"row": row.label(), "measured": row.mean_ms,
+                    "model": pred["predicted_mean_ms"],
+                    "low": pred["predicted_ci_low_ms"], "high": pred["predicted_ci_high_ms"],
+                    "naive": guess})
+    return fit, out
+
+
+def _pct(value, truth):
+    return 100 * (value - truth) / truth
+
+
+def markdown(path, scenario, fit, table) -> str:
+    title, naive_name, _ = SCENARIOS[scenario]
+    m = fit.model
+    lines = [f"#### {path.rsplit('/', 1)[-1]}: ({scenario}) {title}", "",
+             f"Fitted: threads/stage {m.threads}, data read {m.data_read_ms:.3g} ms, "
+             f"digest/data {m.digest_ratio:.3g}, overhead {m.overhead_ms:.3g} ms, think "
+             f"{m.think_ms:.4g} ms ({fit.seconds:.0f} s).", ""]
+    lines += [f"- warning: {w}" for w in fit.warnings]
+    lines += ["", f"| row | measured ms | model ms [95%] | model error | {naive_name} | "
+                  "naive error |", "|---|---|---|---|---|---|"]
+    model_err, naive_err = [], []
+    for t in table:
+        e = _pct(t["model"], t["measured"])
+        model_err.append(abs(e))
+        if t["naive"] is None:
+            naive_cell = err_cell = "n/a"
+        else:
+            n = _pct(t["naive"], t["measured"])
+            naive_err.append(abs(n))
+            naive_cell, err_cell = f"{t['naive']:.4g}", f"{n:+.1f}%"
+        lines.append(f"| {t['row']} | {t['measured']:.4g} | {t['model']:.4g} "
+                     f"[{t['low']:.4g}, {t['high']:.4g}] | {e:+.1f}% | {naive_cell} | "
+                     f"{err_cell} |")
+    naive_mape = f"{np.mean(naive_err):.1f}%" if naive_err else "n/a"
+    lines.append(f"| **MAPE** | | | **{np.mean(model_err):.1f}%** | | **{naive_mape}** |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--replicas", type=int, default=3)
+    parser.add_argument("--scenarios", default="abc")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    for path in args.files:
+        for scenario in args.scenarios:
+            fit, table = holdout(path, args.nodes, args.replicas, scenario, args.seed,
+                                 progress=lambda msg: print(msg, file=sys.stderr))
+            print(markdown(path, scenario, fit, table), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
