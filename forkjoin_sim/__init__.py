@@ -12,6 +12,10 @@ process* (when jobs come) on an *engine*, measured by one rule:
 ``Poisson``, ``Periodic``, ``Renewal``, ``Trace``, ``ClosedLoop``
                        arrival processes
 ``Empirical``          a service-time distribution built from measured latencies
+``Mixture``            a weighted mixture of laws (e.g. PBS's latency fits)
+``SharedQueue``, ``Stages``
+                       node models: one FIFO queue, or read and write stages
+``simulate_wars``      load-free staleness of partial quorums (PBS's WARS model)
 ``parse_service``      "exp", "lognormal:1.0", "empirical:PATH" ... -> distribution
 ``draw_sample_path``   arrivals, placements and service times of a run
 ``FastEngine``         exact FCFS engine (numba Lindley recursion), bounded memory
@@ -42,6 +46,8 @@ _WHERE = {
     "simulate": "simulation", "Summary": "statistics", "summarize": "statistics",
     "sweep": "sweeps", "JobClass": "system", "Stragglers": "system",
     "System": "system", "Workload": "workload", "simulate_workload": "workload",
+    "Mixture": "mixture", "SharedQueue": "nodes", "Stages": "nodes",
+    "MessageLaws": "staleness", "simulate_wars": "staleness",
 }
 
 
@@ -58,7 +64,8 @@ def __dir__():
 
 
 __all__ = [
-    "CassandraCluster", "CassandraModel", "ClosedLoop", "ConfigError", "Empirical", "FastEngine",
+    "CassandraCluster", "CassandraModel", "MessageLaws", "Mixture", "SharedQueue",
+    "Stages", "simulate_wars", "ClosedLoop", "ConfigError", "Empirical", "FastEngine",
     "ForkJoinModel", "JobClass", "Periodic", "Poisson", "Renewal", "SamplePath",
     "SimPyEngine", "SimulationResult", "Stragglers", "Summary", "System", "Trace",
     "Workload", "draw_sample_path", "parse_service", "simulate", "simulate_cassandra",
