@@ -24,7 +24,8 @@ The method, in four steps:
 
 The fitted model is then confirmed with long simulations (`predict`), each row
 carrying its simulation interval, its convergence warnings and the jobs it would
-need for a +-1% interval (`forkjoin_sim.convergence`).
+need for a +-1% interval (`forkjoin_sim.convergence`); a run too short for that is
+rerun once with up to `LONGEST_RUN` times its jobs.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize, stats
 
-from forkjoin_sim.convergence import convergence_notes
+from forkjoin_sim.convergence import convergence_notes, needed_jobs
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.simulation import simulate
 
@@ -53,6 +54,9 @@ WEAK_DIRECTION = 0.3
 # reordered events cause under common random numbers, small against the parameters.
 DIFF_STEP = 0.03
 UNSTABLE_RESIDUAL = 10.0
+#: A confirmation run too short for a +-1% interval is rerun with up to this many times
+#: its jobs (the note then says how many a +-1% interval would still need).
+LONGEST_RUN = 5
 #: Smallest relative error assumed for a measured mean: repeated benchmark runs rarely
 #: agree better than 1%, and with as many rows as parameters the residuals say nothing.
 NOISE_FLOOR = 0.01
@@ -73,6 +77,8 @@ class RowResult:
     percentiles: dict
     std: float
     notes: tuple[str, ...]
+    jobs: int = 0
+    needed: int = 0
 
 
 def _jobs(row: Measurement, base: int) -> int:
@@ -91,15 +97,16 @@ def simulate_row(model: CalibratedModel, row: Measurement, jobs: int, seed,
         throughput = result.throughput.mean * 1000.0
     else:
         throughput = row.rate
-    percentiles, std, notes = {}, math.nan, ()
+    percentiles, std, notes, need = {}, math.nan, (), 0
     if details:
+        need = needed_jobs(summary, jobs)
         percentiles = {"p50_ms": summary.p50, "p95_ms": summary.p95,
                        "p99_ms": summary.p99}
         std = float(np.std(result.class_sojourns(row.operation)))
         notes = convergence_notes(summary, jobs, what=f"{row.label()} mean") + \
             tuple(result.notes)
     return RowResult(summary.mean, summary.ci_low, summary.ci_high, throughput,
-                     percentiles, std, notes)
+                     percentiles, std, notes, jobs, need)
 
 
 def _row_seed(seed: int, index: int) -> np.random.SeedSequence:
@@ -358,7 +365,15 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
     out = []
     for i, row in enumerate(rows):
         seed_i = _row_seed(seed + 1, i)
-        sim = simulate_row(model, row, jobs, seed_i, details=True)
+        try:
+            sim = simulate_row(model, row, jobs, seed_i, details=True)
+            if sim.needed > sim.jobs:  # near saturation: lengthen, within a budget
+                sim = simulate_row(model, row, min(sim.needed, LONGEST_RUN * sim.jobs),
+                                   seed_i, details=True)
+        except ConfigError as exc:  # an open-loop rate beyond the model's capacity
+            out.append(_unstable(row, exc))
+            say(f"predict: {row.label()}: {exc}")
+            continue
         sim_se = (sim.ci_high - sim.ci_low) / 2 / z
         var_mean = sim_se ** 2
         var_x = 0.0
@@ -379,6 +394,16 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
         say(f"predict: {row.label()}: {sim.mean:.4g} ms [{entry['predicted_ci_low_ms']:.4g},"
             f" {entry['predicted_ci_high_ms']:.4g}]")
     return out
+
+
+def _unstable(row, exc) -> dict:
+    keys = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
+            "simulation_ci_low_ms", "simulation_ci_high_ms", "predicted_throughput",
+            "predicted_throughput_sd", "predicted_std_ms", "predicted_p50_ms",
+            "predicted_p95_ms", "predicted_p99_ms")
+    entry = dict.fromkeys(keys, math.nan)
+    entry["notes"] = [f"no steady state: {exc}"]
+    return entry
 
 
 def _gradient(model: CalibratedModel, row, seed) -> tuple[np.ndarray, np.ndarray]:

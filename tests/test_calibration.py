@@ -2,6 +2,7 @@
 warnings, measurement-file validation, the model file, the two commands."""
 
 import csv
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -200,3 +201,32 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     line = _one_line_error(capsys, ["cassandra"] + [files.get(a, a) for a in argv])
     assert message in line
     assert not (tmp_path / "m.toml").exists()
+
+
+def test_open_loop_rows_and_an_unstable_rate(tmp_path):
+    # Read ONE capacity: 6 nodes x 4 threads / 0.8 ms = 30 per ms = 30,000 per second.
+    rows = [Measurement("read", "ONE", rate=3_000.0), Measurement("read", "ONE",
+                                                                  rate=40_000.0)]
+    stable, unstable = predict(TRUTH, rows, seed=2, jobs=50_000)
+    # ONE reads land on a uniform node: each node is an exact M/M/4 queue (Erlang C).
+    servers, load = 4, 3.0 / 6 * 0.8
+    idle_terms = sum(load ** j / math.factorial(j) for j in range(servers))
+    tail = load ** servers / math.factorial(servers) * servers / (servers - load)
+    wait = tail / (idle_terms + tail) * 0.8 / (servers - load)
+    exact = TRUTH.overhead_ms + TRUTH.data_read_ms + wait
+    assert stable["predicted_ci_low_ms"] <= exact <= stable["predicted_ci_high_ms"]
+    assert stable["predicted_ci_high_ms"] - stable["predicted_ci_low_ms"] < 0.02 * exact
+    assert stable["predicted_throughput"] == 3_000.0
+    assert np.isnan(unstable["predicted_mean_ms"])
+    assert "no steady state" in unstable["notes"][0]
+
+
+def test_confirmation_runs_near_saturation_are_lengthened():
+    row = Measurement("read", "ALL", 200)
+    short = simulate_row(TRUTH, row, 1_000, np.random.SeedSequence(5), details=True)
+    assert short.needed > short.jobs and any("jobs would give" in n for n in short.notes)
+    [pred] = predict(TRUTH, [row], seed=5, jobs=1_000)
+    # Rerun with up to 5 times the jobs: the interval shrinks by about sqrt(5).
+    width = pred["simulation_ci_high_ms"] - pred["simulation_ci_low_ms"]
+    assert width < (short.ci_high - short.ci_low) / 1.5
+    assert not any(f"after {short.jobs:,} jobs" in n for n in pred["notes"])
