@@ -42,7 +42,9 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", choices=["random", "ring"], default="random")
     p.add_argument("--purging", action="store_true",
                    help="cancel unfinished tasks at the k-th completion (SimPy engine)")
-    p.add_argument("--jobs", type=int, default=200_000, help="jobs to simulate")
+    p.add_argument("--jobs", type=parse_jobs, default=200_000,
+                   help="jobs to simulate, or 'auto': as many as a +-1%% interval "
+                        "needs (200,000 first; at most 50 million)")
     p.add_argument("--warmup", default="0.1",
                    help="fraction of jobs dropped as warm-up, or 'auto' (MSER-5)")
     p.add_argument("--sample-every", type=int, default=1,
@@ -92,6 +94,16 @@ def closed_loop_from_args(args) -> dict:
     if args.think > 0 and args.think_law != "exp":
         law = parse_service(args.think_law, mean=args.think)
     return {"clients": args.clients, "think": args.think, "think_law": law}
+
+
+def parse_jobs(text: str):
+    """``--jobs``: a whole number, or ``auto``."""
+    if text == "auto":
+        return "auto"
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of jobs or "
+                                         "'auto'")
+    return int(text)
 
 
 def parse_warmup(text: str):

@@ -9,6 +9,7 @@ type, `SimulationResult`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -147,7 +148,13 @@ class SimulationResult:
         return "\n".join(lines)
 
 
-def simulate(model, jobs: int = 200_000, seed=0, engine: str = "fast",
+#: ``jobs="auto"``: the first run's length, the longest run, and the interval aimed at.
+AUTO_FIRST_JOBS = 200_000
+AUTO_MAX_JOBS = 50_000_000
+AUTO_RELATIVE_HALF_WIDTH = 0.01
+
+
+def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
              warmup: float | str = 0.1, sample_every: int = 1,
              progress: bool = False, replications: int = 1,
              workers: int | None = None) -> SimulationResult:
@@ -157,8 +164,11 @@ def simulate(model, jobs: int = 200_000, seed=0, engine: str = "fast",
     ----------
     model : ForkJoinModel, Workload, or anything with ``system`` and
         ``arrival_process``
-    jobs : int
-        Jobs simulated, warm-up included.
+    jobs : int or "auto"
+        Jobs simulated, warm-up included. ``"auto"`` runs 200,000 jobs, and if the
+        mean's interval is wider than +-1% or the run shows convergence warnings,
+        runs again with the length `forkjoin_sim.convergence.needed_jobs` estimates
+        (at most 50 million jobs; twice at most).
     seed : int or numpy.random.SeedSequence
         The run is a pure function of (model, jobs, seed, warmup, sample_every);
         the engine does not change the numbers.
@@ -181,6 +191,43 @@ def simulate(model, jobs: int = 200_000, seed=0, engine: str = "fast",
     if not (hasattr(model, "system") and hasattr(model, "arrival_process")):
         raise ConfigError(f"cannot simulate a {type(model).__name__}; give a "
                           "ForkJoinModel or a Workload")
+    if jobs == "auto":
+        return _simulate_auto(model, seed, engine, warmup, sample_every, progress,
+                              replications, workers)
+    result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
+                       replications, workers)
+    if result.summary.warnings:
+        # A run that doubts its own interval says how long it should have been.
+        from .convergence import convergence_notes
+
+        extra = convergence_notes(result.summary, result.jobs)[len(result.summary.warnings):]
+        result = dataclasses.replace(result, notes=result.notes + extra)
+    return result
+
+
+def _simulate_auto(model, seed, engine, warmup, sample_every, progress, replications,
+                   workers) -> SimulationResult:
+    """``jobs="auto"``: rerun with the length the first run says it needs."""
+    from .convergence import needed_jobs
+
+    jobs = AUTO_FIRST_JOBS
+    for _ in range(3):
+        result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
+                           replications, workers)
+        need = needed_jobs(result.summary, jobs, AUTO_RELATIVE_HALF_WIDTH)
+        settled = not result.summary.warnings and need <= jobs
+        if settled or jobs >= AUTO_MAX_JOBS:
+            break
+        jobs = min(AUTO_MAX_JOBS, max(need, 2 * jobs))
+    notes = result.notes
+    if not settled:
+        notes += (f"jobs=auto stopped at {jobs:,} jobs (the limit); the run asks for "
+                  f"about {need:,}: pass a larger --jobs if you need a +-1% interval",)
+    return dataclasses.replace(result, notes=notes)
+
+
+def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replications,
+              workers) -> SimulationResult:
     started = time.perf_counter()
     system = model.system
     if engine == "fused":

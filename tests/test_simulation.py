@@ -107,3 +107,26 @@ def test_invalid_models_say_how_to_fix_them(kwargs, fragment):
 def test_purging_needs_the_simpy_engine():
     with pytest.raises(ConfigError, match="engine='simpy'"):
         simulate(ForkJoinModel(3, 3, 1, load=0.5, purging=True), jobs=100)
+
+
+def test_jobs_auto_runs_until_the_interval_is_one_percent():
+    from forkjoin_sim.simulation import AUTO_FIRST_JOBS
+
+    model = ForkJoinModel(3, 3, 2, load=0.8)
+    result = simulate(model, jobs="auto", seed=1)
+    half = (result.summary.ci_high - result.summary.ci_low) / 2 / result.mean
+    assert result.jobs > AUTO_FIRST_JOBS
+    assert half <= 0.0105
+    assert not any("stopped" in w for w in result.warnings)
+
+
+def test_doubtful_runs_say_how_many_jobs_they_need():
+    # Near saturation a short run's batch means are correlated (lag-1 alarm): the
+    # result then also says how many jobs a +-1% interval needs.
+    doubtful = simulate(ForkJoinModel(2, 2, 2, load=0.98), jobs=20_000, seed=1)
+    assert any("lag-1" in w for w in doubtful.summary.warnings)
+    need = [w for w in doubtful.warnings if "jobs would give" in w]
+    assert len(need) == 1 and int(need[0].split("about ")[1].split(" jobs")[0]
+                                  .replace(",", "")) > 20_000
+    calm = simulate(ForkJoinModel(2, 2, 2, load=0.3), jobs=20_000, seed=1)
+    assert not calm.warnings
