@@ -66,10 +66,10 @@ def fused_rate(model: KernelModel, jobs: int, workers: int = 1) -> float:
 
 _MEMORY_CHILD = """
 import sys, time
-from scipy import stats
 from forkjoin_sim.engines.fused_kernel import JobClass, KernelModel, poisson, run_fused
+from forkjoin_sim.kernel_laws import exponential
 jobs, workers = int(sys.argv[1]), int(sys.argv[2])
-model = KernelModel((1.0,) * 9, (JobClass(3, 2, stats.expon()),), arrival=poisson(2.7))
+model = KernelModel((1.0,) * 9, (JobClass(3, 2, exponential(1.0)),), arrival=poisson(2.7))
 start = time.perf_counter()
 r = run_fused(model, total_jobs=jobs // workers, replications=workers, workers=workers,
               seed=7)

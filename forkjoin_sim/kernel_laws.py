@@ -124,11 +124,11 @@ def law_of(dist, *, what: str = "service") -> Law:
     scipy.stats distribution, drawn exactly where the table of the module docstring
     has a sampler and through a tabulated inverse distribution function otherwise
     (with a warning: that one is approximate, Kolmogorov distance <= 2**-16)."""
+    if isinstance(dist, Law):
+        return dist
     from .empirical import Empirical
     from .service import Deterministic
 
-    if isinstance(dist, Law):
-        return dist
     if isinstance(dist, Deterministic):
         return deterministic(dist.value)
     if isinstance(dist, Empirical):

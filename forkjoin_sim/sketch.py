@@ -17,7 +17,6 @@ import math
 
 import numba
 import numpy as np
-from scipy import stats
 
 SUB_BITS = 7
 SUB = 2 ** SUB_BITS
@@ -86,7 +85,11 @@ def t_interval(values: np.ndarray, confidence: float, centre: float | None = Non
     scale = float(values.std(ddof=1)) / math.sqrt(values.size)
     if scale == 0:
         return centre, centre, centre
-    low, high = stats.t.interval(confidence, values.size - 1, loc=centre, scale=scale)
+    # scipy.special rather than scipy.stats: the same quantile, a tenth the import.
+    from scipy.special import stdtrit
+
+    half = float(stdtrit(values.size - 1, 0.5 + confidence / 2)) * scale
+    low, high = centre - half, centre + half
     return centre, float(low), float(high)
 
 
