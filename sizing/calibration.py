@@ -327,7 +327,8 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
                     covariance=tuple(map(tuple, covariance.tolist())),
                     fit={"rows": len(rows), "seed": seed, "threads_tried":
                          list(threads), "threads_cost": [coarse[c][0] for c in threads],
-                         "fixed": fixed, "residual_rms": math.sqrt(s2), "degrees_of_freedom": dof,
+                         "fixed": fixed, "residual_rms": math.sqrt(s2),
+                         "degrees_of_freedom": dof,
                          "evaluations": evaluations, "warnings": notes})
     confirmed = predict(model, rows, seed=seed, progress=say) if confirm else []
     return Calibration(model, rows, confirmed, tuple(notes),
@@ -391,8 +392,8 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
                  "predicted_std_ms": sim.std, "notes": list(sim.notes)}
         entry.update({f"predicted_{k}": v for k, v in sim.percentiles.items()})
         out.append(entry)
-        say(f"predict: {row.label()}: {sim.mean:.4g} ms [{entry['predicted_ci_low_ms']:.4g},"
-            f" {entry['predicted_ci_high_ms']:.4g}]")
+        say(f"predict: {row.label()}: {sim.mean:.4g} ms "
+            f"[{entry['predicted_ci_low_ms']:.4g}, {entry['predicted_ci_high_ms']:.4g}]")
     return out
 
 

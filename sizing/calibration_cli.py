@@ -107,8 +107,9 @@ def report_markdown(report: dict) -> str:
         lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
                      f"{r['predicted_mean_ms']:.4g} | [{r['simulation_ci_low_ms']:.4g}, "
                      f"{r['simulation_ci_high_ms']:.4g}] | "
-                     f"{100 * r['residual_mean']:+.1f}% | {_fmt(r['measured_throughput'])}"
-                     f" | {r['predicted_throughput']:.4g} | {x_err} |")
+                     f"{100 * r['residual_mean']:+.1f}% | "
+                     f"{_fmt(r['measured_throughput'])} | "
+                     f"{r['predicted_throughput']:.4g} | {x_err} |")
     notes = [f"- {r['row']}: {n}" for r in report["rows"] for n in r["notes"]]
     if notes:
         lines += ["", "## Convergence", ""] + notes

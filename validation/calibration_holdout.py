@@ -75,13 +75,35 @@ def holdout(path, nodes, replicas, scenario, seed=0, progress=None):
         guess = _naive(scenario, row, fitted)
         out.append({"row": row.label(), "measured": row.mean_ms,
                     "model": pred["predicted_mean_ms"],
-                    "low": pred["predicted_ci_low_ms"], "high": pred["predicted_ci_high_ms"],
+                    "low": pred["predicted_ci_low_ms"],
+                    "high": pred["predicted_ci_high_ms"],
                     "naive": guess})
     return fit, out
 
 
 def _pct(value, truth):
     return 100 * (value - truth) / truth
+
+
+def mape(table) -> tuple[float, float, int, int]:
+    """Model MAPE, naive MAPE (where the guess exists) and their row counts, in %."""
+    model = [abs(_pct(t["model"], t["measured"])) for t in table]
+    naive = [abs(_pct(t["naive"], t["measured"])) for t in table
+             if t["naive"] is not None]
+    return (float(np.mean(model)), float(np.mean(naive)) if naive else float("nan"),
+            len(model), len(naive))
+
+
+def summary(results) -> str:
+    """One line per (file, scenario): model and naive MAPE, and who wins."""
+    lines = ["| file | scenario | model MAPE | naive MAPE | rows (naive) | better |",
+             "|---|---|---|---|---|---|"]
+    for path, scenario, table in results:
+        model, naive, n, m = mape(table)
+        better = "n/a" if m == 0 else ("model" if model < naive else "naive")
+        lines.append(f"| {path.rsplit('/', 1)[-1].removesuffix('.csv')} | {scenario} | "
+                     f"{model:.1f}% | {naive:.1f}% | {n} ({m}) | {better} |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(path, scenario, fit, table) -> str:
@@ -119,12 +141,18 @@ def main(argv=None) -> int:
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--scenarios", default="abc")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--summary-only", action="store_true",
+                        help="print only the MAPE table at the end")
     args = parser.parse_args(argv)
+    results = []
     for path in args.files:
         for scenario in args.scenarios:
             fit, table = holdout(path, args.nodes, args.replicas, scenario, args.seed,
                                  progress=lambda msg: print(msg, file=sys.stderr))
-            print(markdown(path, scenario, fit, table), flush=True)
+            results.append((path, scenario, table))
+            if not args.summary_only:
+                print(markdown(path, scenario, fit, table), flush=True)
+    print(summary(results))
     return 0
 
 
