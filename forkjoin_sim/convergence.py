@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from .errors import ConfigError
-from .statistics import MSER_LIMIT_NOTE, Summary
+from .statistics import MSER_LIMIT_NOTE, Interval, Summary
 
 #: The relative half-width of the mean's interval a run is judged against (1%).
 DEFAULT_RELATIVE_HALF_WIDTH = 0.01
@@ -23,13 +23,15 @@ DEFAULT_RELATIVE_HALF_WIDTH = 0.01
 _LAG1_CAP = 0.9
 
 
-def needed_jobs(summary: Summary, jobs: int,
+def needed_jobs(summary: Summary | Interval, jobs: int,
                 relative_half_width: float = DEFAULT_RELATIVE_HALF_WIDTH) -> int:
     """Jobs a run like this one needs for a mean interval of +- ``relative_half_width``.
 
     Parameters
     ----------
-    summary : the `Summary` of a run of ``jobs`` jobs (warm-up included)
+    summary : the `Summary` of a run of ``jobs`` jobs (warm-up included), or any
+        batch-means `Interval` of it (a throughput, a timeout availability); an
+        `Interval` carries no lag-1 autocorrelation or MSER-5 note to correct by
     jobs : int
         Jobs simulated in that run.
     relative_half_width : float
@@ -43,28 +45,36 @@ def needed_jobs(summary: Summary, jobs: int,
                           " e.g. 0.01 for +-1%")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ConfigError(f"jobs must be a whole number >= 1, got {jobs!r}")
-    half = (summary.ci_high - summary.ci_low) / 2
+    low, high = _bounds(summary)
+    half = (high - low) / 2
     if summary.mean == 0 or half == 0:
         return jobs
     factor = (half / (relative_half_width * abs(summary.mean))) ** 2
-    lag1 = summary.batch_lag1
+    lag1 = getattr(summary, "batch_lag1", None)
     if lag1 is not None and lag1 > 0:
         lag1 = min(lag1, _LAG1_CAP)
         factor *= (1 + lag1) / (1 - lag1)
-    if MSER_LIMIT_NOTE in summary.warnings:
+    if MSER_LIMIT_NOTE in getattr(summary, "warnings", ()):
         factor = max(factor, 2.0)
     return max(1, math.ceil(jobs * factor))
 
 
-def convergence_notes(summary: Summary, jobs: int,
+def _bounds(estimate) -> tuple[float, float]:
+    if isinstance(estimate, Interval):
+        return estimate.low, estimate.high
+    return estimate.ci_low, estimate.ci_high
+
+
+def convergence_notes(summary: Summary | Interval, jobs: int,
                       relative_half_width: float = DEFAULT_RELATIVE_HALF_WIDTH,
                       what: str = "the mean") -> tuple[str, ...]:
     """The run's own warnings (MSER-5 at its limit, batch lag-1 autocorrelation) and,
     when the run is too short for ``relative_half_width``, how many jobs it needs."""
-    notes = list(summary.warnings)
+    notes = list(getattr(summary, "warnings", ()))
     need = needed_jobs(summary, jobs, relative_half_width)
     if need > jobs:
-        half = (summary.ci_high - summary.ci_low) / 2 / abs(summary.mean)
+        low, high = _bounds(summary)
+        half = (high - low) / 2 / abs(summary.mean)
         notes.append(f"{what}: 95% interval +-{100 * half:.2g}% after {jobs:,} jobs; "
                      f"about {need:,} jobs would give +-{100 * relative_half_width:g}%")
     return tuple(notes)

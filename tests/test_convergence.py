@@ -6,7 +6,7 @@ from scipy import signal
 
 from forkjoin_sim.convergence import convergence_notes, needed_jobs
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.statistics import summarize
+from forkjoin_sim.statistics import Interval, summarize
 
 
 def _half_width(summary):
@@ -52,3 +52,14 @@ def test_bad_target_is_refused():
     summary = summarize(np.ones(100) + np.arange(100) % 3, warmup=0.0)
     with pytest.raises(ConfigError, match="relative_half_width"):
         needed_jobs(summary, 100, 1.5)
+
+
+def test_an_interval_such_as_a_throughput_is_accepted():
+    summary = summarize(np.random.default_rng(5).exponential(1.0, 10_000), warmup=0.0)
+    interval = Interval(summary.mean, summary.ci_low, summary.ci_high)
+    # Same width, but no lag-1 correction: never more than the summary asks for.
+    assert needed_jobs(interval, 10_000) <= needed_jobs(summary, 10_000)
+    assert needed_jobs(interval, 10_000) == pytest.approx(
+        10_000 * (_half_width(summary) / 0.01) ** 2, rel=1e-3, abs=1)
+    notes = convergence_notes(interval, 10_000, what="throughput")
+    assert len(notes) == 1 and notes[0].startswith("throughput: 95% interval")
