@@ -242,44 +242,49 @@ def _draw_job(states, speeds, cdf, replicas, placement, law_index, codes, params
 
 
 @numba.njit(cache=True, inline="always")
-def _before(release, a, b):
-    return release[a] < release[b] or (release[a] == release[b] and a < b)
-
-
-@numba.njit(cache=True)
-def _sift_down(heap, release, i):
-    size = heap.size
+def _sift_down(times, clients, i):
+    """Restore the heap order (earliest time first, ties by lower client) below
+    position ``i`` of the heap held position by position in ``times`` and
+    ``clients``: the entry at ``i`` moves down into the hole its smaller child leaves."""
+    size = times.size
+    time = times[i]
+    client = clients[i]
     while True:
-        smallest = i
-        left = 2 * i + 1
-        right = left + 1
-        if left < size and _before(release, heap[left], heap[smallest]):
-            smallest = left
-        if right < size and _before(release, heap[right], heap[smallest]):
-            smallest = right
-        if smallest == i:
-            return
-        heap[i], heap[smallest] = heap[smallest], heap[i]
-        i = smallest
+        child = 2 * i + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and (times[right] < times[child] or (
+                times[right] == times[child] and clients[right] < clients[child])):
+            child = right
+        if times[child] > time or (times[child] == time and clients[child] > client):
+            break
+        times[i] = times[child]
+        clients[i] = clients[child]
+        i = child
+    times[i] = time
+    clients[i] = client
 
 
 @numba.njit(cache=True)
-def _first_thinks(states, think_law, codes, params, offsets, lengths, data, release,
-                  heap):
-    """Client ``c``'s first request time (its initial think, drawn in client order)
-    into ``release``; ``heap`` becomes the binary heap of clients by (release, index)."""
-    for c in range(release.size):
-        release[c] = draw(think_law, codes, params, offsets, lengths, data, states,
-                          ARRIVAL)
-        heap[c] = c
-    for i in range(heap.size // 2 - 1, -1, -1):
-        _sift_down(heap, release, i)
+def _first_thinks(states, think_law, codes, params, offsets, lengths, data, times,
+                  clients):
+    """The closed loop's heap of clients: client ``c`` first requests at its initial
+    think time (drawn in client order); ``times`` and ``clients`` hold the heap."""
+    for c in range(times.size):
+        times[c] = draw(think_law, codes, params, offsets, lengths, data, states,
+                        ARRIVAL)
+        clients[c] = c
+    for i in range(times.size // 2 - 1, -1, -1):
+        _sift_down(times, clients, i)
 
 
 # Without the reference-counting runtime: the loop allocates nothing (its scratch
 # arrays come from the caller), and numba's incref/decref of the arrays that the
 # inlined samplers take cost more than the draws themselves (measured: 30 against
-# 13 ns for one exponential draw).
+# 13 ns for one exponential draw). Numba's cache keys on this file only: after
+# editing kernel_laws, kernel_rng or sketch, delete this module's cached kernels
+# (__pycache__/fused_kernel.*) or they keep the old inlined code.
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index, codes,
             params, offsets, lengths, data, arrival_law, think_law, closed,
@@ -289,7 +294,8 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
             mini_sum, mini_count, hist, busy, think_sum):
     """Jobs ``j0 .. j1 - 1`` of one replication; state (``free``, ``release``,
     ``heap``, ``clock``) and statistics carry over between calls; ``chosen``,
-    ``swaps``, ``service`` and ``done`` are scratch arrays of the widest class."""
+    ``swaps``, ``service`` and ``done`` are scratch arrays of the widest class;
+    ``release`` and ``heap`` hold the closed loop's heap of (release time, client)."""
     classes = cdf.size
     whole = classes  # the statistics row of all classes together
     if j0 <= first:
@@ -308,7 +314,7 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
     for j in range(j0, j1):
         if closed:
             client = heap[0]
-            a = release[client]
+            a = release[0]
         else:
             a += draw(arrival_law, codes, params, offsets, lengths, data, states,
                       ARRIVAL)
@@ -335,8 +341,8 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
         if closed:
             think = draw(think_law, codes, params, offsets, lengths, data, states,
                          ARRIVAL)
-            release[client] = finish + think
-            _sift_down(heap, release, 0)
+            release[0] = finish + think
+            _sift_down(release, heap, 0)
         if j == next_measured:
             next_measured += every
             while m >= b_end:
