@@ -44,6 +44,8 @@ except ModuleNotFoundError:  # Python 3.10
 #: The fitted parameters, in the order of every vector and covariance matrix.
 PARAMETERS = ("data_read_ms", "digest_ratio", "write_ms", "overhead_ms", "think_ms")
 FORMAT = "forkjoin-sim calibrated Cassandra model 1"
+# An interval wider than this many times its value is reported as unbounded.
+UNBOUNDED = 1e3
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,10 @@ class CalibratedModel:
         out = {}
         for i, name in enumerate(self.free):
             value, se = getattr(self, name), math.sqrt(max(cov[i, i], 0.0))
-            out[name] = (max(value - z * se, 0.0), value + z * se)
+            if z * se > UNBOUNDED * max(abs(value), 1e-9):
+                out[name] = (0.0, math.inf)  # the rows do not constrain it
+            else:
+                out[name] = (max(value - z * se, 0.0), value + z * se)
         return out
 
 

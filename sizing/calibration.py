@@ -14,8 +14,9 @@ The method, in four steps:
    (likelihood ratio, 1 degree of freedom, 95%) are reported as equally good.
 3. **Identifiability** is read off the Jacobian: a parameter whose column is zero
    at the start (e.g. digest cost with ONE-only reads) is fixed and reported; after
-   the fit, a direction of parameter space whose standard error exceeds
-   `WEAK_DIRECTION` (relative) is reported as "the rows cannot tell these apart".
+   the fit, an eigenvector of the parameters' covariance (relative changes) whose
+   standard error exceeds `WEAK_DIRECTION` is reported as "the rows cannot tell
+   these apart" (or "hardly determine" one parameter).
 4. **Intervals** come from the least-squares Jacobian: ``cov = (J'J)^-1 J' V J
    (J'J)^-1`` with V the per-row variance: the residual variance s^2 (sum of squares
    over rows minus parameters, at least `NOISE_FLOOR` squared) plus each row's own
@@ -54,6 +55,9 @@ WEAK_DIRECTION = 0.3
 # reordered events cause under common random numbers, small against the parameters.
 DIFF_STEP = 0.03
 UNSTABLE_RESIDUAL = 10.0
+# Singular values of the Jacobian below this fraction of the largest count as zero:
+# the rows do not constrain that direction at all.
+UNCONSTRAINED = 1e-9
 #: A confirmation run too short for a +-1% interval is rerun with up to this many times
 #: its jobs (the note then says how many a +-1% interval would still need).
 LONGEST_RUN = 5
@@ -218,36 +222,41 @@ def _covariance(jac: np.ndarray, residuals: np.ndarray, sim_var: np.ndarray,
 
     A closed-loop row's latency and throughput errors are one error seen twice
     (``X = N / (R + Z)``): within a row they are correlated by ``links[i]`` =
-    ``-R / (R + Z)``, so a row counts as one observation, not two.
+    ``-R / (R + Z)``, so a row counts as one observation, not two. ``(J'J)^-1 J'``
+    is taken through the SVD of J, so a direction the rows do not constrain gets a
+    huge variance rather than the zero a pseudo-inverse would give it.
     """
     params = jac.shape[1]
     dof = len(groups) - params
     per_row = [float(np.mean(residuals[g] ** 2)) for g in groups]
     s2 = max(sum(per_row) / dof if dof > 0 else 0.0, NOISE_FLOOR ** 2)
-    inverse = np.linalg.pinv(jac.T @ jac)
+    u, singular, wt = np.linalg.svd(jac, full_matrices=False)
+    floor = max(float(singular.max()), 1e-300) * UNCONSTRAINED
+    solve = wt.T / np.maximum(singular, floor)  # (J'J)^-1 J' = W S^-1 U'
     meat = np.zeros((params, params))
     for g, link in zip(groups, links):
         block = np.array([[1.0, link], [link, 1.0]])[:len(g), :len(g)]
         variance = s2 + float(np.mean(sim_var[g]))
-        meat += variance * jac[g].T @ block @ jac[g]
-    return inverse @ meat @ inverse, s2, dof
+        meat += variance * u[g].T @ block @ u[g]
+    return solve @ meat @ solve.T, s2, dof
 
 
-def _weak_directions(jac, variance, free, values, scale) -> list[str]:
-    """Plain warnings for parameter directions the rows hardly constrain."""
-    # Columns per *relative* change of each parameter, so directions compare alike.
-    relative = np.maximum(values, scale)
-    scaled = jac * (relative / scale)
-    _, singular, vt = np.linalg.svd(scaled, full_matrices=False)
-    noise = math.sqrt(float(np.mean(variance)))
+def _weak_directions(covariance, free, values, scale) -> list[str]:
+    """Plain warnings for parameter directions whose relative standard error exceeds
+    `WEAK_DIRECTION` (eigenvectors of the covariance of relative changes)."""
+    # Relative to each parameter's value (or its scale when the value is near 0), so
+    # directions of parameters in different units compare alike.
+    to_relative = scale / np.maximum(values, scale)
+    relative = covariance * np.outer(to_relative, to_relative)
+    variances, vectors = np.linalg.eigh(relative)
     notes = []
-    for sigma, direction in zip(singular, vt):
-        error = math.inf if sigma == 0 else noise / sigma
+    for variance, direction in zip(variances[::-1], vectors.T[::-1]):
+        error = math.sqrt(max(variance, 0.0))
         if error <= WEAK_DIRECTION:
             continue
         weights = sorted(zip(np.abs(direction), direction, free), reverse=True)
         named = [(w, name) for a, w, name in weights if a > 0.3]
-        spread = ("unbounded" if math.isinf(error)
+        spread = ("unbounded" if error > 1 / UNCONSTRAINED ** 0.5
                   else f"relative standard error {error:.0%}")
         if len(named) == 1:
             notes.append(f"the rows hardly determine the {LABELS[named[0][1]]} "
@@ -312,7 +321,7 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
     cov_scaled, s2, dof = _covariance(fit.jac, fit.fun, sim_var, groups, links)
     covariance = cov_scaled * np.outer(scale_free, scale_free)
     values = model.vector[index]
-    notes += _weak_directions(fit.jac, s2 + sim_var, free, values, scale_free)
+    notes += _weak_directions(cov_scaled, free, values, scale_free)
     # Equally good thread counts: cost difference below the chi-square(1) 95% point
     # in units of the residual variance (2 residuals per closed row with throughput).
     per_row = max(s2, float(np.mean(sim_var))) * len(fit.fun) / len(rows)
