@@ -8,16 +8,22 @@ level). Prints Markdown tables (per row and mean absolute percentage error)::
 
     .venv/bin/python -m validation.calibration_holdout --nodes 3 --replicas 3 \\
         docs/data/measurements/saulolks2022_rows1000_think1000_run1.csv ...
+
+``--write-synthetic PATH`` writes the 30-row file with known parameters that the
+calibration timing uses.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 import numpy as np
 
-from sizing.calibration import calibrate, predict
-from sizing.measurements import read_measurements
+from forkjoin_sim.io import atomic_write
+from sizing.calibrated_model import CalibratedModel
+from sizing.calibration import calibrate, predict, simulate_row
+from sizing.measurements import Measurement, read_measurements
 
 #: Rows whose source reports failed requests (see docs/data/measurements/README.md).
 FAILED = {"saulolks2022_rows5000_think100_run1.csv": {("ONE", 50), ("ALL", 30),
@@ -134,9 +140,35 @@ def markdown(path, scenario, fit, table) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The known parameters of the synthetic 30-row file (docs/cassandra/calibration.md).
+SYNTHETIC = CalibratedModel(nodes=6, replicas=3, threads=4, data_read_ms=0.8,
+                            digest_ratio=0.6, write_ms=0.5, overhead_ms=0.3, think_ms=0.0)
+
+
+def write_synthetic(path: str, model: CalibratedModel = SYNTHETIC, seed: int = 99) -> None:
+    """Reads and writes at ONE, QUORUM, ALL and 4 to 128 threads, 'measured' on the
+    simulator (200,000 jobs per row): a 30-row file with known parameters."""
+    rows = []
+    for operation in ("read", "write"):
+        for level in ("ONE", "QUORUM", "ALL"):
+            for threads in (4, 16, 32, 64, 128):
+                sim = simulate_row(model, Measurement(operation, level, threads), 200_000,
+                                   np.random.SeedSequence([seed, len(rows)]), details=True)
+                rows.append({"operation": operation, "consistency": level,
+                             "threads": threads, "throughput": round(sim.throughput, 1),
+                             "mean_ms": round(sim.mean, 4),
+                             "p95_ms": round(sim.percentiles["p95_ms"], 4)})
+    with atomic_write(path, newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+")
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--write-synthetic", metavar="PATH",
+                        help="write the synthetic 30-row file with known parameters")
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--scenarios", default="abc")
@@ -144,6 +176,8 @@ def main(argv=None) -> int:
     parser.add_argument("--summary-only", action="store_true",
                         help="print only the MAPE table at the end")
     args = parser.parse_args(argv)
+    if args.write_synthetic:
+        write_synthetic(args.write_synthetic)
     results = []
     for path in args.files:
         for scenario in args.scenarios:
@@ -152,7 +186,8 @@ def main(argv=None) -> int:
             results.append((path, scenario, table))
             if not args.summary_only:
                 print(markdown(path, scenario, fit, table), flush=True)
-    print(summary(results))
+    if results:
+        print(summary(results))
     return 0
 
 
