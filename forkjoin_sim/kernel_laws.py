@@ -291,11 +291,10 @@ def _gamma(shape, states, stream):
                 return d * w * boost
 
 
-@numba.njit(cache=True, inline="always")
-def draw(law, codes, params, offsets, lengths, data, states, stream):
-    """One draw of law number ``law`` of the packed arrays (see `pack`) from stream
-    ``stream``: one 64-bit output, except two for LOGNORMAL, three for smoothed
-    EMPIRICAL and a varying number for GAMMA (and for EXPONENTIAL's slow path)."""
+@numba.njit(cache=True)
+def _draw_other(law, codes, params, offsets, lengths, data, states, stream):
+    """`draw` for every law: called out of line for the laws that `draw` does not
+    inline."""
     code = codes[law]
     if code == DETERMINISTIC:
         return params[law, 0]
@@ -339,6 +338,25 @@ def draw(law, codes, params, offsets, lengths, data, states, stream):
     base = offset + int(cells) + j
     lo = data[base]
     return lo + (depth - j) * (data[base + 1] - lo)
+
+
+@numba.njit(cache=True, inline="always")
+def draw(law, codes, params, offsets, lengths, data, states, stream):
+    """One draw of law number ``law`` of the packed arrays (see `pack`) from stream
+    ``stream``: one 64-bit output, except two for LOGNORMAL, three for smoothed
+    EMPIRICAL and a varying number for GAMMA (and for EXPONENTIAL's slow path)."""
+    # The common laws inline, the others in a call: a small inlined body keeps the
+    # simulation loop's registers and branches for itself.
+    code = codes[law]
+    if code == EXPONENTIAL:
+        return params[law, 0] + params[law, 1] * standard_exponential(states, stream)
+    if code == DETERMINISTIC:
+        return params[law, 0]
+    if code == EMPIRICAL and params[law, 2] == 0.0:
+        length = lengths[law]
+        i = int(uniform(states, stream) * length)
+        return data[offsets[law] + (i if i < length else length - 1)]
+    return _draw_other(law, codes, params, offsets, lengths, data, states, stream)
 
 
 __all__ = ["DETERMINISTIC", "EMPIRICAL", "EXPONENTIAL", "GAMMA", "LOGNORMAL", "Law",

@@ -242,6 +242,30 @@ def _draw_job(states, speeds, cdf, replicas, placement, law_index, codes, params
 
 
 @numba.njit(cache=True, inline="always")
+def _kth_smallest(values, count, k):
+    """The k-th smallest of ``values[:count]`` (reorders them). Min, max, or an
+    odd-even transposition sort with min/max: no data-dependent branches, where an
+    insertion sort mispredicts about every other comparison (measured: 17% of the
+    whole loop on (9,3,2))."""
+    best = values[0]
+    if k == 1:
+        for t in range(1, count):
+            best = min(best, values[t])
+        return best
+    if k == count:
+        for t in range(1, count):
+            best = max(best, values[t])
+        return best
+    for p in range(count):
+        for i in range(p & 1, count - 1, 2):
+            x = values[i]
+            y = values[i + 1]
+            values[i] = min(x, y)
+            values[i + 1] = max(x, y)
+    return values[k - 1]
+
+
+@numba.njit(cache=True, inline="always")
 def _sift_down(times, clients, i):
     """Restore the heap order (earliest time first, ties by lower client) below
     position ``i`` of the heap held position by position in ``times`` and
@@ -330,12 +354,8 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
             free[node] = d
             if warm:
                 busy[node] += x
-            i = t
-            while i > 0 and done[i - 1] > d:
-                done[i] = done[i - 1]
-                i -= 1
-            done[i] = d
-        finish = done[quorum[c] - 1]
+            done[t] = d
+        finish = _kth_smallest(done, r, quorum[c])
         sojourn = finish - a
         think = 0.0
         if closed:
