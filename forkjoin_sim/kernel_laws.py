@@ -4,8 +4,8 @@ A `Law` is ``(code, params, data)``: an integer naming the sampler, four float
 parameters and a float array (sorted measurements, or a quantile table). `law_of`
 turns what the rest of the package uses as a distribution (a frozen scipy.stats
 distribution, `forkjoin_sim.empirical.Empirical`, `forkjoin_sim.service.Deterministic`)
-into one. Every draw is an inverse-transform (or exact rejection) sample of uniforms from one
-`forkjoin_sim.kernel_rng` stream.
+into one. Every draw is an inverse-transform (or exact rejection) sample of uniforms
+from one `forkjoin_sim.kernel_rng` stream.
 
 Exact samplers (``params = (loc, scale, shape, derived)``, scipy's parametrisation):
 
@@ -287,7 +287,8 @@ def _gamma(shape, states, stream):
         w = 1.0 + c * z
         if w > 0.0:
             w = w * w * w
-            if math.log(uniform(states, stream)) < 0.5 * z * z + d - d * w + d * math.log(w):
+            bound = 0.5 * z * z + d - d * w + d * math.log(w)
+            if math.log(uniform(states, stream)) < bound:
                 return d * w * boost
 
 
