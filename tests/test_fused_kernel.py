@@ -6,7 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
+from strategies import latency_samples, stable_queues
 
 from forkjoin_sim.empirical import Empirical
 from forkjoin_sim.engines.fused_kernel import (JobClass, KernelModel, draw_twin_path,
@@ -14,6 +17,7 @@ from forkjoin_sim.engines.fused_kernel import (JobClass, KernelModel, draw_twin_
                                                run_fused)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.kernel_laws import exponential
+from forkjoin_sim.service import Deterministic
 from forkjoin_sim.sketch import BINS, bucket
 
 SPEEDS = (1.0, 0.5, 2.0, 1.0, 1.0, 0.8)
@@ -104,6 +108,41 @@ def test_kernel_equals_plain_lindley_on_its_twin_path(name):
         assert np.all(np.diff(issue) >= 0)
     else:
         assert result.last_issue[0] == path.arrivals[-1]
+
+
+def _measured_sums(path, sojourn, first, every, classes):
+    measured = np.arange(first, len(sojourn), every)
+    return np.array([sojourn[measured][path.labels[measured] == c].sum()
+                     for c in range(classes)] + [sojourn[measured].sum()])
+
+
+@st.composite
+def kernel_models(draw):
+    """Small models of every kind: open or closed, random or ring placement, uneven
+    speeds, exponential, deterministic (ties) or measured service."""
+    nodes, replicas, quorum, load = draw(stable_queues(max_nodes=8))
+    speeds = tuple(draw(st.lists(st.sampled_from([0.5, 1.0, 1.0, 2.0]),
+                                 min_size=nodes, max_size=nodes)))
+    service = draw(st.one_of(st.just(stats.expon()), st.just(Deterministic(1.0)),
+                             latency_samples().map(Empirical)))
+    job = JobClass(replicas, quorum, service,
+                   placement=draw(st.sampled_from(["random", "ring"])))
+    if draw(st.booleans()):
+        return KernelModel(speeds, (job,), clients=draw(st.integers(1, 10)),
+                           think=draw(st.sampled_from([None, stats.expon(scale=2.0)])))
+    return KernelModel(speeds, (job,), arrival=poisson(load))
+
+
+@settings(max_examples=25, deadline=None)
+@given(kernel_models(), st.integers(0, 2**32 - 1))
+def test_kernel_equals_plain_lindley_on_any_small_model(model, seed):
+    path = draw_twin_path(model, 1500, seed=seed)
+    _, sojourn = plain_lindley(path, model.nodes)
+    result = run_fused(model, total_jobs=1500, first_measured=100, sample_every=2,
+                       batches=5, seed=seed)
+    expected = _measured_sums(path, sojourn, 100, 2, 1)
+    assert np.allclose(result.sums[0], expected, rtol=1e-9, atol=1e-12)
+    assert result.counts[0, -1] == 700
 
 
 def test_twin_path_layout():
