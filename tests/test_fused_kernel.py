@@ -194,6 +194,11 @@ def test_mm1_mean_utilisation_and_throughput():
     assert result.utilisation()[0] == pytest.approx(rate, rel=0.02)
     _, low, high = result.throughput(0.99)
     assert low < rate < high
+    summary = result.summary(0.99)
+    assert (summary["mean"], summary["ci_low"], summary["ci_high"]) == \
+        result.interval(confidence=0.99)
+    assert summary["jobs_measured"] == 4 * 270_000 and summary["batches"] == 4 * 30
+    assert abs(summary["batch_lag1"]) < 0.3
     # Sojourn times of M/M/1 are exponential of rate mu - lambda.
     p90 = result.quantiles([0.9])[0]
     assert p90 == pytest.approx(math.log(10) / (1 - rate), rel=0.05)

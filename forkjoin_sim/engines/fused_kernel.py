@@ -538,6 +538,32 @@ class FusedResult:
         window = (self.last_issue - self.batch_first[:, 0]).sum()
         return self.busy.sum(axis=0) / window
 
+    def batch_lag1(self, job_class: int | None = None) -> float | None:
+        """Lag-1 autocorrelation of consecutive batch means within replications,
+        pooled (centred on the overall batch mean): clearly positive values mean the
+        batches are too short for the interval. None if undefined."""
+        row = self._row(job_class)
+        counts = self.batch_counts[:, row]
+        if np.any(counts == 0) or counts.shape[1] < 3:
+            return None
+        means = self.batch_sums[:, row] / counts
+        centred = means - means.mean()
+        denominator = float(np.sum(centred * centred))
+        if denominator == 0:
+            return None
+        return float(np.sum(centred[:, :-1] * centred[:, 1:])) / denominator
+
+    def summary(self, confidence: float = 0.95, job_class: int | None = None) -> dict:
+        """Mean with interval, percentiles and the measurement counts, as a dict
+        (the fields of `forkjoin_sim.statistics.Summary`)."""
+        mean, low, high = self.interval(job_class, confidence)
+        return dict(mean=mean, ci_low=low, ci_high=high, **self.percentiles(job_class),
+                    jobs_measured=self.jobs_measured(job_class),
+                    warmup_dropped=self.first_measured, sample_every=self.sample_every,
+                    confidence=confidence,
+                    batches=int(np.count_nonzero(self.batch_counts[:, -1])),
+                    batch_lag1=self.batch_lag1(job_class))
+
     def mini_batch_means(self) -> np.ndarray:
         """(R, mini_batches) means of consecutive mini-batches of measured jobs."""
         with np.errstate(invalid="ignore", divide="ignore"):
