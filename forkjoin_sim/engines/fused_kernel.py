@@ -2,9 +2,9 @@
 constant memory, on every core.
 
 One pass over the jobs in issue order. For job ``j`` the loop draws its class, the
-nodes of its tasks and their service times from the counter-based generator
-(`forkjoin_sim.counter_rng`: each number is a pure function of the seed, what it is
-for, the job index and the task position), queues every task FCFS on its node by the
+nodes of its tasks and their service times from xoshiro256** streams
+(`forkjoin_sim.kernel_rng`: one stream per purpose, each consumed in job order), queues
+every task FCFS on its node by the
 Lindley recursion ``done = max(issue, node_free) + service / speed`` (exact because
 jobs reach the nodes in issue order, and nothing is purged), takes the quorum-th
 completion as the job's completion, and adds the sojourn to the statistics if the job
