@@ -3,10 +3,10 @@ constant memory, on every core.
 
 One pass over the jobs in issue order. For job ``j`` the loop draws its class, the
 nodes of its tasks and their service times from xoshiro256** streams
-(`forkjoin_sim.kernel_rng`: one stream per purpose, each consumed in job order), queues
-every task FCFS on its node by the
-Lindley recursion ``done = max(issue, node_free) + service / speed`` (exact because
-jobs reach the nodes in issue order, and nothing is purged), takes the quorum-th
+(`forkjoin_sim.kernel_rng`: one stream per purpose, each consumed in job order),
+queues every task FCFS on its node by the Lindley recursion ``done = max(issue,
+node_free) + service / speed`` (exact because jobs reach the nodes in issue order,
+and nothing is purged), takes the quorum-th
 completion as the job's completion, and adds the sojourn to the statistics if the job
 is measured. Nothing per job is stored: memory is the histogram and the batch
 accumulators, whatever the number of jobs.
