@@ -10,6 +10,10 @@ import numbers
 from analytic.errors import ConfigError
 
 
+#: Service rates the closed forms accept: 1/mu**2 must stay a normal float.
+MU_RANGE = (1e-100, 1e100)
+
+
 def check_integer(value, what):
     """Raise ConfigError unless ``value`` is an integer (bool is not one).
 
@@ -67,6 +71,11 @@ def validate_queue(n, r, k, rho, mu=1.0):
     check_replicas_quorum(r, k)
     q = per_node_load(n, r, rho)
     check_positive(mu, "service rate mu")
+    if not MU_RANGE[0] <= mu <= MU_RANGE[1]:
+        # The closed forms use second moments, 1/mu**2, which leave the float range.
+        raise ConfigError(f"service rate mu={float(mu):g} is outside "
+                          f"[{MU_RANGE[0]:g}, {MU_RANGE[1]:g}]; rescale the time unit "
+                          "(results scale as 1/mu)")
     if q >= 1:
         raise ConfigError(
             f"unstable load: per-node load r*rho/n = {r}*{rho:g}/{n} = {float(q):.4g} "

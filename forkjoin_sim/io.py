@@ -54,3 +54,89 @@ def atomic_save(path: str | os.PathLike, save, *args, **kwargs) -> None:
     with _replacing(path, path.suffix) as (fd, tmp):
         os.close(fd)
         save(tmp, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM back (delivered at the end of the block)."""
+    import signal
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, ValueError, OSError):  # not POSIX, or not allowed here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class _Group:
+    """The files of one :func:`atomic_group`: each written to a temporary name."""
+
+    def __init__(self):
+        self._pending: list[tuple[str, Path]] = []
+
+    def path(self, target: str | os.PathLike) -> str:
+        """A temporary path beside ``target`` (same suffix, so savers read the format
+        from it), renamed to ``target`` when the group commits."""
+        target = Path(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
+                                   dir=target.parent)
+        os.close(fd)
+        self._pending.append((tmp, target))
+        return tmp
+
+    @contextlib.contextmanager
+    def open(self, target: str | os.PathLike, mode: str = "w", **open_kwargs):
+        """An open temporary file for ``target``."""
+        with open(self.path(target), mode, **open_kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def save(self, target: str | os.PathLike, save, *args, **kwargs) -> None:
+        """Call ``save(tmp_path, *args, **kwargs)`` for ``target``."""
+        save(self.path(target), *args, **kwargs)
+
+    def _commit(self) -> None:
+        mode = _umask_mode()
+        for tmp, _ in self._pending:
+            os.chmod(tmp, mode)
+        # Every byte is written; what is left are renames, which need no space. An
+        # interrupt between two of them would mix old and new files, so it waits.
+        with _signals_held():
+            for tmp, target in self._pending:
+                os.replace(tmp, target)
+            self._pending.clear()
+
+    def _discard(self) -> None:
+        for tmp, _ in self._pending:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        self._pending.clear()
+
+
+@contextlib.contextmanager
+def atomic_group():
+    """Write several files that belong together: all appear, or none changes.
+
+    Each file is written under a temporary name beside its target (``group.open(path)``
+    or ``group.save(path, fig.savefig)``); when the block succeeds every temporary
+    file is renamed over its target, and if it raises (bad input, Ctrl-C) every one
+    is removed, so old outputs are never mixed with new ones.
+    """
+    group = _Group()
+    try:
+        yield group
+    except BaseException:
+        group._discard()
+        raise
+    try:
+        group._commit()
+    except BaseException:
+        group._discard()
+        raise

@@ -19,6 +19,9 @@ from .errors import ConfigError
 from .sweep_points import KEY_COLUMNS, _plain
 
 OUT_FORMATS = (".csv", ".parquet")
+#: A setting that changes a row but not the point's identity: whether the analytic
+#: columns were computed. ``--resume`` refuses a file written with the other setting.
+SETTINGS_COLUMN = "analytic"
 
 
 # ---------------------------------------------------------------------------
@@ -115,7 +118,7 @@ class Journal:
     def __init__(self, path: Path, rows: list[dict]):
         self.path = path
         self.rows = list(rows)
-        self.header = [*KEY_COLUMNS, "status", "message"]
+        self.header = [*KEY_COLUMNS, "status", "message", SETTINGS_COLUMN]
         self._handle = None
         for row in self.rows:
             self._widen(row)
@@ -153,8 +156,9 @@ class Journal:
 
 
 def _columns(rows: list[dict]) -> list[str]:
-    """Key columns, status, message, then the rest by first appearance in ``rows``."""
-    columns = {c: None for c in (*KEY_COLUMNS, "status", "message")}
+    """Key columns, status, message, the settings column, then the rest by first
+    appearance in ``rows``."""
+    columns = {c: None for c in (*KEY_COLUMNS, "status", "message", SETTINGS_COLUMN)}
     for row in rows:
         columns.update(dict.fromkeys(c for c in row if c not in columns))
     return list(columns)
@@ -184,9 +188,15 @@ def write_final(out: Path, rows: list[dict]) -> None:
 
 
 def check_results_path(out) -> Path:
+    """``out`` as a results file that can be written (checked before any work)."""
+    from .options import check_output_file
+
     out = Path(out)
     if out.suffix not in OUT_FORMATS:
         raise ConfigError(f"results file {out} must end in .csv or .parquet")
+    check_output_file(out, "results file")
+    if journal_path(out) != out:
+        check_output_file(journal_path(out), "results journal")
     if out.suffix == ".parquet":
         import importlib.util
         if importlib.util.find_spec("pyarrow") is None:
@@ -195,8 +205,12 @@ def check_results_path(out) -> Path:
     return out
 
 
-def done_rows(out: Path, order: dict) -> dict:
-    """Rows of an earlier run of this sweep that finished, by point identity."""
+def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
+    """Rows of an earlier run of this sweep that finished, by point identity.
+
+    With ``annotate`` given, a row written with the other analytic setting is refused
+    (rows from before the setting was recorded are accepted).
+    """
     journal = journal_path(out)
     rows = []
     if out.suffix == ".parquet" and out.exists():
@@ -206,6 +220,12 @@ def done_rows(out: Path, order: dict) -> dict:
     done = {}
     foreign = 0
     for row in rows:
+        made = row.get(SETTINGS_COLUMN)
+        if annotate is not None and made is not None and made != str(bool(annotate)):
+            made_with = "without" if made == "False" else "with"
+            raise ConfigError(f"{out} was written {made_with} the analytic columns "
+                              f"({'--no-analytic' if made == 'False' else 'no --no-analytic'}"
+                              "); resume with the same options, or write to another file")
         identity = row_identity(row)
         if identity not in order:
             foreign += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from . import options
 from .errors import ConfigError
 
 EXAMPLE_SPEC = """\
@@ -17,6 +18,8 @@ jobs = 100000
 replications = 2
 seed = 1"""
 
+#: Seconds a remote Dask scheduler has to accept a connection before the sweep starts.
+DASK_TIMEOUT = 5.0
 #: Failed points listed on stderr at the end; the rest are in the file.
 SHOWN_FAILURES = 5
 
@@ -38,12 +41,13 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("spec", help="the sweep spec, a TOML file")
     p.add_argument("--out", required=True,
                    help="results file, .csv or .parquet (parquet needs pyarrow)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=options.workers, default=None,
                    help="local worker processes (default: all CPUs; 1 runs in this "
                         "process) or, with --dask local, the LocalCluster's workers")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run on Dask: 'local' starts a LocalCluster, otherwise a "
-                        "scheduler address such as tcp://10.0.0.1:8786")
+                        "scheduler address such as tcp://10.0.0.1:8786 (it must answer "
+                        f"within {DASK_TIMEOUT:g} s)")
     p.add_argument("--resume", action="store_true",
                    help="skip the points already in --out (failed ones run again)")
     p.add_argument("--no-analytic", action="store_true",
@@ -55,14 +59,27 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
 
 def _cmd_sweep(args) -> int:
     from .results_file import check_results_path
-    from .sweeps import expand, load_spec, sweep
+    from .sweeps import check_run_settings, expand, load_spec, sweep
 
+    # Everything that can be refused is refused here, before any point runs.
+    options.check_input_file(args.spec, "sweep spec")
     check_results_path(args.out)
     spec = load_spec(args.spec)
     try:
-        _, notes = expand(spec)
+        points, notes = expand(spec)
+        if not points:
+            raise ConfigError("no valid point: " + ("; ".join(notes[:3]) or
+                                                    "the spec is empty"))
+        check_run_settings(points, args.workers)
     except ConfigError as exc:
         raise ConfigError(f"{args.spec}: {exc}") from None
+    if args.dask:
+        if args.dask != "local":
+            options.check_reachable(args.dask, DASK_TIMEOUT)
+        import importlib.util
+        if importlib.util.find_spec("distributed") is None:
+            raise ConfigError("--dask needs dask.distributed; pip install "
+                              "'dask[distributed]'")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     backend = "dask" if args.dask else "processes"

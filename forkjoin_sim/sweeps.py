@@ -17,11 +17,11 @@ from typing import Iterable, Iterator
 
 from .errors import ConfigError
 from .results_file import (
-    Journal, cell_text, check_results_path, done_rows, journal_path, point_identity,
-    row_identity, rows_frame, write_final)
+    SETTINGS_COLUMN, Journal, cell_text, check_results_path, done_rows, journal_path,
+    point_identity, row_identity, rows_frame, write_final)
 from .sweep_points import build_model, expand, load_spec, point_key, point_seed
 
-__all__ = ["BACKENDS", "build_model", "expand", "load_spec", "point_key", "point_seed",
+__all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "load_spec", "point_key", "point_seed",
            "run_point", "run_points", "sweep"]
 
 BACKENDS = ("processes", "serial", "dask")
@@ -94,16 +94,39 @@ def _run_serial(points, annotate) -> Iterator[dict]:
         yield run_point(point, annotate)
 
 
-def _ignore_interrupts() -> None:
-    # Ctrl-C goes to the whole process group; the parent alone decides what stops.
+#: Seconds between a worker's checks that its parent is alive.
+PARENT_POLL_SECONDS = 1.0
+
+
+def _watch_parent(parent: int, interval: float) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(interval)
+    # Orphaned (the parent was killed, e.g. SIGKILL): nobody will read our result, and
+    # an orphan would hold the caller's pipes open. Exit at once, skipping cleanup
+    # that could wait on the dead parent.
+    os._exit(1)
+
+
+def _init_worker(parent: int, interval: float = PARENT_POLL_SECONDS) -> None:
+    """Initialise a pool worker: ignore Ctrl-C, and exit when the parent dies."""
     import signal
+    import threading
+
+    # Ctrl-C goes to the whole process group; the parent alone decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.getppid() != parent:  # the parent died before this worker started
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent, interval), daemon=True,
+                     name="watch-parent").start()
 
 
 def _run_processes(points, annotate, workers) -> Iterator[dict]:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+                               initargs=(os.getpid(),))
     finished = False
     try:
         futures = {pool.submit(run_point, point, annotate): point for point in points}
@@ -174,6 +197,32 @@ def _check_backend(backend, workers, address) -> None:
                           "scheduler's cluster has the workers it has: drop workers")
 
 
+def check_run_settings(points: list[dict], workers: int | None = None) -> None:
+    """Refuse, before any work, run settings no point can run with.
+
+    ``jobs``, ``warmup``, ``sample_every`` and ``engine`` are the same rules as
+    ``simulate``'s; the largest run must also fit in memory on each of ``workers``
+    processes at once.
+    """
+    from .options import check_jobs_fit
+    from .run import check_run
+    from .statistics import _check_sample_every, _check_warmup, warmup_count
+
+    for point in points:
+        try:
+            jobs = check_run(point["jobs"], point["engine"], point["purging"])
+            warmup = _check_warmup(point["warmup"])
+            every = _check_sample_every(point["sample_every"])
+        except ConfigError as exc:
+            raise ConfigError(f"bad run settings in the sweep spec: {exc}") from None
+        if warmup != "auto" and len(range(warmup_count(jobs, warmup), jobs, every)) < 2:
+            raise ConfigError(f"jobs={jobs} with warmup={warmup} and sample_every={every} "
+                              "measures fewer than 2 jobs per point; run more jobs")
+    if points:
+        check_jobs_fit(max(p["jobs"] for p in points), "sweep key 'jobs'",
+                       runs=workers or default_workers())
+
+
 def run_points(points: list[dict], backend: str = "processes", workers: int | None = None,
                annotate: bool = True, address=None) -> Iterable[dict]:
     """Rows of ``points`` in completion order, on the chosen backend.
@@ -228,15 +277,19 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     from tqdm.auto import tqdm
 
     _check_backend(backend, workers, address)
+    if not isinstance(spec, dict):
+        from .options import check_input_file
+        check_input_file(spec, "sweep spec")
     points, notes = expand(spec)
     if not points:
         raise ConfigError("no valid point in the sweep spec: "
                           + ("; ".join(notes[:3]) or "it is empty"))
+    check_run_settings(points, workers if backend != "serial" else 1)
     out = None if out is None else check_results_path(out)
     if resume and out is None:
         raise ConfigError("resume needs the results file: give out=...")
     order = {point_identity(p): i for i, p in enumerate(points)}
-    done = done_rows(out, order) if resume else {}
+    done = done_rows(out, order, annotate) if resume else {}
     if out is not None and not resume and out.suffix == ".parquet":
         out.unlink(missing_ok=True)  # replaced, as a CSV is, not mixed into a resume
     todo = [p for p in points if point_identity(p) not in done]
@@ -247,6 +300,7 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
                   unit="point", desc="sweep", dynamic_ncols=True) as bar, \
                 closing(run_points(todo, backend, workers, annotate, address)) as results:
             for row in results:
+                row[SETTINGS_COLUMN] = annotate
                 cells = {k: text for k, text in ((k, cell_text(v)) for k, v in row.items())
                          if text != ""}
                 rows.append(cells)

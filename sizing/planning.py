@@ -45,6 +45,9 @@ from .tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdf
                     is_exponential, model_distribution, percentile_interval)
 
 DEFAULT_LEVELS = ("ONE", "QUORUM", "ALL")
+#: Largest cluster ``plan_capacity`` searches: each cluster size costs up to
+#: (replicas x levels) Theorem 1 evaluations, so the search is bounded in time.
+MAX_NODES = 1000
 
 
 def _check_fraction(value: float, what: str) -> float:
@@ -361,6 +364,9 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                         ("min_nodes", min_nodes), ("max_nodes", max_nodes)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name}={value!r} must be a whole number >= 1")
+    if max_nodes > MAX_NODES or max_replicas > MAX_NODES:
+        raise ConfigError(f"max_nodes={max_nodes} / max_replicas={max_replicas}: the "
+                          f"search covers at most {MAX_NODES:,} nodes; narrow it")
     if min_replicas > max_replicas or min_nodes > max_nodes:
         raise ConfigError("search bounds are empty: need min_replicas <= max_replicas "
                           "and min_nodes <= max_nodes")

@@ -11,28 +11,32 @@ import csv
 import io
 import sys
 
-from forkjoin_sim.errors import ConfigError
+from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
+from forkjoin_sim import options
 from forkjoin_sim.io import atomic_write
 from forkjoin_sim.service import parse_service
 
+from .planning import DEFAULT_LEVELS, MAX_NODES
 from .tails import BASIC_SOURCES
 
+#: Largest --jobs / --sim-jobs / --validate: a billion jobs is hours of simulation.
+MAX_JOBS = 10 ** 9
+#: Largest --nodes / --replicas / --quorum of a direct (n,r,k) simulation.
+MAX_SIZE = 10_000
 
-def _floats(text: str, what: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ConfigError(f"{what} {text!r} must be comma-separated numbers, "
-                          "e.g. 0.5,0.8") from None
-    if not values:
-        raise ConfigError(f"{what} is empty; give comma-separated numbers, e.g. 0.5,0.8")
-    return values
+_jobs = options.count(MAX_JOBS, "jobs")
+_size = options.count(MAX_SIZE, "size")
 
 
 def _service(spec: str, mu: float):
-    if not mu > 0:
-        raise ConfigError(f"--mu {mu} must be positive")
     return parse_service(spec, mean=1.0 / mu)
+
+
+def _check_before_work(args, *jobs) -> None:
+    """The output path and the memory of the largest run, before anything runs."""
+    if args.out:
+        options.check_output_file(args.out, "--out")
+    options.check_jobs_fit(max(jobs))
 
 
 def _emit(rows: list[dict], out: str | None) -> None:
@@ -44,7 +48,7 @@ def _emit(rows: list[dict], out: str | None) -> None:
     writer.writeheader()
     writer.writerows(rows)
     if out:
-        with atomic_write(out) as handle:
+        with atomic_write(out, encoding="utf-8") as handle:
             handle.write(buffer.getvalue())
         print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
     else:
@@ -55,18 +59,18 @@ def _common(p, jobs_default: int) -> None:
     p.add_argument("--basic", choices=BASIC_SOURCES, default="simulation",
                    help="basic-queue CDFs: simulation (any service) or an analytic "
                         "approximation (exponential service only)")
-    p.add_argument("--jobs", type=int, default=jobs_default,
+    p.add_argument("--jobs", type=_jobs, default=jobs_default,
                    help="jobs per basic-queue simulation")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=options.seed, default=0)
     p.add_argument("--out", help="CSV file to write (default: standard output)")
 
 
 def _cmd_timeouts(args) -> int:
     from .tails import timeout_table
 
+    _check_before_work(args, args.jobs, args.sim_jobs)
     rows = timeout_table(args.nodes, args.replicas, args.quorum,
-                         _floats(args.loads, "--loads"),
-                         _floats(args.timeouts, "--timeouts"),
+                         args.loads, args.timeouts,
                          service=_service(args.service, args.mu), basic=args.basic,
                          jobs=args.sim_jobs, basic_jobs=args.jobs, seed=args.seed)
     _emit(rows, args.out)
@@ -76,6 +80,7 @@ def _cmd_timeouts(args) -> int:
 def _cmd_plan_consistency(args) -> int:
     from .planning import plan_consistency, simulate_consistency
 
+    _check_before_work(args, args.jobs, args.validate)
     read_service = _service(args.read_service, args.mu)
     write_service = (_service(args.write_service, args.mu)
                      if args.write_service else None)
@@ -104,9 +109,10 @@ def _cmd_plan_consistency(args) -> int:
 def _cmd_plan_capacity(args) -> int:
     from .planning import plan_capacity, simulate_capacity
 
+    _check_before_work(args, args.jobs, args.validate)
     service = _service(args.service, args.mu)
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
-                         service=service, levels=args.levels.split(","),
+                         service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,
                          min_nodes=args.min_nodes, max_nodes=args.max_nodes,
                          basic=args.basic, jobs=args.jobs, seed=args.seed)
@@ -125,55 +131,64 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     """Add ``timeouts``, ``plan-consistency`` and ``plan-capacity``."""
     p = subparsers.add_parser("timeouts", help="availability and waiting time under "
                               "client timeouts, model vs simulation")
-    p.add_argument("--nodes", type=int, required=True)
-    p.add_argument("--replicas", type=int, required=True)
-    p.add_argument("--quorum", type=int, required=True)
-    p.add_argument("--loads", required=True,
+    p.add_argument("--nodes", type=_size, required=True)
+    p.add_argument("--replicas", type=_size, required=True)
+    p.add_argument("--quorum", type=_size, required=True)
+    p.add_argument("--loads", type=options.real_list(0.0, low_open=True, what="--loads"),
+                   required=True,
                    help="job loads rho = lambda*E[X], comma-separated (per-node load "
                         "is r*rho/n)")
-    p.add_argument("--timeouts", required=True, help="timeouts, comma-separated")
+    p.add_argument("--timeouts", required=True, help="timeouts, comma-separated",
+                   type=options.real_list(0.0, low_open=True, what="--timeouts"))
     p.add_argument("--service", default="exp")
-    p.add_argument("--mu", type=float, default=1.0, help="service rate (mean 1/mu)")
-    p.add_argument("--sim-jobs", type=int, default=100_000,
+    p.add_argument("--mu", type=options.positive_real, default=1.0,
+                   help="service rate (mean 1/mu)")
+    p.add_argument("--sim-jobs", type=_jobs, default=100_000,
                    help="jobs of the direct (n,r,k) simulation per load")
     _common(p, 100_000)
     p.set_defaults(handler=_cmd_timeouts)
 
     p = subparsers.add_parser("plan-consistency", help="read/write quorums (R, W) with "
                               "R + W > r: predicted mean and percentile of the mix")
-    p.add_argument("--nodes", type=int, required=True)
-    p.add_argument("--replicas", type=int, required=True)
-    p.add_argument("--read-fraction", type=float, required=True)
-    p.add_argument("--rate", type=float, required=True,
+    p.add_argument("--nodes", type=_size, required=True)
+    p.add_argument("--replicas", type=_size, required=True)
+    p.add_argument("--read-fraction", type=options.fraction, required=True)
+    p.add_argument("--rate", type=options.positive_real, required=True,
                    help="requests (reads + writes) per unit time")
     p.add_argument("--read-service", default="exp")
     p.add_argument("--write-service", default=None,
                    help="default: the read service")
-    p.add_argument("--mu", type=float, default=1.0,
+    p.add_argument("--mu", type=options.positive_real, default=1.0,
                    help="service rate of parametric services (mean 1/mu)")
-    p.add_argument("--percentile", type=float, default=99)
+    p.add_argument("--percentile", type=options.percentile, default=99)
     p.add_argument("--objective", choices=["percentile", "mean"], default="percentile")
-    p.add_argument("--validate", type=int, default=0, metavar="JOBS",
+    p.add_argument("--validate", type=options.count(MAX_JOBS, "--validate", low=0),
+                   default=0, metavar="JOBS",
                    help="also simulate each pair on shared nodes with JOBS jobs")
     _common(p, 100_000)
     p.set_defaults(handler=_cmd_plan_consistency)
 
     p = subparsers.add_parser("plan-capacity", help="smallest (n, r, consistency) "
                               "meeting a write-latency percentile SLA")
-    p.add_argument("--write-rate", type=float, required=True,
+    p.add_argument("--write-rate", type=options.positive_real, required=True,
                    help="writes per unit time (lambda)")
-    p.add_argument("--target", type=float, required=True,
+    p.add_argument("--target", type=options.positive_real, required=True,
                    help="latency the percentile must not exceed")
-    p.add_argument("--percentile", type=float, default=99)
+    p.add_argument("--percentile", type=options.percentile, default=99)
     p.add_argument("--service", default="exp")
-    p.add_argument("--mu", type=float, default=1.0)
-    p.add_argument("--levels", default="ONE,QUORUM,ALL",
-                   help="allowed consistency levels, comma-separated")
-    p.add_argument("--min-replicas", type=int, default=1)
-    p.add_argument("--max-replicas", type=int, default=5)
-    p.add_argument("--min-nodes", type=int, default=1)
-    p.add_argument("--max-nodes", type=int, default=20)
-    p.add_argument("--validate", type=int, default=0, metavar="JOBS",
+    p.add_argument("--mu", type=options.positive_real, default=1.0)
+    p.add_argument("--levels", default=list(DEFAULT_LEVELS),
+                   type=options.choice_list(LEVELS, "--levels"),
+                   help="allowed consistency levels, comma-separated (default "
+                        f"{','.join(DEFAULT_LEVELS)})")
+    nodes = options.count(MAX_NODES, "nodes")
+    p.add_argument("--min-replicas", type=nodes, default=1)
+    p.add_argument("--max-replicas", type=nodes, default=5)
+    p.add_argument("--min-nodes", type=nodes, default=1)
+    p.add_argument("--max-nodes", type=nodes, default=20,
+                   help=f"largest cluster searched (at most {MAX_NODES:,})")
+    p.add_argument("--validate", type=options.count(MAX_JOBS, "--validate", low=0),
+                   default=0, metavar="JOBS",
                    help="also simulate the chosen cluster with JOBS jobs")
     _common(p, 100_000)
     p.set_defaults(handler=_cmd_plan_capacity)

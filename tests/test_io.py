@@ -36,3 +36,32 @@ def test_atomic_save_with_a_saver_function(tmp_path):
     with pytest.raises(ValueError):
         atomic_save(target, lambda path: (_ for _ in ()).throw(ValueError("bad")))
     assert target.read_bytes() == b"\x89PNG" and len(os.listdir(tmp_path)) == 1
+
+
+def test_a_group_commits_every_file_together(tmp_path):
+    from forkjoin_sim.io import atomic_group
+
+    with atomic_group() as group:
+        with group.open(tmp_path / "a.csv") as handle:
+            handle.write("a\n")
+        group.save(tmp_path / "b.txt", lambda tmp: open(tmp, "w").write("b\n"))
+        # Nothing is visible under the final names before the group ends.
+        assert not (tmp_path / "a.csv").exists() and not (tmp_path / "b.txt").exists()
+    assert (tmp_path / "a.csv").read_text() == "a\n"
+    assert (tmp_path / "b.txt").read_text() == "b\n"
+    assert sorted(os.listdir(tmp_path)) == ["a.csv", "b.txt"]
+
+
+def test_a_failed_group_changes_no_file_and_leaves_no_debris(tmp_path):
+    from forkjoin_sim.io import atomic_group
+
+    (tmp_path / "a.csv").write_text("old a\n")
+    (tmp_path / "b.png").write_text("old b\n")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_group() as group:
+            with group.open(tmp_path / "a.csv") as handle:
+                handle.write("new a\n")
+            raise KeyboardInterrupt  # e.g. Ctrl-C while the figure is drawn
+    assert (tmp_path / "a.csv").read_text() == "old a\n"
+    assert (tmp_path / "b.png").read_text() == "old b\n"
+    assert sorted(os.listdir(tmp_path)) == ["a.csv", "b.png"]

@@ -90,7 +90,14 @@ def test_capacity_planner_bad_input():
 def cli(monkeypatch):
     # Only this package's commands: the validation ones are not needed here.
     monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", ())
-    return main
+
+    def run(argv):
+        # A value refused while parsing exits through argparse (SystemExit).
+        try:
+            return main(argv)
+        except SystemExit as exc:
+            return exc.code
+    return run
 
 
 def test_cli_plan_capacity_writes_csv(cli, tmp_path, capsys):

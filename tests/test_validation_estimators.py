@@ -78,5 +78,5 @@ def test_cli_accuracy_and_estimate(tmp_path, capsys):
     assert "| interpolation | 1 | 0.0% |" in out
     args = parser.parse_args(["estimators", "accuracy", "--referee",
                               str(tmp_path / "missing.csv")])
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="does not exist"):
         args.handler(args)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
+from forkjoin_sim import options
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.io import atomic_write
 
@@ -49,52 +50,90 @@ def _referee(name: str, seed: int, workers: int):
                               scale=harness.OFFGRID_JOBS_SCALE, cap=harness.OFFGRID_JOBS_MAX)
 
 
+#: Columns a referee table must have.
+REFEREE_COLUMNS = ("n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high")
+
+
+def _read_referee(path: str):
+    """A referee table: a readable UTF-8 CSV with the referee columns and at least one
+    row of numbers."""
+    import pandas as pd
+
+    options.check_input_file(path, "referee table")
+    try:
+        referee = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"referee table {path!r} is not a CSV table ({reason}); make "
+                          "one with 'forkjoin-sim estimators referee'") from None
+    missing = set(REFEREE_COLUMNS) - set(referee)
+    if missing:
+        raise ConfigError(f"referee table {path!r} lacks column(s) "
+                          f"{', '.join(sorted(missing))}; make one with "
+                          "'forkjoin-sim estimators referee'")
+    if referee.empty:
+        raise ConfigError(f"referee table {path!r} has no rows; make one with "
+                          "'forkjoin-sim estimators referee'")
+    columns = referee[list(REFEREE_COLUMNS)]
+    numeric = columns.apply(pd.to_numeric, errors="coerce")
+    bad = numeric.isna()
+    if bad.to_numpy().any():
+        row, col = next(zip(*bad.to_numpy().nonzero()))
+        raise ConfigError(f"referee table {path!r} row {row + 2} column "
+                          f"{REFEREE_COLUMNS[col]!r} is not a number "
+                          f"({columns.iat[row, col]!r}); fix or regenerate the file")
+    referee[list(REFEREE_COLUMNS)] = numeric
+    whole = numeric[["n", "r", "k"]]
+    if not (whole == whole.round()).to_numpy().all():
+        raise ConfigError(f"referee table {path!r} has a fractional n, r or k; "
+                          "fix or regenerate the file")
+    referee[["n", "r", "k"]] = whole.astype(int)
+    return referee
+
+
+def _image_suffixes() -> set[str]:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return {f".{ext}" for ext in FigureCanvasBase.get_supported_filetypes()}
+
+
 def _cmd_referee(args) -> int:
-    if args.workers < 1:
-        raise ConfigError(f"--workers {args.workers} must be at least 1")
+    options.check_output_file(args.out, "--out")
     table = _referee(args.set, args.seed, args.workers)
-    with atomic_write(args.out) as handle:
+    with atomic_write(args.out, encoding="utf-8") as handle:
         table.to_csv(handle, index=False)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
     return 0
 
 
 def _cmd_accuracy(args) -> int:
-    import pandas as pd
-
     from .estimators import accuracy, accuracy_markdown, with_estimates
 
-    try:
-        referee = pd.read_csv(args.referee)
-    except OSError as exc:
-        raise ConfigError(f"cannot read referee table {args.referee!r}: {exc}") from None
-    missing = {"n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high"} - set(referee)
-    if missing:
-        raise ConfigError(f"referee table {args.referee!r} lacks column(s) "
-                          f"{', '.join(sorted(missing))}; make one with "
-                          "'forkjoin-sim estimators referee'")
-    compared = with_estimates(referee, mu=args.mu)
-    table = accuracy(compared)
+    if args.out:
+        options.check_output_file(args.out, "--out")
+    referee = _read_referee(args.referee)
+    with options.warnings_after_success():
+        compared = with_estimates(referee, mu=args.mu)
+        table = accuracy(compared)
     print(accuracy_markdown(table) if args.markdown else table.to_string(
         float_format=lambda v: f"{v:.4f}"))
     if args.out:
-        with atomic_write(args.out) as handle:
+        with atomic_write(args.out, encoding="utf-8") as handle:
             compared.to_csv(handle, index=False)
         print(f"wrote {len(compared)} rows to {args.out}", file=sys.stderr)
     return 0
 
 
 def _cmd_figure(args) -> int:
-    import pandas as pd
-
     from .estimators import error_figure, with_estimates
 
+    suffixes = _image_suffixes()
+    options.check_output_file(args.out, "--out", suffixes=sorted(suffixes))
+    referees = {path: _read_referee(path) for path in args.referee}
     panels = {}
-    for path in args.referee:
-        try:
-            panels[Path(path).stem] = with_estimates(pd.read_csv(path), mu=args.mu)
-        except OSError as exc:
-            raise ConfigError(f"cannot read referee table {path!r}: {exc}") from None
+    with options.warnings_after_success():
+        for path, referee in referees.items():
+            panels[Path(path).stem] = with_estimates(referee, mu=args.mu)
     error_figure(panels, args.out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
@@ -114,13 +153,13 @@ def register(subparsers) -> None:
                           "the same points at the paper's run size; six-three: (6,3,k); "
                           "offgrid: up to 20 nodes and 15 replicas")
     ref.add_argument("--out", required=True, help="CSV file to write")
-    ref.add_argument("--seed", type=int, default=2019)
-    ref.add_argument("--workers", type=int, default=2)
+    ref.add_argument("--seed", type=options.seed, default=2019)
+    ref.add_argument("--workers", type=options.workers, default=2)
     ref.set_defaults(handler=_cmd_referee)
 
     acc = actions.add_parser("accuracy", help="errors of every estimator on a referee table")
     acc.add_argument("--referee", required=True, help="CSV from 'estimators referee'")
-    acc.add_argument("--mu", type=float, default=1.0, help="service rate of the referee")
+    acc.add_argument("--mu", type=options.positive_real, default=1.0, help="service rate of the referee")
     acc.add_argument("--markdown", action="store_true", help="print a Markdown table")
     acc.add_argument("--out", help="also write every point with every estimate (CSV)")
     acc.set_defaults(handler=_cmd_accuracy)
@@ -129,5 +168,5 @@ def register(subparsers) -> None:
                                             "per referee table)")
     fig.add_argument("referee", nargs="+", help="CSV files from 'estimators referee'")
     fig.add_argument("--out", required=True, help="image file to write (PNG, PDF ...)")
-    fig.add_argument("--mu", type=float, default=1.0, help="service rate of the referees")
+    fig.add_argument("--mu", type=options.positive_real, default=1.0, help="service rate of the referees")
     fig.set_defaults(handler=_cmd_figure)

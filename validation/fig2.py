@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from analytic.estimators import ESTIMATORS
-from forkjoin_sim.io import atomic_save, atomic_write
+from forkjoin_sim import options
+from forkjoin_sim.io import atomic_group, atomic_save
 from forkjoin_sim.sweeps import sweep
 from validation.estimators import accuracy, error_figure, with_estimates
 
@@ -26,6 +28,8 @@ from validation.paper_grid import (LOADS, NODES, PAPER_SAMPLE_EVERY,  # noqa: F4
 #: The quick default: jobs per point, every job measured. 400 points take about a
 #: minute on 2 cores; see docs/validation.md for the measured time.
 QUICK_JOBS = 200_000
+#: Largest --jobs per point: 400 points of this many jobs is already days of work.
+MAX_JOBS = 10 ** 9
 #: |error| above which the paper calls an estimate poor.
 ERROR_THRESHOLD = 0.25
 
@@ -308,16 +312,28 @@ def estimators_text(table: pd.DataFrame) -> str:
         for name, row in rows.iterrows())
 
 
-def write_outputs(table: pd.DataFrame, out_dir) -> tuple[Path, Path]:
+#: The files ``write_outputs`` writes into its directory.
+OUTPUT_FILES = ("fig2.csv", "fig2.png", "fig2_estimators.png")
+
+
+def write_outputs(table: pd.DataFrame, out_dir, group=None) -> tuple[Path, Path]:
     """Write ``fig2.csv``, ``fig2.png`` and ``fig2_estimators.png`` into ``out_dir``;
-    the paths of the first two."""
+    the paths of the first two.
+
+    The three files appear together or not at all (an interrupt while plotting leaves
+    the old ones); pass an :func:`~forkjoin_sim.io.atomic_group` as ``group`` to commit
+    them with other files.
+    """
     out_dir = Path(out_dir)
-    csv_path, png_path = out_dir / "fig2.csv", out_dir / "fig2.png"
-    with atomic_write(csv_path) as handle:
+    csv_path, png_path, errors_path = (out_dir / name for name in OUTPUT_FILES)
+    if group is None:
+        with atomic_group() as group:
+            return write_outputs(table, out_dir, group)
+    with group.open(csv_path) as handle:
         table[COLUMNS + EXTRA_COLUMNS + ESTIMATOR_COLUMNS].to_csv(
             handle, index=False, float_format="%.9g")
-    plot_fig2(table, png_path)
-    error_figure({"Fig. 2 grid": table}, out_dir / "fig2_estimators.png")
+    plot_fig2(table, group.path(png_path))
+    error_figure({"Fig. 2 grid": table}, group.path(errors_path))
     return csv_path, png_path
 
 
@@ -326,9 +342,10 @@ def write_outputs(table: pd.DataFrame, out_dir) -> tuple[Path, Path]:
 def _cmd_fig2(args) -> int:
     import time
 
-    if args.jobs is not None and args.jobs < 2:
-        from forkjoin_sim.errors import ConfigError
-        raise ConfigError(f"--jobs {args.jobs} must be at least 2")
+    options.check_output_dir(args.out, OUTPUT_FILES)
+    jobs = args.jobs or (jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY) if args.paper
+                         else QUICK_JOBS)
+    options.check_jobs_fit(jobs, runs=args.workers or os.cpu_count() or 1)
     started = time.perf_counter()
     table = run_fig2(jobs=args.jobs, paper=args.paper, workers=args.workers,
                      seed=args.seed, progress=sys.stderr.isatty())
@@ -349,7 +366,7 @@ def register(subparsers) -> None:
                     "3,5,7,9; k = 1..r; 8 loads; exponential service) and compare it "
                     "with Theorem 3. Writes OUT/fig2.csv and OUT/fig2.png and prints "
                     "where |error| exceeds 25%.")
-    p.add_argument("--jobs", type=int, default=None,
+    p.add_argument("--jobs", type=options.count(MAX_JOBS, "--jobs", low=2), default=None,
                    help=f"jobs per point, warm-up included (default {QUICK_JOBS:,}; "
                         f"with --paper, enough for {PAPER_SAMPLES:,} samples)")
     p.add_argument("--paper", action="store_true",
@@ -357,7 +374,7 @@ def register(subparsers) -> None:
                         f"job, {PAPER_SAMPLES:,} samples per point "
                         f"({jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY):,} jobs)")
     p.add_argument("--out", default="results/fig2", help="output directory")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=options.workers, default=None,
                    help="worker processes (default: one per CPU)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the sweep")
+    p.add_argument("--seed", type=options.seed, default=0, help="base seed of the sweep")
     p.set_defaults(handler=_cmd_fig2)

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from forkjoin_sim.io import atomic_save, atomic_write
+from forkjoin_sim import options
+from forkjoin_sim.io import atomic_group, atomic_save, atomic_write
 from validation import estimators as validation_estimators
 from validation import fig2, theorems
 
@@ -414,16 +415,28 @@ def write_report(checks: dict, md_path: Path, assets: Path, command: str) -> Non
     """Write the CSVs, figures and the Markdown report of ``checks``."""
     link = os.path.relpath(assets, md_path.parent).replace(os.sep, "/")
     link = "" if link == "." else link + "/"
-    _save_csv(checks["theorem1"], assets / "theorem1.csv")
-    _save_csv(checks["lemma"], assets / "lemma.csv")
-    _save_csv(checks["theorem2_exp"], assets / "theorem2_exp.csv")
-    _save_csv(checks["theorem2_general"], assets / "theorem2_general.csv")
-    fig2.write_outputs(checks["fig2"], assets)
-    plot_theorem1(checks["theorem1"], assets / "theorem1.png")
-    plot_lemma(checks["lemma"], assets / "lemma.png")
+    # Every file of the report appears together, or none changes (Ctrl-C, full disk).
+    with atomic_group() as group:
+        _write_files(checks, md_path, assets, command, link, group)
+
+
+#: The files ``write_report`` writes into its assets directory.
+ASSET_FILES = ("theorem1.csv", "lemma.csv", "theorem2_exp.csv", "theorem2_general.csv",
+               "theorem1.png", "lemma.png", "theorem2.png", *fig2.OUTPUT_FILES)
+
+
+def _write_files(checks: dict, md_path: Path, assets: Path, command: str, link: str,
+                 group) -> None:
+    _save_csv(checks["theorem1"], group.path(assets / "theorem1.csv"))
+    _save_csv(checks["lemma"], group.path(assets / "lemma.csv"))
+    _save_csv(checks["theorem2_exp"], group.path(assets / "theorem2_exp.csv"))
+    _save_csv(checks["theorem2_general"], group.path(assets / "theorem2_general.csv"))
+    fig2.write_outputs(checks["fig2"], assets, group)
+    plot_theorem1(checks["theorem1"], group.path(assets / "theorem1.png"))
+    plot_lemma(checks["lemma"], group.path(assets / "lemma.png"))
     t2 = {"exponential": checks["theorem2_exp"],
           f"{theorems.GENERAL_SERVICE} (general service)": checks["theorem2_general"]}
-    plot_theorem2(t2, assets / "theorem2.png")
+    plot_theorem2(t2, group.path(assets / "theorem2.png"))
 
     run = (f"{checks['points']:,} simulated points, {checks['jobs']:,} jobs each "
            f"(10% warm-up, then {_every(checks['sample_every'])} measured), "
@@ -452,7 +465,7 @@ def write_report(checks: dict, md_path: Path, assets: Path, command: str) -> Non
         f"- Theorem 2 general service: `{theorems.GENERAL_SERVICE}`",
         "",
     ]
-    with atomic_write(md_path) as handle:
+    with group.open(md_path) as handle:
         handle.write("\n".join(lines))
 
 
@@ -475,6 +488,8 @@ def _cmd_validate(args) -> int:
     else:
         md_path = Path(args.out) / "report.md"
         assets = Path(args.out)
+    options.check_output_dir(assets, (*ASSET_FILES, EMPIRICAL_FILE))
+    options.check_output_dir(md_path.parent, (md_path.name,))
     checks = run_checks(size, assets, args.workers, args.seed,
                         progress=sys.stderr.isatty())
     write_report(checks, md_path, assets, _command_line(args))
@@ -501,7 +516,7 @@ def register(subparsers) -> None:
     p.add_argument("--docs", action="store_true",
                    help="write docs/validation.md and docs/figures/ (instead of --out); "
                         "the committed report is `forkjoin-sim validate --paper --docs`")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=options.workers, default=None,
                    help="worker processes (default: one per CPU)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the sweep")
+    p.add_argument("--seed", type=options.seed, default=0, help="base seed of the sweep")
     p.set_defaults(handler=_cmd_validate)

@@ -1,0 +1,373 @@
+"""The validation layer of the command line: typed options and checks made before any work.
+
+Two kinds of functions:
+
+* ``argparse`` ``type=`` converters (:func:`whole`, :func:`real`, :data:`seed` ...).
+  They raise ``argparse.ArgumentTypeError``, which the parser prints as one line
+  with exit status 2.
+* Checks run by a command before it starts working (:func:`check_output_file`,
+  :func:`check_output_dir`, :func:`check_memory`, :func:`check_reachable` ...). They
+  raise :class:`~forkjoin_sim.errors.ConfigError`, which the CLI prints as one line
+  with exit status 2.
+
+Every message says what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import re
+import socket
+from pathlib import Path
+
+from .errors import ConfigError
+
+#: Seeds are SeedSequence entropy; 63 bits keeps them within a signed 64-bit integer,
+#: so that they survive CSV, parquet and JSON round trips.
+SEED_LIMIT = 2 ** 63
+#: Worker processes or threads a command may start; more is almost surely a typo.
+MAX_WORKERS = 1024
+#: Bytes a fast-engine run keeps per job: the measured sojourn time, and a copy
+#: sorted for the exact percentiles (plus slack for the per-block arrays).
+BYTES_PER_JOB = 24
+#: Fraction of the available memory a single run may plan to use.
+MEMORY_SHARE = 0.8
+
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+# ---------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------
+
+def parse_whole(text: str, what: str, low: int | None = None, high: int | None = None,
+                error=ConfigError) -> int:
+    """``text`` as a whole number in ``[low, high]``.
+
+    Only ASCII digits with an optional sign: '1e12', '3.0', 'True', superscript or
+    other Unicode digits and underscores are refused, so a typo never becomes a size.
+    """
+    text = str(text).strip()
+    if not _WHOLE.fullmatch(text):
+        hint = (" (write it out in digits, e.g. 1000000)" if re.fullmatch(
+            r"[0-9.]+[eE][+-]?[0-9]+", text) else "")
+        raise error(f"{what} {text!r} is not a whole number{hint}")
+    value = int(text)
+    _check_range(value, what, low, high, error, text)
+    return value
+
+
+def parse_real(text: str, what: str, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False, error=ConfigError) -> float:
+    """``text`` as a finite real number in the given range (open or closed ends).
+
+    'nan', 'inf', hexadecimal floats and words are refused.
+    """
+    text = str(text).strip()
+    if not _REAL.fullmatch(text):
+        raise error(f"{what} {text!r} is not a number (e.g. 0.5 or 2e-3)")
+    value = float(text)
+    if not math.isfinite(value):
+        raise error(f"{what} {text!r} is too large for a float; use a finite number")
+    if low is not None and (value <= low if low_open else value < low):
+        raise error(f"{what} {text} must be {'>' if low_open else '>='} {low:g}")
+    if high is not None and (value >= high if high_open else value > high):
+        raise error(f"{what} {text} must be {'<' if high_open else '<='} {high:g}")
+    return value
+
+
+def _check_range(value, what, low, high, error, text=None) -> None:
+    text = value if text is None else text
+    if low is not None and value < low:
+        raise error(f"{what} {text} must be at least {low:,}")
+    if high is not None and value > high:
+        raise error(f"{what} {text} exceeds the limit {high:,}; use at most {high:,}")
+
+
+def check_whole(value, what: str, low: int | None = None, high: int | None = None) -> int:
+    """A Python-API value that must be a whole number in ``[low, high]`` (bool refused)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{what}={value!r} must be a whole number")
+    _check_range(int(value), what, low, high, ConfigError)
+    return int(value)
+
+
+def check_real(value, what: str, low: float | None = None, high: float | None = None,
+               low_open: bool = False) -> float:
+    """A Python-API value that must be a finite real number (bool refused)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(
+            float(value)):
+        raise ConfigError(f"{what}={value!r} must be a finite number")
+    return parse_real(repr(float(value)), what, low, high, low_open=low_open)
+
+
+# ---------------------------------------------------------------------------
+# argparse converters
+# ---------------------------------------------------------------------------
+
+def whole(low: int | None = None, high: int | None = None, what: str = "value"):
+    """An argparse ``type=``: a whole number in ``[low, high]`` (see :func:`parse_whole`)."""
+    def convert(text: str) -> int:
+        return parse_whole(text, what, low, high, error=argparse.ArgumentTypeError)
+    convert.__name__ = "whole number"
+    return convert
+
+
+def real(low: float | None = None, high: float | None = None, low_open: bool = False,
+         high_open: bool = False, what: str = "value"):
+    """An argparse ``type=``: a finite real number in the given range."""
+    def convert(text: str) -> float:
+        return parse_real(text, what, low, high, low_open, high_open,
+                          error=argparse.ArgumentTypeError)
+    convert.__name__ = "number"
+    return convert
+
+
+#: Seeds: 0 <= seed < 2**63.
+seed = whole(0, SEED_LIMIT - 1, "seed")
+#: Positive real numbers (rates, means, targets).
+positive_real = real(0.0, low_open=True)
+#: Non-negative real numbers (think times).
+non_negative_real = real(0.0)
+#: Fractions in [0, 1].
+fraction = real(0.0, 1.0)
+#: Percentiles, strictly between 0 and 100.
+percentile = real(0.0, 100.0, low_open=True, high_open=True)
+#: Worker processes or threads.
+workers = whole(1, MAX_WORKERS, "workers")
+
+
+def count(high: int, what: str = "value", low: int = 1):
+    """An argparse ``type=``: a whole number of things, from ``low`` to ``high``."""
+    return whole(low, high, what)
+
+
+def real_list(low: float | None = None, high: float | None = None, low_open: bool = False,
+              what: str = "list"):
+    """An argparse ``type=``: comma-separated finite numbers (at least one)."""
+    def convert(text: str) -> list[float]:
+        parts = [p for p in text.split(",")]
+        if not text.strip() or any(not p.strip() for p in parts):
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r} must be comma-separated numbers with no empty item, "
+                "e.g. 0.5,0.8")
+        return [parse_real(p, what, low, high, low_open,
+                           error=argparse.ArgumentTypeError) for p in parts]
+    convert.__name__ = "list of numbers"
+    return convert
+
+
+def choice_list(choices, what: str = "list"):
+    """An argparse ``type=``: comma-separated names from ``choices`` (case-insensitive,
+    at least one, no repeats)."""
+    canonical = {c.upper(): c for c in choices}
+
+    def convert(text: str) -> list[str]:
+        parts = [p.strip() for p in text.split(",")]
+        if not text.strip() or any(not p for p in parts):
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r} must be comma-separated names from "
+                f"{','.join(choices)} with no empty item")
+        unknown = [p for p in parts if p.upper() not in canonical]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"{what}: unknown {', '.join(map(repr, unknown))}; use names from "
+                f"{','.join(choices)}")
+        names = [canonical[p.upper()] for p in parts]
+        if len(set(names)) != len(names):
+            raise argparse.ArgumentTypeError(f"{what} {text!r} names an item twice")
+        return names
+    convert.__name__ = "list of names"
+    return convert
+
+
+# ---------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------
+
+def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
+    """``path`` as an existing, readable regular file; with ``utf8``, one whose bytes
+    decode as UTF-8 (checked in chunks, so large files cost no memory)."""
+    import codecs
+
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{what} {path} does not exist; check the path")
+    if path.is_dir():
+        raise ConfigError(f"{what} {path} is a directory; give a file")
+    try:
+        with open(path, "rb") as handle:
+            if utf8:
+                decoder = codecs.getincrementaldecoder("utf-8")()
+                offset = 0
+                while chunk := handle.read(1 << 20):
+                    try:
+                        decoder.decode(chunk)
+                    except UnicodeDecodeError as exc:
+                        raise ConfigError(
+                            f"{what} {path} is not UTF-8 text (byte "
+                            f"{offset + exc.start}); save it as UTF-8") from None
+                    offset += len(chunk)
+                try:
+                    decoder.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    raise ConfigError(f"{what} {path} ends inside a UTF-8 character; "
+                                      "save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def input_file(text: str) -> str:
+    """An argparse ``type=``: an existing, readable UTF-8 file."""
+    try:
+        check_input_file(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _writable_place(path: Path, what: str) -> None:
+    """The nearest existing ancestor of ``path`` is a directory this process may write
+    (missing directories below it will be created)."""
+    parent = path.parent
+    while not parent.exists():
+        if parent.is_symlink():  # a dangling link: mkdir would fail later
+            raise ConfigError(f"{what} {path}: {parent} is a broken symbolic link")
+        if parent == parent.parent:
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{what} {path} lies under {parent}, which is a file, not a "
+                          "directory; choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{what} {path}: directory {parent} is not writable; choose "
+                          "a writable place")
+
+
+def check_output_file(path, what: str = "output file", suffixes=None) -> Path:
+    """``path`` as a file this process can create or replace, checked before any work.
+
+    Refused: an existing directory, a path under a file, an unwritable directory,
+    an existing file that may not be replaced, or (with ``suffixes``) another suffix.
+    """
+    path = Path(path)
+    if str(path) in ("", "."):
+        raise ConfigError(f"{what} is empty; give a file name")
+    if path.is_dir():
+        raise ConfigError(f"{what} {path} is a directory; give a file name inside it, "
+                          f"e.g. {path / 'results.csv'}")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{what} {path} exists and is not a regular file")
+    if suffixes is not None and path.suffix.lower() not in suffixes:
+        raise ConfigError(f"{what} {path} must end in {' or '.join(suffixes)}")
+    _writable_place(path, what)
+    return path
+
+
+def check_output_dir(path, names=(), what: str = "output directory") -> Path:
+    """``path`` as a directory this process can create or write into, checked before
+    any work; each of ``names`` (files it will write) must not be a directory."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{what} {path} is a file, not a directory; choose another "
+                          "--out")
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ConfigError(f"{what} {path} is not writable; choose a writable place")
+        for name in names:
+            if (path / name).is_dir():
+                raise ConfigError(f"{path / name} is a directory, but the command writes "
+                                  "a file there; remove it or choose another --out")
+    else:
+        _writable_place(path / "x", what)
+    return path
+
+
+# ---------------------------------------------------------------------------
+# Work and resources
+# ---------------------------------------------------------------------------
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(nbytes: float, what: str, fix: str) -> None:
+    """Refuse a run that would need ``nbytes`` when less memory is available."""
+    free = available_memory()
+    if free is not None and nbytes > MEMORY_SHARE * free:
+        raise ConfigError(f"{what} needs about {_size(nbytes)} of memory and "
+                          f"{_size(free)} is available; {fix}")
+
+
+def check_jobs_fit(jobs: int, what: str = "--jobs", runs: int = 1) -> int:
+    """Refuse ``runs`` simultaneous runs of ``jobs`` jobs that do not fit in memory."""
+    check_memory(float(jobs) * BYTES_PER_JOB * runs, f"{what} {jobs:,}",
+                 "use fewer jobs")
+    return jobs
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if nbytes < 1000 or unit == "PB":
+            return f"{nbytes:.3g} {unit}"
+        nbytes /= 1000
+    raise AssertionError("unreachable")
+
+
+_ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:]+\]|[^:/\s]+)"
+                      r":(?P<port>[0-9]{1,5})/?")
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse a Dask scheduler ``address`` (``tcp://host:port``) that does not accept a
+    TCP connection within ``timeout`` seconds ('local' needs no check)."""
+    if address == "local":
+        return
+    match = _ADDRESS.fullmatch(address.strip())
+    if not match or match["scheme"] not in (None, "tcp", "tls"):
+        raise ConfigError(f"--dask {address!r} is not a scheduler address; use 'local' "
+                          "or tcp://HOST:PORT, e.g. tcp://10.0.0.1:8786")
+    host, port = match["host"].strip("[]"), int(match["port"])
+    if not 0 < port < 65536:
+        raise ConfigError(f"--dask {address!r}: port {port} is out of range 1-65535")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or exc)
+        raise ConfigError(f"--dask {address}: cannot reach the scheduler ({reason} "
+                          f"within {timeout:g} s); start it or check the address") from None
+
+
+@contextlib.contextmanager
+def warnings_after_success():
+    """Hold back warnings (numpy RuntimeWarnings, cancellation notes) raised in the
+    block: shown when it succeeds, dropped when it fails, so an error line is the
+    only line of a failed command."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for item in caught:
+        warnings.showwarning(item.message, item.category, item.filename, item.lineno)

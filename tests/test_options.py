@@ -1,0 +1,166 @@
+"""The validation layer: typed options refuse what is not meant, checks run before work."""
+
+import argparse
+import os
+import socket
+
+import pytest
+from hypothesis import given, strategies as st
+
+from forkjoin_sim import options
+from forkjoin_sim.errors import ConfigError
+
+
+@pytest.mark.parametrize("text", ["1e12", "1.0", "True", "²", "١٢", "1_000", "", " ",
+                                  "0x10", "nan", "--3"])
+def test_whole_numbers_are_ascii_digits_only(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="not a whole number"):
+        options.whole()(text)
+
+
+@given(st.integers(-10**30, 10**30))
+def test_every_written_whole_number_reads_back(value):
+    assert options.whole()(str(value)) == value
+
+
+def test_whole_numbers_outside_the_bounds_say_the_bound():
+    convert = options.count(100, "--jobs")
+    assert convert("100") == 100
+    with pytest.raises(argparse.ArgumentTypeError, match="at least 1"):
+        convert("0")
+    with pytest.raises(argparse.ArgumentTypeError, match="limit 100"):
+        convert("101")
+
+
+def test_seeds_are_non_negative_and_below_2_to_the_63():
+    assert options.seed(str(2**63 - 1)) == 2**63 - 1
+    for bad in ("-1", str(2**63)):
+        with pytest.raises(argparse.ArgumentTypeError):
+            options.seed(bad)
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e400", "0x1p3", "one", "",
+                                  "1,5", "True"])
+def test_reals_are_finite_decimal_numbers(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        options.real()(text)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_finite_float_reads_back(value):
+    assert options.real()(repr(value)) == value
+
+
+def test_real_ranges_open_and_closed():
+    assert options.fraction("0") == 0.0 and options.fraction("1") == 1.0
+    with pytest.raises(argparse.ArgumentTypeError, match="> 0"):
+        options.positive_real("0")
+    with pytest.raises(argparse.ArgumentTypeError, match="< 100"):
+        options.percentile("100")
+
+
+def test_lists_refuse_empty_items_and_unknown_names():
+    assert options.real_list(0, low_open=True)("0.5, 2") == [0.5, 2.0]
+    for bad in ("", "0.5,,2", "0.5,"):
+        with pytest.raises(argparse.ArgumentTypeError, match="empty item"):
+            options.real_list()(bad)
+    levels = options.choice_list(("ONE", "QUORUM", "ALL"), "--levels")
+    assert levels("one,ALL") == ["ONE", "ALL"]
+    for bad, message in (("a", "unknown 'a'"), ("", "empty item"),
+                         ("ONE,one", "twice")):
+        with pytest.raises(argparse.ArgumentTypeError, match=message):
+            levels(bad)
+
+
+def test_python_values_refuse_bools_and_non_finite_numbers():
+    assert options.check_whole(3, "jobs", 1) == 3
+    for bad in (True, 2.0, "3"):
+        with pytest.raises(ConfigError):
+            options.check_whole(bad, "jobs")
+    for bad in (True, float("nan"), float("inf"), "1.0"):
+        with pytest.raises(ConfigError):
+            options.check_real(bad, "load")
+
+
+def test_input_files_must_exist_be_files_and_be_utf8(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("1.5\n2.5\n", encoding="utf-8")
+    assert options.input_file(str(good)) == str(good)
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("x\n1.5\ncafé\n".encode("latin-1"))
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes("é".encode()[:1])
+    for path, message in ((tmp_path / "none", "does not exist"), (tmp_path, "directory"),
+                          (latin, "byte 9"), (cut, "ends inside")):
+        with pytest.raises(ConfigError, match=message):
+            options.check_input_file(path)
+
+
+def test_output_files_are_checked_before_any_work(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert options.check_output_file(tmp_path / "new" / "out.csv") == tmp_path / "new" / "out.csv"
+    for path, message in ((tmp_path, "is a directory"),
+                          (a_file / "out.csv", "which is a file"),
+                          (tmp_path / "out.txt", "must end in .csv")):
+        with pytest.raises(ConfigError, match=message):
+            options.check_output_file(path, suffixes=[".csv"])
+    assert os.listdir(tmp_path) == ["file"]  # nothing created by a check
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_a_read_only_directory_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(ConfigError, match="not writable"):
+        options.check_output_file(locked / "out.csv")
+
+
+def test_output_directories(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "fig2.csv").mkdir()
+    assert options.check_output_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    with pytest.raises(ConfigError, match="is a file"):
+        options.check_output_dir(a_file)
+    with pytest.raises(ConfigError, match="which is a file"):
+        options.check_output_dir(a_file / "sub")
+    with pytest.raises(ConfigError, match="fig2.csv is a directory"):
+        options.check_output_dir(tmp_path / "out", ["fig2.csv"])
+
+
+def test_a_run_larger_than_memory_is_refused_with_the_estimate():
+    free = options.available_memory()
+    assert free is not None and free > 0
+    with pytest.raises(ConfigError, match="of memory"):
+        options.check_jobs_fit(10**15)
+    assert options.check_jobs_fit(1000) == 1000
+
+
+def test_an_unreachable_dask_scheduler_is_refused_quickly():
+    with socket.socket() as server:  # a port that is surely closed: bound, not listening
+        server.bind(("127.0.0.1", 0))
+        port = server.getsockname()[1]
+        with pytest.raises(ConfigError, match="cannot reach"):
+            options.check_reachable(f"tcp://127.0.0.1:{port}", timeout=2)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        options.check_reachable(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=2)
+    for bad in ("nowhere", "http://x:1", "tcp://h:99999"):
+        with pytest.raises(ConfigError):
+            options.check_reachable(bad)
+
+
+def test_warnings_of_a_failed_block_are_dropped(recwarn):
+    import warnings
+
+    with pytest.raises(ConfigError):
+        with options.warnings_after_success():
+            warnings.warn("overflow in exp", RuntimeWarning)
+            raise ConfigError("bad input")
+    assert len(recwarn) == 0
+    with options.warnings_after_success():
+        warnings.warn("heavy tail", UserWarning)
+    assert [str(w.message) for w in recwarn] == ["heavy tail"]
