@@ -16,3 +16,9 @@ from .wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
 
 __all__ = ["MessageLaws", "PROFILES", "WarsResult", "exponential_profile", "profile",
            "quorum_latencies", "simulate_wars"]
+
+# Under load (queues at the replicas): forkjoin_sim.staleness.queueing.
+from .queueing import (ReplicatedKey, StalenessResult, simulate_queues,  # noqa: E402
+                       simulate_staleness)
+
+__all__ += ["ReplicatedKey", "StalenessResult", "simulate_queues", "simulate_staleness"]

@@ -1,0 +1,551 @@
+"""Staleness of partial quorums under load: one replicated key served by queues.
+
+One key is replicated on ``replicas`` nodes. Operations arrive as a Poisson stream
+of ``rate`` per unit time; each is a write with probability ``write_share``, else a
+read, and is sent by its coordinator to every replica.
+
+- A write reaches replica i after a delay W_i, waits for and receives service at
+  that replica, which then *applies* it (its state becomes max(state, version);
+  versions are the writes' issue order, last writer wins); the acknowledgement
+  reaches the coordinator A_i later. The write *commits* at its W-th ack.
+- A read reaches replica i after R_i and is served there; the reply carries the
+  replica's state when its service completes and reaches the coordinator S_i later.
+  The read returns at its R-th reply, with the highest version among those R.
+
+How a replica queues reads against writes is its node model
+(``forkjoin_sim.nodes``): ``SharedQueue`` (one FCFS queue for both; a read never
+overtakes a write that reached the replica before it, with one thread) or
+``Stages`` (separate FCFS read and mutation stages, Cassandra's structure: a read
+overtakes writes still waiting to be applied).
+
+Per read (after the warm-up) the run records whether it returned at least the
+latest version committed before it was issued (*consistent*), how many committed
+versions newer than the one returned existed then (*versions behind*), and the
+time since that latest committed version committed. Nothing in the queues depends
+on the quorum sizes (every task runs to completion), so one queueing pass answers
+every (R, W) on the same sample path.
+
+Engines: ``simulate_queues`` is exact in one pass (each node's stages serve its tasks
+in order of arrival at the node, Kiefer-Wolfowitz for several threads; replica
+states by per-node prefix maxima over apply times); ``simulate_events`` is the SimPy
+event-level reference on the same draws (common random numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from numbers import Integral
+from typing import Any, Sequence
+
+import numba
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import ConfigError
+from ..nodes import READ, WRITE, SharedQueue, Stages
+from ..streams import child_rng
+from .wars import MessageLaws
+
+# Child streams of the run's seed, one per purpose (common random numbers: the
+# engines, the quorum sizes and the structures all see the same draws).
+_ARRIVALS, _KINDS, _WRITE, _ACK, _READ, _RESPONSE, _WRITE_SERVICE, _READ_SERVICE = range(8)
+
+
+def exponential_delays(mean: float = 0.5) -> MessageLaws:
+    """Every one-way message delay exponential with mean ``mean`` (the issue's 0.5 ms)."""
+    law = stats.expon(scale=mean)
+    return MessageLaws(law, law, law, law, name=f"exp mean {mean:g}")
+
+
+@dataclass(frozen=True)
+class ReplicatedKey:
+    """One key on ``replicas`` nodes under an open Poisson stream of operations.
+
+    Parameters
+    ----------
+    replicas : int
+        N; every node holds a replica and receives every operation.
+    rate : float
+        Operations (reads + writes) per unit time.
+    write_share : float
+        Probability that an operation is a write, in [0, 1].
+    node : SharedQueue or Stages
+        How a replica queues reads against writes (default ``Stages()``, Cassandra).
+    read_service, write_service : law or None
+        Service time of a read / write at a replica (``rvs``, ``mean``); None means
+        no service at all (the load-free limit). Default exponential, mean 1.
+    delays : MessageLaws
+        The WARS one-way delays W, A, R, S (default exponential mean 0.5).
+    """
+
+    replicas: int
+    rate: float
+    write_share: float
+    node: Any = field(default_factory=Stages)
+    read_service: Any = field(default_factory=stats.expon)
+    write_service: Any = field(default_factory=stats.expon)
+    delays: MessageLaws = field(default_factory=exponential_delays)
+
+    def __post_init__(self) -> None:
+        _whole(self.replicas, "replicas", 1)
+        if not (_real(self.rate) and self.rate > 0):
+            raise ConfigError(f"rate={self.rate!r}; give operations per unit time as a "
+                              "positive number")
+        if not (_real(self.write_share) and 0 <= self.write_share <= 1):
+            raise ConfigError(f"write share={self.write_share!r}; give the fraction of "
+                              "writes in [0, 1], e.g. 0.5")
+        if not isinstance(self.node, (SharedQueue, Stages)):
+            raise ConfigError(f"node={self.node!r}; use SharedQueue(threads) or "
+                              "Stages(read_threads, write_threads)")
+        for role in ("read_service", "write_service"):
+            law = getattr(self, role)
+            if law is not None and not (callable(getattr(law, "rvs", None))
+                                        and callable(getattr(law, "mean", None))):
+                raise ConfigError(f"{role.replace('_', ' ')} {law!r} has no rvs/mean; "
+                                  "use a frozen scipy.stats law, Empirical, Mixture "
+                                  "or None (no service)")
+        if not isinstance(self.delays, MessageLaws):
+            raise ConfigError("delays must be a MessageLaws(write, ack, read, response)")
+        if self.delays.remote_delay > 0:
+            raise ConfigError("a WAN layout (remote_delay > 0) is not modelled under "
+                              "load; fold the remote delay into the laws instead")
+        busiest = max(self.stage_loads())
+        if not busiest < 1:
+            raise ConfigError(f"unstable: a replica's busiest stage would be busy "
+                              f"{busiest:.3g} of the time (>= 1); lower the rate, the "
+                              "service means, or add threads")
+
+    def mean_service(self, kind: str) -> float:
+        law = self.read_service if kind == "read" else self.write_service
+        return 0.0 if law is None else float(law.mean())
+
+    def stage_loads(self) -> list[float]:
+        """Work per thread per unit time of each stage of a replica (its utilisation)."""
+        work = np.zeros(len(self.node.stage_threads))
+        work[self.node.stage_of[READ]] += (self.rate * (1 - self.write_share)
+                                           * self.mean_service("read"))
+        work[self.node.stage_of[WRITE]] += (self.rate * self.write_share
+                                            * self.mean_service("write"))
+        return list(work / self.node.stage_threads)
+
+    def work_per_replica(self) -> float:
+        """Service work a replica receives per unit time (all stages together)."""
+        return self.rate * ((1 - self.write_share) * self.mean_service("read")
+                            + self.write_share * self.mean_service("write"))
+
+    def describe(self) -> str:
+        return (f"{self.replicas} replicas, {self.rate:g} ops per unit time, "
+                f"{self.write_share:g} writes, {self.node.describe()}, work per "
+                f"replica {self.work_per_replica():.3g}")
+
+
+@dataclass(frozen=True)
+class SamplePath:
+    """Every random number of a run: issue times, kinds, per-replica delays and
+    services (rows are operations, columns replicas). ``outbound`` is W (writes) or
+    R (reads), ``inbound`` A or S."""
+
+    issue: np.ndarray
+    is_write: np.ndarray
+    outbound: np.ndarray
+    inbound: np.ndarray
+    service: np.ndarray
+
+
+def draw_path(key: ReplicatedKey, operations: int, seed=0) -> SamplePath:
+    """The sample path of ``operations`` operations, each purpose from its own child
+    stream of ``seed``."""
+    operations = _whole(operations, "operations", 2)
+    n = key.replicas
+    issue = np.cumsum(child_rng(seed, _ARRIVALS).exponential(1 / key.rate, operations))
+    is_write = child_rng(seed, _KINDS).random(operations) < key.write_share
+    writes, reads = int(is_write.sum()), int(operations - is_write.sum())
+    outbound, inbound, service = (np.empty((operations, n)) for _ in range(3))
+    for mask, count, out, back, law, stream in (
+            (is_write, writes, _WRITE, _ACK, key.write_service, _WRITE_SERVICE),
+            (~is_write, reads, _READ, _RESPONSE, key.read_service, _READ_SERVICE)):
+        out_law = key.delays.write if out == _WRITE else key.delays.read
+        back_law = key.delays.ack if back == _ACK else key.delays.response
+        outbound[mask] = _draw(out_law, (count, n), seed, out)
+        inbound[mask] = _draw(back_law, (count, n), seed, back)
+        service[mask] = 0.0 if law is None else _draw(law, (count, n), seed, stream)
+    return SamplePath(issue, is_write, outbound, inbound, service)
+
+
+def _draw(law, shape, seed, stream) -> np.ndarray:
+    drawn = np.asarray(law.rvs(size=shape, random_state=child_rng(seed, stream)),
+                       dtype=float).reshape(shape)
+    if not np.all(np.isfinite(drawn)) or np.any(drawn < 0):
+        raise ConfigError(f"law {law!r} drew values that are not finite times >= 0; "
+                          "use a law on [0, inf)")
+    return drawn
+
+
+@numba.njit(cache=True)
+def _serve_stages(arrival, order, service, stage, threads, finish, busy):
+    """Each node's FCFS stages over its tasks in arrival order; a stage with c
+    threads gives each task the thread that frees first (Kiefer-Wolfowitz)."""
+    operations, nodes = arrival.shape
+    widest = threads.max()
+    free = np.empty((threads.size, widest))
+    for i in range(nodes):
+        for s in range(threads.size):
+            for m in range(widest):
+                free[s, m] = 0.0 if m < threads[s] else np.inf
+        for position in range(operations):
+            j = order[i, position]
+            s = stage[j]
+            first = 0
+            for m in range(1, threads[s]):
+                if free[s, m] < free[s, first]:
+                    first = m
+            start = max(arrival[j, i], free[s, first])
+            finish[j, i] = start + service[j, i]
+            free[s, first] = finish[j, i]
+            busy[i, s] += service[j, i]
+
+
+@numba.njit(cache=True)
+def _versions_behind(returned, latest, committed_at, issued):
+    """Per read: committed versions newer than the one returned (versions above
+    ``latest`` had not committed when the read was issued)."""
+    behind = np.zeros(returned.size, dtype=np.int64)
+    for r in range(returned.size):
+        for version in range(returned[r] + 1, latest[r] + 1):
+            if committed_at[version - 1] <= issued[r]:
+                behind[r] += 1
+    return behind
+
+
+@dataclass(frozen=True)
+class QueueRun:
+    """The queueing pass of one sample path: when every task finished at every
+    replica. ``outcome(R, W)`` turns it into a ``StalenessResult``."""
+
+    key: ReplicatedKey
+    path: SamplePath = field(repr=False)
+    finish: np.ndarray = field(repr=False)
+    utilisation: np.ndarray = field(repr=False)
+    warmup: float = 0.1
+
+    def outcome(self, read_quorum: int, write_quorum: int) -> StalenessResult:
+        """Per-read staleness and latencies with quorums (R, W) on this path."""
+        n = self.key.replicas
+        read_quorum = _quorum(read_quorum, "read", n)
+        write_quorum = _quorum(write_quorum, "write", n)
+        p = self.path
+        writes, reads = np.flatnonzero(p.is_write), np.flatnonzero(~p.is_write)
+        acked = self.finish[writes] + p.inbound[writes]
+        committed_at = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
+        # States: per node, versions in order of apply time, prefix maxima, and the
+        # last write applied by the time each read's service completes.
+        states = np.zeros((reads.size, n), dtype=np.int64)
+        versions = np.arange(1, writes.size + 1)
+        for i in range(n):
+            by_apply = np.argsort(self.finish[writes, i], kind="stable")
+            applied = self.finish[writes, i][by_apply]
+            newest = np.maximum.accumulate(versions[by_apply]) if writes.size else versions
+            seen = np.searchsorted(applied, self.finish[reads, i], side="right")
+            states[:, i] = np.where(seen > 0, newest[np.maximum(seen - 1, 0)]
+                                    if writes.size else 0, 0)
+        replied = self.finish[reads] + p.inbound[reads]
+        first = np.argsort(replied, axis=1, kind="stable")[:, :read_quorum]
+        returned = np.take_along_axis(states, first, axis=1).max(axis=1)
+        read_latency = (np.take_along_axis(replied, first[:, -1:], axis=1)[:, 0]
+                        - p.issue[reads])
+        by_commit = np.argsort(committed_at, kind="stable")
+        latest_by_commit = (np.maximum.accumulate(versions[by_commit]) if writes.size
+                            else versions)
+        known = np.searchsorted(committed_at[by_commit], p.issue[reads], side="right")
+        latest = np.where(known > 0, latest_by_commit[np.maximum(known - 1, 0)]
+                          if writes.size else 0, 0)
+        since = np.where(latest > 0,
+                         p.issue[reads] - committed_at[np.maximum(latest - 1, 0)]
+                         if writes.size else np.inf, np.inf)
+        behind = _versions_behind(returned, latest, committed_at, p.issue[reads])
+        start = p.issue[int(self.warmup * p.issue.size)]
+        measured_reads = (p.issue[reads] >= start) & (latest > 0)
+        measured_writes = p.issue[writes] >= start
+        return StalenessResult(
+            self.key, read_quorum, write_quorum,
+            consistent=returned[measured_reads] >= latest[measured_reads],
+            versions_behind=behind[measured_reads], since_commit=since[measured_reads],
+            read_latency=read_latency[measured_reads],
+            write_latency=(committed_at - p.issue[writes])[measured_writes],
+            utilisation=self.utilisation)
+
+
+def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
+                    warmup: float = 0.1, path: SamplePath | None = None) -> QueueRun:
+    """The exact one-pass queueing of ``operations`` operations (or of ``path``).
+
+    The first ``warmup`` fraction of operations is simulated but not measured.
+    """
+    if not (_real(warmup) and 0 <= warmup < 1):
+        raise ConfigError(f"warmup={warmup!r}; give the fraction of operations to "
+                          "drop, in [0, 1)")
+    path = draw_path(key, operations, seed) if path is None else path
+    arrival = path.issue[:, None] + path.outbound
+    order = np.ascontiguousarray(np.argsort(arrival, axis=0, kind="stable").T)
+    kinds = np.where(path.is_write, WRITE, READ)
+    stage = key.node.stage_of[kinds]
+    threads = key.node.stage_threads
+    finish = np.empty_like(arrival)
+    busy = np.zeros((key.replicas, threads.size))
+    _serve_stages(arrival, order, path.service, stage, threads, finish, busy)
+    span = float(path.issue[-1] - path.issue[0]) or 1.0
+    return QueueRun(key, path, finish, busy / threads / span, warmup)
+
+
+def simulate_staleness(key: ReplicatedKey, read_quorum: int, write_quorum: int,
+                       operations: int = 200_000, seed=0,
+                       warmup: float = 0.1) -> StalenessResult:
+    """``simulate_queues(...).outcome(read_quorum, write_quorum)``."""
+    return simulate_queues(key, operations, seed, warmup).outcome(read_quorum,
+                                                                  write_quorum)
+
+
+@dataclass(frozen=True)
+class StalenessResult:
+    """Per measured read: consistent or not, versions behind, time since the latest
+    committed version committed, latency; per measured write: commit latency."""
+
+    key: ReplicatedKey
+    read_quorum: int
+    write_quorum: int
+    consistent: np.ndarray = field(repr=False)
+    versions_behind: np.ndarray = field(repr=False)
+    since_commit: np.ndarray = field(repr=False)
+    read_latency: np.ndarray = field(repr=False)
+    write_latency: np.ndarray = field(repr=False)
+    utilisation: np.ndarray = field(repr=False)
+
+    @property
+    def reads(self) -> int:
+        return int(self.consistent.size)
+
+    def stale(self, confidence: float = 0.95) -> tuple[float, float, float]:
+        """P(stale) over all measured reads, with its Wilson interval."""
+        count = int(self.reads - self.consistent.sum())
+        return _proportion(count, self.reads, confidence)
+
+    def visibility(self, grid: Sequence[float], confidence: float = 0.95) -> pd.DataFrame:
+        """t-visibility: P(consistent | read issued t after the latest commit), with
+        reads binned by t into [grid[j], grid[j+1]) (the last bin [grid[-1], inf)).
+
+        Columns ``t_low``, ``t_high``, ``reads``, ``consistent``, ``probability``,
+        ``low``, ``high`` (Wilson interval at ``confidence``).
+        """
+        edges = _grid(grid)
+        bins = np.searchsorted(edges, self.since_commit, side="right") - 1
+        rows = []
+        for j, left in enumerate(edges):
+            inside = bins == j
+            count, total = int(self.consistent[inside].sum()), int(inside.sum())
+            p, low, high = _proportion(count, total, confidence)
+            rows.append({"t_low": float(left),
+                         "t_high": float(edges[j + 1]) if j + 1 < edges.size else math.inf,
+                         "reads": total, "consistent": count, "probability": p,
+                         "low": low, "high": high})
+        return pd.DataFrame(rows)
+
+    def k_staleness(self, versions: Sequence[int] = (1, 2, 3),
+                    confidence: float = 0.95) -> pd.DataFrame:
+        """P(the read returned one of the ``k`` latest committed versions), i.e.
+        fewer than k versions behind (PBS's k-staleness; k = 1 is consistency)."""
+        rows = []
+        for k in versions:
+            k = _whole(k, "versions k", 1)
+            p, low, high = _proportion(int((self.versions_behind < k).sum()), self.reads,
+                                       confidence)
+            rows.append({"k": k, "probability": p, "low": low, "high": high})
+        return pd.DataFrame(rows)
+
+    def latency_percentiles(self, percentiles: Sequence[float] = (50, 99, 99.9),
+                            confidence: float = 0.95) -> pd.DataFrame:
+        """Read (R-th reply - issue) and write (commit - issue) latency percentiles,
+        with distribution-free intervals (``scipy.stats.quantile_test``)."""
+        rows = []
+        for percentile in percentiles:
+            if not 0 < percentile < 100:
+                raise ConfigError(f"percentile {percentile!r} is outside (0, 100)")
+            row = {"percentile": float(percentile)}
+            for name, sample in (("read", self.read_latency), ("write", self.write_latency)):
+                if sample.size == 0:
+                    row[name] = row[f"{name}_low"] = row[f"{name}_high"] = math.nan
+                    continue
+                q = percentile / 100
+                ci = stats.quantile_test(sample, p=q).confidence_interval(confidence)
+                row[name] = float(np.quantile(sample, q))
+                row[f"{name}_low"], row[f"{name}_high"] = float(ci.low), float(ci.high)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self, grid: Sequence[float] = (0, 1, 2, 5, 10),
+                versions: Sequence[int] = (1, 2, 3),
+                percentiles: Sequence[float] = (50, 99, 99.9)) -> dict:
+        """A JSON-ready dict of every measure (keys documented in ``SUMMARY_KEYS``)."""
+        stale, low, high = self.stale()
+        return {
+            "replicas": self.key.replicas, "read_quorum": self.read_quorum,
+            "write_quorum": self.write_quorum, "rate": self.key.rate,
+            "write_share": self.key.write_share, "structure": _structure(self.key.node),
+            "work_per_replica": self.key.work_per_replica(),
+            "utilisation": float(self.utilisation.max()),
+            "reads": self.reads, "writes": int(self.write_latency.size),
+            "stale": stale, "stale_low": low, "stale_high": high,
+            "visibility": self.visibility(grid).to_dict("records"),
+            "k_staleness": self.k_staleness(versions).to_dict("records"),
+            "latency": self.latency_percentiles(percentiles).to_dict("records")}
+
+
+#: What each key of ``StalenessResult.summary()`` holds (the CLI's JSON keys).
+SUMMARY_KEYS = {
+    "replicas": "N, replicas of the key (every node)",
+    "read_quorum": "R, replies a read waits for",
+    "write_quorum": "W, acknowledgements a write waits for",
+    "rate": "operations per unit time (open Poisson)",
+    "write_share": "fraction of operations that are writes",
+    "structure": "shared (one FIFO queue per replica) or stages (read and mutation)",
+    "work_per_replica": "service work a replica receives per unit time",
+    "utilisation": "busy fraction per thread of the busiest stage of any replica (measured)",
+    "reads": "measured reads (after warm-up, with a committed version before them)",
+    "writes": "measured writes",
+    "stale, stale_low, stale_high": "P(read older than the latest commit before it) "
+                                    "and its 95% Wilson interval",
+    "visibility": "t-visibility rows: t_low, t_high (bin of time since that commit), "
+                  "reads, consistent, probability, low, high (95% Wilson)",
+    "k_staleness": "rows k, probability (read among the k latest committed versions), "
+                   "low, high",
+    "latency": "rows percentile, read, read_low, read_high, write, write_low, "
+               "write_high (read: R-th reply - issue; write: commit - issue)",
+}
+
+
+# --- SimPy reference ---------------------------------------------------------------
+
+def simulate_events(key: ReplicatedKey, read_quorum: int, write_quorum: int,
+                    path: SamplePath, warmup: float = 0.1) -> StalenessResult:
+    """The event-level reference: SimPy processes for every message, stage and
+    reply, on the draws of ``path``. Slow; for checking ``simulate_queues``."""
+    import simpy
+
+    n = key.replicas
+    read_quorum = _quorum(read_quorum, "read", n)
+    write_quorum = _quorum(write_quorum, "write", n)
+    env = simpy.Environment()
+    stages = [[simpy.Resource(env, capacity=int(c)) for c in key.node.stage_threads]
+              for _ in range(n)]
+    state = [0] * n
+    latest = {"version": 0, "at": math.nan}
+    versions = np.cumsum(path.is_write)
+    records = []
+    write_records = []
+
+    def task(op, i, kind, reply):
+        yield env.timeout(path.outbound[op, i])
+        stage = stages[i][key.node.stage_of[kind]]
+        with stage.request() as slot:
+            yield slot
+            yield env.timeout(path.service[op, i])
+            if kind == WRITE:
+                state[i] = max(state[i], int(versions[op]))
+            seen = state[i]
+        yield env.timeout(path.inbound[op, i])
+        reply(seen)
+
+    commits: list[int] = []  # versions in commit order
+
+    def write(op):
+        yield env.timeout(path.issue[op])
+        acks, done = [0], env.event()
+
+        def ack(_):
+            acks[0] += 1
+            if acks[0] == write_quorum:
+                done.succeed()
+        for i in range(n):
+            env.process(task(op, i, WRITE, ack))
+        yield done
+        version = int(versions[op])
+        commits.append(version)
+        if version > latest["version"]:
+            latest.update(version=version, at=env.now)
+        write_records.append((op, env.now - path.issue[op]))
+
+    def read(op):
+        yield env.timeout(path.issue[op])
+        known, since, committed = latest["version"], env.now - latest["at"], len(commits)
+        replies, done = [], env.event()
+
+        def reply(seen):
+            replies.append(seen)
+            if len(replies) == read_quorum:
+                done.succeed()
+        for i in range(n):
+            env.process(task(op, i, READ, reply))
+        yield done
+        returned = max(replies)
+        behind = sum(1 for v in commits[:committed] if v > returned)
+        records.append((op, returned >= known, behind, since,
+                        env.now - path.issue[op], known))
+
+    for op in range(path.issue.size):
+        env.process(write(op) if path.is_write[op] else read(op))
+    env.run()
+    start = path.issue[int(warmup * path.issue.size)]
+    records.sort()
+    write_records.sort()
+    rec = [r for r in records if path.issue[r[0]] >= start and r[5] > 0]
+    writes = [w for w in write_records if path.issue[w[0]] >= start]
+    busy = np.zeros((n, key.node.stage_threads.size))
+    return StalenessResult(
+        key, read_quorum, write_quorum,
+        consistent=np.array([r[1] for r in rec], dtype=bool),
+        versions_behind=np.array([r[2] for r in rec], dtype=np.int64),
+        since_commit=np.array([r[3] for r in rec]),
+        read_latency=np.array([r[4] for r in rec]),
+        write_latency=np.array([w[1] for w in writes]), utilisation=busy)
+
+
+# --- helpers -------------------------------------------------------------------------
+
+def _structure(node) -> str:
+    return "stages" if isinstance(node, Stages) else "shared"
+
+
+def _proportion(count: int, total: int, confidence: float) -> tuple[float, float, float]:
+    if total == 0:
+        return math.nan, math.nan, math.nan
+    ci = stats.binomtest(count, total).proportion_ci(confidence, method="wilson")
+    return count / total, float(ci.low), float(ci.high)
+
+
+def _grid(grid) -> np.ndarray:
+    edges = np.atleast_1d(np.asarray(grid, dtype=float))
+    if (edges.ndim != 1 or edges.size == 0 or not np.all(np.isfinite(edges))
+            or np.any(edges < 0) or np.any(np.diff(edges) <= 0)):
+        raise ConfigError(f"t grid {np.asarray(grid).tolist()} must be increasing "
+                          "finite times >= 0, e.g. 0,1,2,5,10")
+    return edges
+
+
+def _real(value) -> bool:
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, bool) and math.isfinite(value))
+
+
+def _whole(value: Any, what: str, lowest: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < lowest:
+        raise ConfigError(f"{what} must be a whole number >= {lowest}, got {value!r}")
+    return int(value)
+
+
+def _quorum(value: Any, label: str, replicas: int) -> int:
+    value = _whole(value, f"{label} quorum", 1)
+    if value > replicas:
+        raise ConfigError(f"{label} quorum {value} exceeds replicas {replicas}; use "
+                          f"1 <= {label} quorum <= replicas")
+    return value

@@ -1,0 +1,144 @@
+"""Tests for forkjoin_sim.staleness.queueing: staleness of partial quorums under load."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.nodes import SharedQueue, Stages
+from forkjoin_sim.staleness.queueing import (ReplicatedKey, draw_path, exponential_delays,
+                                             simulate_events, simulate_queues,
+                                             simulate_staleness)
+from forkjoin_sim.staleness.wars import simulate_wars
+
+STRUCTURES = [SharedQueue(), Stages(), SharedQueue(2), Stages(2, 3)]
+
+
+def issue_key(node, work_per_replica, replicas=3):
+    """The issue's example: 1 op/ms, half writes, messages and service exponential,
+    message mean 0.5 ms; ``work_per_replica`` is the service mean (0: no service)."""
+    law = None if work_per_replica == 0 else stats.expon(scale=work_per_replica)
+    return ReplicatedKey(replicas, 1.0, 0.5, node=node, read_service=law, write_service=law)
+
+
+@pytest.mark.parametrize("node", STRUCTURES, ids=str)
+def test_fast_pass_equals_simpy_events_read_by_read(node):
+    key = issue_key(node, 0.7)
+    path = draw_path(key, 1500, seed=11)
+    run = simulate_queues(key, path=path)
+    for read_quorum, write_quorum in [(1, 1), (2, 1), (1, 2), (3, 3)]:
+        fast = run.outcome(read_quorum, write_quorum)
+        events = simulate_events(key, read_quorum, write_quorum, path)
+        assert fast.reads == events.reads > 500
+        np.testing.assert_array_equal(fast.consistent, events.consistent)
+        np.testing.assert_array_equal(fast.versions_behind, events.versions_behind)
+        np.testing.assert_allclose(fast.since_commit, events.since_commit, atol=1e-9)
+        np.testing.assert_allclose(fast.read_latency, events.read_latency, atol=1e-9)
+        np.testing.assert_allclose(fast.write_latency, events.write_latency, atol=1e-9)
+    # the path is busy enough that R = W = 1 does read stale values
+    assert not run.outcome(1, 1).consistent.all()
+
+
+@pytest.mark.parametrize("replicas", [3, 5])
+@pytest.mark.parametrize("node", [SharedQueue(), Stages(), Stages(1, 2)], ids=str)
+@pytest.mark.parametrize("work", [0, 0.45, 0.85])
+def test_strict_quorums_always_read_the_latest_commit(replicas, node, work):
+    # A read quorum meets every write quorum; the common replica applied the write
+    # before acknowledging it, hence before the commit and before the read began.
+    run = simulate_queues(issue_key(node, work, replicas), 20_000, seed=5)
+    for read_quorum, write_quorum in itertools.product(range(1, replicas + 1), repeat=2):
+        result = run.outcome(read_quorum, write_quorum)
+        if read_quorum + write_quorum > replicas:
+            assert result.consistent.all()
+            assert not result.versions_behind.any()
+        elif read_quorum == write_quorum == 1:
+            assert not result.consistent.all()
+
+
+def test_load_free_limit_agrees_with_wars_at_every_t():
+    # No service and operations far apart: each read meets the latest committed
+    # write as in WARS, so P(consistent | t) must match PBS's Monte Carlo for the
+    # times t the reads actually saw (averaged over each bin).
+    key = ReplicatedKey(3, 0.02, 0.5, node=Stages(), read_service=None,
+                        write_service=None, delays=exponential_delays(0.5))
+    wars = simulate_wars(key.delays, 3, 1, 1, trials=400_000, seed=2)
+    result = simulate_staleness(key, 1, 1, operations=600_000, seed=4)
+    edges = [0, 0.25, 0.5, 1, 2]
+    table = result.visibility(edges)
+    predicted = np.searchsorted(wars.waits, result.since_commit, side="right") / wars.trials
+    bins = np.searchsorted(edges, result.since_commit, side="right") - 1
+    for j in range(len(edges) - 1):
+        inside = bins == j
+        expected = predicted[inside].sum()
+        spread = np.sqrt((predicted[inside] * (1 - predicted[inside])).sum())
+        observed = table.consistent[j]
+        assert table.reads[j] > 600
+        assert abs(observed - expected) < 4 * spread + 1, (j, observed, expected)
+    # the bins resolve the rise of P(consistent) after commit
+    assert table.probability[0] < table.probability[3] - 0.03
+
+
+@pytest.mark.parametrize("node, direction", [(SharedQueue(), "falls"), (Stages(), "rises")],
+                         ids=["shared", "stages"])
+def test_direction_of_the_load_effect_matches_the_issue(node, direction):
+    # The issue's independent model: shared FIFO about 4.5% -> 0.1% stale, separate
+    # stages about 4.4% -> 13%, from no load to 0.9 work per replica.
+    idle = simulate_staleness(issue_key(node, 0), 1, 1, 150_000, seed=7)
+    busy = simulate_staleness(issue_key(node, 0.9), 1, 1, 150_000, seed=7)
+    p_idle, low_idle, high_idle = idle.stale()
+    p_busy, low_busy, high_busy = busy.stale()
+    assert 0.035 < p_idle < 0.055
+    if direction == "falls":
+        assert high_busy < low_idle
+        assert p_busy < 0.005
+    else:
+        assert low_busy > high_idle
+        assert 0.10 < p_busy < 0.16
+        first_ms = busy.visibility([0, 1]).iloc[0]
+        assert first_ms.high < idle.visibility([0, 1]).iloc[0].low
+
+
+def test_k_staleness_and_measured_utilisation():
+    key = issue_key(Stages(), 0.8)
+    result = simulate_staleness(key, 1, 1, 60_000, seed=9)
+    table = result.k_staleness([1, 2, 3, 10])
+    assert np.all(np.diff(table.probability) >= 0)
+    assert table.probability[0] == pytest.approx(1 - result.stale()[0])
+    assert result.versions_behind.max() >= 2
+    # each stage of each replica is busy rate * share * mean service
+    np.testing.assert_allclose(result.utilisation, 0.4, atol=0.02)
+    latency = result.latency_percentiles([50, 99])
+    assert np.all(latency.read_low <= latency.read) and np.all(latency.read <= latency.read_high)
+    assert latency.write[1] > latency.write[0]
+
+
+def test_results_are_a_function_of_the_seed():
+    key = issue_key(SharedQueue(), 0.5)
+    a = simulate_staleness(key, 1, 2, 5000, seed=3)
+    b = simulate_staleness(key, 1, 2, 5000, seed=3)
+    c = simulate_staleness(key, 1, 2, 5000, seed=4)
+    np.testing.assert_array_equal(a.read_latency, b.read_latency)
+    assert not np.array_equal(a.read_latency[:100], c.read_latency[:100])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(rate=1.0, write_share=0.5, read_service=stats.expon(scale=2.1)), "unstable"),
+    (dict(rate=0.0, write_share=0.5), "rate"),
+    (dict(rate=1.0, write_share=1.5), "write share"),
+    (dict(rate=1.0, write_share=0.5, node="fifo"), "SharedQueue"),
+])
+def test_bad_models_are_refused(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        ReplicatedKey(3, **kwargs)
+
+
+def test_quorums_outside_one_to_n_are_refused():
+    run = simulate_queues(issue_key(Stages(), 0.5), 1000, seed=1)
+    with pytest.raises(ConfigError, match="read quorum 4 exceeds replicas 3"):
+        run.outcome(4, 1)
+    with pytest.raises(ConfigError, match="write quorum"):
+        run.outcome(1, 0)
+    with pytest.raises(ConfigError, match="t grid"):
+        run.outcome(1, 1).visibility([1, 0.5])
