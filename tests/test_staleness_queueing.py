@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from analytic.staleness import p_miss
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, draw_path, exponential_delays,
                                              simulate_events, simulate_queues,
                                              simulate_staleness)
-from forkjoin_sim.staleness.wars import simulate_wars
+from forkjoin_sim.staleness.wars import MessageLaws, simulate_wars
 
 STRUCTURES = [SharedQueue(), Stages(), SharedQueue(2), Stages(2, 3)]
 
@@ -78,6 +79,38 @@ def test_load_free_limit_agrees_with_wars_at_every_t():
         assert abs(observed - expected) < 4 * spread + 1, (j, observed, expected)
     # the bins resolve the rise of P(consistent) after commit
     assert table.probability[0] < table.probability[3] - 0.03
+
+
+@pytest.mark.parametrize("read_quorum, write_quorum", [(1, 1), (2, 2), (1, 3)])
+def test_load_free_limit_agrees_with_the_closed_form(read_quorum, write_quorum):
+    # Acks, read requests and replies take no time; write propagation is Exp(1).
+    # At commit exactly W replicas hold the write (PBS's closed form at t = 0); by
+    # memorylessness each other one has applied it t later with probability
+    # 1 - exp(-t), independently, so P(stale | t) = E[p_miss(N, R, W + M)] with
+    # M ~ Binomial(N - W, 1 - exp(-t)).
+    replicas, none = 5, stats.expon(scale=1e-9)
+    key = ReplicatedKey(replicas, 0.05, 0.5, node=SharedQueue(), read_service=None,
+                        write_service=None,
+                        delays=MessageLaws(stats.expon(), none, none, none))
+    result = simulate_staleness(key, read_quorum, write_quorum, 600_000, seed=6)
+    others = replicas - write_quorum
+    applied = stats.binom.pmf(np.arange(others + 1)[:, None], others,
+                              1 - np.exp(-result.since_commit)[None, :])
+    miss = np.array([float(p_miss(replicas, read_quorum, write_quorum + m))
+                     for m in range(others + 1)])
+    predicted = 1 - miss @ applied
+    edges = [0, 0.1, 0.3, 1]
+    bins = np.searchsorted(edges, result.since_commit, side="right") - 1
+    table = result.visibility(edges)
+    for j in range(len(edges) - 1):
+        inside = bins == j
+        spread = np.sqrt((predicted[inside] * (1 - predicted[inside])).sum())
+        assert table.reads[j] > 500
+        assert abs(table.consistent[j] - predicted[inside].sum()) < 4 * spread + 1
+    # the first bin is close to t = 0, where the closed form is 1 - C(N-W,R)/C(N,R)
+    first = table.iloc[0]
+    closed = 1 - float(p_miss(replicas, read_quorum, write_quorum))
+    assert first.low - 0.02 < closed < first.high + 0.02
 
 
 @pytest.mark.parametrize("node, direction", [(SharedQueue(), "falls"), (Stages(), "rises")],
