@@ -1,0 +1,93 @@
+"""Tests for forkjoin_sim.staleness_cli: ``forkjoin-sim staleness``."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from forkjoin_sim.cli import _Parser
+from forkjoin_sim.nodes import SharedQueue
+from forkjoin_sim.staleness.queueing import ReplicatedKey, SUMMARY_KEYS, simulate_staleness
+from forkjoin_sim.staleness_cli import register
+
+
+def run(argv):
+    """``forkjoin-sim`` with only this command, as ``cli.main`` runs plugins."""
+    parser = _Parser(prog="forkjoin-sim")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    errors = register(sub)
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except errors as exc:
+        print(f"forkjoin-sim {args.command}: error: {exc}")
+        return 2
+
+
+BASE = ["staleness", "--replicas", "3", "--rate", "1", "--jobs", "20000", "--seed", "3"]
+
+
+def test_json_equals_the_api_and_documents_its_keys(capsys):
+    assert run(BASE + ["--read-quorum", "1", "--write-quorum", "2", "--structure",
+                       "shared", "--read-service", "exp:0.6", "--write-service",
+                       "exp:0.6", "--json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    key = ReplicatedKey(3, 1.0, 0.5, node=SharedQueue(), read_service=stats.expon(scale=0.6),
+                        write_service=stats.expon(scale=0.6))
+    api = simulate_staleness(key, 1, 2, 20_000, seed=3)
+    assert summary["stale"] == pytest.approx(api.stale()[0])
+    assert summary["reads"] == api.reads
+    assert summary["utilisation"] == pytest.approx(0.6, abs=0.03)
+    documented = {name.strip() for key in SUMMARY_KEYS for name in key.split(",")}
+    assert set(summary) == documented
+
+
+def test_csv_has_a_row_per_rate_and_pair_and_a_figure(tmp_path, capsys):
+    out, figure = tmp_path / "s.csv", tmp_path / "s.png"
+    assert run(BASE[:4] + ["0.3,0.8"] + BASE[5:] + ["--all-pairs", "--out", str(out),
+                                                    "--figure", str(figure)]) == 0
+    table = pd.read_csv(out)
+    assert len(table) == 2 * 9
+    strict = table.read_quorum + table.write_quorum > 3
+    assert np.all(table.stale[strict] == 0)
+    assert np.all(table.stale[~strict] > 0)
+    assert {"visible_0", "visible_0_low", "k_2", "read_p99", "write_p99_high"} <= set(table)
+    assert figure.stat().st_size > 10_000
+    assert "P(stale)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--read-quorum", "4", "--write-quorum", "1"], "--read-quorum 4 is outside 1..N=3"),
+    (["--read-quorum", "1", "--write-quorum", "0"], "--write-quorum 0 is outside"),
+    (["--read-quorum", "1"], "give --read-quorum R and --write-quorum W"),
+    (["--all-pairs", "--read-service", "exp:2.5"], "unstable"),
+    (["--all-pairs", "--delay-w", "mix:0.5*exp;0.6*exp"], "sum"),
+    (["--all-pairs", "--out", "results.txt"], "must end in .csv or .json"),
+])
+def test_bad_input_is_one_line_before_any_work(extra, message, capsys, tmp_path,
+                                               monkeypatch):
+    import forkjoin_sim.staleness.queueing as queueing
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(queueing, "simulate_queues", None)  # any work would fail
+    assert run(BASE + extra) == 2
+    out = capsys.readouterr().out.strip()
+    assert message in out and "\n" not in out
+
+
+def test_unwritable_output_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    import forkjoin_sim.staleness.queueing as queueing
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setattr(queueing, "simulate_queues", None)
+    assert run(BASE + ["--all-pairs", "--out", str(blocker / "s.csv")]) == 2
+    assert "not a directory" in capsys.readouterr().out
+
+
+def test_usage_errors_exit_2():
+    with pytest.raises(SystemExit) as exc:
+        run(BASE + ["--all-pairs", "--t-grid", "2,1"])
+    assert exc.value.code == 2
