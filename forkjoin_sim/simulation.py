@@ -231,8 +231,10 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
     started = time.perf_counter()
     system = model.system
     if engine == "fused":
-        return _simulate_fused(model, jobs, seed, warmup, sample_every, replications,
-                               workers, started)
+        from .engines.fused import simulate_fused
+
+        return simulate_fused(model, jobs, seed, warmup, sample_every, replications,
+                              workers, started)
     if replications != 1:
         raise ConfigError("replications are run by the fused engine; use "
                           "engine='fused' (--engine fused) or replications=1")
@@ -283,80 +285,3 @@ def overload_notes(utilisation: np.ndarray | None) -> tuple[str, ...]:
             "> 1): their backlog grows without bound, so the run has no steady state "
             "there; jobs complete only because their quorum skips those nodes. Use "
             "purging, faster nodes, or fewer clients",)
-
-
-def _simulate_fused(model, jobs, seed, warmup, sample_every, replications, workers,
-                    started) -> SimulationResult:
-    """`simulate` on the fused engine: pooled statistics of the replications."""
-    from .engines.fused import run_replications
-    from .histogram import quantiles
-    from .run import check_run
-    from .statistics import (SUMMARY_PERCENTILES, _check_sample_every, _check_warmup,
-                             summary_from_batches, t_interval, warmup_count)
-
-    if (isinstance(replications, bool) or not isinstance(replications, (int, np.integer))
-            or replications < 1):
-        raise ConfigError(f"replications must be a whole number >= 1, got "
-                          f"{replications!r}")
-    if workers is not None and (isinstance(workers, bool) or
-                                not isinstance(workers, (int, np.integer)) or workers < 1):
-        raise ConfigError(f"workers must be a whole number >= 1, got {workers!r}")
-    jobs = check_run(jobs)
-    per = jobs // replications
-    if _check_warmup(warmup) == "auto":
-        raise ConfigError("the fused engine takes a warm-up fraction, not 'auto' "
-                          "(MSER-5 needs every job); use e.g. warmup=0.1")
-    every = _check_sample_every(sample_every)
-    start = warmup_count(per, warmup)
-    measured = len(range(start, per, every))
-    if measured < 4:
-        raise ConfigError(f"only {measured} job(s) measured per replication; run more "
-                          "jobs or fewer replications")
-    system = model.system
-    arrivals = model.arrival_process
-    if not getattr(arrivals, "closed", False):
-        system.check_stable(arrivals.rate)
-    from .statistics import DEFAULT_BATCHES as batches
-
-    runs = run_replications(system, arrivals, per, seed, start, every, measured,
-                            batches, replications, workers)
-    names = [c.name for c in system.classes]
-    rows = len(names) + 1
-
-    def pooled(row: int, label: str) -> Summary:
-        total = sum(float(r.sums[row]) for r in runs)
-        count = sum(int(r.counts[row]) for r in runs)
-        if count < 2:
-            raise ConfigError(f"{label} has only {count} measured job(s); run more jobs")
-        means = np.concatenate([r.batch_sums[row][r.batch_counts[row] > 0]
-                                / r.batch_counts[row][r.batch_counts[row] > 0]
-                                for r in runs])
-        hist = sum(r.hist[row] for r in runs)
-        values = quantiles(hist, [q / 100 for q in SUMMARY_PERCENTILES])
-        p = dict(zip(SUMMARY_PERCENTILES, map(float, values)))
-        return summary_from_batches(total / count, means, p, count,
-                                    start * len(runs), every, 0.95,
-                                    batches * len(runs), [])
-
-    overall = pooled(rows - 1, "the run")
-    classes = ({name: pooled(i, f"class {name!r}") for i, name in enumerate(names)}
-               if len(names) > 1 else {})
-    gaps = np.concatenate([r.gap_batches / r.gap_batch_size for r in runs])
-    mean_gap = float(np.mean(gaps))
-    _, low, high = t_interval(mean_gap, gaps, 0.95)
-    throughput = Interval(every / mean_gap, every / high if high > 0 else 0.0,
-                          every / low if low > 0 else float("inf"))
-    threads = system.node_model.stage_threads
-    busy = np.mean([r.busy / (r.horizon * threads[None, :]) for r in runs], axis=0)
-    utilisation = busy[:, 0] if busy.shape[1] == 1 else busy
-    notes = overload_notes(utilisation)
-    if replications > 1:
-        notes += (f"{replications} independent replications of {per:,} jobs, each "
-                  f"with its own warm-up; percentiles from a histogram (within "
-                  f"0.8%)",)
-    return SimulationResult(model=model, engine="fused", jobs=per * replications,
-                            seed=seed if isinstance(seed, (int, np.integer)) else -1,
-                            sojourns=np.empty(0), summary=overall,
-                            utilisation=utilisation,
-                            seconds=time.perf_counter() - started, classes=classes,
-                            throughput=throughput, speeds=None, notes=notes)
