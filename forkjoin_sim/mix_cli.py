@@ -49,7 +49,6 @@ def cluster_from_args(args):
     if bool(closed) == (args.rate is not None):
         raise ConfigError("give --rate (open, operations per unit time) or --clients N "
                           "(closed loop), not both")
-    closed.pop("think_law", None)
     node = (Stages(args.read_threads, args.write_threads) if args.structure == "stages"
             else SharedQueue(args.read_threads))
     return CassandraCluster(

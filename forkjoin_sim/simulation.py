@@ -139,7 +139,13 @@ class SimulationResult:
         if law is not None:
             lines.append(f"response time law  N/X - Z = {law['law_mean']:.6g}  "
                          f"(measured mean {law['measured_mean']:.6g})")
-        if self.utilisation is not None:
+        if self.utilisation is not None and self.utilisation.ndim == 2:
+            names = self.model.system.node_model.stage_names
+            for stage, name in enumerate(names):
+                busy = self.utilisation[:, stage]
+                lines.append(f"{name} stage utilisation  mean {busy.mean():.4f}  "
+                             f"(min {busy.min():.4f}, max {busy.max():.4f})")
+        elif self.utilisation is not None:
             lines.append(f"node utilisation  mean {np.mean(self.utilisation):.4f}  "
                          f"(min {np.min(self.utilisation):.4f}, "
                          f"max {np.max(self.utilisation):.4f})")

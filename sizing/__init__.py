@@ -8,8 +8,14 @@ which never import each other, so they live here:
                             Theorem 1 on whole distributions
 ``planning``                the consistency planner (R, W) and the capacity
                             planner (nodes, replicas, level) against an SLA
+``measurements``            benchmark summaries (threads, throughput, mean per
+                            consistency level) read from CSV
+``calibration``             fit a Cassandra cluster model to such summaries and
+                            predict other levels, thread counts and clusters
+``calibrated_model``        the fitted model and its TOML file
 ==========================  ==================================================
 
-Their commands (``timeouts``, ``plan-consistency``, ``plan-capacity``) join the
+Their commands (``timeouts``, ``plan-consistency``, ``plan-capacity``, and
+``cassandra calibrate`` / ``cassandra predict --model``) join the
 ``forkjoin-sim`` CLI through the ``forkjoin_sim.commands`` entry point.
 """

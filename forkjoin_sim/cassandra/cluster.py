@@ -62,7 +62,8 @@ class CassandraCluster(RunInput):
     node : `Stages` (default) or `SharedQueue`
     rate : float, optional
         Open loop: operations per unit time (Poisson).
-    clients, think : closed loop: client threads and mean think time.
+    clients, think, think_law : closed loop: client threads, mean think time and
+        its law (default exponential; e.g. a constant JMeter timer).
     """
 
     nodes: int
@@ -79,6 +80,7 @@ class CassandraCluster(RunInput):
     rate: float | None = None
     clients: int | None = None
     think: float = 0.0
+    think_law: Any = None
 
     def __post_init__(self) -> None:
         check_cluster(self.nodes, self.replicas)
@@ -115,7 +117,7 @@ class CassandraCluster(RunInput):
             raise ConfigError("give exactly one of rate (open, operations per unit "
                               "time) and clients (closed loop)")
         if self.clients is not None:
-            process = ClosedLoop(self.clients, self.think)
+            process = ClosedLoop(self.clients, self.think, self.think_law)
         else:
             process = Poisson(self.rate)
             system.check_stable(process.rate)

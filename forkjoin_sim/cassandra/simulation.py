@@ -192,9 +192,15 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
     _check_run(jobs, level)
     recorder = _run_writes(model, [model.quorum], jobs, seed, level, config, warmup,
                            sample_every, progress=progress)
+    summary = recorder.summary()
+    if summary.warnings:
+        from ..convergence import convergence_notes
+
+        summary = dataclasses.replace(summary, warnings=convergence_notes(summary,
+                                                                          int(jobs)))
     return CassandraResult(model=model, level=level, jobs=int(jobs),
                            seed=seed if isinstance(seed, (int, np.integer)) else -1,
-                           summary=recorder.summary(), seconds=time.perf_counter() - started,
+                           summary=summary, seconds=time.perf_counter() - started,
                            throughput=recorder.throughput())
 
 
