@@ -1,0 +1,253 @@
+"""The fastest read and write quorums (R, W) that meet a staleness constraint under load.
+
+A constraint is either
+
+- *t-visibility*: P(a read issued between ``t`` and ``t + window`` after the latest
+  commit returns it) >= ``probability`` (PBS's "consistent at t ms"); or
+- *versions*: P(a read is at most ``versions_behind`` committed versions behind)
+  >= ``probability`` (0 behind is "consistent"; PBS's k-staleness with k =
+  versions_behind + 1).
+
+One queueing simulation (``forkjoin_sim.staleness.queueing``) of the given load,
+write share, replica structure and laws serves every (R, W) on the same sample path.
+A pair *meets* the constraint when it is strict (R + W > N: every read returns the
+latest commit, exactly) or when the lower end of the 95% Wilson interval of its
+simulated probability is at least ``probability``; a pair whose interval straddles
+it is *undecided* (more operations would decide it) and is not chosen. Among the
+pairs that meet it, the fastest is the one with the smallest ``percentile`` of the
+latency of the operation mix (reads' and writes' latencies pooled in their
+proportion; ``objective="mean"``: the mix's mean latency), ties to smaller R + W.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.nodes import SharedQueue, Stages
+from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
+
+
+@dataclass(frozen=True)
+class StalenessConstraint:
+    """P(consistent t after commit) >= probability (``t`` given), or
+    P(at most ``versions_behind`` versions behind) >= probability."""
+
+    probability: float
+    t: float | None = None
+    window: float = 1.0
+    versions_behind: int | None = None
+
+    def __post_init__(self) -> None:
+        p = self.probability
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
+            raise ConfigError(f"probability {p!r} must be strictly between 0 and 1, "
+                              "e.g. 0.999")
+        if (self.t is None) == (self.versions_behind is None):
+            raise ConfigError("a staleness constraint needs exactly one of t (time after "
+                              "commit) and versions_behind")
+        if self.t is not None and not (math.isfinite(self.t) and self.t >= 0
+                                       and math.isfinite(self.window) and self.window > 0):
+            raise ConfigError(f"t={self.t!r}, window={self.window!r}: give t >= 0 and a "
+                              "window > 0 (reads issued in [t, t + window) after commit)")
+        if self.versions_behind is not None and (
+                isinstance(self.versions_behind, bool)
+                or not isinstance(self.versions_behind, (int, np.integer))
+                or self.versions_behind < 0):
+            raise ConfigError(f"versions_behind={self.versions_behind!r} must be a whole "
+                              "number >= 0 (0: the latest version)")
+
+    def describe(self) -> str:
+        if self.t is not None:
+            return (f"P(consistent {self.t:g}-{self.t + self.window:g} after commit) >= "
+                    f"{self.probability:g}")
+        return (f"P(at most {self.versions_behind} version(s) behind) >= "
+                f"{self.probability:g}")
+
+    def measure(self, result) -> tuple[int, int]:
+        """(successes, reads) of this constraint in a ``StalenessResult``."""
+        if self.t is not None:
+            inside = ((result.since_commit >= self.t)
+                      & (result.since_commit < self.t + self.window))
+            return int(result.consistent[inside].sum()), int(inside.sum())
+        return int((result.versions_behind <= self.versions_behind).sum()), result.reads
+
+
+_CONSTRAINT = re.compile(r"^\s*(t|behind)\s*=\s*([^:]+?)\s*(?:,\s*window\s*=\s*([^:]+?))?"
+                         r"\s*:\s*(.+?)\s*$", re.IGNORECASE)
+
+
+def parse_constraint(text: str) -> StalenessConstraint:
+    """A constraint from ``t=T[,window=D]:P`` (P(consistent in [T, T+D) after commit)
+    >= P; D defaults to 1) or ``behind=M:P`` (P(at most M versions behind) >= P),
+    e.g. ``t=10:0.999`` or ``behind=1:0.9999``."""
+    match = _CONSTRAINT.match(str(text))
+    if not match:
+        raise ConfigError(f"staleness constraint {text!r}: write t=T:P (e.g. t=10:0.999, "
+                          "optionally t=10,window=2:0.999) or behind=M:P (e.g. "
+                          "behind=1:0.9999)")
+    kind, value, window, probability = match.groups()
+    try:
+        value_f, probability_f = float(value), float(probability)
+        window_f = 1.0 if window is None else float(window)
+    except ValueError:
+        raise ConfigError(f"staleness constraint {text!r}: T, D and P must be numbers"
+                          ) from None
+    if kind.lower() == "t":
+        return StalenessConstraint(probability_f, t=value_f, window=window_f)
+    if window is not None or not value_f.is_integer():
+        raise ConfigError(f"staleness constraint {text!r}: behind=M takes a whole M and "
+                          "no window")
+    return StalenessConstraint(probability_f, versions_behind=int(value_f))
+
+
+@dataclass(frozen=True)
+class StalenessPlan:
+    """Every (R, W) with its staleness measure and latencies; ``best`` is None when no
+    pair meets the constraint."""
+
+    key: ReplicatedKey
+    constraint: StalenessConstraint
+    objective: str
+    percentile: float
+    options: pd.DataFrame = field(repr=False)
+    best: tuple[int, int] | None
+
+    def report(self) -> str:
+        lines = [self.key.describe(), f"constraint: {self.constraint.describe()}; "
+                 f"fastest by the mix's {self._objective_name()}"]
+        table = self.options.copy()
+        table["pick"] = ["<- best" if (r, w) == self.best else ""
+                         for r, w in zip(table.read_quorum, table.write_quorum)]
+        lines.append(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        if self.best is None:
+            lines.append("no (R, W) meets the constraint")
+        return "\n".join(lines)
+
+    def _objective_name(self) -> str:
+        return "mean latency" if self.objective == "mean" else f"p{self.percentile:g}"
+
+
+def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
+                   objective: str = "percentile", percentile: float = 99,
+                   operations: int = 200_000, seed=0,
+                   warmup: float = 0.1) -> StalenessPlan:
+    """Simulate ``key`` once and rank every (R, W) (module docstring).
+
+    ``key.rate`` is the rate of operations reaching the key's replicas (the model has
+    one key, on every one of its N nodes).
+    """
+    if not isinstance(key, ReplicatedKey):
+        raise ConfigError("key must be a ReplicatedKey (replicas, rate, write share, "
+                          "node structure, laws)")
+    if not isinstance(constraint, StalenessConstraint):
+        raise ConfigError("constraint must be a StalenessConstraint (see parse_constraint)")
+    if objective not in ("percentile", "mean"):
+        raise ConfigError(f"objective {objective!r} is unknown; use percentile or mean")
+    if not 0 < percentile < 100:
+        raise ConfigError(f"percentile {percentile!r} is outside (0, 100); use e.g. 99")
+    run = simulate_queues(key, operations, seed, warmup)
+    n = key.replicas
+    rows = []
+    for read_quorum in range(1, n + 1):
+        for write_quorum in range(1, n + 1):
+            rows.append(_option(run.outcome(read_quorum, write_quorum), constraint,
+                                percentile))
+    table = pd.DataFrame(rows)
+    speed = "mix_mean" if objective == "mean" else "mix_percentile"
+    meeting = table[table.verdict == "meets"].assign(size=lambda t: t.read_quorum
+                                                     + t.write_quorum)
+    best = None
+    if len(meeting):
+        top = meeting.sort_values([speed, "size"], kind="stable").iloc[0]
+        best = (int(top.read_quorum), int(top.write_quorum))
+    return StalenessPlan(key, constraint, objective, float(percentile), table, best)
+
+
+def _option(result, constraint: StalenessConstraint, percentile: float) -> dict[str, Any]:
+    n = result.key.replicas
+    strict = result.read_quorum + result.write_quorum > n
+    successes, reads = constraint.measure(result)
+    if reads:
+        ci = stats.binomtest(successes, reads).proportion_ci(0.95, method="wilson")
+        estimate, low, high = successes / reads, float(ci.low), float(ci.high)
+    else:
+        estimate = low = high = math.nan
+    if strict:
+        verdict = "meets"  # exact: a read quorum meets every write quorum
+    elif reads and low >= constraint.probability:
+        verdict = "meets"
+    elif reads and high < constraint.probability:
+        verdict = "fails"
+    else:
+        verdict = "undecided"
+    mix = np.concatenate([result.read_latency, result.write_latency])
+    return {"read_quorum": result.read_quorum, "write_quorum": result.write_quorum,
+            "strict": strict, "reads": reads, "probability": estimate, "low": low,
+            "high": high, "verdict": verdict,
+            "read_percentile": float(np.percentile(result.read_latency, percentile)),
+            "write_percentile": float(np.percentile(result.write_latency, percentile)),
+            "mix_percentile": float(np.percentile(mix, percentile)),
+            "mix_mean": float(mix.mean()),
+            "utilisation": float(result.utilisation.max())}
+
+
+def key_for(replicas: int, rate: float, write_share: float, structure: str = "stages",
+            read_threads: int = 1, write_threads: int = 1, read_service: Any = None,
+            write_service: Any = None, delays: Any = None) -> ReplicatedKey:
+    """The ``ReplicatedKey`` of a planner question (defaults: exponential service of
+    mean 1, every message exponential of mean 0.5)."""
+    if structure not in ("stages", "shared"):
+        raise ConfigError(f"structure {structure!r} is unknown; use stages or shared")
+    node = (Stages(read_threads, write_threads) if structure == "stages"
+            else SharedQueue(read_threads))
+    return ReplicatedKey(replicas, rate, write_share, node=node,
+                         read_service=stats.expon() if read_service is None else read_service,
+                         write_service=stats.expon() if write_service is None
+                         else write_service,
+                         delays=exponential_delays() if delays is None else delays)
+
+
+# --- command-line glue for ``plan-consistency --staleness`` -----------------------
+
+def add_staleness_arguments(parser) -> None:
+    """The options ``plan-consistency`` needs for a staleness constraint."""
+    parser.add_argument("--staleness", metavar="CONSTRAINT",
+                        help="plan partial quorums too, under load: t=T[,window=D]:P "
+                             "(P(consistent T..T+D after commit) >= P) or behind=M:P (P(at "
+                             "most M versions behind) >= P), e.g. t=10:0.999")
+    parser.add_argument("--structure", choices=["stages", "shared"], default="stages",
+                        help="replica structure for --staleness: separate read and "
+                             "mutation stages (Cassandra) or one FIFO queue")
+    parser.add_argument("--read-threads", type=int, default=1)
+    parser.add_argument("--write-threads", type=int, default=1)
+    parser.add_argument("--delays", default="exp:0.5",
+                        help="one-way message delay law (W, A, R, S) for --staleness")
+
+
+def plan_from_args(args, read_service, write_service) -> StalenessPlan:
+    """The staleness plan that ``plan-consistency --staleness`` asks for.
+
+    Every node gets ``rate * replicas / nodes`` operations per unit time in the
+    (n, r) cluster; the model's replica set of one key is given that rate, so a
+    replica works as hard as in the cluster (all operations are on that key).
+    """
+    from forkjoin_sim.service import parse_service
+    from forkjoin_sim.staleness.wars import MessageLaws
+
+    constraint = parse_constraint(args.staleness)
+    delay = parse_service(args.delays)
+    key = key_for(args.replicas, args.rate * args.replicas / args.nodes,
+                  1 - args.read_fraction, args.structure, args.read_threads,
+                  args.write_threads, read_service,
+                  read_service if write_service is None else write_service,
+                  MessageLaws(delay, delay, delay, delay))
+    return plan_staleness(key, constraint, args.objective, args.percentile,
+                          operations=args.jobs, seed=args.seed)

@@ -1,0 +1,128 @@
+"""Tests for sizing.staleness_planning: fastest (R, W) under a staleness constraint."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from forkjoin_sim.errors import ConfigError
+from sizing.staleness_planning import (StalenessConstraint, key_for, parse_constraint,
+                                       plan_staleness)
+
+
+def busy(structure):
+    """The issue's example at 0.9 work per replica (1 op/ms, half writes)."""
+    law = stats.expon(scale=0.9)
+    return key_for(3, 1.0, 0.5, structure, read_service=law, write_service=law)
+
+
+def fastest_meeting(plan, column):
+    meeting = plan.options[plan.options.verdict == "meets"]
+    return meeting[column].min()
+
+
+@pytest.mark.parametrize("structure", ["shared", "stages"])
+def test_the_plan_is_the_fastest_pair_that_meets_the_constraint(structure):
+    plan = plan_staleness(busy(structure), parse_constraint("t=0:0.99"),
+                          operations=60_000, seed=2)
+    table = plan.options.set_index(["read_quorum", "write_quorum"])
+    assert len(table) == 9
+    assert table.loc[plan.best, "verdict"] == "meets"
+    assert table.loc[plan.best, "mix_percentile"] == fastest_meeting(plan, "mix_percentile")
+    # strict pairs meet exactly: every read was consistent
+    strict = table[table.strict]
+    assert np.all(strict.probability == 1)
+    # a pair meets only if its whole interval clears the target
+    partial_meeting = table[~table.strict & (table.verdict == "meets")]
+    assert np.all(partial_meeting.low >= 0.99)
+    if structure == "shared":
+        # FIFO replicas at high load: reads in the first ms are consistent >= 99%
+        # (the issue: 0.1% stale overall), so ONE/ONE, the fastest, is chosen
+        assert plan.best == (1, 1)
+    else:
+        # separate stages: about 0.77 in the first ms, so ONE/ONE fails
+        assert table.loc[(1, 1), "verdict"] == "fails"
+        assert plan.best != (1, 1)
+
+
+def test_the_structure_changes_the_answer():
+    shared = plan_staleness(busy("shared"), parse_constraint("t=0:0.99"), operations=60_000,
+                            seed=2)
+    stages = plan_staleness(busy("stages"), parse_constraint("t=0:0.99"), operations=60_000,
+                            seed=2)
+    assert shared.best != stages.best
+
+
+def test_a_loose_constraint_takes_the_fastest_pair_and_a_tight_one_a_strict_pair():
+    key = key_for(3, 1.0, 0.5, "stages", read_service=stats.expon(scale=0.5),
+                  write_service=stats.expon(scale=0.5))
+    loose = plan_staleness(key, parse_constraint("behind=0:0.5"), operations=30_000,
+                           seed=1)
+    assert loose.best == (1, 1)
+    assert loose.options.verdict.eq("meets").all()
+    # 1 - 1e-6 cannot be shown from 30 000 operations: only strict pairs qualify
+    tight = plan_staleness(key, StalenessConstraint(1 - 1e-6, versions_behind=0),
+                           operations=30_000, seed=1, objective="mean")
+    table = tight.options.set_index(["read_quorum", "write_quorum"])
+    assert table.loc[tight.best, "strict"]
+    assert set(table[~table.strict].verdict) <= {"undecided", "fails"}
+    assert table.loc[tight.best, "mix_mean"] == table[table.strict].mix_mean.min()
+
+
+def test_more_versions_allowed_is_easier():
+    plan0 = plan_staleness(busy("stages"), parse_constraint("behind=0:0.9"), operations=30_000,
+                           seed=3)
+    plan1 = plan_staleness(busy("stages"), parse_constraint("behind=1:0.9"), operations=30_000,
+                           seed=3)
+    assert np.all(plan1.options.probability >= plan0.options.probability)
+    assert (plan1.options.probability > plan0.options.probability).any()
+
+
+def test_constraint_specs():
+    c = parse_constraint("t=10:0.999")
+    assert (c.t, c.window, c.probability, c.versions_behind) == (10, 1, 0.999, None)
+    c = parse_constraint(" t = 2 , window = 0.5 : 0.9 ")
+    assert (c.t, c.window) == (2, 0.5)
+    c = parse_constraint("behind=1:0.9999")
+    assert (c.versions_behind, c.probability, c.t) == (1, 0.9999, None)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("p>=0.9", "write t=T:P"), ("t=1:1.5", "strictly between 0 and 1"),
+    ("behind=1.5:0.9", "whole M"), ("t=-1:0.9", "t >= 0"), ("t=x:0.9", "numbers"),
+])
+def test_bad_constraints_say_how_to_fix_them(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_constraint(text)
+
+
+def test_bad_planner_arguments():
+    with pytest.raises(ConfigError, match="exactly one"):
+        StalenessConstraint(0.9)
+    with pytest.raises(ConfigError, match="structure"):
+        key_for(3, 1.0, 0.5, "fifo")
+    with pytest.raises(ConfigError, match="objective"):
+        plan_staleness(busy("shared"), parse_constraint("t=0:0.9"), objective="p99")
+
+
+def test_command_line_glue():
+    import argparse
+
+    from sizing.staleness_planning import add_staleness_arguments, plan_from_args
+
+    parser = argparse.ArgumentParser()
+    for name, kind in (("--nodes", int), ("--replicas", int), ("--rate", float),
+                       ("--read-fraction", float), ("--percentile", float),
+                       ("--jobs", int), ("--seed", int)):
+        parser.add_argument(name, type=kind)
+    parser.add_argument("--objective", default="percentile")
+    add_staleness_arguments(parser)
+    args = parser.parse_args("--nodes 6 --replicas 3 --rate 2 --read-fraction 0.5 "
+                             "--percentile 99 --jobs 20000 --seed 4 --structure shared "
+                             "--staleness t=0:0.9".split())
+    law = stats.expon(scale=0.9)
+    plan = plan_from_args(args, law, None)
+    # 2 ops per unit time on 6 nodes with 3 replicas each: 1 op per unit per node
+    direct = plan_staleness(busy("shared"), parse_constraint("t=0:0.9"),
+                            operations=20_000, seed=4)
+    assert plan.best == direct.best
+    np.testing.assert_allclose(plan.options.mix_percentile, direct.options.mix_percentile)
