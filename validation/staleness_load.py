@@ -1,0 +1,214 @@
+"""Staleness and latency of partial quorums under load, next to PBS's load-free answer.
+
+For N = 3 and 5, every (R, W) with R + W <= N and one strict pair as the control,
+both replica structures (one FIFO queue; separate read and mutation stages), write
+shares 0.1 and 0.5 and work per replica from 0 (no service: the load-free limit)
+to 0.9: the queueing simulation (``forkjoin_sim.staleness.queueing``) gives
+P(stale), t-visibility per bin of time after commit, k-staleness and p99 read and
+write latency. Beside it, PBS's WARS Monte Carlo with the same message laws
+(``forkjoin_sim.staleness.wars``) evaluated at the very times after commit the
+simulated reads saw (so the two differ only by the queues), and the closed form
+1 - C(N-W, R)/C(N, R).
+
+Laws: 1 operation per ms, every one-way message exponential with mean 0.5 ms,
+read and write service exponential with mean equal to the work per replica (ms per
+ms of time), one thread per stage.
+
+    .venv/bin/python -m validation.staleness_load            # writes docs/staleness/load.*
+    .venv/bin/python -m validation.staleness_load --operations 50000 --out-dir /tmp/x
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analytic.staleness import p_consistent
+from forkjoin_sim.io import atomic_save, atomic_write
+from forkjoin_sim.nodes import SharedQueue, Stages
+from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
+                                             simulate_queues)
+from forkjoin_sim.staleness.wars import simulate_wars
+
+RATE = 1.0
+MESSAGE_MEAN = 0.5
+LOADS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
+WRITE_SHARES = (0.1, 0.5)
+REPLICAS = (3, 5)
+STRUCTURES = {"shared": SharedQueue(), "stages": Stages()}
+#: Bins of time after commit (ms) for t-visibility.
+EDGES = (0.0, 1.0, 2.0, 5.0)
+VERSIONS = (1, 2)
+
+
+def pairs(replicas: int) -> list[tuple[int, int]]:
+    """Every partial (R + W <= N) pair and the majority pair as the strict control."""
+    partial = [(r, w) for r in range(1, replicas) for w in range(1, replicas)
+               if r + w <= replicas]
+    majority = replicas // 2 + 1
+    return partial + [(majority, majority)]
+
+
+def _interval(count: int, total: int) -> tuple[float, float]:
+    if total == 0:
+        return np.nan, np.nan
+    ci = stats.binomtest(count, total).proportion_ci(0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def experiment(operations: int, seed: int, wars_trials: int) -> pd.DataFrame:
+    """One row per (N, structure, write share, load, R, W)."""
+    delays = exponential_delays(MESSAGE_MEAN)
+    wars = {(n, r, w): simulate_wars(delays, n, r, w, wars_trials, seed=seed + 1)
+            for n in REPLICAS for r, w in pairs(n)}
+    rows = []
+    for n in REPLICAS:
+        for structure, node in STRUCTURES.items():
+            for share in WRITE_SHARES:
+                for load in LOADS:
+                    law = None if load == 0 else stats.expon(scale=load / RATE)
+                    key = ReplicatedKey(n, RATE, share, node=node, read_service=law,
+                                        write_service=law, delays=delays)
+                    run = simulate_queues(key, operations, seed)
+                    for r, w in pairs(n):
+                        rows.append(_row(run.outcome(r, w), wars[(n, r, w)], structure,
+                                         load))
+    return pd.DataFrame(rows)
+
+
+def _row(result, wars, structure: str, load: float) -> dict:
+    key = result.key
+    # PBS's answer for each simulated read: P(consistent | its own time after commit)
+    pbs = np.searchsorted(wars.waits, result.since_commit, side="right") / wars.trials
+    stale, low, high = result.stale()
+    row = {"replicas": key.replicas, "read_quorum": result.read_quorum,
+           "write_quorum": result.write_quorum, "structure": structure,
+           "write_share": key.write_share, "work_per_replica": load,
+           "busiest_stage": float(result.utilisation.max()), "reads": result.reads,
+           "stale": stale, "stale_low": low, "stale_high": high,
+           "pbs_stale": float(1 - pbs.mean()),
+           "closed_form_consistent": p_consistent(key.replicas, result.read_quorum,
+                                                  result.write_quorum)}
+    bins = np.searchsorted(EDGES, result.since_commit, side="right") - 1
+    for j, left in enumerate(EDGES):
+        inside = bins == j
+        count, total = int(result.consistent[inside].sum()), int(inside.sum())
+        name = f"visible_{left:g}"
+        row[name] = count / total if total else np.nan
+        row[f"{name}_low"], row[f"{name}_high"] = _interval(count, total)
+        row[f"pbs_{name}"] = float(pbs[inside].mean()) if total else np.nan
+    for k in VERSIONS:
+        if k > 1:
+            count = int((result.versions_behind < k).sum())
+            row[f"k_{k}"] = count / result.reads
+            row[f"k_{k}_low"], row[f"k_{k}_high"] = _interval(count, result.reads)
+    row["read_p99"] = float(np.percentile(result.read_latency, 99))
+    row["write_p99"] = float(np.percentile(result.write_latency, 99))
+    row["pbs_read_p99"] = float(np.percentile(wars.read_latency, 99))
+    row["pbs_write_p99"] = float(np.percentile(wars.write_latency, 99))
+    return row
+
+
+def plot(table: pd.DataFrame, path: Path) -> None:
+    """P(stale) against work per replica: rows N, columns write share; solid shared
+    FIFO, dashed stages, dotted PBS at the reads' own times after commit."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(REPLICAS), len(WRITE_SHARES), figsize=(11, 7.5),
+                             squeeze=False)
+    for i, n in enumerate(REPLICAS):
+        shown = [p for p in pairs(n)[:-1] if p[0] + p[1] in (2, n)][:3]
+        for j, share in enumerate(WRITE_SHARES):
+            ax = axes[i, j]
+            for c, (r, w) in enumerate(shown):
+                for structure, style in (("shared", "-"), ("stages", "--")):
+                    part = table[(table.replicas == n) & (table.write_share == share)
+                                 & (table.read_quorum == r) & (table.write_quorum == w)
+                                 & (table.structure == structure)]
+                    ax.errorbar(part.work_per_replica, 100 * part.stale,
+                                yerr=[100 * (part.stale - part.stale_low),
+                                      100 * (part.stale_high - part.stale)],
+                                fmt="o" + style, color=f"C{c}", ms=3, capsize=2,
+                                label=f"R={r} W={w} {structure}")
+                    ax.plot(part.work_per_replica, 100 * part.pbs_stale, ":",
+                            color=f"C{c}", alpha=0.7, lw=1.4 if structure == "stages" else 0.8)
+            ax.set_title(f"N={n}, write share {share:g} (dotted: PBS at the same t)",
+                         fontsize=9)
+            ax.set_xlabel("work per replica (utilisation of a one-queue replica)")
+            ax.set_ylabel("P(stale) %")
+            ax.set_yscale("symlog", linthresh=0.1)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    atomic_save(path, fig.savefig, dpi=120)
+    plt.close(fig)
+
+
+def plot_latency(table: pd.DataFrame, path: Path) -> None:
+    """p99 read and write latency against work per replica, ONE/ONE and the majority
+    pair, write share 0.5; dotted: PBS (no queues)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(REPLICAS), figsize=(11, 4.2), squeeze=False)
+    for i, n in enumerate(REPLICAS):
+        ax = axes[0, i]
+        majority = n // 2 + 1
+        for c, (r, w) in enumerate([(1, 1), (majority, majority)]):
+            for structure, style in (("shared", "-"), ("stages", "--")):
+                part = table[(table.replicas == n) & (table.write_share == 0.5)
+                             & (table.read_quorum == r) & (table.write_quorum == w)
+                             & (table.structure == structure)]
+                ax.plot(part.work_per_replica, part.read_p99, "o" + style, color=f"C{2 * c}",
+                        ms=3, label=f"read p99, R={r} W={w}, {structure}")
+                ax.plot(part.work_per_replica, part.write_p99, "s" + style,
+                        color=f"C{2 * c + 1}", ms=3,
+                        label=f"write p99, R={r} W={w}, {structure}")
+            ax.axhline(part.pbs_read_p99.iloc[0], color=f"C{2 * c}", ls=":", lw=1)
+            ax.axhline(part.pbs_write_p99.iloc[0], color=f"C{2 * c + 1}", ls=":", lw=1)
+        ax.set_yscale("log")
+        ax.set_title(f"N={n}, write share 0.5 (dotted: PBS, no queues)", fontsize=9)
+        ax.set_xlabel("work per replica")
+        ax.set_ylabel("99th percentile latency (ms)")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    atomic_save(path, fig.savefig, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--operations", type=int, default=400_000,
+                        help="operations per queueing run (one run serves every pair)")
+    parser.add_argument("--wars-trials", type=int, default=400_000)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--out-dir", default="docs/staleness")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw the figures from OUT_DIR/load.csv")
+    args = parser.parse_args(argv)
+    out = Path(args.out_dir)
+    started = time.time()
+    if args.plot_only:
+        table = pd.read_csv(out / "load.csv")
+    else:
+        table = experiment(args.operations, args.seed, args.wars_trials)
+        with atomic_write(out / "load.csv", newline="") as handle:
+            table.to_csv(handle, index=False, float_format="%.6g")
+    plot(table, out / "load.png")
+    plot_latency(table, out / "load_latency.png")
+    print(f"{len(table)} rows in {time.time() - started:.0f} s -> {out}/load.csv, "
+          "load.png, load_latency.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
