@@ -30,6 +30,8 @@ SIZES = {
               "sample_every": fig2.PAPER_SAMPLE_EVERY},
 }
 EMPIRICAL_FILE = "empirical_service_samples.txt"
+#: Where ``validate`` writes without --out.
+DEFAULT_OUT = "results/validation"
 #: The Theorem 1 services other than the empirical one.
 THEOREM1_SERVICES = {"exponential": "exp", "deterministic": "deterministic",
                      "lognormal sigma=1.5 (heavy tail)": "lognormal:1.5"}
@@ -474,7 +476,7 @@ def _write_files(checks: dict, md_path: Path, assets: Path, command: str, link: 
 def _command_line(args) -> str:
     """The ``forkjoin-sim validate`` invocation that ``args`` stands for."""
     words = ["forkjoin-sim validate"]
-    words += ["--docs"] if args.docs else [f"--out {args.out}"]
+    words += ["--docs"] if args.docs else [f"--out {args.out or DEFAULT_OUT}"]
     words += ["--paper"] if args.paper else ["--quick"] if args.quick else []
     if args.seed:
         words.append(f"--seed {args.seed}")
@@ -483,11 +485,15 @@ def _command_line(args) -> str:
 
 def _cmd_validate(args) -> int:
     size = "paper" if args.paper else "quick" if args.quick else "default"
+    if args.docs and args.out is not None:
+        from forkjoin_sim.errors import ConfigError
+        raise ConfigError("--docs writes docs/validation.md and docs/figures/; drop "
+                          "--out, or drop --docs to write elsewhere")
     if args.docs:
         md_path, assets = Path("docs/validation.md"), Path("docs/figures")
     else:
-        md_path = Path(args.out) / "report.md"
-        assets = Path(args.out)
+        md_path = Path(args.out or DEFAULT_OUT) / "report.md"
+        assets = Path(args.out or DEFAULT_OUT)
     options.check_output_dir(assets, (*ASSET_FILES, EMPIRICAL_FILE))
     options.check_output_dir(md_path.parent, (md_path.name,))
     checks = run_checks(size, assets, args.workers, args.seed,
@@ -506,7 +512,8 @@ def register(subparsers) -> None:
                     "Lemma gap with random and ring placement, Theorem 2's bounds for "
                     "exponential and lognormal service, Theorem 3 as Fig. 2) and write "
                     "OUT/report.md with CSVs and figures.")
-    p.add_argument("--out", default="results/validation", help="output directory")
+    p.add_argument("--out", default=None,
+                   help=f"output directory (default {DEFAULT_OUT}; not with --docs)")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
                       help=f"{SIZES['quick']['jobs']:,} jobs per point (a smoke test)")
