@@ -1,8 +1,9 @@
 """``forkjoin-sim staleness``: how stale, and how fast, partial quorums are under load.
 
-One key on N replicas; reads and writes arrive as an open Poisson stream and queue
-at every replica, in one FIFO queue (``--structure shared``) or in separate read
-and mutation stages (``--structure stages``, Cassandra). Per (R, W) and rate:
+One key on N replicas; reads and writes arrive as an open Poisson stream (or from
+closed-loop clients, ``--clients``) and queue at every replica, in one FIFO queue
+(``--structure shared``) or in separate read and mutation stages (``--structure
+stages``, Cassandra). Per (R, W) and rate:
 t-visibility, k-staleness, read and write latency percentiles
 (``forkjoin_sim.staleness.queueing``).
 """
@@ -73,9 +74,15 @@ def keys_from_args(args) -> list:
     read_service = _law(args.read_service, "--read-service")
     write_service = _law(args.write_service, "--write-service")
     delays = _delays(args)
+    if (args.rate is None) == (args.clients is None):
+        raise ConfigError("give --rate (open loop, operations per unit time) or "
+                          "--clients N (closed loop), not both")
+    if args.think is not None and args.clients is None:
+        raise ConfigError("--think describes closed-loop clients; add --clients N")
+    rates = [None] if args.rate is None else args.rate
     return [ReplicatedKey(args.replicas, rate, args.write_share, node=node,
                           read_service=read_service, write_service=write_service,
-                          delays=delays) for rate in args.rate]
+                          delays=delays) for rate in rates]
 
 
 def pairs_from_args(args) -> list[tuple[int, int]]:
@@ -194,11 +201,23 @@ def _cmd_staleness(args) -> int:
                                                                      ".svg"))
     options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK,
                          f"--jobs {args.jobs:,}", "use fewer operations")
+    loop = None
+    if args.clients is not None:
+        from .staleness.queueing import ClosedLoop
+
+        think = None if args.think is None else _law(args.think, "--think")
+        loop = ClosedLoop(args.clients, think)
     summaries = []
     for key in keys:
-        run = simulate_queues(key, args.jobs, args.seed, args.warmup)
-        for read_quorum, write_quorum in pairs:
-            result = run.outcome(read_quorum, write_quorum)
+        if loop is None:
+            run = simulate_queues(key, args.jobs, args.seed, args.warmup)
+            results = (run.outcome(r, w) for r, w in pairs)
+        else:
+            from .staleness.queueing import simulate_closed
+
+            results = (simulate_closed(key, r, w, loop, args.jobs, args.seed, args.warmup)
+                       for r, w in pairs)
+        for result in results:
             summaries.append(_jsonable(result.summary(args.t_grid, args.versions,
                                                       args.percentiles)))
     if args.out:
@@ -214,7 +233,7 @@ def _cmd_staleness(args) -> int:
 
 def report(summaries: list[dict]) -> str:
     """A short human-readable table: one line per (rate, R, W)."""
-    lines = [f"{'rate':>7} {'util':>5} {'R':>2} {'W':>2} {'P(stale)':>18} "
+    lines = [f"{'ops/t':>7} {'util':>5} {'R':>2} {'W':>2} {'P(stale)':>18} "
              f"{'P(cons|first bin)':>18} {'read p99':>9} {'write p99':>9}"]
     for s in summaries:
         first = s["visibility"][0]
@@ -224,7 +243,8 @@ def report(summaries: list[dict]) -> str:
         stale = (f"{s['stale']:.4f} [{s['stale_low']:.4f},{s['stale_high']:.4f}]"
                  if s["stale"] is not None else "n/a")
         cons = f"{first['probability']:.3f}" if first["probability"] is not None else "n/a"
-        lines.append(f"{s['rate']:7.3g} {s['utilisation']:5.2f} {s['read_quorum']:>2} "
+        pace = s["rate"] if s["rate"] is not None else s["throughput"]
+        lines.append(f"{pace:7.3g} {s['utilisation']:5.2f} {s['read_quorum']:>2} "
                      f"{s['write_quorum']:>2} {stale:>18} {cons:>18} "
                      f"{_num(read99):>9} {_num(write99):>9}")
     return "\n".join(lines)
@@ -259,8 +279,14 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--all-pairs", action="store_true",
                    help="every (R, W) in 1..N (one queueing run serves them all)")
     p.add_argument("--rate", type=options.real_list(0.0, low_open=True, what="--rate"),
-                   required=True,
-                   help="operations per unit time, comma-separated for several loads")
+                   help="operations per unit time, comma-separated for several loads "
+                        "(open loop)")
+    p.add_argument("--clients", type=options.whole(1, 100_000, "--clients"),
+                   help="closed loop: client threads, each waiting for its operation "
+                        "and thinking before the next (SimPy, event level: about 5000 "
+                        "operations per second; one run per (R, W))")
+    p.add_argument("--think", help="think time law of --clients (spec, e.g. exp:2); "
+                                   "default none")
     p.add_argument("--write-share", type=options.fraction, default=0.5,
                    help="fraction of operations that are writes (default 0.5)")
     p.add_argument("--structure", choices=["stages", "shared"], default="stages",

@@ -91,3 +91,14 @@ def test_usage_errors_exit_2():
     with pytest.raises(SystemExit) as exc:
         run(BASE + ["--all-pairs", "--t-grid", "2,1"])
     assert exc.value.code == 2
+
+
+def test_closed_loop_clients(capsys):
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "2", "--write-quorum", "2",
+            "--clients", "4", "--think", "exp:2", "--jobs", "3000", "--json"]
+    assert run(argv) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["rate"] is None and summary["throughput"] > 0
+    assert summary["stale"] == 0
+    assert run(argv[:-1] + ["--rate", "1"]) == 2
+    assert "not both" in capsys.readouterr().out

@@ -9,7 +9,8 @@ from scipy import stats
 from analytic.staleness import p_miss
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.nodes import SharedQueue, Stages
-from forkjoin_sim.staleness.queueing import (ReplicatedKey, draw_path, exponential_delays,
+from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, draw_path,
+                                             exponential_delays, simulate_closed,
                                              simulate_events, simulate_queues,
                                              simulate_staleness)
 from forkjoin_sim.staleness.wars import MessageLaws, simulate_wars
@@ -175,3 +176,39 @@ def test_quorums_outside_one_to_n_are_refused():
         run.outcome(1, 0)
     with pytest.raises(ConfigError, match="t grid"):
         run.outcome(1, 1).visibility([1, 0.5])
+
+
+def test_closed_loop_obeys_the_response_time_law_and_strict_quorums():
+    key = ReplicatedKey(3, None, 0.5, node=Stages(), read_service=stats.expon(scale=0.9),
+                        write_service=stats.expon(scale=0.9))
+    loop = ClosedLoop(6, stats.expon(scale=2.0))
+    result = simulate_closed(key, 2, 2, loop, operations=8000, seed=3)
+    assert result.consistent.all()
+    latencies = np.concatenate([result.read_latency, result.write_latency])
+    # Little's law for the clients: N / X = mean response + mean think
+    assert 6 / result.throughput - 2.0 == pytest.approx(latencies.mean(), rel=0.05)
+    partial = simulate_closed(key, 1, 1, loop, operations=8000, seed=3)
+    assert partial.throughput > result.throughput  # ONE/ONE waits for the fastest
+    assert not partial.consistent.all()
+
+
+def test_closed_loop_single_client_reads_right_after_a_commit_as_wars_at_t0():
+    # One client, no think, no service: a read issued the moment the previous write
+    # committed is PBS's read at t = 0 (older writes still propagating cannot matter).
+    key = ReplicatedKey(3, None, 0.5, node=SharedQueue(), read_service=None,
+                        write_service=None)
+    result = simulate_closed(key, 1, 1, ClosedLoop(1), operations=20_000, seed=8)
+    at_commit = result.since_commit == 0
+    assert at_commit.sum() > 3000
+    count, total = int(result.consistent[at_commit].sum()), int(at_commit.sum())
+    wars = simulate_wars(key.delays, 3, 1, 1, trials=200_000, seed=1).consistency([0])
+    ci = stats.binomtest(count, total).proportion_ci(0.999, method="wilson")
+    assert ci.low < wars.probability[0] < ci.high
+    assert wars.probability[0] < 0.95  # the check has something to find
+
+
+def test_an_open_run_needs_a_rate():
+    with pytest.raises(ConfigError, match="needs a rate"):
+        simulate_queues(ReplicatedKey(3, None, 0.5), 100)
+    with pytest.raises(ConfigError, match="clients"):
+        ClosedLoop(0)

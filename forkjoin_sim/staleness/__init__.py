@@ -18,7 +18,8 @@ __all__ = ["MessageLaws", "PROFILES", "WarsResult", "exponential_profile", "prof
            "quorum_latencies", "simulate_wars"]
 
 # Under load (queues at the replicas): forkjoin_sim.staleness.queueing.
-from .queueing import (ReplicatedKey, StalenessResult, simulate_queues,  # noqa: E402
-                       simulate_staleness)
+from .queueing import (ClosedLoop, ReplicatedKey, StalenessResult,  # noqa: E402
+                       simulate_closed, simulate_queues, simulate_staleness)
 
-__all__ += ["ReplicatedKey", "StalenessResult", "simulate_queues", "simulate_staleness"]
+__all__ += ["ClosedLoop", "ReplicatedKey", "StalenessResult", "simulate_closed",
+            "simulate_queues", "simulate_staleness"]

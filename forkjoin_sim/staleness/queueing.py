@@ -67,8 +67,9 @@ class ReplicatedKey:
     ----------
     replicas : int
         N; every node holds a replica and receives every operation.
-    rate : float
-        Operations (reads + writes) per unit time.
+    rate : float or None
+        Operations (reads + writes) per unit time; None for a closed loop
+        (``simulate_closed``), whose clients set the pace.
     write_share : float
         Probability that an operation is a write, in [0, 1].
     node : SharedQueue or Stages
@@ -90,7 +91,7 @@ class ReplicatedKey:
 
     def __post_init__(self) -> None:
         _whole(self.replicas, "replicas", 1)
-        if not (_real(self.rate) and self.rate > 0):
+        if self.rate is not None and not (_real(self.rate) and self.rate > 0):
             raise ConfigError(f"rate={self.rate!r}; give operations per unit time as a "
                               "positive number")
         if not (_real(self.write_share) and 0 <= self.write_share <= 1):
@@ -111,13 +112,14 @@ class ReplicatedKey:
         if self.delays.remote_delay > 0:
             raise ConfigError("a WAN layout (remote_delay > 0) is not modelled under "
                               "load; fold the remote delay into the laws instead")
-        busiest = max(self.stage_loads())
+        busiest = max(self.stage_loads()) if self.rate is not None else 0.0
         if not busiest < 1:
             raise ConfigError(f"unstable: a replica's busiest stage would be busy "
                               f"{busiest:.3g} of the time (>= 1); lower the rate, the "
                               "service means, or add threads")
 
     def mean_service(self, kind: str) -> float:
+        """Mean service time of a read or a write (0 without service)."""
         law = self.read_service if kind == "read" else self.write_service
         return 0.0 if law is None else float(law.mean())
 
@@ -132,11 +134,14 @@ class ReplicatedKey:
 
     def work_per_replica(self) -> float:
         """Service work a replica receives per unit time (all stages together)."""
+        if self.rate is None:
+            return math.nan
         return self.rate * ((1 - self.write_share) * self.mean_service("read")
                             + self.write_share * self.mean_service("write"))
 
     def describe(self) -> str:
-        return (f"{self.replicas} replicas, {self.rate:g} ops per unit time, "
+        pace = "closed loop" if self.rate is None else f"{self.rate:g} ops per unit time"
+        return (f"{self.replicas} replicas, {pace}, "
                 f"{self.write_share:g} writes, {self.node.describe()}, work per "
                 f"replica {self.work_per_replica():.3g}")
 
@@ -159,7 +164,9 @@ def draw_path(key: ReplicatedKey, operations: int, seed=0) -> SamplePath:
     stream of ``seed``."""
     operations = _whole(operations, "operations", 2)
     n = key.replicas
-    issue = np.cumsum(child_rng(seed, _ARRIVALS).exponential(1 / key.rate, operations))
+    # a closed loop (rate None) issues operations itself; these times are unused
+    issue = np.cumsum(child_rng(seed, _ARRIVALS).exponential(
+        1 / (1.0 if key.rate is None else key.rate), operations))
     is_write = child_rng(seed, _KINDS).random(operations) < key.write_share
     writes, reads = int(is_write.sum()), int(operations - is_write.sum())
     outbound, inbound, service = (np.empty((operations, n)) for _ in range(3))
@@ -274,7 +281,9 @@ class QueueRun:
             versions_behind=behind[measured_reads], since_commit=since[measured_reads],
             read_latency=read_latency[measured_reads],
             write_latency=(committed_at - p.issue[writes])[measured_writes],
-            utilisation=self.utilisation)
+            utilisation=self.utilisation,
+            throughput=(measured_writes.sum() + (p.issue[reads] >= start).sum() - 1)
+            / (p.issue[-1] - start) if p.issue[-1] > start else math.nan)
 
 
 def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
@@ -286,6 +295,9 @@ def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
     if not (_real(warmup) and 0 <= warmup < 1):
         raise ConfigError(f"warmup={warmup!r}; give the fraction of operations to "
                           "drop, in [0, 1)")
+    if key.rate is None:
+        raise ConfigError("an open-loop run needs a rate; for clients use "
+                          "simulate_closed(key, R, W, ClosedLoop(clients, think))")
     path = draw_path(key, operations, seed) if path is None else path
     arrival = path.issue[:, None] + path.outbound
     order = np.ascontiguousarray(np.argsort(arrival, axis=0, kind="stable").T)
@@ -321,6 +333,8 @@ class StalenessResult:
     read_latency: np.ndarray = field(repr=False)
     write_latency: np.ndarray = field(repr=False)
     utilisation: np.ndarray = field(repr=False)
+    #: operations issued per unit time (measured; the closed loop's output)
+    throughput: float = math.nan
 
     @property
     def reads(self) -> int:
@@ -394,6 +408,7 @@ class StalenessResult:
             "write_share": self.key.write_share, "structure": _structure(self.key.node),
             "work_per_replica": self.key.work_per_replica(),
             "utilisation": float(self.utilisation.max()),
+            "throughput": float(self.throughput),
             "reads": self.reads, "writes": int(self.write_latency.size),
             "stale": stale, "stale_low": low, "stale_high": high,
             "visibility": self.visibility(grid).to_dict("records"),
@@ -406,11 +421,12 @@ SUMMARY_KEYS = {
     "replicas": "N, replicas of the key (every node)",
     "read_quorum": "R, replies a read waits for",
     "write_quorum": "W, acknowledgements a write waits for",
-    "rate": "operations per unit time (open Poisson)",
+    "rate": "operations per unit time (open Poisson; null for a closed loop)",
     "write_share": "fraction of operations that are writes",
     "structure": "shared (one FIFO queue per replica) or stages (read and mutation)",
     "work_per_replica": "service work a replica receives per unit time",
     "utilisation": "busy fraction per thread of the busiest stage of any replica (measured)",
+    "throughput": "operations issued per unit time after warm-up (measured)",
     "reads": "measured reads (after warm-up, with a committed version before them)",
     "writes": "measured writes",
     "stale, stale_low, stale_high": "P(read older than the latest commit before it) "
@@ -424,90 +440,144 @@ SUMMARY_KEYS = {
 }
 
 
-# --- SimPy reference ---------------------------------------------------------------
+# --- SimPy reference and closed loop ----------------------------------------------
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """``clients`` threads, each issuing an operation, waiting for it to complete (a
+    read at its R-th reply, a write at its commit), thinking for a time drawn from
+    ``think`` (None: no think time) and issuing the next."""
+
+    clients: int
+    think: Any = None
+
+    def __post_init__(self) -> None:
+        _whole(self.clients, "clients", 1)
+        if self.think is not None and not callable(getattr(self.think, "rvs", None)):
+            raise ConfigError(f"think law {self.think!r} has no rvs; use a frozen "
+                              "scipy.stats law, Empirical, Mixture or None")
+
 
 def simulate_events(key: ReplicatedKey, read_quorum: int, write_quorum: int,
                     path: SamplePath, warmup: float = 0.1) -> StalenessResult:
     """The event-level reference: SimPy processes for every message, stage and
-    reply, on the draws of ``path``. Slow; for checking ``simulate_queues``."""
+    reply, on the draws of ``path`` (open loop). Slow; for checking
+    ``simulate_queues``."""
+    return _events(key, read_quorum, write_quorum, path, warmup, None, None)
+
+
+def simulate_closed(key: ReplicatedKey, read_quorum: int, write_quorum: int,
+                    loop: ClosedLoop, operations: int = 20_000, seed=0,
+                    warmup: float = 0.1) -> StalenessResult:
+    """A closed loop of ``loop.clients`` clients, by SimPy (event level, slow:
+    about 20 000 operations per second on N = 3). ``key.rate`` is not used: the
+    clients pace themselves; the result's ``throughput`` is measured. Operations
+    are numbered in the order they are issued (ties by client), and operation j
+    takes the kind, delays and services that ``draw_path`` gives operation j."""
+    if not isinstance(loop, ClosedLoop):
+        raise ConfigError("loop must be a ClosedLoop(clients, think)")
+    path = draw_path(key, operations, seed)
+    think = None if loop.think is None else _draw(loop.think, (operations,), seed,
+                                                  _THINK)
+    return _events(key, read_quorum, write_quorum, path, warmup, loop.clients, think)
+
+
+_THINK = 8
+
+
+def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
     import simpy
 
     n = key.replicas
     read_quorum = _quorum(read_quorum, "read", n)
     write_quorum = _quorum(write_quorum, "write", n)
+    operations = path.is_write.size
     env = simpy.Environment()
     stages = [[simpy.Resource(env, capacity=int(c)) for c in key.node.stage_threads]
               for _ in range(n)]
     state = [0] * n
+    busy = np.zeros((n, key.node.stage_threads.size))
     latest = {"version": 0, "at": math.nan}
     versions = np.cumsum(path.is_write)
-    records = []
-    write_records = []
+    issued = np.full(operations, np.nan)
+    commits: list[int] = []  # versions in commit order
+    reads, writes = [], []
 
     def task(op, i, kind, reply):
         yield env.timeout(path.outbound[op, i])
-        stage = stages[i][key.node.stage_of[kind]]
-        with stage.request() as slot:
+        stage = key.node.stage_of[kind]
+        with stages[i][stage].request() as slot:
             yield slot
             yield env.timeout(path.service[op, i])
+            busy[i, stage] += path.service[op, i]
             if kind == WRITE:
                 state[i] = max(state[i], int(versions[op]))
             seen = state[i]
         yield env.timeout(path.inbound[op, i])
         reply(seen)
 
-    commits: list[int] = []  # versions in commit order
-
-    def write(op):
-        yield env.timeout(path.issue[op])
-        acks, done = [0], env.event()
-
-        def ack(_):
-            acks[0] += 1
-            if acks[0] == write_quorum:
-                done.succeed()
-        for i in range(n):
-            env.process(task(op, i, WRITE, ack))
-        yield done
-        version = int(versions[op])
-        commits.append(version)
-        if version > latest["version"]:
-            latest.update(version=version, at=env.now)
-        write_records.append((op, env.now - path.issue[op]))
-
-    def read(op):
-        yield env.timeout(path.issue[op])
+    def operation(op):
+        issued[op] = env.now
+        kind = WRITE if path.is_write[op] else READ
         known, since, committed = latest["version"], env.now - latest["at"], len(commits)
         replies, done = [], env.event()
+        quorum = write_quorum if kind == WRITE else read_quorum
 
         def reply(seen):
             replies.append(seen)
-            if len(replies) == read_quorum:
+            if len(replies) == quorum:
                 done.succeed()
         for i in range(n):
-            env.process(task(op, i, READ, reply))
+            env.process(task(op, i, kind, reply))
         yield done
-        returned = max(replies)
-        behind = sum(1 for v in commits[:committed] if v > returned)
-        records.append((op, returned >= known, behind, since,
-                        env.now - path.issue[op], known))
+        if kind == WRITE:
+            version = int(versions[op])
+            commits.append(version)
+            if version > latest["version"]:
+                latest.update(version=version, at=env.now)
+            writes.append((op, env.now - issued[op]))
+        else:
+            returned = max(replies)
+            behind = sum(1 for v in commits[:committed] if v > returned)
+            reads.append((op, returned >= known, behind, since, env.now - issued[op],
+                          known))
 
-    for op in range(path.issue.size):
-        env.process(write(op) if path.is_write[op] else read(op))
+    def scheduled(op):
+        yield env.timeout(path.issue[op])
+        yield from operation(op)
+
+    next_op = [0]
+
+    def client():
+        while next_op[0] < operations:
+            op = next_op[0]
+            next_op[0] += 1
+            yield from operation(op)
+            if think is not None:
+                yield env.timeout(think[op])
+
+    if clients is None:
+        for op in range(operations):
+            env.process(scheduled(op))
+    else:
+        for _ in range(clients):
+            env.process(client())
     env.run()
-    start = path.issue[int(warmup * path.issue.size)]
-    records.sort()
-    write_records.sort()
-    rec = [r for r in records if path.issue[r[0]] >= start and r[5] > 0]
-    writes = [w for w in write_records if path.issue[w[0]] >= start]
-    busy = np.zeros((n, key.node.stage_threads.size))
+    start = int(warmup * operations)
+    reads = sorted(r for r in reads if r[0] >= start and r[5] > 0)
+    writes = sorted(w for w in writes if w[0] >= start)
+    span = float(np.nanmax(issued) - np.nanmin(issued)) or 1.0
+    measured = np.sort(issued[start:])
+    throughput = ((measured.size - 1) / (measured[-1] - measured[0])
+                  if measured.size > 1 and measured[-1] > measured[0] else math.nan)
     return StalenessResult(
         key, read_quorum, write_quorum,
-        consistent=np.array([r[1] for r in rec], dtype=bool),
-        versions_behind=np.array([r[2] for r in rec], dtype=np.int64),
-        since_commit=np.array([r[3] for r in rec]),
-        read_latency=np.array([r[4] for r in rec]),
-        write_latency=np.array([w[1] for w in writes]), utilisation=busy)
+        consistent=np.array([r[1] for r in reads], dtype=bool),
+        versions_behind=np.array([r[2] for r in reads], dtype=np.int64),
+        since_commit=np.array([r[3] for r in reads]),
+        read_latency=np.array([r[4] for r in reads]),
+        write_latency=np.array([w[1] for w in writes]),
+        utilisation=busy / key.node.stage_threads / span, throughput=throughput)
 
 
 # --- helpers -------------------------------------------------------------------------
