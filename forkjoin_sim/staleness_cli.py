@@ -22,10 +22,32 @@ from .errors import ConfigError
 BYTES_PER_TASK = 120
 
 
-def _epilog() -> str:
-    from .staleness.queueing import SUMMARY_KEYS
+#: What each key of ``StalenessResult.summary()`` holds (the JSON keys).
+JSON_KEYS = {
+    "replicas": "N, replicas of the key (every node)",
+    "read_quorum": "R, replies a read waits for",
+    "write_quorum": "W, acknowledgements a write waits for",
+    "rate": "operations per unit time (open Poisson; null for a closed loop)",
+    "write_share": "fraction of operations that are writes",
+    "structure": "shared (one FIFO queue per replica) or stages (read and mutation)",
+    "work_per_replica": "service work a replica receives per unit time",
+    "utilisation": "busy fraction per thread of the busiest stage of any replica (measured)",
+    "throughput": "operations issued per unit time after warm-up (measured)",
+    "reads": "measured reads (after warm-up, with a committed version before them)",
+    "writes": "measured writes",
+    "stale, stale_low, stale_high": "P(read older than the latest commit before it) "
+                                    "and its 95% Wilson interval",
+    "visibility": "t-visibility rows: t_low, t_high (bin of time since that commit), "
+                  "reads, consistent, probability, low, high (95% Wilson)",
+    "k_staleness": "rows k, probability (read among the k latest committed versions), "
+                   "low, high",
+    "latency": "rows percentile, read, read_low, read_high, write, write_low, "
+               "write_high (read: R-th reply - issue; write: commit - issue)",
+}
 
-    keys = "\n".join(f"  {key}: {text}" for key, text in SUMMARY_KEYS.items())
+
+def _epilog() -> str:
+    keys = "\n".join(f"  {key}: {text}" for key, text in JSON_KEYS.items())
     return ("--json prints (and --out FILE.json writes) a list with one object per "
             "(rate, R, W):\n" + keys + "\n--out FILE.csv writes one row per (rate, R, "
             "W) with these columns flattened: visible_T, visible_T_low, visible_T_high "
@@ -264,8 +286,6 @@ def _grid(text: str) -> list[float]:
 
 def register(subparsers) -> tuple[type[BaseException], ...]:
     """Add ``staleness``."""
-    from .service import SPEC_FORMS
-
     p = subparsers.add_parser(
         "staleness", help="staleness (t-visibility, k-staleness) and latency of "
         "partial quorums under load", description=__doc__.split("\n\n")[1],
@@ -296,7 +316,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    default=1, help="threads of the read stage (of the queue, shared)")
     p.add_argument("--write-threads", type=options.whole(1, 4096, "--write-threads"),
                    default=1)
-    spec_help = "service law spec (" + "; ".join(SPEC_FORMS[:4]) + " ...), or none"
+    spec_help = ("service law spec (exp, exp:MEAN, erlang:K, lognormal:SIGMA, "
+                 "pareto:ALPHA, empirical:PATH, mix:W1*SPEC1;W2*SPEC2 ...), or none")
     p.add_argument("--read-service", default="exp", help=f"read {spec_help}; default "
                    "exp (mean 1)")
     p.add_argument("--write-service", default="exp", help="write service, as above")

@@ -9,8 +9,8 @@ from scipy import stats
 
 from forkjoin_sim.cli import _Parser
 from forkjoin_sim.nodes import SharedQueue
-from forkjoin_sim.staleness.queueing import ReplicatedKey, SUMMARY_KEYS, simulate_staleness
-from forkjoin_sim.staleness_cli import register
+from forkjoin_sim.staleness.queueing import ReplicatedKey, simulate_staleness
+from forkjoin_sim.staleness_cli import JSON_KEYS, register
 
 
 def run(argv):
@@ -40,7 +40,7 @@ def test_json_equals_the_api_and_documents_its_keys(capsys):
     assert summary["stale"] == pytest.approx(api.stale()[0])
     assert summary["reads"] == api.reads
     assert summary["utilisation"] == pytest.approx(0.6, abs=0.03)
-    documented = {name.strip() for key in SUMMARY_KEYS for name in key.split(",")}
+    documented = {name.strip() for key in JSON_KEYS for name in key.split(",")}
     assert set(summary) == documented
 
 

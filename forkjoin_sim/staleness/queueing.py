@@ -400,7 +400,8 @@ class StalenessResult:
     def summary(self, grid: Sequence[float] = (0, 1, 2, 5, 10),
                 versions: Sequence[int] = (1, 2, 3),
                 percentiles: Sequence[float] = (50, 99, 99.9)) -> dict:
-        """A JSON-ready dict of every measure (keys documented in ``SUMMARY_KEYS``)."""
+        """A JSON-ready dict of every measure (keys documented in
+        ``forkjoin_sim.staleness_cli.JSON_KEYS``)."""
         stale, low, high = self.stale()
         return {
             "replicas": self.key.replicas, "read_quorum": self.read_quorum,
@@ -414,30 +415,6 @@ class StalenessResult:
             "visibility": self.visibility(grid).to_dict("records"),
             "k_staleness": self.k_staleness(versions).to_dict("records"),
             "latency": self.latency_percentiles(percentiles).to_dict("records")}
-
-
-#: What each key of ``StalenessResult.summary()`` holds (the CLI's JSON keys).
-SUMMARY_KEYS = {
-    "replicas": "N, replicas of the key (every node)",
-    "read_quorum": "R, replies a read waits for",
-    "write_quorum": "W, acknowledgements a write waits for",
-    "rate": "operations per unit time (open Poisson; null for a closed loop)",
-    "write_share": "fraction of operations that are writes",
-    "structure": "shared (one FIFO queue per replica) or stages (read and mutation)",
-    "work_per_replica": "service work a replica receives per unit time",
-    "utilisation": "busy fraction per thread of the busiest stage of any replica (measured)",
-    "throughput": "operations issued per unit time after warm-up (measured)",
-    "reads": "measured reads (after warm-up, with a committed version before them)",
-    "writes": "measured writes",
-    "stale, stale_low, stale_high": "P(read older than the latest commit before it) "
-                                    "and its 95% Wilson interval",
-    "visibility": "t-visibility rows: t_low, t_high (bin of time since that commit), "
-                  "reads, consistent, probability, low, high (95% Wilson)",
-    "k_staleness": "rows k, probability (read among the k latest committed versions), "
-                   "low, high",
-    "latency": "rows percentile, read, read_low, read_high, write, write_low, "
-               "write_high (read: R-th reply - issue; write: commit - issue)",
-}
 
 
 # --- SimPy reference and closed loop ----------------------------------------------
