@@ -4,10 +4,13 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from analytic.staleness import p_miss
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.mixture import Mixture
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, draw_path,
                                              exponential_delays, simulate_closed,
@@ -212,3 +215,37 @@ def test_an_open_run_needs_a_rate():
         simulate_queues(ReplicatedKey(3, None, 0.5), 100)
     with pytest.raises(ConfigError, match="clients"):
         ClosedLoop(0)
+
+
+@st.composite
+def small_models(draw):
+    """A small replicated key with continuous laws (no ties), stable, any structure."""
+    replicas = draw(st.integers(1, 4))
+    if draw(st.booleans()):
+        node = SharedQueue(draw(st.integers(1, 3)))
+    else:
+        node = Stages(draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    share = draw(st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0]))
+    laws = [stats.expon(scale=0.5), stats.uniform(0.1, 1.0),
+            Mixture([stats.expon(scale=0.2), stats.pareto(3, scale=0.5)], [0.7, 0.3])]
+    delays = MessageLaws(*(draw(st.sampled_from(laws)) for _ in range(4)))
+    service = draw(st.sampled_from([None, stats.expon(scale=0.3), stats.gamma(2, scale=0.2)]))
+    return (ReplicatedKey(replicas, draw(st.floats(0.2, 1.5)), share, node=node,
+                          read_service=service, write_service=service, delays=delays),
+            draw(st.integers(1, replicas)), draw(st.integers(1, replicas)),
+            draw(st.integers(0, 2**32)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_models())
+def test_fast_pass_equals_simpy_on_any_small_model(model):
+    key, read_quorum, write_quorum, seed = model
+    path = draw_path(key, 120, seed)
+    fast = simulate_queues(key, path=path).outcome(read_quorum, write_quorum)
+    events = simulate_events(key, read_quorum, write_quorum, path)
+    np.testing.assert_array_equal(fast.consistent, events.consistent)
+    np.testing.assert_array_equal(fast.versions_behind, events.versions_behind)
+    np.testing.assert_allclose(fast.read_latency, events.read_latency, atol=1e-9)
+    np.testing.assert_allclose(fast.write_latency, events.write_latency, atol=1e-9)
+    if read_quorum + write_quorum > key.replicas:
+        assert fast.consistent.all()
