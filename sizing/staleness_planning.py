@@ -131,6 +131,11 @@ class StalenessPlan:
             lines.append("no (R, W) meets the constraint")
         return "\n".join(lines)
 
+    def rows(self) -> list[dict]:
+        """The options as CSV rows, with a ``best`` column."""
+        return [dict(row, best=(row["read_quorum"], row["write_quorum"]) == self.best)
+                for row in self.options.to_dict("records")]
+
     def _objective_name(self) -> str:
         return "mean latency" if self.objective == "mean" else f"p{self.percentile:g}"
 

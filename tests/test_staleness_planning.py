@@ -125,4 +125,6 @@ def test_command_line_glue():
     direct = plan_staleness(busy("shared"), parse_constraint("t=0:0.9"),
                             operations=20_000, seed=4)
     assert plan.best == direct.best
+    rows = plan.rows()
+    assert sum(row["best"] for row in rows) == 1 and len(rows) == 9
     np.testing.assert_allclose(plan.options.mix_percentile, direct.options.mix_percentile)
