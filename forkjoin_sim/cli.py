@@ -156,7 +156,7 @@ def _cmd_simulate(args) -> int:
 
 #: Commands defined in this package: running one of them loads no plugin (the
 #: plugins import the closed forms, pandas and matplotlib, which take seconds).
-CORE_COMMANDS = ("simulate", "mix", "sweep")
+CORE_COMMANDS = ("simulate", "mix", "sweep", "staleness")
 
 
 def build_parser(plugins: bool = True
@@ -171,9 +171,11 @@ def build_parser(plugins: bool = True
     p.set_defaults(handler=_cmd_simulate)
 
     from .mix_cli import register as register_mix
+    from .staleness_cli import register as register_staleness
     from .sweep_cli import register as register_sweep
 
     register_mix(sub)
+    register_staleness(sub)
     user_errors: tuple[type[BaseException], ...] = (ConfigError,)
     user_errors += tuple(register_sweep(sub) or ())
     if plugins:
