@@ -129,6 +129,16 @@ class StalenessPlan:
         lines.append(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         if self.best is None:
             lines.append("no (R, W) meets the constraint")
+        speed = "mix_mean" if self.objective == "mean" else "mix_percentile"
+        undecided = self.options[self.options.verdict == "undecided"]
+        if self.best is not None:
+            chosen = self.options.set_index(["read_quorum", "write_quorum"]).loc[self.best]
+            undecided = undecided[undecided[speed] < chosen[speed]]
+        if len(undecided):
+            names = ", ".join(f"({r}, {w})" for r, w in zip(undecided.read_quorum,
+                                                          undecided.write_quorum))
+            lines.append(f"undecided and faster: {names}; simulate more operations to "
+                         "decide them")
         return "\n".join(lines)
 
     def rows(self) -> list[dict]:

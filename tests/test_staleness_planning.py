@@ -66,6 +66,11 @@ def test_a_loose_constraint_takes_the_fastest_pair_and_a_tight_one_a_strict_pair
     assert table.loc[tight.best, "strict"]
     assert set(table[~table.strict].verdict) <= {"undecided", "fails"}
     assert table.loc[tight.best, "mix_mean"] == table[table.strict].mix_mean.min()
+    faster = table[(table.verdict == "undecided")
+                   & (table.mix_mean < table.loc[tight.best, "mix_mean"])]
+    assert len(faster)
+    listed = ", ".join(f"({r}, {w})" for r, w in faster.index)
+    assert f"undecided and faster: {listed};" in tight.report()
 
 
 def test_more_versions_allowed_is_easier():
