@@ -32,6 +32,18 @@ def _service(spec: str, mu: float):
     return parse_service(spec, mean=1.0 / mu)
 
 
+def _warnings_after_success(handler):
+    """``handler`` with its warnings shown only if it succeeds (an error is then the
+    only line of a failed command)."""
+    import functools
+
+    @functools.wraps(handler)
+    def run(args):
+        with options.warnings_after_success():
+            return handler(args)
+    return run
+
+
 def _check_before_work(args, *jobs) -> None:
     """The output path and the memory of the largest run, before anything runs."""
     if args.out:
@@ -146,7 +158,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--sim-jobs", type=_jobs, default=100_000,
                    help="jobs of the direct (n,r,k) simulation per load")
     _common(p, 100_000)
-    p.set_defaults(handler=_cmd_timeouts)
+    p.set_defaults(handler=_warnings_after_success(_cmd_timeouts))
 
     p = subparsers.add_parser("plan-consistency", help="read/write quorums (R, W) with "
                               "R + W > r: predicted mean and percentile of the mix")
@@ -166,7 +178,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    default=0, metavar="JOBS",
                    help="also simulate each pair on shared nodes with JOBS jobs")
     _common(p, 100_000)
-    p.set_defaults(handler=_cmd_plan_consistency)
+    p.set_defaults(handler=_warnings_after_success(_cmd_plan_consistency))
 
     p = subparsers.add_parser("plan-capacity", help="smallest (n, r, consistency) "
                               "meeting a write-latency percentile SLA")
@@ -191,5 +203,5 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    default=0, metavar="JOBS",
                    help="also simulate the chosen cluster with JOBS jobs")
     _common(p, 100_000)
-    p.set_defaults(handler=_cmd_plan_capacity)
+    p.set_defaults(handler=_warnings_after_success(_cmd_plan_capacity))
     return ()
