@@ -15,6 +15,15 @@ def busy(structure):
     return key_for(3, 1.0, 0.5, structure, read_service=law, write_service=law)
 
 
+def assert_report_names_faster_undecided_pairs(plan, column):
+    table = plan.options.set_index(["read_quorum", "write_quorum"])
+    faster = table[(table.verdict == "undecided")
+                   & (table[column] < table.loc[plan.best, column])]
+    listed = ", ".join(f"({r}, {w})" for r, w in faster.index)
+    assert (f"undecided and faster: {listed};" in plan.report()) == bool(len(faster))
+    return len(faster)
+
+
 def fastest_meeting(plan, column):
     meeting = plan.options[plan.options.verdict == "meets"]
     return meeting[column].min()
@@ -26,6 +35,7 @@ def test_the_plan_is_the_fastest_pair_that_meets_the_constraint(structure):
                           operations=60_000, seed=2)
     table = plan.options.set_index(["read_quorum", "write_quorum"])
     assert len(table) == 9
+    assert_report_names_faster_undecided_pairs(plan, "mix_percentile")
     assert table.loc[plan.best, "verdict"] == "meets"
     assert table.loc[plan.best, "mix_percentile"] == fastest_meeting(plan, "mix_percentile")
     # strict pairs meet exactly: every read was consistent
@@ -66,11 +76,7 @@ def test_a_loose_constraint_takes_the_fastest_pair_and_a_tight_one_a_strict_pair
     assert table.loc[tight.best, "strict"]
     assert set(table[~table.strict].verdict) <= {"undecided", "fails"}
     assert table.loc[tight.best, "mix_mean"] == table[table.strict].mix_mean.min()
-    faster = table[(table.verdict == "undecided")
-                   & (table.mix_mean < table.loc[tight.best, "mix_mean"])]
-    assert len(faster)
-    listed = ", ".join(f"({r}, {w})" for r, w in faster.index)
-    assert f"undecided and faster: {listed};" in tight.report()
+    assert_report_names_faster_undecided_pairs(tight, "mix_mean")
 
 
 def test_more_versions_allowed_is_easier():
@@ -133,3 +139,12 @@ def test_command_line_glue():
     rows = plan.rows()
     assert sum(row["best"] for row in rows) == 1 and len(rows) == 9
     np.testing.assert_allclose(plan.options.mix_percentile, direct.options.mix_percentile)
+
+
+def test_the_report_names_faster_pairs_left_undecided():
+    # 0.833 work per replica with one FIFO queue: ONE/ONE sits near 0.99 in the
+    # first ms, too close to decide from 50 000 operations
+    law = stats.expon(scale=1 / 1.2)
+    key = key_for(3, 1.0, 0.5, "shared", read_service=law, write_service=law)
+    plan = plan_staleness(key, parse_constraint("t=0:0.99"), operations=50_000, seed=0)
+    assert assert_report_names_faster_undecided_pairs(plan, "mix_percentile") >= 1
