@@ -7,12 +7,14 @@ print a table and (``--out``) write it as CSV atomically. Bad input raises
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import sys
 
 from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
 from forkjoin_sim import options
+from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.io import atomic_write
 from forkjoin_sim.service import parse_service
 
@@ -42,6 +44,15 @@ def _warnings_after_success(handler):
         with options.warnings_after_success():
             return handler(args)
     return run
+
+
+@contextlib.contextmanager
+def _validating(jobs: int):
+    """Name --validate in the error of a validation run that cannot go on."""
+    try:
+        yield
+    except ConfigError as exc:
+        raise ConfigError(f"--validate {jobs}: {exc}") from None
 
 
 def _check_before_work(args, *jobs) -> None:
@@ -96,24 +107,33 @@ def _cmd_plan_consistency(args) -> int:
     read_service = _service(args.read_service, args.mu)
     write_service = (_service(args.write_service, args.mu)
                      if args.write_service else None)
+    if args.staleness:
+        from .staleness_planning import plan_from_args
+
+        plan = plan_from_args(args, read_service, write_service)
+        print(plan.report(), file=sys.stderr)
+        _emit(plan.rows(), args.out)
+        return 0
     plan = plan_consistency(args.nodes, args.replicas, args.read_fraction, args.rate,
                             read_service=read_service, write_service=write_service,
                             percentile=args.percentile, objective=args.objective,
                             basic=args.basic, jobs=args.jobs, seed=args.seed)
-    print(plan.report(), file=sys.stderr)
     rows = []
     for option in plan.options:
         row = option.as_row()
         row["best"] = option == plan.best
         if args.validate and option.node_load < 1:
-            sim = simulate_consistency(args.nodes, args.replicas, args.read_fraction,
-                                       args.rate, option.read_quorum,
-                                       option.write_quorum, read_service, write_service,
-                                       args.percentile, jobs=args.validate,
-                                       seed=args.seed + 1)
+            with _validating(args.validate):
+                sim = simulate_consistency(
+                    args.nodes, args.replicas, args.read_fraction, args.rate,
+                    option.read_quorum, option.write_quorum, read_service,
+                    write_service, args.percentile, jobs=args.validate,
+                    seed=args.seed + 1)
             row.update({f"sim_{k}": v for k, v in sim.items()
                         if k not in ("read_quorum", "write_quorum")})
         rows.append(row)
+    # Printed once every simulation has run: a failing one leaves one error line.
+    print(plan.report(), file=sys.stderr)
     _emit(rows, args.out)
     return 0
 
@@ -128,10 +148,13 @@ def _cmd_plan_capacity(args) -> int:
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,
                          min_nodes=args.min_nodes, max_nodes=args.max_nodes,
                          basic=args.basic, jobs=args.jobs, seed=args.seed)
-    print(plan.report(), file=sys.stderr)
+    sim = None
     if args.validate and plan.best is not None:
-        sim = simulate_capacity(plan.best, args.write_rate, args.percentile, service,
-                                jobs=args.validate, seed=args.seed + 1)
+        with _validating(args.validate):
+            sim = simulate_capacity(plan.best, args.write_rate, args.percentile, service,
+                                    jobs=args.validate, seed=args.seed + 1)
+    print(plan.report(), file=sys.stderr)
+    if sim is not None:
         print(f"simulated p{args.percentile:g} of the best: {sim.mean:.4g} "
               f"[{sim.low:.4g}, {sim.high:.4g}]", file=sys.stderr)
     rows = [dict(c.as_row(), best=c == plan.best) for c in plan.candidates]
@@ -178,6 +201,9 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    default=0, metavar="JOBS",
                    help="also simulate each pair on shared nodes with JOBS jobs")
     _common(p, 100_000)
+    from .staleness_planning import add_staleness_arguments
+
+    add_staleness_arguments(p)
     p.set_defaults(handler=_warnings_after_success(_cmd_plan_consistency))
 
     p = subparsers.add_parser("plan-capacity", help="smallest (n, r, consistency) "
