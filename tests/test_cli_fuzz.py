@@ -59,13 +59,14 @@ STUBBED = {
 #: file that is not UTF-8 raises UnicodeDecodeError (forkjoin_sim/cassandra/staged.py),
 #: as does ``cassandra predict --basic-csv``; ``mix`` passes a 20-digit thread count
 #: to numpy (OverflowError); ``simulate --seed -1`` raises numpy's ValueError and
-#: ``simulate --jobs 99999999999999999999`` a MemoryError (forkjoin_sim/cli.py).
+#: ``simulate --jobs 99999999999999999999`` a MemoryError, ``--nodes`` of 20 digits a
+#: ValueError from numpy (forkjoin_sim/cli.py).
 OUTPUT_CHECKED_LATE = {"cassandra validate"}
 DRAWN_VALID_ONLY = {"cassandra validate": {"levels", "loads", "config"},
                     "cassandra simulate": {"config"},
                     "cassandra predict": {"basic_csv"},
                     "mix": {"read_threads", "write_threads"},
-                    "simulate": {"seed", "jobs"}}
+                    "simulate": {"seed", "jobs", "nodes"}}
 
 BAD_NUMBERS = ["-1", "0", "1e12", "²", "١", "nan", "inf", "abc", "", "1.5", "-0.5",
                "99999999999999999999", "True", "0x10"]
@@ -419,6 +420,9 @@ ISSUE_EXAMPLES = [
       "--sim-jobs", "999999999"], "memory"),
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
       "--rate", "1", "--validate", "-5"], "--validate"),
+    # Found by the fuzz test: the plan was printed before the validation run failed.
+    (["plan-consistency", "--nodes", "3", "--replicas", "2", "--read-fraction", "0.875",
+      "--rate", "1", "--validate", "300", "--jobs", "320"], "--validate 300"),
     (["plan-capacity", "--write-rate", "1", "--target", "5", "--max-nodes",
       "1000000000"], "limit 1,000"),
     (["plan-capacity", "--write-rate", "1", "--target", "5", "--levels", ""], "empty"),
