@@ -87,15 +87,4 @@ def cassandra_write_latency(r, k, local_fraction, local_basic, remote_basic):
             _require(remote_basic, range(k - 1, r), r, k)
             local = expand_basic(r - 1, k - 1, remote_basic)
         total += l * local
-    if total < 0:
-        import warnings
-
-        from analytic.errors import CancellationWarning
-        # A mean latency cannot be negative: the alternating sum over RT(i,i,i)
-        # cancelled more digits than the inputs carry, or they are inconsistent.
-        warnings.warn(f"Theorem 4 gives a negative latency {float(total):.4g} for r={r}, "
-                      f"k={k}: the alternating sum of RT(i,i,i) cancels more digits than "
-                      "the inputs carry; give them with more significant digits, or "
-                      "check that RT(i,i,i) grows with i", CancellationWarning,
-                      stacklevel=2)
     return total

@@ -70,17 +70,3 @@ def test_invalid(args, message):
     with pytest.raises(ConfigError, match=message):
         cassandra_write_latency(*args)
 
-
-def test_a_negative_theorem_4_latency_is_flagged():
-    import warnings
-
-    from analytic.cassandra import cassandra_write_latency
-    from analytic.errors import CancellationWarning
-
-    # RT(5,5,5) below RT(4,4,4): inconsistent (or rounded) inputs; the sum goes negative.
-    rounded = {1: 1.0, 2: 1.5, 3: 1.8, 4: 2.1, 5: 2.0}
-    with pytest.warns(CancellationWarning, match="negative latency"):
-        assert cassandra_write_latency(5, 1, 0.0, None, rounded) < 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert cassandra_write_latency(3, 2, 0.0, None, {2: 1.5, 3: 1.8}) > 0

@@ -60,12 +60,13 @@ STUBBED = {
 #: as does ``cassandra predict --basic-csv``; ``mix`` passes a 20-digit thread count
 #: to numpy (OverflowError); ``simulate --seed -1`` raises numpy's ValueError and
 #: ``simulate --jobs 99999999999999999999`` a MemoryError, ``--nodes`` of 20 digits a
-#: ValueError from numpy (forkjoin_sim/cli.py).
+#: ValueError from numpy (forkjoin_sim/cli.py); ``mix`` and ``cassandra simulate``
+#: take ``--seed -1`` too (numpy's ValueError).
 OUTPUT_CHECKED_LATE = {"cassandra validate"}
 DRAWN_VALID_ONLY = {"cassandra validate": {"levels", "loads", "config"},
-                    "cassandra simulate": {"config"},
+                    "cassandra simulate": {"config", "seed"},
                     "cassandra predict": {"basic_csv"},
-                    "mix": {"read_threads", "write_threads"},
+                    "mix": {"read_threads", "write_threads", "seed"},
                     "simulate": {"seed", "jobs", "nodes"}}
 
 BAD_NUMBERS = ["-1", "0", "1e12", "²", "١", "nan", "inf", "abc", "", "1.5", "-0.5",
