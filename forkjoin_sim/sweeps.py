@@ -154,6 +154,8 @@ def _run_dask(points, annotate, workers, address) -> Iterator[dict]:
                                threads_per_worker=1, dashboard_address=None)
         client, own_client = Client(cluster), True
     else:
+        from .options import check_reachable
+        check_reachable(str(address))  # one line now, not a traceback after a timeout
         client, own_client = Client(address), True
     futures = {}
     try:

@@ -502,3 +502,11 @@ def test_a_spec_of_invalid_points_only_is_one_line(tmp_path, capsys):
     assert cli.main(["sweep", str(spec), "--out", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no valid point" in err
+
+
+def test_an_unreachable_dask_scheduler_is_one_config_error():
+    pytest.importorskip("distributed")
+    points, _ = sweeps.expand({"nodes": 3, "replicas": 2, "quorum": 1, "rho": 0.3,
+                               "jobs": 200})
+    with pytest.raises(ConfigError, match="cannot reach"):
+        list(sweeps.run_points(points, backend="dask", address="tcp://127.0.0.1:1"))
