@@ -340,11 +340,15 @@ _ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:]+\]|[^:
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
     """Refuse a Dask scheduler ``address`` (``tcp://host:port``) that does not accept a
-    TCP connection within ``timeout`` seconds ('local' needs no check)."""
+    TCP connection within ``timeout`` seconds ('local' and non-TCP schemes such as
+    ``inproc://`` are not checked)."""
     if address == "local":
         return
+    scheme = re.match(r"([a-z]+)://", address)
+    if scheme and scheme[1] not in ("tcp", "tls"):
+        return  # inproc://, ucx:// ...: not a TCP port this check could try
     match = _ADDRESS.fullmatch(address.strip())
-    if not match or match["scheme"] not in (None, "tcp", "tls"):
+    if not match:
         raise ConfigError(f"--dask {address!r} is not a scheduler address; use 'local' "
                           "or tcp://HOST:PORT, e.g. tcp://10.0.0.1:8786")
     host, port = match["host"].strip("[]"), int(match["port"])

@@ -148,7 +148,8 @@ def test_an_unreachable_dask_scheduler_is_refused_quickly():
         server.bind(("127.0.0.1", 0))
         server.listen()
         options.check_reachable(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=2)
-    for bad in ("nowhere", "http://x:1", "tcp://h:99999"):
+    options.check_reachable("inproc://192.0.2.2/1/1")  # not TCP: nothing to try
+    for bad in ("nowhere", "tcp://x", "tcp://h:99999"):
         with pytest.raises(ConfigError):
             options.check_reachable(bad)
 
