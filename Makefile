@@ -1,4 +1,4 @@
-# Two entry points for a fresh machine with Python >= 3.10 and make:
+# Two entry points for a fresh machine with Python >= 3.11 and make:
 #   make fig2   reproduce the paper's Fig. 2 at a quick size (CSV + PNG in results/fig2)
 #   make test   run the test suite
 # Both create .venv and install what they need on first use.

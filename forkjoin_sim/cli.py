@@ -26,15 +26,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+#: The largest cluster the CLI takes (per-node state is allocated up front).
+MAX_NODES = 1_000_000
+
+
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     """The model and run options shared by ``simulate`` and other commands."""
-    p.add_argument("--nodes", type=int, required=True, help="n, number of nodes")
-    p.add_argument("--replicas", type=int, required=True, help="r, tasks per job")
-    p.add_argument("--quorum", type=int, required=True, help="k, completions a job waits for")
-    p.add_argument("--rho", type=float,
+    from .options import SEED_LIMIT, whole
+
+    p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True,
+                   help="n, number of nodes")
+    p.add_argument("--replicas", type=whole(1, MAX_NODES, "--replicas"), required=True,
+                   help="r, tasks per job")
+    p.add_argument("--quorum", type=whole(1, MAX_NODES, "--quorum"), required=True,
+                   help="k, completions a job waits for")
+    from .options import real
+
+    p.add_argument("--rho", type=real(0.0, 1e100, low_open=True, what="--rho"),
                    help="load per job, rho = lambda*E[X]; per-node load is r*rho/n "
                         "(open arrivals; not with --clients)")
-    p.add_argument("--mu", type=float, default=1.0,
+    p.add_argument("--mu", type=real(1e-100, 1e100, what="--mu"), default=1.0,
                    help="service rate; parametric services are scaled to mean 1/mu")
     p.add_argument("--service", default="exp",
                    help="exp | erlang:K | lognormal:SIGMA | weibull:SHAPE | gamma:SHAPE | "
@@ -47,17 +58,17 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
                         "needs (200,000 first; at most 50 million)")
     p.add_argument("--warmup", default="0.1",
                    help="fraction of jobs dropped as warm-up, or 'auto' (MSER-5)")
-    p.add_argument("--sample-every", type=int, default=1,
+    p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1,
                    help="keep every s-th job after warm-up (the paper uses 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
     p.add_argument("--engine", choices=["fast", "fused", "simpy"], default="fast",
                    help="fast: numba Lindley over drawn blocks, exact percentiles; "
                         "fused: one compiled loop, constant memory, every core "
                         "(percentiles within 0.8%%); simpy: event-level reference")
-    p.add_argument("--replications", type=int, default=1,
+    p.add_argument("--replications", type=whole(1, 10_000, "--replications"), default=1,
                    help="fused engine: independent replications (the numbers depend "
                         "on this, not on --workers)")
-    p.add_argument("--workers", type=int,
+    p.add_argument("--workers", type=whole(1, 1024, "--workers"),
                    help="fused engine: threads (default: every core)")
     add_closed_loop_arguments(p)
     p.add_argument("--speeds", metavar="SPEC",
@@ -73,8 +84,14 @@ def add_closed_loop_arguments(p: argparse.ArgumentParser) -> None:
         "closed loop", "N client threads, each sending its next request a think time "
         "after the previous one completed (as YCSB and cassandra-stress do); "
         "throughput is then an output")
-    g.add_argument("--clients", type=int, metavar="N", help="number of clients")
-    g.add_argument("--think", type=float, default=0.0, metavar="Z",
+    from .options import whole
+
+    g.add_argument("--clients", type=whole(1, 10_000_000, "--clients"), metavar="N",
+                   help="number of clients")
+    from .options import real
+
+    g.add_argument("--think", type=real(0.0, 1e100, what="--think"), default=0.0,
+                   metavar="Z",
                    help="mean think time, same unit as the service mean (default 0)")
     g.add_argument("--think-law", default="exp", metavar="SPEC",
                    help="shape of the think time, a --service spec rescaled to mean Z "
@@ -107,14 +124,13 @@ def parse_jobs(text: str):
 
 
 def parse_warmup(text: str):
+    """``--warmup``: a fraction in [0, 1), or ``auto`` (MSER-5)."""
+    from .options import parse_real
+
     if text == "auto":
         return "auto"
-    try:
-        value = float(text)
-    except ValueError:
-        raise ConfigError(f"--warmup {text!r} is neither a fraction nor 'auto'; "
-                          "use e.g. --warmup 0.1 or --warmup auto") from None
-    return value
+    return parse_real(text, "--warmup (a fraction in [0, 1) or 'auto')", 0.0, 1.0,
+                      high_open=True)
 
 
 def model_from_args(args):
@@ -140,9 +156,13 @@ def model_from_args(args):
 
 
 def _cmd_simulate(args) -> int:
+    from .options import check_jobs_fit
     from .simulation import simulate
 
     model = model_from_args(args)
+    if args.engine != "fused" and args.jobs != "auto":
+        # The fast and SimPy engines keep every measured job; the fused one does not.
+        check_jobs_fit(args.jobs, "--jobs", runs=1 if args.engine == "fast" else 20)
     result = simulate(model, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), sample_every=args.sample_every,
                       progress=not args.json, replications=args.replications,
@@ -185,12 +205,18 @@ def build_parser(plugins: bool = True
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .options import warnings_after_success
+
     words = sys.argv[1:] if argv is None else argv
     core = bool(words) and words[0] in CORE_COMMANDS
     parser, user_errors = build_parser(plugins=not core)
-    args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # usage errors and --help: a status, not an exception
+        return int(stop.code or 0)
+    try:
+        with warnings_after_success():
+            return int(args.handler(args) or 0)
     except user_errors as exc:
         print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

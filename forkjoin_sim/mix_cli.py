@@ -63,9 +63,12 @@ def cluster_from_args(args):
 
 def _cmd_mix(args) -> int:
     from .cli import parse_warmup
+    from .options import check_jobs_fit
     from .simulation import simulate
 
     cluster = cluster_from_args(args)
+    if args.jobs != "auto":
+        check_jobs_fit(args.jobs, "--jobs", runs=1 if args.engine == "fast" else 20)
     result = simulate(cluster, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), progress=not args.json)
     print(json.dumps(result.to_dict()) if args.json else result.report())
@@ -78,8 +81,12 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "mix", help="a Cassandra read/write mix: read path, stages, open or closed loop",
         description=__doc__.splitlines()[0])
-    p.add_argument("--nodes", type=int, required=True)
-    p.add_argument("--replicas", type=int, required=True, help="replication factor r")
+    from .cli import MAX_NODES, parse_jobs
+    from .options import SEED_LIMIT, whole
+
+    p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True)
+    p.add_argument("--replicas", type=whole(1, MAX_NODES, "--replicas"), required=True,
+                   help="replication factor r")
     p.add_argument("--reads", default="C",
                    help="share of reads in [0, 1], or YCSB A (0.5), B (0.95), C (1)")
     p.add_argument("--read-consistency", default="ONE",
@@ -96,14 +103,16 @@ def register(subparsers) -> None:
     p.add_argument("--client-hop", help="one-way client-coordinator time (e.g. exp:0.1)")
     p.add_argument("--structure", choices=["stages", "shared"], default="stages",
                    help="separate read and mutation stages (Cassandra) or one FIFO queue")
-    p.add_argument("--read-threads", type=int, default=1,
+    p.add_argument("--read-threads", type=whole(1, 100_000, "--read-threads"), default=1,
                    help="threads of the read stage (of the queue, with shared)")
-    p.add_argument("--write-threads", type=int, default=1)
+    p.add_argument("--write-threads", type=whole(1, 100_000, "--write-threads"),
+                   default=1)
     p.add_argument("--rate", type=float, help="operations per unit time (open loop)")
     add_closed_loop_arguments(p)
-    p.add_argument("--jobs", type=int, default=200_000, help="operations to simulate")
+    p.add_argument("--jobs", type=parse_jobs, default=200_000,
+                   help="operations to simulate, or 'auto' (a +-1%% interval)")
     p.add_argument("--warmup", default="0.1")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
     p.add_argument("--engine", choices=["fast", "simpy"], default="fast")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_mix)

@@ -18,9 +18,14 @@ OVERHEAD_BASE = 40
 
 
 def as_seed_sequence(seed) -> np.random.SeedSequence:
+    """``seed`` (a whole number >= 0, or a SeedSequence) as a SeedSequence."""
     if isinstance(seed, np.random.SeedSequence):
         return seed
-    return np.random.SeedSequence(seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        from .errors import ConfigError
+
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}; e.g. --seed 1")
+    return np.random.SeedSequence(int(seed))
 
 
 def child_rng(seed, *key: int) -> np.random.Generator:

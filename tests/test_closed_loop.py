@@ -108,8 +108,8 @@ def test_cli_closed_loop_json(capsys):
     (["--rho", "1", "--clients", "5"], "drop one of them"),
     (["--think", "2"], "add --clients"),
     ([], "give --rho"),
-    (["--clients", "0"], "clients must be a whole number >= 1"),
-    (["--clients", "3", "--think", "-1"], "think time must be"),
+    (["--clients", "0"], "--clients 0 must be at least 1"),
+    (["--clients", "3", "--think", "-1"], "--think -1 must be >= 0"),
 ])
 def test_cli_closed_loop_bad_input_is_one_line(capsys, argv, message):
     code = cli.main(["simulate", "--nodes", "4", "--replicas", "2", "--quorum", "1",

@@ -13,6 +13,7 @@ from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
 from forkjoin_sim.cli import (_Parser, add_closed_loop_arguments, closed_loop_from_args,
                               parse_warmup)
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.options import choice_list, real_list, seed
 from forkjoin_sim.service import describe_service, parse_service
 
 from . import cassandra as experiment
@@ -50,6 +51,9 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
     The ``cassandra_basic_inputs.csv`` that ``cassandra validate`` writes has these
     columns; keep the rows of one configuration only.
     """
+    from forkjoin_sim.options import check_input_file
+
+    check_input_file(path, "--basic-csv")
     local, remote = None, {}
     try:
         with open(path, newline="") as handle:
@@ -160,12 +164,15 @@ def _cmd_validate(args) -> int:
     remote = parse_service(args.remote_service, mean=1.0)
     config = load_staged_config(args.config)
     size = "quick" if args.quick else "full"
-    levels = [int(x) for x in args.levels.split(",") if x.strip()]
-    loads = [float(x) for x in args.loads.split(",") if x.strip()]
-    if any(level not in (1, 2) for level in levels):
-        raise ConfigError(f"--levels {args.levels!r}: use 1, 2 or 1,2")
+    levels = [int(x) for x in args.levels]
+    loads = args.loads
     if not loads or any(not 0 < x < 1 for x in loads):
         raise ConfigError(f"--loads {args.loads!r}: use fractions in (0, 1), e.g. 0.4,0.8")
+    from forkjoin_sim.options import check_output_dir
+
+    check_output_dir(args.out, ["cassandra_validation.csv", "cassandra_basic_inputs.csv",
+                                "cassandra_summary.md"]
+                     + [f"cassandra_level{level}.png" for level in levels])
     tables = {}
     for level in levels:
         jobs = args.jobs or experiment.JOBS[size][level]
@@ -212,7 +219,7 @@ def register(subparsers) -> None:
     g.add_argument("--measurements", help="QUERY.csv: rows to predict (columns of a "
                                           "measurement file; mean_ms may be empty)")
     g.add_argument("--out", help="also write the predicted rows to this CSV")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=seed, default=0)
     p.set_defaults(handler=_cmd_predict)
 
     p = sub.add_parser("calibrate", help="fit a model to benchmark summaries "
@@ -227,7 +234,7 @@ def register(subparsers) -> None:
     p.add_argument("--threads", default="1,2,4,8,16,32",
                    help="candidate effective threads per stage, tried in turn "
                         "(default 1,2,4,8,16,32)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_cmd_calibrate)
 
@@ -251,7 +258,7 @@ def register(subparsers) -> None:
     p.add_argument("--jobs", type=int, default=200_000, help="writes to simulate")
     p.add_argument("--warmup", default="0.1")
     p.add_argument("--sample-every", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (the keys of forkjoin-sim simulate --json)")
     add_closed_loop_arguments(p)
@@ -260,8 +267,10 @@ def register(subparsers) -> None:
     p = sub.add_parser("validate", help="Theorem 4 vs simulation (paper's Figs. 5, 6)")
     p.add_argument("--out", required=True, help="directory for CSV, PNG and summary")
     p.add_argument("--quick", action="store_true", help="small runs (minutes)")
-    p.add_argument("--levels", default="1,2", help="1, 2 or 1,2")
-    p.add_argument("--loads", default=",".join(map(str, experiment.LOADS)),
+    p.add_argument("--levels", type=choice_list(["1", "2"], "--levels"),
+                   default=["1", "2"], help="1, 2 or 1,2")
+    p.add_argument("--loads", type=real_list(0.0, 1.0, low_open=True, what="--loads"),
+                   default=list(experiment.LOADS),
                    help="per-node utilisation of the busiest configuration (r=5, all "
                         "remote) at level 1, of one mutation thread at level 2")
     p.add_argument("--local-service", default="exp", help=SPEC_HELP + " (mean 0.2)")
@@ -269,6 +278,6 @@ def register(subparsers) -> None:
                    help=SPEC_HELP + " (mean 1)")
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
     p.add_argument("--jobs", type=int, help="writes per run (default by --quick)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true", help="print the written paths as JSON")
     p.set_defaults(handler=_cmd_validate)

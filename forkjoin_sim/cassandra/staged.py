@@ -159,6 +159,12 @@ def load_staged_config(path: str | Path | None = None) -> StagedConfig:
                           "existing TOML file or leave --config out") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"staged config file {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"staged config file {path} is not UTF-8 text; give a TOML "
+                          "file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"staged config file {path} is a directory; give a TOML "
+                          "file") from None
     return StagedConfig.from_mapping(mapping)
 
 
