@@ -21,6 +21,17 @@ from ..samplepath import SamplePath
 
 
 @numba.njit(cache=True, inline="always")
+def _insert(done, m, d):
+    """Put ``d`` into the sorted ``done[:m]`` (insertion sort: a job has few tasks,
+    and this keeps the k-th smallest completion exact)."""
+    i = m
+    while i > 0 and done[i - 1] > d:
+        done[i] = done[i - 1]
+        i -= 1
+    done[i] = d
+
+
+@numba.njit(cache=True, inline="always")
 def _serve_job(j, a, nodes, service, quorum, free, completions, done):
     """Queue job ``j``'s tasks (arriving at ``a``) and return its quorum completion."""
     width = nodes.shape[1]
@@ -34,12 +45,7 @@ def _serve_job(j, a, nodes, service, quorum, free, completions, done):
         d = start + service[j, t]
         free[node] = d
         completions[j, t] = d
-        # Insertion sort: width is small, and this keeps the k-th smallest exact.
-        i = m
-        while i > 0 and done[i - 1] > d:
-            done[i] = done[i - 1]
-            i -= 1
-        done[i] = d
+        _insert(done, m, d)
         m += 1
     return done[quorum[j] - 1]
 
@@ -67,11 +73,7 @@ def _serve_job_staged(j, a, nodes, service, quorum, kinds, stage_of, threads, fr
         d = start + service[j, t]
         free[node, stage, best] = d
         completions[j, t] = d
-        i = m
-        while i > 0 and done[i - 1] > d:
-            done[i] = done[i - 1]
-            i -= 1
-        done[i] = d
+        _insert(done, m, d)
         m += 1
     return done[quorum[j] - 1]
 
