@@ -8,7 +8,6 @@ The grid is the paper's: n in {3,5,7,9}, r in {3,5,7,9} with r <= n, k = 1..r (5
 from __future__ import annotations
 
 import ast
-import math
 import os
 import sys
 from pathlib import Path
