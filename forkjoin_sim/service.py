@@ -18,7 +18,8 @@ from .errors import ConfigError
 
 #: The spec forms ``parse_service`` accepts, for help texts and error messages.
 SPEC_FORMS = ("exp", "exp:MEAN", "erlang:K", "lognormal:SIGMA", "weibull:SHAPE",
-              "gamma:SHAPE", "pareto:ALPHA", "deterministic", "empirical:PATH",
+              "gamma:SHAPE", "pareto:ALPHA", "deterministic",
+              "empirical:PATH[,column=NAME][,operation=READ][,unit=us,to=ms]",
               "NAME:SHAPES or scipy:NAME:SHAPES (any scipy.stats continuous "
               "distribution, e.g. lognorm:0.5)", "exp:rate=RATE",
               "any of these but exp, deterministic and empirical with ,loc=L,scale=S "
@@ -110,12 +111,15 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
     if not isinstance(spec, str):
         raise ConfigError(f"service spec must be a string, got {spec!r}; use one of "
                           f"{', '.join(SPEC_FORMS)}")
-    name, _, argument = spec.strip().partition(":")
+    name, colon, argument = spec.strip().partition(":")
     name = name.strip().lower()
+    if colon and not argument.strip() and name not in ("empirical", "mix"):
+        raise ConfigError(f"service {spec!r} ends with ':' but gives no parameter; write "
+                          f"{name} alone or {name}:VALUE")
     if name == "empirical":
         if not argument.strip():
             raise ConfigError("service 'empirical:' needs a file; write empirical:PATH")
-        return Empirical.from_file(argument.strip())
+        return _empirical(argument.strip(), spec)
     argument = argument.strip()
     if name == "mix":
         return _mixture(argument, spec, mean)
@@ -144,6 +148,26 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
     if placement:
         return _placed(dist, placement, spec)
     return rescale(dist, mean)
+
+
+#: Options of ``empirical:PATH,KEY=VALUE,...`` (passed to ``Empirical.from_file``).
+EMPIRICAL_OPTIONS = ("column", "operation", "unit", "to", "format", "smoothing")
+
+
+def _empirical(argument: str, spec: str) -> Any:
+    """``PATH[,column=NAME|INDEX][,operation=OP][,unit=U,to=U][,format=F]
+    [,smoothing=kde]``: a latency file and how to read it."""
+    path, *options = argument.split(",")
+    kwargs: dict[str, Any] = {}
+    for option in options:
+        key, equals, value = option.partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or key not in EMPIRICAL_OPTIONS or not value:
+            raise ConfigError(f"service {spec!r}: {option!r} is not an option of "
+                              f"empirical:PATH; use KEY=VALUE with KEY one of "
+                              f"{', '.join(EMPIRICAL_OPTIONS)}")
+        kwargs[key] = int(value) if key == "column" and value.isdigit() else value
+    return Empirical.from_file(path.strip(), **kwargs)
 
 
 def rescale(dist: Any, mean: float) -> Any:

@@ -202,6 +202,7 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                               replications, workers)
     result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
                        replications, workers)
+    result = dataclasses.replace(result, notes=result.notes + _law_notes(model))
     if result.summary.warnings:
         # A run that doubts its own interval says how long it should have been.
         from .convergence import convergence_notes
@@ -209,6 +210,20 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
         extra = convergence_notes(result.summary, result.jobs)[len(result.summary.warnings):]
         result = dataclasses.replace(result, notes=result.notes + extra)
     return result
+
+
+def _law_notes(model) -> tuple[str, ...]:
+    """Warnings about the model's service laws (heavy tails)."""
+    from .system import heavy_tail_note
+
+    notes = []
+    for c in model.system.classes:
+        for law in set(map(id, c.task_services)):
+            dist = next(d for d in c.task_services if id(d) == law)
+            note = heavy_tail_note(dist, f"the service law of {c.name!r}")
+            if note:
+                notes.append(note)
+    return tuple(notes)
 
 
 def _simulate_auto(model, seed, engine, warmup, sample_every, progress, replications,

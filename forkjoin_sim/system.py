@@ -42,7 +42,45 @@ def law_mean(dist: Any, what: str) -> float:
     if not (math.isfinite(mean) and mean > 0):
         raise ConfigError(f"{what} must have a finite positive mean, got {mean}; "
                           "choose a distribution of positive times")
+    if mean < 1e-200:
+        raise ConfigError(f"{what} has mean {mean:g}, too small to simulate (rates "
+                          "overflow); give the times in a larger unit")
+    support = getattr(dist, "support", None)
+    if callable(support):
+        low = float(support()[0])
+        if low < 0:
+            raise ConfigError(f"{what} can take negative values (its support starts at "
+                              f"{low:g}); a time must be >= 0: shift or truncate it")
     return mean
+
+
+#: Hill's estimate of a measured law's tail index below which its variance is
+#: taken to be infinite (a mean's interval then converges very slowly).
+HEAVY_TAIL_INDEX = 2.0
+
+
+def heavy_tail_note(dist: Any, what: str) -> str | None:
+    """A warning when ``dist`` looks heavy-tailed: infinite variance for a parametric
+    law, or a Hill tail-index estimate below 2 on the top 5% of measured values."""
+    try:
+        variance = float(dist.var())
+    except Exception:  # laws without a variance are judged by their samples alone
+        variance = 0.0
+    index = None
+    samples = getattr(dist, "samples", None)
+    if samples is not None and len(samples) >= 200:
+        x = np.sort(np.asarray(samples, dtype=float))
+        tail = x[-max(10, len(x) // 20):]
+        if tail[0] > 0:
+            logs = np.log(tail / tail[0])
+            if logs.mean() > 0:
+                index = 1.0 / float(logs.mean())
+    if not math.isfinite(variance) or (index is not None and index < HEAVY_TAIL_INDEX):
+        detail = (f"Hill tail index {index:.2f} < 2" if index is not None
+                  else "infinite variance")
+        return (f"{what} looks heavy-tailed ({detail}): sojourn means and their "
+                "intervals converge very slowly; trust percentiles more than means")
+    return None
 
 
 @dataclass(frozen=True)

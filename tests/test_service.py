@@ -167,3 +167,45 @@ def test_describe_service(tmp_path):
         "empirical(lat.txt, n=2, mean=2)"
     assert describe_service(Empirical.from_samples([1.0, 2.0], smoothing="kde")) \
         .startswith("empirical(samples, n=2, kde, mean=")
+
+
+def test_a_colon_without_a_parameter_is_refused():
+    with pytest.raises(ConfigError, match="ends with ':'"):
+        parse_service("exp:")
+
+
+def test_laws_that_can_be_negative_are_refused():
+    from forkjoin_sim import ForkJoinModel
+
+    with pytest.raises(ConfigError, match="negative values"):
+        ForkJoinModel(3, 2, 1, load=0.5, service=stats.uniform(-1, 3))
+
+
+def test_empirical_spec_takes_column_and_operation(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("op,latency_ms\nREAD,1.5\nREAD,2.5\n")
+    assert parse_service(f"empirical:{path},column=latency_ms").mean() == 2.0
+    ycsb = tmp_path / "ycsb.txt"
+    ycsb.write_text("READ,1,100\nUPDATE,2,300\nREAD,3,200\n")
+    assert parse_service(f"empirical:{ycsb},operation=READ").mean() == 150.0
+    with pytest.raises(ConfigError, match="not an option"):
+        parse_service(f"empirical:{path},colum=latency_ms")
+
+
+def test_heavy_tailed_measurements_are_flagged():
+    from forkjoin_sim import Empirical, ForkJoinModel, simulate
+
+    heavy = Empirical.from_samples(stats.pareto(1.1).rvs(5000, random_state=1))
+    light = Empirical.from_samples(stats.expon().rvs(5000, random_state=1))
+    flagged = simulate(ForkJoinModel(3, 2, 1, load=0.3, service=heavy), jobs=5000)
+    calm = simulate(ForkJoinModel(3, 2, 1, load=0.3, service=light), jobs=5000)
+    assert any("heavy-tailed" in w for w in flagged.warnings)
+    assert not any("heavy-tailed" in w for w in calm.warnings)
+
+
+def test_subnormal_measurements_are_refused():
+    from forkjoin_sim import Empirical, ForkJoinModel
+
+    with pytest.raises(ConfigError, match="too small to simulate"):
+        ForkJoinModel(3, 2, 1, load=0.5,
+                      service=Empirical.from_samples(np.full(100, 1e-320)))

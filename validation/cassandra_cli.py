@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 
 from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
                                     policy_local_fraction, simulate_cassandra)
@@ -120,6 +121,13 @@ def _cmd_predict(args) -> int:
         raise ConfigError("give the remote basic latencies: --remote-basic "
                           "1:RT1,2:RT2,... or --basic-csv PATH")
     values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
+    negative = [name for name, value in values.items() if value < 0]
+    if negative:
+        # Theorem 4's alternating sums cancel: inputs measured with few digits (or a
+        # remote latency that does not grow with i) can make a level negative.
+        print(f"warning: Theorem 4 gives negative latencies for {', '.join(negative)}: "
+              "the alternating sum cancelled; check that RT(i,i,i) grows with i and give "
+              "the inputs with more digits", file=sys.stderr)
     if args.json:
         print(json.dumps(values))
         return 0
