@@ -300,9 +300,10 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     children = _seed_sequence(seed).spawn(2 * len(loads))
     rows = []
     for j, load in enumerate(loads):
-        direct = simulate(ForkJoinModel(nodes, replicas, quorum, load=load,
-                                        service=service),
-                          jobs=jobs, seed=children[2 * j]).sojourns
+        run = simulate(ForkJoinModel(nodes, replicas, quorum, load=load,
+                                     service=service),
+                       jobs=jobs, seed=children[2 * j])
+        direct = run.sojourns
         model = model_distribution(nodes, replicas, quorum, load, service, basic,
                                    jobs=basic_jobs or jobs, seed=children[2 * j + 1],
                                    grid_end=max(max(timeouts), float(direct.max())))
@@ -323,5 +324,7 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
                 model_waiting_mean=predicted.waiting_mean,
                 sim_waiting_mean=sim.waiting_mean.mean,
                 sim_waiting_mean_low=sim.waiting_mean.low,
-                sim_waiting_mean_high=sim.waiting_mean.high))
+                sim_waiting_mean_high=sim.waiting_mean.high,
+                # The direct run's doubts (correlated batches, jobs it would need).
+                sim_warnings="; ".join(run.warnings)))
     return rows
