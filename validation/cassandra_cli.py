@@ -14,7 +14,7 @@ from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
 from forkjoin_sim.cli import (_Parser, add_closed_loop_arguments, closed_loop_from_args,
                               parse_warmup)
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.options import choice_list, real_list, seed
+from forkjoin_sim.options import choice_list, real_list, seed, whole
 from forkjoin_sim.service import describe_service, parse_service
 
 from . import cassandra as experiment
@@ -158,7 +158,11 @@ def _model(args) -> CassandraModel:
 
 
 def _cmd_simulate(args) -> int:
+    from forkjoin_sim.options import check_jobs_fit
+
     model = _model(args)
+    # Level 1 keeps every measured write; level 2 draws the whole run first.
+    check_jobs_fit(args.jobs, "--jobs", runs=1 if args.level == 1 else 20)
     config = load_staged_config(args.config) if args.level == 2 else None
     result = simulate_cassandra(model, jobs=args.jobs, seed=args.seed, level=args.level,
                                 config=config, warmup=parse_warmup(args.warmup),
@@ -210,8 +214,9 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("predict", help="Theorem 4 for every consistency level, or a "
                                         "calibrated model (--model) for measured rows")
-    p.add_argument("--nodes", type=int, help="n, cluster size")
-    p.add_argument("--replicas", type=int, help="r, replication factor")
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), help="n, cluster size")
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"),
+                   help="r, replication factor")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--local-fraction", type=float, help="l, fraction of local writes")
     how.add_argument("--policy", help=POLICY_HELP)
@@ -232,8 +237,10 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("calibrate", help="fit a model to benchmark summaries "
                                          "(throughput, mean latency per configuration)")
-    p.add_argument("--nodes", type=int, required=True, help="nodes of the measured cluster")
-    p.add_argument("--replicas", type=int, required=True, help="its replication factor")
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), required=True,
+                   help="nodes of the measured cluster")
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"), required=True,
+                   help="its replication factor")
     p.add_argument("--measurements", required=True,
                    help="FIT.csv: operation,consistency,threads|rate,throughput,mean_ms"
                         "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction]")
@@ -247,8 +254,8 @@ def register(subparsers) -> None:
     p.set_defaults(handler=_cmd_calibrate)
 
     p = sub.add_parser("simulate", help="simulate one Cassandra write configuration")
-    p.add_argument("--nodes", type=int, required=True)
-    p.add_argument("--replicas", type=int, required=True)
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), required=True)
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"), required=True)
     p.add_argument("--consistency", required=True,
                    help="ONE | TWO | THREE | QUORUM | ALL | a whole number k")
     p.add_argument("--policy", required=True, help=POLICY_HELP)
@@ -263,9 +270,10 @@ def register(subparsers) -> None:
     p.add_argument("--level", type=int, choices=[1, 2], default=1,
                    help="1: one FCFS queue per node; 2: staged write path (SimPy)")
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
-    p.add_argument("--jobs", type=int, default=200_000, help="writes to simulate")
+    p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"), default=200_000,
+                   help="writes to simulate")
     p.add_argument("--warmup", default="0.1")
-    p.add_argument("--sample-every", type=int, default=1)
+    p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1)
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (the keys of forkjoin-sim simulate --json)")
@@ -285,7 +293,8 @@ def register(subparsers) -> None:
     p.add_argument("--remote-service", default="lognormal:0.8",
                    help=SPEC_HELP + " (mean 1)")
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
-    p.add_argument("--jobs", type=int, help="writes per run (default by --quick)")
+    p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"),
+                   help="writes per run (default by --quick)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true", help="print the written paths as JSON")
     p.set_defaults(handler=_cmd_validate)

@@ -59,6 +59,7 @@ def policy_local_fraction(policy: str, nodes: int, replicas: int) -> float:
     ``token-aware`` always picks a replica (1), ``round-robin`` picks any node
     uniformly (r/n), ``remote`` never picks a replica (0), ``local-fraction:L`` L.
     """
+    check_cluster(nodes, replicas)
     if not isinstance(policy, str):
         raise ConfigError(f"policy must be a string, got {policy!r}; use one of "
                           f"{', '.join(POLICIES)}")
