@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import ConfigError
+
 
 def _umask_mode() -> int:
     """The mode ``open()`` would give a new file (mkstemp's 0600 is too private)."""
@@ -140,3 +142,27 @@ def atomic_group():
     except BaseException:
         group._discard()
         raise
+
+
+def read_toml(path, what: str, missing_hint: str) -> dict:
+    """The TOML file at ``path`` as a dict, or one ConfigError that names ``what`` it
+    was (a sweep spec, a staged config ...) and how to fix it; ``missing_hint`` says
+    what to give when the file does not exist."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path} does not exist; {missing_hint}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{what} {path} is a directory; give a TOML file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what} {path} is not UTF-8 text; give a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message names the line and column: "... (at line 3, column 7)".
+        raise ConfigError(f"{what} {path} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{what} {path} cannot be read ({exc.strerror})") from None

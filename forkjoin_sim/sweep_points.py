@@ -51,26 +51,10 @@ def load_spec(source) -> dict:
     if not isinstance(source, (str, os.PathLike)):
         raise ConfigError(f"a sweep spec is a dict or the path of a TOML file, got "
                           f"{type(source).__name__}")
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise ConfigError("reading a TOML sweep spec needs Python >= 3.11 or the "
-                              "tomli package (pip install tomli)") from None
-    path = Path(source)
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"sweep spec {path} does not exist; give the path of a TOML "
-                          "file such as sweep.toml") from None
-    except IsADirectoryError:
-        raise ConfigError(f"sweep spec {path} is a directory; give a TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib's message names the line and column: "... (at line 3, column 7)".
-        raise ConfigError(f"sweep spec {path} is not valid TOML: {exc}") from None
+    from .io import read_toml
+
+    return read_toml(Path(source), "sweep spec",
+                     "give the path of a TOML file such as sweep.toml")
 
 
 def _plain(value):

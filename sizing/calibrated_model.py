@@ -32,14 +32,9 @@ from scipy import stats
 
 from forkjoin_sim.cassandra.cluster import CassandraCluster
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.io import atomic_write
+from forkjoin_sim.io import atomic_write, read_toml
 from forkjoin_sim.nodes import Stages
 from forkjoin_sim.service import Deterministic
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 #: The fitted parameters, in the order of every vector and covariance matrix.
 PARAMETERS = ("data_read_ms", "digest_ratio", "write_ms", "overhead_ms", "think_ms")
@@ -159,14 +154,8 @@ def write_model(model: CalibratedModel, path: str) -> None:
 
 def read_model(path: str) -> CalibratedModel:
     """The `CalibratedModel` in a TOML file written by `write_model`."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"model file {path} does not exist; write one with "
-                          "forkjoin-sim cassandra calibrate") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read model file {path}: {exc}") from None
+    data = read_toml(path, "model file",
+                     "write one with forkjoin-sim cassandra calibrate")
     cluster, fit = data.get("cluster", {}), dict(data.get("fit", {}))
     if cluster.get("format") != FORMAT:
         raise ConfigError(f"{path} is not a calibrated model ([cluster] format = "

@@ -193,7 +193,7 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
      "cannot be combined with --nodes"),
     (["predict", "--model", "MODEL"], "needs --measurements"),
     (["predict", "--nodes", "6"], "give --nodes, --replicas and --policy"),
-    (["predict", "--model", "GOOD", "--measurements", "GOOD"], "cannot read model"),
+    (["predict", "--model", "GOOD", "--measurements", "GOOD"], "is not valid TOML"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     files = {"BAD": _csv(tmp_path, "operation,consistency,threads,x,mean_ms\n", "b.csv"),

@@ -147,25 +147,10 @@ def load_staged_config(path: str | Path | None = None) -> StagedConfig:
     """The defaults, overridden by the TOML file at ``path`` if given."""
     if path is None:
         return StagedConfig.from_mapping()
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as handle:
-            mapping = tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"staged config file {path} does not exist; give an "
-                          "existing TOML file or leave --config out") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"staged config file {path} is not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"staged config file {path} is not UTF-8 text; give a TOML "
-                          "file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"staged config file {path} is a directory; give a TOML "
-                          "file") from None
-    return StagedConfig.from_mapping(mapping)
+    from ..io import read_toml
+
+    return StagedConfig.from_mapping(read_toml(
+        path, "staged config file", "give an existing TOML file or leave --config out"))
 
 
 def _mean(dist: Any) -> float:
