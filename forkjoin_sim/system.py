@@ -409,3 +409,22 @@ class RunInput:
     def arrival_process(self):
         """When jobs come (`forkjoin_sim.arrivals`)."""
         return self._process
+
+    def _bind(self, system: System, rate, clients, think, think_law,
+              rate_option: str):
+        """Store ``system`` and the arrival process the model asks for: Poisson at
+        ``rate`` (stability checked) or closed-loop ``clients``, exactly one of them.
+        Returns the process."""
+        from .arrivals import ClosedLoop, Poisson
+
+        object.__setattr__(self, "_system", system)
+        if (clients is None) == (rate is None):
+            raise ConfigError(f"give exactly one of {rate_option} and clients (closed "
+                              "loop)")
+        if clients is not None:
+            process = ClosedLoop(clients, think, think_law)
+        else:
+            process = Poisson(rate)
+            system.check_stable(process.rate)
+        object.__setattr__(self, "_process", process)
+        return process

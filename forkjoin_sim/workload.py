@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .arrivals import ClosedLoop, Poisson
 from .errors import ConfigError
 from .simulation import SimulationResult, simulate
 from .system import FRACTION_TOLERANCE, JobClass, RunInput, System  # noqa: F401
@@ -62,17 +61,10 @@ class Workload(RunInput):
         object.__setattr__(self, "classes", tuple(self.classes))
         system = System(self.nodes, self.classes, self.placement, self.speeds,
                         node=self.node)
-        object.__setattr__(self, "_system", system)
-        if (self.clients is None) == (self.arrival_rate is None):
-            raise ConfigError("give exactly one of arrival_rate (open, Poisson) and "
-                              "clients (closed loop)")
-        if self.clients is not None:
-            process = ClosedLoop(self.clients, self.think, self.think_law)
-        else:
-            process = Poisson(self.arrival_rate)
+        process = self._bind(system, self.arrival_rate, self.clients, self.think,
+                             self.think_law, "arrival_rate (open, Poisson)")
+        if self.clients is None:
             object.__setattr__(self, "arrival_rate", process.rate)
-            system.check_stable(process.rate)
-        object.__setattr__(self, "_process", process)
 
     @property
     def work_per_job(self) -> float:

@@ -30,7 +30,6 @@ from typing import Any
 
 from scipy import stats
 
-from ..arrivals import ClosedLoop, Poisson
 from ..errors import ConfigError
 from ..model import check_cluster
 from ..nodes import Stages
@@ -112,16 +111,8 @@ class CassandraCluster(RunInput):
                                     service=self.write, kinds="write", overhead=overhead,
                                     placement="ring"))
         system = System(self.nodes, classes, placement="ring", node=self.node)
-        object.__setattr__(self, "_system", system)
-        if (self.clients is None) == (self.rate is None):
-            raise ConfigError("give exactly one of rate (open, operations per unit "
-                              "time) and clients (closed loop)")
-        if self.clients is not None:
-            process = ClosedLoop(self.clients, self.think, self.think_law)
-        else:
-            process = Poisson(self.rate)
-            system.check_stable(process.rate)
-        object.__setattr__(self, "_process", process)
+        self._bind(system, self.rate, self.clients, self.think, self.think_law,
+                   "rate (open, operations per unit time)")
 
     @property
     def read_quorum(self) -> int:
