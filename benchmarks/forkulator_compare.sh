@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Jobs per second of forkulator (the paper authors' Java simulator) and of the fused
-# kernel on the same (9,3,2) queue: exponential service of mean 1, Poisson arrivals at
+# Jobs per second of forkulator (the paper authors' Java simulator), of the fused
+# kernel and of the `forkjoin-sim simulate --engine fused` command on the same (9,3,2) queue: exponential service of mean 1, Poisson arrivals at
 # 2.7 jobs per unit time (per-node load 0.9), non-purging, every 10th job sampled.
 #
 #   benchmarks/forkulator_compare.sh [FORKULATOR_DIR]      (JOBS=10000000 by default)
@@ -80,6 +80,13 @@ for workers in (1, 2):
     out, wall, cpu = timed([sys.executable, "-c", child, str(jobs), str(workers)])
     rows.append((f"fused kernel, random placement, {workers} thread(s)", wall, cpu,
                  float(out)))
+cli = [sys.executable, "-m", "forkjoin_sim.cli", "simulate", "--nodes", "9",
+       "--replicas", "3", "--quorum", "2", "--rho", "2.7", "--jobs", str(jobs),
+       "--sample-every", "10", "--engine", "fused", "--replications", "2",
+       "--workers", "2", "--seed", "1", "--json"]
+out, wall, cpu = timed(cli)
+rows.append(("forkjoin-sim simulate --engine fused, CLI end to end, 2 threads", wall, cpu,
+             float(out.split('"mean": ')[1].split(",")[0])))
 print(f"(9,3,2), exponential, per-node load 0.9, {jobs:,} jobs, every 10th measured; "
       "whole processes (start-up, JIT or compile cache, run)\n")
 print("| simulator | wall s | jobs/s (wall) | CPU s | jobs per CPU second | mean sojourn |")
@@ -87,6 +94,7 @@ print("|---|---:|---:|---:|---:|---:|")
 for name, wall, cpu, mean in rows:
     print(f"| {name} | {wall:.2f} | {jobs / wall / 1e6:.2f} M | {cpu:.2f} | "
           f"{jobs / cpu / 1e6:.2f} M | {mean:.3f} |")
-print(f"\nwall: fused 2 threads / forkulator {rows[0][1] / rows[2][1]:.1f}x;  CPU: "
+print(f"\nwall: fused 2 threads / forkulator {rows[0][1] / rows[2][1]:.1f}x;  "
+      f"CLI 2 threads / forkulator {rows[0][1] / rows[3][1]:.1f}x;  CPU: "
       f"fused 1 thread / forkulator {rows[0][2] / rows[1][2]:.1f}x")
 EOF
