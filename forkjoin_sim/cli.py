@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib.metadata import entry_points
 
 from .errors import ConfigError
 
@@ -199,6 +198,8 @@ def build_parser(plugins: bool = True
     user_errors: tuple[type[BaseException], ...] = (ConfigError,)
     user_errors += tuple(register_sweep(sub) or ())
     if plugins:
+        from importlib.metadata import entry_points
+
         for plugin in entry_points(group="forkjoin_sim.commands"):
             user_errors += tuple(plugin.load()(sub))
     return parser, user_errors

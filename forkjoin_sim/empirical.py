@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .errors import ConfigError
 
@@ -257,6 +257,8 @@ def _silverman_bandwidth(data: np.ndarray) -> float:
     tied data) the standard deviation alone is used. Constant data gives 0.
     """
     spread = float(np.std(data, ddof=1)) if data.size > 1 else 0.0
+    from scipy import stats
+
     iqr = float(stats.iqr(data))
     if iqr > 0:
         spread = min(spread, iqr / 1.349)
@@ -272,6 +274,8 @@ def _reflected_mixture_moment(data: np.ndarray, h: float, order: int) -> float:
     M_j = E[Z**j; Z < a], which satisfy M_0 = Phi(a), M_1 = -phi(a),
     M_j = -a**(j-1) phi(a) + (j-1) M_(j-2).
     """
+    from scipy import stats
+
     even = np.arange(0, order + 1, 2)
     plain = sum(special.comb(order, j) * h ** j * stats.norm.moment(j)
                 * np.mean(data ** (order - j)) for j in even)

@@ -127,6 +127,7 @@ def law_of(dist, *, what: str = "service") -> Law:
     if isinstance(dist, Law):
         return dist
     from .empirical import Empirical
+    from .exponential import Exponential
     from .service import Deterministic
 
     if isinstance(dist, Deterministic):
@@ -134,11 +135,18 @@ def law_of(dist, *, what: str = "service") -> Law:
     if isinstance(dist, Empirical):
         return Law(EMPIRICAL, [0.0, 0.0, float(dist.bandwidth), 0.0],
                    np.array(dist.samples, dtype=float), name="empirical")
-    if hasattr(dist, "dist") and hasattr(dist.dist, "_parse_args"):
+    # an Exponential is tested first: asking it for .dist would import scipy.stats
+    exponential_law = isinstance(dist, Exponential)
+    scipy_law = (not exponential_law and hasattr(dist, "dist")
+                 and hasattr(dist.dist, "_parse_args"))
+    if exponential_law or scipy_law:
         if dist.support()[0] < 0:
             raise ConfigError(f"{what} law {_describe(dist)} can be negative (support "
                               f"starts at {dist.support()[0]}); times must be >= 0: "
                               "shift it with loc= or use a law on [0, inf)")
+    if exponential_law:
+        return Law(EXPONENTIAL, [dist.loc, dist.scale, 0.0, 0.0], name="expon")
+    if scipy_law:
         law = _scipy_law(dist)
         if law is not None:
             return law

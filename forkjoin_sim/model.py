@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from . import arrivals as arrival_processes
 from .errors import ConfigError
+from .exponential import Exponential
 from .placement import PLACEMENTS
 from .system import RunInput, law_mean, single_class
 
@@ -92,7 +92,7 @@ class ForkJoinModel(RunInput):
     quorum: int
     load: float | None = None
     arrival_rate: float | None = None
-    service: Any = field(default_factory=lambda: stats.expon())
+    service: Any = field(default_factory=Exponential)
     arrivals: Any = "poisson"
     placement: str = "random"
     purging: bool = False

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .arrivals import is_closed
 from .engines import ENGINES
@@ -96,6 +95,8 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     queued work across blocks (``blockwise = False``) get the whole run at once.
     """
     size = BLOCK_JOBS if getattr(engine, "blockwise", True) else jobs
+    from tqdm.auto import tqdm
+
     from .nodes import is_plain
 
     staged = not is_plain(node)

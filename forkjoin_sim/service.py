@@ -1,6 +1,7 @@
 """Service-time models: spec strings such as "erlang:3" turned into distributions.
 
 A service model is any frozen scipy.stats continuous distribution, an
+``Exponential`` (scipy.stats.expon's numbers without importing scipy.stats), an
 ``Empirical`` (measured latencies) or a ``Deterministic`` point mass; all of them
 answer ``rvs(size, random_state)``, ``mean()``, ``moment(m)``, ``cdf`` and ``ppf``.
 """
@@ -11,10 +12,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
-
 from .empirical import Empirical
 from .errors import ConfigError
+from .exponential import Exponential
 
 #: The spec forms ``parse_service`` accepts, for help texts and error messages.
 SPEC_FORMS = ("exp", "exp:MEAN", "erlang:K", "lognormal:SIGMA", "weibull:SHAPE",
@@ -125,11 +125,11 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
         return _mixture(argument, spec, mean)
     if name == "exp":
         if argument.replace(" ", "").lower().startswith("rate="):
-            return stats.expon(scale=1.0 / _positive(argument.split("=", 1)[1].strip(),
-                                                     spec, "RATE"))
+            return Exponential(1.0 / _positive(argument.split("=", 1)[1].strip(),
+                                               spec, "RATE"))
         if argument:
-            return stats.expon(scale=_positive(argument, spec, "MEAN"))
-        return stats.expon(scale=mean)
+            return Exponential(_positive(argument, spec, "MEAN"))
+        return Exponential(mean)
     if name == "deterministic":
         if argument:
             raise ConfigError(f"service {spec!r}: deterministic takes no parameter; "
@@ -185,6 +185,8 @@ def rescale(dist: Any, mean: float) -> Any:
     factor = mean / current
     if hasattr(dist, "scaled"):
         return dist.scaled(factor)
+    from scipy import stats
+
     family = getattr(dist, "dist", None)
     if isinstance(family, stats.rv_continuous):
         shapes = list(dist.args[:family.numargs])
@@ -208,6 +210,10 @@ def describe_service(dist: Any) -> str:
                 f"mean={dist.mean():.4g})")
     if isinstance(dist, Deterministic):
         return f"deterministic({dist.value:.4g})"
+    if isinstance(dist, Exponential):
+        return f"expon(mean={dist.mean():.4g})"
+    from scipy import stats
+
     family = getattr(dist, "dist", None)
     if isinstance(family, stats.rv_continuous):
         names = [s.strip() for s in family.shapes.split(",")] if family.shapes else []
@@ -310,6 +316,8 @@ def _erlang(text: str, spec: str) -> Any:
         raise ConfigError(f"service {spec!r}: K is the number of exponential phases, a "
                           f"whole number >= 1, got {phases:g}; for a real shape use "
                           "gamma:SHAPE")
+    from scipy import stats
+
     return stats.erlang(int(phases))
 
 
@@ -318,19 +326,30 @@ def _pareto(text: str, spec: str) -> Any:
     if alpha <= 2:
         raise ConfigError(f"service {spec!r}: Pareto ALPHA={alpha:g} gives an infinite "
                           "variance (and waiting times of infinite mean); use ALPHA > 2")
+    from scipy import stats
+
     return stats.pareto(alpha)
 
 
 _SHORTHANDS = {
     "erlang": _erlang,
-    "lognormal": lambda text, spec: stats.lognorm(_positive(text, spec, "SIGMA")),
-    "weibull": lambda text, spec: stats.weibull_min(_positive(text, spec, "SHAPE")),
-    "gamma": lambda text, spec: stats.gamma(_positive(text, spec, "SHAPE")),
+    "lognormal": lambda text, spec: _scipy_stats().lognorm(_positive(text, spec, "SIGMA")),
+    "weibull": lambda text, spec: _scipy_stats().weibull_min(_positive(text, spec,
+                                                                       "SHAPE")),
+    "gamma": lambda text, spec: _scipy_stats().gamma(_positive(text, spec, "SHAPE")),
     "pareto": _pareto,
 }
 
 
+def _scipy_stats() -> Any:
+    """scipy.stats, imported on first use (it takes most of a second)."""
+    from scipy import stats
+
+    return stats
+
+
 def _scipy_distribution(name: str, argument: str, spec: str) -> Any:
+    stats = _scipy_stats()
     family = getattr(stats, name, None) if name.isidentifier() else None
     if isinstance(family, stats.rv_discrete):
         raise ConfigError(f"service {spec!r}: scipy.stats.{name} is discrete; service "

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special
 
 from .errors import ConfigError
 
@@ -221,7 +221,10 @@ def t_interval(centre: float, means: np.ndarray, confidence: float) -> Interval:
     scale = float(means.std(ddof=1)) / math.sqrt(means.size)
     if scale == 0:
         return Interval(centre, centre, centre)
-    low, high = stats.t.interval(confidence, means.size - 1, loc=centre, scale=scale)
+    # scipy.stats.t.interval, term for term, without importing scipy.stats
+    low, high = (special.stdtrit(means.size - 1, np.array([(1 - confidence) / 2,
+                                                       (1 + confidence) / 2]))
+                 * scale + centre)
     return Interval(centre, float(low), float(high))
 
 
@@ -324,7 +327,7 @@ def summary_from_batches(centre: float, means: np.ndarray, p: dict, measured: in
         notes.append(f"only {measured} jobs measured: {used} batches used instead of "
                      f"{batches}; the interval is rough")
     if lag1 is not None:
-        alarm = -1 / used + stats.norm.ppf(LAG1_ALARM_QUANTILE) / math.sqrt(used)
+        alarm = -1 / used + special.ndtri(LAG1_ALARM_QUANTILE) / math.sqrt(used)
         if lag1 > alarm:
             notes.append(f"batch means lag-1 autocorrelation {lag1:.2f} > {alarm:.2f}: "
                          "batches may be too short for the interval; run more jobs")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .errors import ConfigError
+from .exponential import Exponential
 from .placement import get_placement
 
 #: How far class fractions may sum away from 1 (rounding in user input).
@@ -113,7 +113,7 @@ class JobClass:
     fraction: float
     replicas: int
     quorum: int
-    service: Any = field(default_factory=lambda: stats.expon())
+    service: Any = field(default_factory=Exponential)
     kinds: Any = None
     overhead: Any = None
     placement: Any = None

@@ -51,9 +51,9 @@ def kernel_model(system, arrivals, seed) -> kernel.KernelModel:
         if arrivals.think > 0:
             think = arrivals.think_law
             if think is None:
-                from scipy import stats
+                from ..exponential import Exponential
 
-                think = stats.expon(scale=arrivals.think)
+                think = Exponential(arrivals.think)
             else:
                 from ..service import rescale
 
