@@ -72,28 +72,46 @@ def _terms(r, k, basic):
     return terms, exact
 
 
-def _relative_error(terms):
+def _relative_error(terms, relative_precision=None):
+    precision = (sys.float_info.epsilon if relative_precision is None
+                 else relative_precision)
     total = sum(terms, Fraction(0))
     size = sum(abs(t) for t in terms)
-    if size == 0:
+    if size == 0 or precision == 0:
         return 0.0
     if total == 0:
         return math.inf
-    return sys.float_info.epsilon * float(size / abs(total))
+    return precision * float(size / abs(total))
 
 
-def cancellation_error(r, k, basic):
+def _check_precision(relative_precision):
+    if relative_precision is None:
+        return
+    if (isinstance(relative_precision, bool)
+            or not isinstance(relative_precision, numbers.Real)
+            or not 0 <= relative_precision < 1):
+        raise ConfigError(f"relative_precision={relative_precision!r} must be a number "
+                          "in [0, 1), e.g. 5e-4 for inputs known to 3 significant digits")
+
+
+def cancellation_error(r, k, basic, relative_precision=None):
     """Estimated relative error of :func:`expand_basic` for these inputs.
 
-    Zero for exact inputs. For floats it is ``eps * sum|W_i*b_i| / |sum W_i*b_i|``:
-    each float input is known to at best a relative ``eps``, and the alternating
-    sum amplifies that by the ratio of the size of its terms to the size of the result.
+    ``relative_precision * sum|W_i*b_i| / |sum W_i*b_i|``: each input is known to a
+    relative ``relative_precision`` and the alternating sum amplifies that by the
+    ratio of the size of its terms to the size of the result. By default the inputs
+    are taken as exact when they are ints or Fractions (error 0) and as known to the
+    float rounding ``eps`` otherwise; pass the precision of measured inputs (e.g.
+    ``5e-4`` for 3 significant digits) to see what their rounding does to the result.
     """
+    _check_precision(relative_precision)
     terms, exact = _terms(r, k, basic)
-    return 0.0 if exact else _relative_error(terms)
+    if exact and relative_precision is None:
+        return 0.0
+    return _relative_error(terms, relative_precision)
 
 
-def expand_basic(r, k, basic, *, warn_above=WARN_RELATIVE_ERROR):
+def expand_basic(r, k, basic, *, warn_above=WARN_RELATIVE_ERROR, relative_precision=None):
     """Theorem 1: ``sum_{i=k..r} W(r,k,i) * basic[i]``.
 
     Parameters
@@ -106,6 +124,11 @@ def expand_basic(r, k, basic, *, warn_above=WARN_RELATIVE_ERROR):
     warn_above : float
         Emit :class:`CancellationWarning` when the estimated relative error
         (:func:`cancellation_error`) exceeds this.
+    relative_precision : float, optional
+        How precisely the inputs are known, relative to their size (see
+        :func:`cancellation_error`; default: exact for ints and Fractions, float
+        rounding otherwise). Measured inputs with few digits can make the result
+        meaningless, even negative, long before float rounding does.
 
     Returns
     -------
@@ -113,18 +136,24 @@ def expand_basic(r, k, basic, *, warn_above=WARN_RELATIVE_ERROR):
         A ``Fraction`` (exact) when every value is an int or ``Fraction``; otherwise
         the exactly summed float inputs, rounded once to a float.
     """
+    _check_precision(relative_precision)
     terms, exact = _terms(r, k, basic)
     total = sum(terms, Fraction(0))
-    if exact:
+    if exact and relative_precision is None:
         return total
-    error = _relative_error(terms)
+    error = _relative_error(terms, relative_precision)
     if error > warn_above:
         largest = max(abs(float(t)) for t in terms)
-        lost = "all" if error >= 1 else f"about {math.log10(error / sys.float_info.epsilon):.0f}"
+        if relative_precision is None:
+            lost = ("all" if error >= 1
+                    else f"about {math.log10(error / sys.float_info.epsilon):.0f}")
+            detail = f"{lost} of 16 significant digits lost"
+            fix = "pass exact inputs (fractions.Fraction) or use a smaller r"
+        else:
+            detail = f"inputs known to a relative {relative_precision:.1e}"
+            fix = "measure the basic queues more precisely or use a smaller r"
         warnings.warn(
             f"Theorem 1 expansion for r={r}, k={k} cancels: terms up to {largest:.3g} "
             f"sum to {float(total):.3g}, estimated relative error {error:.1e} "
-            f"({lost} of 16 significant digits lost); pass exact inputs "
-            f"(fractions.Fraction) or use a smaller r",
-            CancellationWarning, stacklevel=2)
-    return float(total)
+            f"({detail}); {fix}", CancellationWarning, stacklevel=2)
+    return total if exact else float(total)

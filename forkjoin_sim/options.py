@@ -366,12 +366,17 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
 @contextlib.contextmanager
 def warnings_after_success():
     """Hold back warnings (numpy RuntimeWarnings, cancellation notes) raised in the
-    block: shown when it succeeds, dropped when it fails, so an error line is the
-    only line of a failed command."""
+    block: shown when it succeeds, one line each ("warning: ..."; repeats once),
+    dropped when it fails, so an error line is the only line of a failed command."""
+    import sys
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
+    shown = set()
     for item in caught:
-        warnings.showwarning(item.message, item.category, item.filename, item.lineno)
+        line = " ".join(str(item.message).split())
+        if line not in shown:
+            shown.add(line)
+            print(f"warning: {line}", file=sys.stderr)

@@ -115,3 +115,43 @@ def test_quick_validate_writes_its_files(capsys, tmp_path):
     row = table[(table.replicas == 3) & (table.policy == "remote")
                 & (table.consistency == "ALL")]
     assert json.loads(out)["ALL"] == pytest.approx(float(row.approx.iloc[0]), rel=1e-5)
+
+
+def test_predict_warns_when_the_inputs_rounding_swamps_a_level(capsys):
+    # r = 5, round-robin: TWO's alternating sums have terms near 10 that nearly cancel,
+    # so inputs written to one decimal (+-0.05 each) leave TWO and QUORUM undetermined
+    base = ["predict", "--nodes", "6", "--replicas", "5", "--policy", "round-robin",
+            "--json"]
+    status, out, err = run(capsys, *base, "--local-basic", "1.0",
+                           "--remote-basic", "1:1.2,2:1.9,3:2.3,4:2.6,5:2.9")
+    assert status == 0 and json.loads(out)["TWO"] < 0.1
+    lines = [line for line in err.splitlines() if "rounding" in line]
+    assert len(lines) == 1
+    assert "TWO" in lines[0] and "QUORUM" in lines[0] and "ALL" not in lines[0]
+    # the same values written with five more digits: nothing to warn about
+    status, out, err = run(capsys, *base, "--local-basic", "1.000000",
+                           "--remote-basic", "1:1.200000,2:1.900000,3:2.300000,"
+                           "4:2.600000,5:2.900000")
+    assert status == 0 and "rounding" not in err
+
+
+def test_rounding_bounds_are_the_worst_case_over_every_rounding():
+    from fractions import Fraction
+    from itertools import product
+
+    from validation.cassandra import rounding_bounds
+
+    local, remote = Fraction(1), {1: Fraction(6, 5), 2: Fraction(19, 10),
+                                  3: Fraction(23, 10), 4: Fraction(13, 5)}
+    half = Fraction(1, 20)
+    fraction = Fraction(3, 4)
+    bounds = rounding_bounds(4, fraction, {"LT": 0.05, 1: 0.05, 2: 0.05, 3: 0.05,
+                                           4: 0.05})
+    for name, bound in bounds.items():
+        k = analytic.consistency_level_to_k(name, 4)
+        centre = analytic.cassandra_write_latency(4, k, fraction, local, remote)
+        worst = max(abs(analytic.cassandra_write_latency(
+            4, k, fraction, local + s[0] * half,
+            {i: v + s[i] * half for i, v in remote.items()}) - centre)
+            for s in product((-1, 1), repeat=5))
+        assert bound == pytest.approx(float(worst), rel=1e-12)

@@ -143,3 +143,24 @@ def test_error_estimate_bounds_the_actual_error(rk):
 def test_invalid_replicas_quorum(r, k):
     with pytest.raises(ConfigError):
         w_coefficients(r, k)
+
+
+def test_input_precision_reveals_cancellation_that_float_rounding_hides():
+    # T(i,i,i) of M/M/1-like basic queues written with three significant digits
+    basic = {i: float(f"{float(harmonic(i, exact=True)) * 2:.3g}") for i in range(1, 10)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expand_basic(9, 1, basic)  # float rounding alone: nothing to say
+    terms = [w * basic[i] for i, w in w_coefficients(9, 1).items()]
+    expected = 5e-4 * sum(abs(t) for t in terms) / abs(sum(terms))
+    assert cancellation_error(9, 1, basic, relative_precision=5e-4) == pytest.approx(
+        expected, rel=1e-9)
+    assert expected > 1e-2
+    with pytest.warns(CancellationWarning, match="relative 5.0e-04"):
+        expand_basic(9, 1, basic, relative_precision=5e-4)
+    # exact inputs declared to be measured: the same judgement, an exact result
+    exact = {i: Fraction(v).limit_denominator(1000) for i, v in basic.items()}
+    with pytest.warns(CancellationWarning):
+        assert isinstance(expand_basic(9, 1, exact, relative_precision=5e-4), Fraction)
+    with pytest.raises(ConfigError, match="relative_precision"):
+        cancellation_error(9, 1, basic, relative_precision=-1)

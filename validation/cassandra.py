@@ -68,6 +68,22 @@ def input_weights(replicas: int, quorum: int, local_fraction) -> dict:
     return weights
 
 
+def rounding_bounds(replicas: int, local_fraction, half_units: dict) -> dict:
+    """Per consistency level, how far Theorem 4's latency can move when each input
+    moves by at most its ``half_units[key]`` ("LT" or i of RT(i,i,i); absent keys are
+    exact). Theorem 4 is linear in its inputs, so this is ``sum |weight| * half_unit``:
+    an alternating sum amplifies inputs written with few digits."""
+    out = {}
+    for name in analytic.CONSISTENCY_LEVELS:
+        try:
+            k = analytic.consistency_level_to_k(name, replicas)
+        except analytic.ConfigError:
+            continue
+        weights = input_weights(replicas, k, local_fraction)
+        out[name] = sum(abs(w) * half_units.get(key, 0.0) for key, w in weights.items())
+    return out
+
+
 def _seed(seed: int, *key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=tuple(key))
 

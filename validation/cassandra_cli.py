@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import sys
+from decimal import Decimal
 
 from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
                                     policy_local_fraction, simulate_cassandra)
@@ -20,8 +21,23 @@ from forkjoin_sim.service import describe_service, parse_service
 from . import cassandra as experiment
 
 POLICY_HELP = "token-aware | round-robin | remote | local-fraction:L"
+#: Warn when the inputs' rounding can move a level's latency by more than this fraction.
+ROUNDING_WARNING = 0.05
 SPEC_HELP = ("exp:MEAN | a scipy.stats name with its shapes (e.g. lognormal:0.8, "
              "gamma:2), rescaled to the matching --*-mean | empirical:PATH")
+
+
+class Written(float):
+    """A number read from text, with ``half_unit``: half a unit in its last written
+    digit ("1.23" -> 0.005, "12" -> 0.5, "1.5e3" -> 50), how precisely a measured
+    value written that way is known."""
+
+    half_unit: float
+
+    def __new__(cls, text: str) -> "Written":
+        value = super().__new__(cls, text)
+        value.half_unit = 0.5 * 10.0 ** Decimal(text.strip()).as_tuple().exponent
+        return value
 
 
 def _number(text: str, what: str) -> float:
@@ -31,7 +47,10 @@ def _number(text: str, what: str) -> float:
         raise ConfigError(f"{what} {text!r} is not a number") from None
     if not (math.isfinite(value) and value > 0):
         raise ConfigError(f"{what} {text!r} must be a positive finite number")
-    return value
+    try:
+        return Written(str(text))
+    except (ArithmeticError, ValueError):  # float() reads forms Decimal does not
+        return value
 
 
 def parse_remote_basic(text: str) -> dict[int, float]:
@@ -121,6 +140,21 @@ def _cmd_predict(args) -> int:
         raise ConfigError("give the remote basic latencies: --remote-basic "
                           "1:RT1,2:RT2,... or --basic-csv PATH")
     values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
+    half_units = {i: getattr(v, "half_unit", 0.0) for i, v in remote.items()}
+    half_units["LT"] = getattr(local, "half_unit", 0.0)
+    bounds = experiment.rounding_bounds(args.replicas, fraction, half_units)
+    inputs = [(local, half_units["LT"])] + [(v, half_units[i]) for i, v in remote.items()]
+    # Warn where the sum amplifies: a level's spread is large and more than twice the
+    # inputs' own relative rounding (LT = 1 written "1" is +-50% all by itself).
+    own = max((h / abs(v) for v, h in inputs if v), default=0.0)
+    uncertain = [f"{name} {value:.4g} +- {bounds[name]:.2g}"
+                 for name, value in values.items()
+                 if bounds[name] > max(ROUNDING_WARNING, 2 * own) * abs(value)]
+    if uncertain:
+        print(f"warning: Theorem 4's alternating sums amplify the rounding of the inputs "
+              f"(each known to half a unit in its last written digit): "
+              f"{', '.join(uncertain)}; give LT(1,1,1) and RT(i,i,i) with more digits",
+              file=sys.stderr)
     negative = [name for name, value in values.items() if value < 0]
     if negative:
         # Theorem 4's alternating sums cancel: inputs measured with few digits (or a
