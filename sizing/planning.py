@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -346,13 +347,14 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                   service: Any = None, levels: Sequence[str] = DEFAULT_LEVELS,
                   min_replicas: int = 1, max_replicas: int = 5, min_nodes: int = 1,
                   max_nodes: int = 20, basic: str = "simulation", jobs: int = 100_000,
-                  seed=0) -> CapacityPlan:
+                  seed=0, progress: bool = False) -> CapacityPlan:
     """The smallest cluster meeting "p``percentile`` write latency <= target".
 
     Search space and objective: module docstring. Each candidate's percentile is
     Theorem 1 on basic queues at its node load ``r * write_rate * E[X] / n``
     (`validation.tails.model_distribution`; ``jobs``/``seed`` size the basic-queue
-    runs when ``basic="simulation"``).
+    runs when ``basic="simulation"``). ``progress`` prints the worst-case number of
+    those runs (`capacity_runs`) and a bar on stderr, with the time left.
     """
     service = stats.expon() if service is None else service
     write_rate = _check_positive(write_rate, "write rate")
@@ -372,42 +374,73 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                           "and min_nodes <= max_nodes")
     for level in levels:
         consistency_level_to_k(level, max(max_replicas, 3))  # rejects unknown names
+    from tqdm.auto import tqdm
+
     mean_service = float(service.mean())
     candidates = []
     cache: dict[tuple[int, int, int], QuorumDistribution] = {}
+    worst = (capacity_runs(write_rate * mean_service, levels, min_replicas, max_replicas,
+                           min_nodes, max_nodes) if basic == "simulation" else 0)
+    if progress and worst:
+        print(f"plan-capacity: at most {worst:,} basic-queue simulations of {jobs:,} jobs "
+              f"(nodes {max(min_nodes, min_replicas)}..{max_nodes}); the search stops "
+              "at the first node count that meets the target", file=sys.stderr)
+    with tqdm(total=worst, disable=not (progress and worst), unit="run", leave=False,
+              desc="plan-capacity basic queues") as bar:
+        for n in range(max(min_nodes, min_replicas), max_nodes + 1):
+            feasible = []
+            for r in range(min_replicas, min(max_replicas, n) + 1):
+                node_load = r * write_rate * mean_service / n
+                for level in dict.fromkeys(l.upper() for l in levels):
+                    try:
+                        k = consistency_level_to_k(level, r)
+                    except ValueError:
+                        continue  # e.g. THREE with r = 2
+                    if node_load >= 1:
+                        candidates.append(CapacityCandidate(
+                            n, r, level, k, node_load, math.inf, math.inf, False, False))
+                        continue
+                    key = (n, r, k)
+                    if key not in cache:
+                        cache[key] = model_distribution(
+                            n, r, k, write_rate * mean_service, service, basic,
+                            jobs=jobs, seed=seed)
+                        bar.update(1)
+                    d = cache[key]
+                    predicted = d.percentile(percentile)
+                    high = d.percentile_bracket(percentile)[1]
+                    meets = not math.isnan(predicted) and predicted <= target
+                    confident = meets and not math.isnan(high) and high <= target
+                    c = CapacityCandidate(n, r, level, k, node_load, predicted, high,
+                                          meets, confident)
+                    candidates.append(c)
+                    if meets:
+                        feasible.append(c)
+            if feasible:
+                best = min(feasible, key=lambda c: (-c.replicas, -c.quorum, c.predicted))
+                return CapacityPlan(write_rate, target, percentile, basic, best,
+                                    tuple(candidates))
+        return CapacityPlan(write_rate, target, percentile, basic, None, tuple(candidates))
+
+
+def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,
+                  max_replicas: int, min_nodes: int, max_nodes: int) -> int:
+    """How many basic-queue simulations `plan_capacity` runs at most: one per stable
+    (nodes, replicas, quorum) of the search space (it stops at the first node count
+    that meets the target). ``work_rate`` is writes per unit time times E[X]."""
+    runs = 0
     for n in range(max(min_nodes, min_replicas), max_nodes + 1):
-        feasible = []
         for r in range(min_replicas, min(max_replicas, n) + 1):
-            node_load = r * write_rate * mean_service / n
+            if r * work_rate / n >= 1:
+                continue
+            quorums = set()
             for level in dict.fromkeys(l.upper() for l in levels):
                 try:
-                    k = consistency_level_to_k(level, r)
+                    quorums.add(consistency_level_to_k(level, r))
                 except ValueError:
-                    continue  # e.g. THREE with r = 2
-                if node_load >= 1:
-                    candidates.append(CapacityCandidate(n, r, level, k, node_load,
-                                                        math.inf, math.inf, False, False))
                     continue
-                key = (n, r, k)
-                if key not in cache:
-                    cache[key] = model_distribution(
-                        n, r, k, write_rate * mean_service, service, basic, jobs=jobs,
-                        seed=seed)
-                d = cache[key]
-                predicted = d.percentile(percentile)
-                high = d.percentile_bracket(percentile)[1]
-                meets = not math.isnan(predicted) and predicted <= target
-                confident = meets and not math.isnan(high) and high <= target
-                c = CapacityCandidate(n, r, level, k, node_load, predicted, high,
-                                      meets, confident)
-                candidates.append(c)
-                if meets:
-                    feasible.append(c)
-        if feasible:
-            best = min(feasible, key=lambda c: (-c.replicas, -c.quorum, c.predicted))
-            return CapacityPlan(write_rate, target, percentile, basic, best,
-                                tuple(candidates))
-    return CapacityPlan(write_rate, target, percentile, basic, None, tuple(candidates))
+            runs += len(quorums)
+    return runs
 
 
 def simulate_capacity(candidate: CapacityCandidate, write_rate: float,

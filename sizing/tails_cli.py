@@ -147,7 +147,8 @@ def _cmd_plan_capacity(args) -> int:
                          service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,
                          min_nodes=args.min_nodes, max_nodes=args.max_nodes,
-                         basic=args.basic, jobs=args.jobs, seed=args.seed)
+                         basic=args.basic, jobs=args.jobs, seed=args.seed,
+                         progress=True)
     sim = None
     if args.validate and plan.best is not None:
         with _validating(args.validate):

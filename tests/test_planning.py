@@ -7,8 +7,9 @@ import pytest
 import validation.commands
 from forkjoin_sim.cli import main
 from forkjoin_sim.errors import ConfigError
+import sizing.planning
 from sizing.planning import (
-    consistency_pairs, plan_capacity, plan_consistency, simulate_capacity,
+    capacity_runs, consistency_pairs, plan_capacity, plan_consistency, simulate_capacity,
     simulate_consistency)
 
 
@@ -77,6 +78,31 @@ def test_capacity_objective_prefers_fewer_nodes_then_more_replicas_then_stronger
     assert (plan.best.nodes, plan.best.replicas, plan.best.level) == (4, 3, "ALL")
     assert plan_capacity(write_rate=0.9, target=0.01, basic="independent",
                          max_nodes=3).best is None
+
+
+def test_the_announced_worst_case_is_the_number_of_runs_of_a_full_search(monkeypatch,
+                                                                         capsys):
+    calls = []
+    real = sizing.planning.model_distribution
+
+    def counted(n, r, k, work, service, basic, **kwargs):
+        calls.append((n, r, k))
+        return real(n, r, k, work, service, "independent", **kwargs)
+
+    monkeypatch.setattr(sizing.planning, "model_distribution", counted)
+    # a target nobody meets: the search runs to the end of the space
+    search = dict(levels=("ONE", "TWO", "QUORUM", "ALL"), min_replicas=1,
+                  max_replicas=4, min_nodes=2, max_nodes=9)
+    plan = plan_capacity(1.5, 1e-9, jobs=1000, progress=True, **search)
+    assert plan.best is None
+    worst = capacity_runs(1.5, search["levels"], 1, 4, 2, 9)
+    assert len(calls) == len(set(calls)) == worst
+    assert f"at most {worst:,} basic-queue simulations of 1,000 jobs" in (
+        capsys.readouterr().err)
+    # overloaded (n, r) pairs are not simulated: at 1.5 writes per unit time and
+    # E[X] = 1, r = 4 needs n > 6
+    assert all(r * 1.5 / n < 1 for n, r, _ in calls)
+    assert (7, 4, 3) in calls and (6, 4, 3) not in calls
 
 
 def test_capacity_planner_bad_input():
