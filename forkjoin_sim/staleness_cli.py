@@ -1,7 +1,8 @@
 """``forkjoin-sim staleness``: how stale, and how fast, partial quorums are under load.
 
-One key on N replicas; reads and writes arrive as an open Poisson stream (or from
-closed-loop clients, ``--clients``) and queue at every replica, in one FIFO queue
+One key (or ``--keys K``, uniform or ``--zipf S`` popular) on N replicas; reads and
+writes arrive as an open Poisson stream (or from closed-loop clients, ``--clients``)
+and queue at every replica, in one FIFO queue
 (``--structure shared``) or in separate read and mutation stages (``--structure
 stages``, Cassandra). Per (R, W) and rate:
 t-visibility, k-staleness, read and write latency percentiles
@@ -24,7 +25,9 @@ BYTES_PER_TASK = 120
 
 #: What each key of ``StalenessResult.summary()`` holds (the JSON keys).
 JSON_KEYS = {
-    "replicas": "N, replicas of the key (every node)",
+    "replicas": "N, replicas of every key (every node of the group)",
+    "keys": "keys the group holds (each operation is for one of them)",
+    "zipf": "key popularity exponent (0: uniform)",
     "read_quorum": "R, replies a read waits for",
     "write_quorum": "W, acknowledgements a write waits for",
     "rate": "operations per unit time (open Poisson; null for a closed loop)",
@@ -104,7 +107,8 @@ def keys_from_args(args) -> list:
     rates = [None] if args.rate is None else args.rate
     return [ReplicatedKey(args.replicas, rate, args.write_share, node=node,
                           read_service=read_service, write_service=write_service,
-                          delays=delays) for rate in rates]
+                          delays=delays, keys=args.keys, zipf=args.zipf)
+            for rate in rates]
 
 
 def pairs_from_args(args) -> list[tuple[int, int]]:
@@ -291,7 +295,13 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
         "partial quorums under load", description=__doc__.split("\n\n")[1],
         epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--replicas", type=options.whole(1, 64, "--replicas"), required=True,
-                   help="N, replicas of the key (every node holds one)")
+                   help="N, replicas of every key (every node holds one)")
+    p.add_argument("--keys", type=options.whole(1, 10_000_000, "--keys"), default=1,
+                   help="keys sharing the N replicas (default 1, the worst case: "
+                        "every write makes every later read's target move)")
+    p.add_argument("--zipf", type=options.real(0.0, 10.0, what="--zipf"), default=0.0,
+                   help="key popularity: key j drawn with probability ~ j**-S "
+                        "(default 0, uniform; YCSB zipfian is 0.99)")
     p.add_argument("--read-quorum", type=options.whole(what="--read-quorum"),
                    help="R: replies a read waits for")
     p.add_argument("--write-quorum", type=options.whole(what="--write-quorum"),

@@ -44,6 +44,22 @@ def test_json_equals_the_api_and_documents_its_keys(capsys):
     assert set(summary) == documented
 
 
+def test_keys_and_popularity_reach_the_model(capsys):
+    assert run(BASE + ["--read-quorum", "1", "--write-quorum", "1", "--keys", "20",
+                       "--zipf", "0.99", "--read-service", "exp:0.6",
+                       "--write-service", "exp:0.6", "--json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    key = ReplicatedKey(3, 1.0, 0.5, read_service=stats.expon(scale=0.6),
+                        write_service=stats.expon(scale=0.6), keys=20, zipf=0.99)
+    api = simulate_staleness(key, 1, 1, 20_000, seed=3)
+    assert (summary["keys"], summary["zipf"]) == (20, 0.99)
+    assert summary["stale"] == pytest.approx(api.stale()[0])
+    one = simulate_staleness(ReplicatedKey(3, 1.0, 0.5, read_service=stats.expon(scale=0.6),
+                                           write_service=stats.expon(scale=0.6)),
+                             1, 1, 20_000, seed=3)
+    assert summary["stale_high"] < one.stale()[1]
+
+
 def test_csv_has_a_row_per_rate_and_pair_and_a_figure(tmp_path, capsys):
     out, figure = tmp_path / "s.csv", tmp_path / "s.png"
     assert run(BASE[:4] + ["0.3,0.8"] + BASE[5:] + ["--all-pairs", "--out", str(out),

@@ -28,6 +28,15 @@ def issue_key(node, work_per_replica, replicas=3):
     return ReplicatedKey(replicas, 1.0, 0.5, node=node, read_service=law, write_service=law)
 
 
+def assert_same_reads(fast, events):
+    """The exact pass and the SimPy reference agree read by read and write by write."""
+    np.testing.assert_array_equal(fast.consistent, events.consistent)
+    np.testing.assert_array_equal(fast.versions_behind, events.versions_behind)
+    np.testing.assert_allclose(fast.since_commit, events.since_commit, atol=1e-9)
+    np.testing.assert_allclose(fast.read_latency, events.read_latency, atol=1e-9)
+    np.testing.assert_allclose(fast.write_latency, events.write_latency, atol=1e-9)
+
+
 @pytest.mark.parametrize("node", STRUCTURES, ids=str)
 def test_fast_pass_equals_simpy_events_read_by_read(node):
     key = issue_key(node, 0.7)
@@ -37,11 +46,7 @@ def test_fast_pass_equals_simpy_events_read_by_read(node):
         fast = run.outcome(read_quorum, write_quorum)
         events = simulate_events(key, read_quorum, write_quorum, path)
         assert fast.reads == events.reads > 500
-        np.testing.assert_array_equal(fast.consistent, events.consistent)
-        np.testing.assert_array_equal(fast.versions_behind, events.versions_behind)
-        np.testing.assert_allclose(fast.since_commit, events.since_commit, atol=1e-9)
-        np.testing.assert_allclose(fast.read_latency, events.read_latency, atol=1e-9)
-        np.testing.assert_allclose(fast.write_latency, events.write_latency, atol=1e-9)
+        assert_same_reads(fast, events)
     # the path is busy enough that R = W = 1 does read stale values
     assert not run.outcome(1, 1).consistent.all()
 
@@ -230,8 +235,11 @@ def small_models(draw):
             Mixture([stats.expon(scale=0.2), stats.pareto(3, scale=0.5)], [0.7, 0.3])]
     delays = MessageLaws(*(draw(st.sampled_from(laws)) for _ in range(4)))
     service = draw(st.sampled_from([None, stats.expon(scale=0.3), stats.gamma(2, scale=0.2)]))
+    keys = draw(st.sampled_from([1, 1, 2, 5, 40]))
+    zipf = draw(st.sampled_from([0.0, 0.99, 2.0]))
     return (ReplicatedKey(replicas, draw(st.floats(0.2, 1.5)), share, node=node,
-                          read_service=service, write_service=service, delays=delays),
+                          read_service=service, write_service=service, delays=delays,
+                          keys=keys, zipf=zipf),
             draw(st.integers(1, replicas)), draw(st.integers(1, replicas)),
             draw(st.integers(0, 2**32)))
 
@@ -243,9 +251,77 @@ def test_fast_pass_equals_simpy_on_any_small_model(model):
     path = draw_path(key, 120, seed)
     fast = simulate_queues(key, path=path).outcome(read_quorum, write_quorum)
     events = simulate_events(key, read_quorum, write_quorum, path)
-    np.testing.assert_array_equal(fast.consistent, events.consistent)
-    np.testing.assert_array_equal(fast.versions_behind, events.versions_behind)
-    np.testing.assert_allclose(fast.read_latency, events.read_latency, atol=1e-9)
-    np.testing.assert_allclose(fast.write_latency, events.write_latency, atol=1e-9)
+    assert_same_reads(fast, events)
     if read_quorum + write_quorum > key.replicas:
         assert fast.consistent.all()
+
+
+@pytest.mark.parametrize("node", [SharedQueue(), Stages()], ids=str)
+def test_many_keys_fast_pass_equals_simpy_read_by_read(node):
+    key = ReplicatedKey(3, 1.0, 0.5, node=node, read_service=stats.expon(scale=0.7),
+                        write_service=stats.expon(scale=0.7), keys=8, zipf=0.99)
+    path = draw_path(key, 2000, seed=4)
+    assert np.unique(path.key).size == 8
+    run = simulate_queues(key, path=path)
+    for read_quorum, write_quorum in [(1, 1), (2, 1), (2, 2)]:
+        fast = run.outcome(read_quorum, write_quorum)
+        events = simulate_events(key, read_quorum, write_quorum, path)
+        assert fast.reads == events.reads > 500
+        assert_same_reads(fast, events)
+    assert not run.outcome(1, 1).consistent.all()
+
+
+def test_versions_count_per_key_in_issue_order():
+    key = ReplicatedKey(3, 1.0, 0.5, keys=3)
+    path = draw_path(key, 3000, seed=2)
+    versions = path.versions()
+    assert not versions[~path.is_write].any()
+    for k in range(3):
+        mine = path.is_write & (path.key == k)
+        np.testing.assert_array_equal(versions[mine], np.arange(1, mine.sum() + 1))
+
+
+def test_zipf_popularity():
+    weights = ReplicatedKey(3, 1.0, 0.5, keys=100, zipf=0.99).key_weights()
+    assert weights.sum() == pytest.approx(1.0)
+    assert weights[0] / weights[1] == pytest.approx(2 ** 0.99)
+    np.testing.assert_allclose(ReplicatedKey(3, 1.0, 0.5, keys=4).key_weights(), 0.25)
+    counts = np.bincount(draw_path(ReplicatedKey(3, 1.0, 0.5, keys=100, zipf=0.99),
+                                   50_000, seed=1).key, minlength=100)
+    low, high = stats.binomtest(int(counts[0]), 50_000).proportion_ci(0.999)
+    assert low < weights[0] < high
+
+
+def test_without_queueing_k_keys_are_one_key_at_a_kth_of_the_rate():
+    # No service: the replicas do not interact, and a key's operations are a Poisson
+    # stream thinned to rate / keys, so its staleness is one key's at that rate.
+    common = dict(node=Stages(), read_service=None, write_service=None)
+    many = simulate_staleness(ReplicatedKey(3, 8.0, 0.5, keys=10, **common), 1, 1,
+                              operations=200_000, seed=3)
+    one = simulate_staleness(ReplicatedKey(3, 0.8, 0.5, **common), 1, 1,
+                             operations=200_000, seed=4)
+    faster = simulate_staleness(ReplicatedKey(3, 8.0, 0.5, **common), 1, 1,
+                                operations=200_000, seed=5)
+    (p_many, low_many, high_many), (p_one, low_one, high_one) = many.stale(0.999), one.stale(0.999)
+    assert low_many < high_one and low_one < high_many
+    assert faster.stale()[1] > 2 * p_many  # one key at the full rate is far staler
+
+
+def test_under_load_more_keys_means_fewer_stale_reads_at_the_same_work():
+    # Same queues (same total rate), the writes spread over more keys.
+    law = stats.expon(scale=0.8)
+    common = dict(node=Stages(), read_service=law, write_service=law)
+    one = simulate_staleness(ReplicatedKey(3, 1.0, 0.5, **common), 1, 1, 100_000, seed=6)
+    ten = simulate_staleness(ReplicatedKey(3, 1.0, 0.5, keys=10, **common), 1, 1, 100_000,
+                             seed=6)
+    assert ten.stale(0.999)[2] < one.stale(0.999)[1]
+    # the latencies come from the same queues: within sampling error of each other
+    assert np.mean(ten.read_latency) == pytest.approx(np.mean(one.read_latency), rel=0.05)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(keys=0), "keys"), (dict(keys=2.5), "keys"), (dict(zipf=-1), "zipf"),
+    (dict(zipf=float("nan")), "zipf"), (dict(keys=10**9), "more than")])
+def test_bad_key_settings_are_refused(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        ReplicatedKey(3, 1.0, 0.5, **kwargs)

@@ -1,8 +1,11 @@
-"""Staleness of partial quorums under load: one replicated key served by queues.
+"""Staleness of partial quorums under load: replicated keys served by queues.
 
-One key is replicated on ``replicas`` nodes. Operations arrive as a Poisson stream
-of ``rate`` per unit time; each is a write with probability ``write_share``, else a
-read, and is sent by its coordinator to every replica.
+A replica group of ``replicas`` nodes holds ``keys`` keys (default one), every node a
+replica of every key (e.g. 3 nodes with replication factor 3). Operations arrive as
+a Poisson stream of ``rate`` per unit time; each is a write with probability
+``write_share``, else a read, is for a key drawn uniformly or by a Zipf law of
+popularity, and is sent by its coordinator to every replica. All keys share the
+nodes' queues; versions, commits and staleness are per key.
 
 - A write reaches replica i after a delay W_i, waits for and receives service at
   that replica, which then *applies* it (its state becomes max(state, version);
@@ -19,9 +22,11 @@ overtakes a write that reached the replica before it, with one thread) or
 overtakes writes still waiting to be applied).
 
 Per read (after the warm-up) the run records whether it returned at least the
-latest version committed before it was issued (*consistent*), how many committed
-versions newer than the one returned existed then (*versions behind*), and the
-time since that latest committed version committed. Nothing in the queues depends
+latest version of its key committed before it was issued (*consistent*), how many
+committed versions of that key newer than the one returned existed then (*versions
+behind*), and the time since that latest committed version committed. With one key
+every write makes every later read's target move; with many keys only the writes of
+the read's own key do, so staleness falls with the number of keys at the same load. Nothing in the queues depends
 on the quorum sizes (every task runs to completion), so one queueing pass answers
 every (R, W) on the same sample path.
 
@@ -51,6 +56,7 @@ from .wars import MessageLaws
 # Child streams of the run's seed, one per purpose (common random numbers: the
 # engines, the quorum sizes and the structures all see the same draws).
 _ARRIVALS, _KINDS, _WRITE, _ACK, _READ, _RESPONSE, _WRITE_SERVICE, _READ_SERVICE = range(8)
+_THINK, _KEYS = 8, 9
 
 
 def exponential_delays(mean: float = 0.5) -> MessageLaws:
@@ -61,7 +67,8 @@ def exponential_delays(mean: float = 0.5) -> MessageLaws:
 
 @dataclass(frozen=True)
 class ReplicatedKey:
-    """One key on ``replicas`` nodes under an open Poisson stream of operations.
+    """A replica group of ``replicas`` nodes holding ``keys`` keys under an open
+    Poisson stream of operations (the name is from the default, one key).
 
     Parameters
     ----------
@@ -79,6 +86,12 @@ class ReplicatedKey:
         no service at all (the load-free limit). Default exponential, mean 1.
     delays : MessageLaws
         The WARS one-way delays W, A, R, S (default exponential mean 0.5).
+    keys : int
+        Keys held by the group (default 1); each operation is for one of them.
+    zipf : float
+        Popularity: key j (1..keys) is chosen with probability proportional to
+        ``j ** -zipf``; 0 (default) is uniform, about 1 is typical of caches and
+        YCSB's "zipfian" request distribution (0.99).
     """
 
     replicas: int
@@ -88,9 +101,19 @@ class ReplicatedKey:
     read_service: Any = field(default_factory=stats.expon)
     write_service: Any = field(default_factory=stats.expon)
     delays: MessageLaws = field(default_factory=exponential_delays)
+    keys: int = 1
+    zipf: float = 0.0
 
     def __post_init__(self) -> None:
         _whole(self.replicas, "replicas", 1)
+        _whole(self.keys, "keys", 1)
+        if self.keys > MAX_KEYS:
+            raise ConfigError(f"keys={self.keys} is more than {MAX_KEYS:,}; beyond a "
+                              "few thousand equally popular keys a key sees almost no "
+                              "concurrent writes, so use fewer")
+        if not (_real(self.zipf) and 0 <= self.zipf <= 10):
+            raise ConfigError(f"zipf={self.zipf!r}; give the popularity exponent in "
+                              "[0, 10] (0: uniform, 0.99: YCSB zipfian)")
         if self.rate is not None and not (_real(self.rate) and self.rate > 0):
             raise ConfigError(f"rate={self.rate!r}; give operations per unit time as a "
                               "positive number")
@@ -118,6 +141,11 @@ class ReplicatedKey:
                               f"{busiest:.3g} of the time (>= 1); lower the rate, the "
                               "service means, or add threads")
 
+    def key_weights(self) -> np.ndarray:
+        """P(an operation is for key j), j = 0..keys-1 (key 0 the most popular)."""
+        weights = np.arange(1, self.keys + 1, dtype=float) ** -float(self.zipf)
+        return weights / weights.sum()
+
     def mean_service(self, kind: str) -> float:
         """Mean service time of a read or a write (0 without service)."""
         law = self.read_service if kind == "read" else self.write_service
@@ -141,7 +169,9 @@ class ReplicatedKey:
 
     def describe(self) -> str:
         pace = "closed loop" if self.rate is None else f"{self.rate:g} ops per unit time"
-        return (f"{self.replicas} replicas, {pace}, "
+        spread = "" if self.keys == 1 else (
+            f", {self.keys} keys ({'uniform' if self.zipf == 0 else f'zipf {self.zipf:g}'})")
+        return (f"{self.replicas} replicas{spread}, {pace}, "
                 f"{self.write_share:g} writes, {self.node.describe()}, work per "
                 f"replica {self.work_per_replica():.3g}")
 
@@ -150,13 +180,32 @@ class ReplicatedKey:
 class SamplePath:
     """Every random number of a run: issue times, kinds, per-replica delays and
     services (rows are operations, columns replicas). ``outbound`` is W (writes) or
-    R (reads), ``inbound`` A or S."""
+    R (reads), ``inbound`` A or S; ``key`` the key of each operation (0..keys-1)."""
 
     issue: np.ndarray
     is_write: np.ndarray
     outbound: np.ndarray
     inbound: np.ndarray
     service: np.ndarray
+    key: np.ndarray | None = None
+
+    def keys_of_operations(self) -> np.ndarray:
+        """The key of each operation (all 0 when the path has one key)."""
+        if self.key is None:
+            return np.zeros(self.is_write.size, dtype=np.int64)
+        return np.asarray(self.key, dtype=np.int64)
+
+    def versions(self) -> np.ndarray:
+        """Each write's version of its key (1, 2, ... in issue order per key; the
+        writes' last-writer-wins order), 0 for reads."""
+        keys = self.keys_of_operations()
+        version = np.zeros(keys.size, dtype=np.int64)
+        writes = np.flatnonzero(self.is_write)
+        by_key = writes[np.argsort(keys[writes], kind="stable")]
+        counts = np.bincount(keys[by_key], minlength=int(keys.max(initial=0)) + 1)
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        version[by_key] = np.arange(by_key.size) - first[keys[by_key]] + 1
+        return version
 
 
 def draw_path(key: ReplicatedKey, operations: int, seed=0) -> SamplePath:
@@ -178,7 +227,10 @@ def draw_path(key: ReplicatedKey, operations: int, seed=0) -> SamplePath:
         outbound[mask] = _draw(out_law, (count, n), seed, out)
         inbound[mask] = _draw(back_law, (count, n), seed, back)
         service[mask] = 0.0 if law is None else _draw(law, (count, n), seed, stream)
-    return SamplePath(issue, is_write, outbound, inbound, service)
+    keys = None
+    if key.keys > 1:
+        keys = child_rng(seed, _KEYS).choice(key.keys, operations, p=key.key_weights())
+    return SamplePath(issue, is_write, outbound, inbound, service, keys)
 
 
 def _draw(law, shape, seed, stream) -> np.ndarray:
@@ -215,15 +267,33 @@ def _serve_stages(arrival, order, service, stage, threads, finish, busy):
 
 
 @numba.njit(cache=True)
-def _versions_behind(returned, latest, committed_at, issued):
-    """Per read: committed versions newer than the one returned (versions above
-    ``latest`` had not committed when the read was issued)."""
+def _versions_behind(returned, latest, committed_at, first, issued):
+    """Per read: committed versions of its key newer than the one returned (versions
+    above ``latest`` had not committed when the read was issued). Version v of the
+    read's key committed at ``committed_at[first + v - 1]``."""
     behind = np.zeros(returned.size, dtype=np.int64)
     for r in range(returned.size):
         for version in range(returned[r] + 1, latest[r] + 1):
-            if committed_at[version - 1] <= issued[r]:
+            if committed_at[first[r] + version - 1] <= issued[r]:
                 behind[r] += 1
     return behind
+
+
+def _newest_by_key(event_key, event_time, event_version, query_key, query_time):
+    """Per query: the highest version among the events of its key at or before its
+    time (events first on ties), 0 if none. Exact: an integer running maximum over
+    (key, time) order, each key's values offset above every smaller key's."""
+    events, queries = event_key.size, query_key.size
+    key = np.concatenate([event_key, query_key]).astype(np.int64)
+    time = np.concatenate([event_time, query_time])
+    is_query = np.concatenate([np.zeros(events, np.int8), np.ones(queries, np.int8)])
+    version = np.concatenate([event_version, np.zeros(queries, np.int64)])
+    order = np.lexsort((is_query, time, key))
+    span = int(version.max(initial=0)) + 1
+    running = np.maximum.accumulate(key[order] * span + version[order])
+    newest = np.empty(key.size, dtype=np.int64)
+    newest[order] = running - key[order] * span
+    return newest[events:]
 
 
 @dataclass(frozen=True)
@@ -244,34 +314,33 @@ class QueueRun:
         write_quorum = _quorum(write_quorum, "write", n)
         p = self.path
         writes, reads = np.flatnonzero(p.is_write), np.flatnonzero(~p.is_write)
+        keys, versions = p.keys_of_operations(), p.versions()
+        write_key, read_key, version = keys[writes], keys[reads], versions[writes]
         acked = self.finish[writes] + p.inbound[writes]
         committed_at = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
-        # States: per node, versions in order of apply time, prefix maxima, and the
-        # last write applied by the time each read's service completes.
+        # States: per node, the newest version of the read's key applied by the time
+        # the read's service there completes (last writer wins).
         states = np.zeros((reads.size, n), dtype=np.int64)
-        versions = np.arange(1, writes.size + 1)
         for i in range(n):
-            by_apply = np.argsort(self.finish[writes, i], kind="stable")
-            applied = self.finish[writes, i][by_apply]
-            newest = np.maximum.accumulate(versions[by_apply]) if writes.size else versions
-            seen = np.searchsorted(applied, self.finish[reads, i], side="right")
-            states[:, i] = np.where(seen > 0, newest[np.maximum(seen - 1, 0)]
-                                    if writes.size else 0, 0)
+            states[:, i] = _newest_by_key(write_key, self.finish[writes, i], version,
+                                          read_key, self.finish[reads, i])
         replied = self.finish[reads] + p.inbound[reads]
         first = np.argsort(replied, axis=1, kind="stable")[:, :read_quorum]
         returned = np.take_along_axis(states, first, axis=1).max(axis=1)
         read_latency = (np.take_along_axis(replied, first[:, -1:], axis=1)[:, 0]
                         - p.issue[reads])
-        by_commit = np.argsort(committed_at, kind="stable")
-        latest_by_commit = (np.maximum.accumulate(versions[by_commit]) if writes.size
-                            else versions)
-        known = np.searchsorted(committed_at[by_commit], p.issue[reads], side="right")
-        latest = np.where(known > 0, latest_by_commit[np.maximum(known - 1, 0)]
-                          if writes.size else 0, 0)
-        since = np.where(latest > 0,
-                         p.issue[reads] - committed_at[np.maximum(latest - 1, 0)]
-                         if writes.size else np.inf, np.inf)
-        behind = _versions_behind(returned, latest, committed_at, p.issue[reads])
+        latest = _newest_by_key(write_key, committed_at, version, read_key,
+                                p.issue[reads])
+        # commit time of version v of key k at by_version[start[k] + v - 1]
+        counts = np.bincount(write_key, minlength=int(keys.max(initial=0)) + 1)
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        by_version = np.empty(writes.size)
+        by_version[start[write_key] + version - 1] = committed_at
+        base = start[read_key]
+        since = np.full(reads.size, np.inf)
+        known = latest > 0
+        since[known] = p.issue[reads][known] - by_version[base[known] + latest[known] - 1]
+        behind = _versions_behind(returned, latest, by_version, base, p.issue[reads])
         start = p.issue[int(self.warmup * p.issue.size)]
         measured_reads = (p.issue[reads] >= start) & (latest > 0)
         measured_writes = p.issue[writes] >= start
@@ -404,7 +473,8 @@ class StalenessResult:
         ``forkjoin_sim.staleness_cli.JSON_KEYS``)."""
         stale, low, high = self.stale()
         return {
-            "replicas": self.key.replicas, "read_quorum": self.read_quorum,
+            "replicas": self.key.replicas, "keys": self.key.keys, "zipf": self.key.zipf,
+            "read_quorum": self.read_quorum,
             "write_quorum": self.write_quorum, "rate": self.key.rate,
             "write_share": self.key.write_share, "structure": _structure(self.key.node),
             "work_per_replica": self.key.work_per_replica(),
@@ -459,8 +529,6 @@ def simulate_closed(key: ReplicatedKey, read_quorum: int, write_quorum: int,
     return _events(key, read_quorum, write_quorum, path, warmup, loop.clients, think)
 
 
-_THINK = 8
-
 
 def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
     import simpy
@@ -472,12 +540,12 @@ def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
     env = simpy.Environment()
     stages = [[simpy.Resource(env, capacity=int(c)) for c in key.node.stage_threads]
               for _ in range(n)]
-    state = [0] * n
+    keys, versions = path.keys_of_operations(), path.versions()
+    state = [dict() for _ in range(n)]  # per node: key -> newest version applied
     busy = np.zeros((n, key.node.stage_threads.size))
-    latest = {"version": 0, "at": math.nan}
-    versions = np.cumsum(path.is_write)
+    latest: dict = {}  # key -> (newest committed version, when it committed)
     issued = np.full(operations, np.nan)
-    commits: list[int] = []  # versions in commit order
+    commits: dict = {}  # key -> its versions in commit order
     reads, writes = [], []
 
     def task(op, i, kind, reply):
@@ -488,15 +556,16 @@ def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
             yield env.timeout(path.service[op, i])
             busy[i, stage] += path.service[op, i]
             if kind == WRITE:
-                state[i] = max(state[i], int(versions[op]))
-            seen = state[i]
+                state[i][keys[op]] = max(state[i].get(keys[op], 0), int(versions[op]))
+            seen = state[i].get(keys[op], 0)
         yield env.timeout(path.inbound[op, i])
         reply(seen)
 
     def operation(op):
         issued[op] = env.now
         kind = WRITE if path.is_write[op] else READ
-        known, since, committed = latest["version"], env.now - latest["at"], len(commits)
+        known, at = latest.get(keys[op], (0, math.nan))
+        since, committed = env.now - at, len(commits.get(keys[op], ()))
         replies, done = [], env.event()
         quorum = write_quorum if kind == WRITE else read_quorum
 
@@ -509,13 +578,13 @@ def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
         yield done
         if kind == WRITE:
             version = int(versions[op])
-            commits.append(version)
-            if version > latest["version"]:
-                latest.update(version=version, at=env.now)
+            commits.setdefault(keys[op], []).append(version)
+            if version > latest.get(keys[op], (0, math.nan))[0]:
+                latest[keys[op]] = (version, env.now)
             writes.append((op, env.now - issued[op]))
         else:
             returned = max(replies)
-            behind = sum(1 for v in commits[:committed] if v > returned)
+            behind = sum(1 for v in commits.get(keys[op], [])[:committed] if v > returned)
             reads.append((op, returned >= known, behind, since, env.now - issued[op],
                           known))
 
@@ -558,6 +627,10 @@ def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
 
 
 # --- helpers -------------------------------------------------------------------------
+
+#: Most keys a group may hold (the key-popularity table is built per run).
+MAX_KEYS = 10_000_000
+
 
 def _structure(node) -> str:
     return "stages" if isinstance(node, Stages) else "shared"
