@@ -135,6 +135,7 @@ def simulate_system(system, arrivals, jobs: int, seed, engine: str = "fast",
     runner = make_engine(engine, system, sampler)
     recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
                                labels=len(system.classes) > 1, times=True)
+    recorder.check_enough()
     totals = run_path(sampler, runner, jobs, recorder, system.nodes, progress=progress,
                       desc=desc, track_busy=not system.purging, node=system.node)
     return recorder, totals, sampler.speeds

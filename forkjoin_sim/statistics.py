@@ -422,6 +422,16 @@ class SojournRecorder:
         self._finished = False
         self._dropped_kept = 0
 
+    def check_enough(self) -> None:
+        """Refuse, before any job runs, a fixed warm-up and sampling that would leave
+        fewer than 2 measured jobs (a summary needs 2)."""
+        size = len(range(self._start, self.total_jobs, self.sample_every)) // self.group
+        if self.warmup != "auto" and size < 2:
+            raise ConfigError(f"only {size} job(s) would be measured after warm-up and "
+                              f"sampling ({self.total_jobs} jobs, warmup {self.warmup:g}, "
+                              f"sample_every {self.sample_every}); at least 2 are needed: "
+                              "run more jobs or lower warmup / sample_every")
+
     def add(self, chunk_sojourns: ArrayLike, labels: ArrayLike | None = None,
             times: ArrayLike | None = None) -> None:
         """Record the next chunk of jobs (in arrival order): their values (one per job,

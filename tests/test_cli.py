@@ -65,3 +65,23 @@ def test_bad_input_is_one_line_and_status_2(change, fragment):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("change,fragment", [
+    (["--rho", "5e-324"], "too small to simulate"),
+    (["--sample-every", "19999"], "would be measured"),
+    (["--warmup", "0.99999", "--engine", "simpy"], "would be measured"),
+])
+def test_hopeless_runs_are_refused_before_any_job_runs(change, fragment):
+    argv = list(SIMULATE)
+    for option, value in zip(change[::2], change[1::2]):
+        if option in argv:
+            argv[argv.index(option) + 1] = value
+        else:
+            argv += [option, value]
+    proc = subprocess.run([sys.executable, "-m", "forkjoin_sim.cli", *argv],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    # nothing else on stderr, not even a progress bar cleared before the error
+    assert proc.stderr.count("\n") == 1 and "\r" not in proc.stderr, repr(proc.stderr)
+    assert fragment in proc.stderr
