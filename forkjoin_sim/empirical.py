@@ -335,6 +335,10 @@ def _unit_factor(unit: str | None, to: str | None) -> float:
 
 
 def _read_lines(name: str) -> list[str]:
+    if Path(name).is_dir() or (Path(name).exists() and not Path(name).is_file()):
+        # a directory, device, FIFO or socket (/dev/zero would be read for ever)
+        raise ConfigError(f"{name}: not a regular file; give the path of a latency "
+                          "file saved on disk")
     try:
         # utf-8-sig drops the byte-order mark spreadsheets put before a CSV header.
         with open(name, encoding="utf-8-sig") as handle:

@@ -203,6 +203,10 @@ def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
         raise ConfigError(f"{what} {path} does not exist; check the path")
     if path.is_dir():
         raise ConfigError(f"{what} {path} is a directory; give a file")
+    if not path.is_file():
+        # a device, FIFO or socket: /dev/zero would be read for ever
+        raise ConfigError(f"{what} {path} is not a regular file; give a file saved "
+                          "on disk")
     try:
         with open(path, "rb") as handle:
             if utf8:

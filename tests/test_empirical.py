@@ -411,7 +411,7 @@ def test_missing_file_and_directory(tmp_path):
     with pytest.raises(ConfigError) as info:
         Empirical.from_file(missing)
     assert str(info.value).startswith(f"{missing}: no such file; give the path")
-    with pytest.raises(ConfigError, match="cannot be read"):
+    with pytest.raises(ConfigError, match="not a regular file"):
         Empirical.from_file(tmp_path)
 
 
@@ -420,3 +420,18 @@ def test_binary_file(tmp_path):
     path.write_bytes(b"\xff\xfe\x00\x81")
     with pytest.raises(ConfigError, match="not a UTF-8 text file"):
         Empirical.from_file(path)
+
+
+def test_devices_and_pipes_are_refused_before_reading(tmp_path):
+    # /dev/zero and a FIFO without a writer would be read (or waited on) for ever
+    import os
+
+    from forkjoin_sim.options import check_input_file
+
+    fifo = tmp_path / "latencies.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo):
+        with pytest.raises(ConfigError, match="not a regular file"):
+            Empirical.from_file(path)
+        with pytest.raises(ConfigError, match="not a regular file"):
+            check_input_file(path, "--basic-csv")
