@@ -145,9 +145,41 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
         dist = _SHORTHANDS[name](argument, spec)
     else:
         dist = _scipy_distribution(name, argument, spec)
-    if placement:
-        return _placed(dist, placement, spec)
-    return rescale(dist, mean)
+    law = _placed(dist, placement, spec) if placement else _finite_mean(dist, spec)
+    _check_spread(law, spec)
+    return law if placement else rescale(law, mean)
+
+
+#: Largest coefficient of variation (std / mean) a parametric law may have: beyond it
+#: the mean rests on draws rarer than about 1 in 10^8, which no run samples.
+MAX_VARIATION = 1e4
+
+
+def _finite_mean(dist: Any, spec: str) -> Any:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = float(dist.mean())
+    if not (math.isfinite(mean) and mean > 0):
+        raise ConfigError(f"service {spec!r}: this shape gives a mean of {mean:g}, not a "
+                          "finite positive number; choose a shape with a finite mean")
+    return dist
+
+
+def _check_spread(law: Any, spec: str) -> None:
+    """Refuse shapes whose draws cannot represent their mean (e.g. gamma:1e-300,
+    almost every draw of which is 0)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean, variance = float(law.mean()), float(law.var())
+    if math.isfinite(variance) and math.sqrt(variance) > MAX_VARIATION * mean:
+        raise ConfigError(f"service {spec!r}: coefficient of variation "
+                          f"{math.sqrt(variance) / mean:.3g} is above {MAX_VARIATION:g}; "
+                          "its mean rests on draws too rare to simulate: choose a less "
+                          "extreme shape")
 
 
 #: Options of ``empirical:PATH,KEY=VALUE,...`` (passed to ``Empirical.from_file``).
@@ -316,9 +348,18 @@ def _erlang(text: str, spec: str) -> Any:
         raise ConfigError(f"service {spec!r}: K is the number of exponential phases, a "
                           f"whole number >= 1, got {phases:g}; for a real shape use "
                           "gamma:SHAPE")
+    if phases > MAX_ERLANG_PHASES:
+        raise ConfigError(f"service {spec!r}: K={phases:g} phases is more than "
+                          f"{MAX_ERLANG_PHASES:,}; such a law is a point mass to 3 digits: "
+                          "use deterministic")
     from scipy import stats
 
     return stats.erlang(int(phases))
+
+
+#: Most phases an ``erlang:K`` spec may have (its coefficient of variation is then
+#: 1/sqrt(K) = 0.001).
+MAX_ERLANG_PHASES = 1_000_000
 
 
 def _pareto(text: str, spec: str) -> Any:

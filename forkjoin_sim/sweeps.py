@@ -19,7 +19,8 @@ from .errors import ConfigError
 from .results_file import (
     SETTINGS_COLUMN, Journal, cell_text, check_results_path, done_rows, journal_path,
     point_identity, row_identity, rows_frame, write_final)
-from .sweep_points import build_model, expand, load_spec, point_key, point_seed
+from .sweep_points import (KEY_COLUMNS, build_model, expand, load_spec, point_key,
+                           point_seed)
 
 __all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "load_spec", "point_key", "point_seed",
            "run_point", "run_points", "sweep"]
@@ -76,7 +77,9 @@ def run_point(point: dict, annotate: bool = True) -> dict:
     except Exception as exc:  # recorded, not fatal: one bad point must not stop a sweep
         return _error_row(point, exc)
     stats = result.to_dict()
-    for key in ("nodes", "replicas", "quorum", "rho", "seed", "jobs", "engine"):
+    for key in KEY_COLUMNS:
+        # the point's own spelling identifies its row (think None, speeds as given),
+        # not the model's normalised value (think 0.0, speeds as a list)
         stats.pop(key, None)
     row.update(stats)
     if annotate:

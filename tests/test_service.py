@@ -209,3 +209,23 @@ def test_subnormal_measurements_are_refused():
     with pytest.raises(ConfigError, match="too small to simulate"):
         ForkJoinModel(3, 2, 1, load=0.5,
                       service=Empirical.from_samples(np.full(100, 1e-320)))
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("gamma:1e-300", "coefficient of variation"),   # almost every draw is 0
+    ("lognormal:6", "coefficient of variation"),    # CV = sqrt(e^36 - 1), about 6.6e7
+    ("lognormal:1e300", "mean of inf"),
+    ("weibull:1e-300", "mean of inf"),
+    ("erlang:1e300", "use deterministic"),
+])
+def test_shapes_that_cannot_be_simulated_are_refused_naming_the_spec(spec, fragment):
+    with pytest.raises(ConfigError, match=fragment) as info:
+        parse_service(spec)
+    assert str(info.value).startswith(f"service {spec!r}")
+
+
+def test_extreme_but_simulable_shapes_are_kept():
+    # gamma:1e300 is a point mass at the mean to 150 digits; lognormal:3 has CV 90
+    assert parse_service("gamma:1e300", 2.0).mean() == pytest.approx(2.0)
+    assert parse_service("lognormal:3", 2.0).std() / 2.0 == pytest.approx(
+        math.sqrt(math.exp(9) - 1), rel=1e-9)

@@ -510,3 +510,21 @@ def test_an_unreachable_dask_scheduler_is_one_config_error():
                                "jobs": 200})
     with pytest.raises(ConfigError, match="cannot reach"):
         list(sweeps.run_points(points, backend="dask", address="tcp://127.0.0.1:1"))
+
+
+def test_closed_loop_and_uneven_points_keep_their_own_spelling_and_skip_closed_forms(
+        tmp_path):
+    # A point's row must carry the point's values (think unset, speeds as written), or
+    # the rows cannot be matched back to the points; the closed forms assume Poisson
+    # arrivals on identical nodes, so they are left empty there.
+    spec = {"nodes": 6, "replicas": 3, "quorum": 2, "jobs": 2000, "seed": 1,
+            "points": [{"clients": 4}, {"rho": 0.9, "speeds": "1,1,1,1,1,0.5"},
+                       {"rho": 0.9}]}
+    out = tmp_path / "o.csv"
+    frame = sweeps.sweep(spec, out=out, backend="serial", progress=False)
+    assert list(frame["status"]) == ["ok", "ok", "ok"]
+    assert frame["clients"].tolist()[0] == 4 and pd.isna(frame["think"].tolist()[0])
+    assert frame["speeds"].tolist()[1] == "1,1,1,1,1,0.5"
+    assert frame["approx"].isna().tolist() == [True, True, False]
+    again = sweeps.sweep(spec, out=out, backend="serial", progress=False, resume=True)
+    pd.testing.assert_frame_equal(again, frame)

@@ -39,11 +39,14 @@ def _job_load(point: dict, service_mean: float) -> float:
 def annotate(point: dict, row: dict) -> dict:
     """Analytic columns for one sweep ``point`` whose simulated statistics are ``row``.
 
-    Returns ``{}`` when no closed form applies (purging or ring placement); otherwise
+    Returns ``{}`` when no closed form applies (purging, ring placement, closed-loop
+    clients or uneven node speeds: the theorems assume Poisson arrivals on identical
+    nodes); otherwise
     ``lower_general`` (Theorem 2, any service) and, for exponential service, the
     Theorem 3 columns of :func:`analytic.estimates` plus ``error = approx/mean - 1``.
     """
-    if point.get("purging") or point.get("placement", "random") != "random":
+    if (point.get("purging") or point.get("placement", "random") != "random"
+            or point.get("clients") is not None or point.get("speeds") is not None):
         return {}
     nodes, replicas, quorum = (int(point[key]) for key in ("nodes", "replicas", "quorum"))
     dist = _service(point)
