@@ -342,6 +342,37 @@ _ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:]+\]|[^:
                       r":(?P<port>[0-9]{1,5})/?")
 
 
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """Refuse a ``--dask`` address that no Dask scheduler answers within ``timeout``
+    seconds: only 'local' and tcp:// or tls:// addresses can be reached from a
+    command line, the port must accept a connection, and what answers must speak
+    Dask's protocol (any TCP service otherwise passes)."""
+    if address == "local":
+        return
+    scheme = re.match(r"([a-z]+)://", address)
+    if scheme and scheme[1] not in ("tcp", "tls"):
+        raise ConfigError(f"--dask {address!r}: {scheme[1]}:// schedulers cannot be "
+                          "reached from a command line; use 'local' or tcp://HOST:PORT")
+    check_reachable(address, timeout)
+    import subprocess
+    import sys
+
+    # In a child process with a deadline: a client talking to something that is not
+    # a scheduler can wait for ever on a frame that never ends, or ask for exabytes.
+    probe = ("import sys\nfrom distributed import Client\n"
+             "Client(sys.argv[1], timeout=float(sys.argv[2])).close()\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", probe, address, str(timeout)],
+                              capture_output=True, text=True, timeout=2 * timeout + 5)
+        failure = done.stderr.strip().splitlines()[-1:] if done.returncode else None
+    except subprocess.TimeoutExpired:
+        failure = ["no answer in time"]
+    if failure is not None:
+        reason = failure[0].split(":")[0].rsplit(".", 1)[-1] if failure else "no answer"
+        raise ConfigError(f"--dask {address}: no Dask scheduler answered there "
+                          f"({reason}); check the address and port")
+
+
 def check_reachable(address: str, timeout: float = 5.0) -> None:
     """Refuse a Dask scheduler ``address`` (``tcp://host:port``) that does not accept a
     TCP connection within ``timeout`` seconds ('local' and non-TCP schemes such as

@@ -74,12 +74,11 @@ def _cmd_sweep(args) -> int:
     except ConfigError as exc:
         raise ConfigError(f"{args.spec}: {exc}") from None
     if args.dask:
-        if args.dask != "local":
-            options.check_reachable(args.dask, DASK_TIMEOUT)
         import importlib.util
         if importlib.util.find_spec("distributed") is None:
             raise ConfigError("--dask needs dask.distributed; pip install "
                               "'dask[distributed]'")
+        options.check_scheduler(args.dask, DASK_TIMEOUT)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     backend = "dask" if args.dask else "processes"

@@ -159,7 +159,11 @@ def _run_dask(points, annotate, workers, address) -> Iterator[dict]:
     else:
         from .options import check_reachable
         check_reachable(str(address))  # one line now, not a traceback after a timeout
-        client, own_client = Client(address), True
+        try:
+            client, own_client = Client(address), True
+        except Exception as exc:  # whatever answered is not a usable scheduler
+            raise ConfigError(f"no Dask scheduler answered at {address} "
+                              f"({type(exc).__name__}); check the address") from None
     futures = {}
     try:
         for point in points:

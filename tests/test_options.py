@@ -168,3 +168,29 @@ def test_warnings_of_a_failed_block_are_dropped(capsys):
     # one line each, without the source line Python would print, repeats once
     assert capsys.readouterr().err == ("warning: heavy tail: the mean converges "
                                        "slowly\n")
+
+
+def test_a_port_that_answers_but_is_not_a_dask_scheduler_is_refused():
+    # A service that answers TCP with something else (here: bytes that read as a huge
+    # frame length) must give one line, not a MemoryError traceback from the client.
+    import contextlib
+    import threading
+
+    pytest.importorskip("distributed")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+
+        def answer():
+            connection, _ = server.accept()
+            with connection, contextlib.suppress(OSError):
+                connection.sendall(b"\xff" * 64)
+                connection.recv(1024)
+
+        threading.Thread(target=answer, daemon=True).start()
+        with pytest.raises(ConfigError, match="no Dask scheduler answered"):
+            options.check_scheduler(f"tcp://127.0.0.1:{server.getsockname()[1]}",
+                                    timeout=1)
+    with pytest.raises(ConfigError, match="cannot be reached from a command line"):
+        options.check_scheduler("inproc://192.0.2.2/1/1")
+    options.check_scheduler("local")  # started by the sweep itself
