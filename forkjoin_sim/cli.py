@@ -25,7 +25,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-#: The largest cluster the CLI takes (per-node state is allocated up front).
+#: The largest cluster the CLI takes: `forkjoin_sim.system.MAX_NODES` (not imported
+#: from there, which would load numba before the arguments are even parsed; a test
+#: keeps the two equal).
 MAX_NODES = 1_000_000
 
 

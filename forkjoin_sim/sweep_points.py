@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ FIXED_KEYS = ("jobs", "replications", "seed")
 RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
 #: The columns that identify a point (its ``point_key``), first in every results file.
 KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
+#: Most points one sweep may have (each is a row of the results file).
+MAX_POINTS = 1_000_000
 #: Parameters that are real numbers, however the spec spells them.
 REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup", "think")
 
@@ -98,6 +101,11 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
                           "(open arrivals) and 'clients' (closed loop)")
     names = list(POINT_DEFAULTS)
     axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
+    size = math.prod(len(axis) for axis in axes) * max(run["replications"], 1)
+    if size > MAX_POINTS:
+        raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "
+                          f"than {MAX_POINTS:,}; split it into several sweeps or use "
+                          "fewer values per axis")
     points = []
     for values in itertools.product(*axes):
         params = dict(zip(names, values))

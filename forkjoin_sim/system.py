@@ -18,6 +18,8 @@ from .errors import ConfigError
 from .exponential import Exponential
 from .placement import get_placement
 
+#: Most nodes a system may have (per-node state is kept in arrays of this length).
+MAX_NODES = 1_000_000
 #: How far class fractions may sum away from 1 (rounding in user input).
 FRACTION_TOLERANCE = 1e-9
 #: Child index of the run's SeedSequence that draws which nodes straggle; far from
@@ -262,6 +264,9 @@ class System:
 
     def __post_init__(self) -> None:
         _whole("nodes", self.nodes)
+        if self.nodes > MAX_NODES:
+            raise ConfigError(f"nodes={self.nodes} is more than {MAX_NODES:,}; simulate "
+                              "a smaller cluster (per-node load is what matters)")
         object.__setattr__(self, "classes", tuple(self.classes))
         if not self.classes:
             raise ConfigError("a system needs at least one JobClass")

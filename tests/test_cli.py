@@ -85,3 +85,13 @@ def test_hopeless_runs_are_refused_before_any_job_runs(change, fragment):
     # nothing else on stderr, not even a progress bar cleared before the error
     assert proc.stderr.count("\n") == 1 and "\r" not in proc.stderr, repr(proc.stderr)
     assert fragment in proc.stderr
+
+
+def test_the_cli_and_the_model_share_one_cluster_limit():
+    from forkjoin_sim import cli, system
+    from forkjoin_sim.errors import ConfigError
+    from forkjoin_sim.model import ForkJoinModel
+
+    assert cli.MAX_NODES == system.MAX_NODES
+    with pytest.raises(ConfigError, match="more than 1,000,000"):
+        ForkJoinModel(system.MAX_NODES + 1, 3, 2, load=0.9)

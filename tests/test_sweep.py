@@ -118,6 +118,9 @@ def test_explicit_points_expand_over_the_shared_keys_and_run_once():
                               "seed": 2}]}, "points[0] sets seed"),
     ({"jobs": 10, "points": [{"nodes": 3, "replicas": 3, "quorom": 1}]},
      "quorom in points[0]"),
+    # refused before a single point is built: 10^8 dicts would take minutes
+    ({**SPEC, "replications": 10**8}, "has 2,400,000,000 points"),
+    ({**SPEC, "rho": list(np.linspace(0.1, 0.9, 100_000))}, "more than 1,000,000"),
 ])
 def test_bad_specs_raise_config_errors(spec, message):
     with pytest.raises(ConfigError) as info:
