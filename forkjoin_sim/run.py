@@ -24,6 +24,9 @@ from .statistics import SojournRecorder
 #: enough to keep memory flat (about 50 MB at r = 9). Results do not depend on it
 #: beyond floating-point rounding of the open-arrival clock.
 BLOCK_JOBS = 1 << 17
+#: Seconds a progress bar waits before it first shows: a run that ends (or fails)
+#: sooner leaves nothing on stderr but its result or its one error line.
+PROGRESS_DELAY = 1.0
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     done = 0
     path = None
     with tqdm(total=jobs, disable=not progress, unit="job", unit_scale=True, desc=desc,
+              delay=PROGRESS_DELAY,
               leave=False) as bar:
         while done < jobs:
             block = sampler.draw(min(size, jobs - done))

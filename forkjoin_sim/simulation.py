@@ -160,6 +160,11 @@ AUTO_MAX_JOBS = 50_000_000
 AUTO_RELATIVE_HALF_WIDTH = 0.01
 
 
+#: Jobs per closed-loop client a run needs at least (each client's first jobs start
+#: from an empty system).
+CLIENT_JOBS = 10
+
+
 def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
              warmup: float | str = 0.1, sample_every: int = 1,
              progress: bool = False, replications: int = 1,
@@ -197,6 +202,13 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
     if not (hasattr(model, "system") and hasattr(model, "arrival_process")):
         raise ConfigError(f"cannot simulate a {type(model).__name__}; give a "
                           "ForkJoinModel or a Workload")
+    clients = getattr(model.arrival_process, "clients", None)
+    if clients is not None and isinstance(jobs, (int, np.integer)) and \
+            jobs < CLIENT_JOBS * clients:
+        raise ConfigError(f"{clients:,} clients and {jobs:,} jobs: each client would "
+                          f"send fewer than {CLIENT_JOBS} jobs, too few for a steady "
+                          f"state; run at least {CLIENT_JOBS * clients:,} jobs or use "
+                          "fewer clients")
     if jobs == "auto":
         return _simulate_auto(model, seed, engine, warmup, sample_every, progress,
                               replications, workers)

@@ -18,6 +18,9 @@ import math
 from . import options
 from .errors import ConfigError
 
+#: Operations per closed-loop client a run needs at least (each client's first
+#: operations start from an empty system).
+CLIENT_OPERATIONS = 10
 #: Bytes a run keeps per operation and replica (delays, service, arrival, finish,
 #: order, states, plus slack for the per-pair arrays).
 BYTES_PER_TASK = 120
@@ -231,6 +234,12 @@ def _cmd_staleness(args) -> int:
     if args.clients is not None:
         from .staleness.queueing import ClosedLoop
 
+        if args.jobs < CLIENT_OPERATIONS * args.clients:
+            raise ConfigError(f"--clients {args.clients:,} with --jobs {args.jobs:,}: each "
+                              f"client would issue fewer than {CLIENT_OPERATIONS} "
+                              "operations, too few to reach a steady state; give --jobs "
+                              f">= {CLIENT_OPERATIONS * args.clients:,} or fewer clients")
+
         think = None if args.think is None else _law(args.think, "--think")
         loop = ClosedLoop(args.clients, think)
     summaries = []
@@ -270,7 +279,7 @@ def report(summaries: list[dict]) -> str:
                  if s["stale"] is not None else "n/a")
         cons = f"{first['probability']:.3f}" if first["probability"] is not None else "n/a"
         pace = s["rate"] if s["rate"] is not None else s["throughput"]
-        lines.append(f"{pace:7.3g} {s['utilisation']:5.2f} {s['read_quorum']:>2} "
+        lines.append(f"{_num(pace):>7} {s['utilisation']:5.2f} {s['read_quorum']:>2} "
                      f"{s['write_quorum']:>2} {stale:>18} {cons:>18} "
                      f"{_num(read99):>9} {_num(write99):>9}")
     return "\n".join(lines)

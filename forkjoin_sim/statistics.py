@@ -526,6 +526,8 @@ class SojournRecorder:
             return None
         gaps = np.diff(times)
         mean, low, high = batch_means_ci(gaps, confidence, batches)
+        if not mean > 0:
+            return None  # every measured job arrived at one instant
         every = self.sample_every
         return Interval(every / mean, every / high if high > 0 else 0.0,
                         every / low if low > 0 else math.inf)

@@ -304,8 +304,11 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     todo = [p for p in points if point_identity(p) not in done]
     journal = None if out is None else Journal(journal_path(out), list(done.values()))
     rows = list(done.values())
+    from .run import PROGRESS_DELAY
+
     try:
         with tqdm(total=len(points), initial=len(done), disable=not progress,
+                  delay=PROGRESS_DELAY,
                   unit="point", desc="sweep", dynamic_ncols=True) as bar, \
                 closing(run_points(todo, backend, workers, annotate, address)) as results:
             for row in results:

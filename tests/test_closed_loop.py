@@ -116,3 +116,11 @@ def test_cli_closed_loop_bad_input_is_one_line(capsys, argv, message):
                      "--jobs", "100", *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_more_clients_than_the_run_can_serve_is_refused():
+    # 2,000 jobs for 10,000 clients: no client sends a second job, all arrive at 0
+    from forkjoin_sim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="run at least 100,000 jobs"):
+        simulate(ForkJoinModel(3, 3, 2, clients=10_000), jobs=2000)

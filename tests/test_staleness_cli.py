@@ -118,3 +118,14 @@ def test_closed_loop_clients(capsys):
     assert summary["stale"] == 0
     assert run(argv[:-1] + ["--rate", "1"]) == 2
     assert "not both" in capsys.readouterr().out
+
+
+def test_more_clients_than_the_run_can_serve_is_refused_before_any_work(capsys,
+                                                                      monkeypatch):
+    import forkjoin_sim.staleness.queueing as queueing
+
+    monkeypatch.setattr(queueing, "simulate_closed", None)  # any work would fail
+    assert run(["staleness", "--replicas", "3", "--all-pairs", "--clients", "100000",
+                "--jobs", "2000"]) == 2
+    out = capsys.readouterr().out.strip()
+    assert "--jobs >= 1,000,000 or fewer clients" in out and "\n" not in out
