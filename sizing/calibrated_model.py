@@ -39,6 +39,16 @@ from forkjoin_sim.service import Deterministic
 #: The fitted parameters, in the order of every vector and covariance matrix.
 PARAMETERS = ("data_read_ms", "digest_ratio", "write_ms", "overhead_ms", "think_ms")
 FORMAT = "forkjoin-sim calibrated Cassandra model 1"
+#: What a model file holds: its tables, the keys of each, and the structure the
+#: fit assumes (written by `write_model`; anything else in a file is refused).
+MODEL_TABLES = ("cluster", "fit", "intervals")
+FIXED_STRUCTURE = {"node": "stages", "service_law": "exp",
+                   "overhead_law": "deterministic", "think_law": "exp"}
+CLUSTER_KEYS = ("format", "nodes", "replicas", "threads", *FIXED_STRUCTURE,
+                *PARAMETERS, "digest_read_ms")
+FIT_KEYS = ("free", "covariance", "rows", "seed", "threads_tried", "threads_cost",
+            "fixed", "residual_rms", "degrees_of_freedom", "evaluations", "warnings",
+            "measurements", "measurements_sha256")
 # An interval wider than this many times its value is reported as unbounded.
 UNBOUNDED = 1e3
 
@@ -58,6 +68,22 @@ class CalibratedModel:
     free: tuple[str, ...] = PARAMETERS
     covariance: tuple[tuple[float, ...], ...] = ()
     fit: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "replicas", "threads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                    or value < 1:
+                raise ConfigError(f"{name}={value!r} must be a whole number >= 1")
+        if self.replicas > self.nodes:
+            raise ConfigError(f"replicas={self.replicas} exceeds nodes={self.nodes}; "
+                              "use 1 <= replicas <= nodes")
+        for name in PARAMETERS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+                    or not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"{name}={value!r} must be a finite number >= 0 "
+                                  "(milliseconds, or a ratio for digest_ratio)")
 
     @property
     def vector(self) -> np.ndarray:
@@ -156,7 +182,11 @@ def read_model(path: str) -> CalibratedModel:
     """The `CalibratedModel` in a TOML file written by `write_model`."""
     data = read_toml(path, "model file",
                      "write one with forkjoin-sim cassandra calibrate")
-    cluster, fit = data.get("cluster", {}), dict(data.get("fit", {}))
+    cluster, fit = data.get("cluster", {}), data.get("fit", {})
+    if not isinstance(cluster, dict) or not isinstance(fit, dict):
+        raise ConfigError(f"{path}: [cluster] and [fit] must be tables; write the file "
+                          "with forkjoin-sim cassandra calibrate")
+    fit = dict(fit)
     if cluster.get("format") != FORMAT:
         raise ConfigError(f"{path} is not a calibrated model ([cluster] format = "
                           f"{FORMAT!r}); write one with forkjoin-sim cassandra calibrate")
@@ -164,13 +194,52 @@ def read_model(path: str) -> CalibratedModel:
                if k not in cluster]
     if missing:
         raise ConfigError(f"{path}: [cluster] lacks {', '.join(missing)}")
-    free = tuple(fit.pop("free", ()))
-    cov = tuple(tuple(float(v) for v in r) for r in fit.pop("covariance", ()))
-    if any(name not in PARAMETERS for name in free) or \
+    intervals = data.get("intervals", {})
+    for where, keys, known in (("the file", data, MODEL_TABLES),
+                               ("[cluster]", cluster, CLUSTER_KEYS),
+                               ("[fit]", fit, FIT_KEYS),
+                               ("[intervals]", intervals if isinstance(intervals, dict)
+                                else {"(not a table)": 0}, PARAMETERS)):
+        unknown = sorted(set(keys) - set(known))
+        if unknown:
+            raise ConfigError(f"{path}: {where} has unknown key(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(known)}")
+    for key, value in FIXED_STRUCTURE.items():
+        if cluster.get(key, value) != value:
+            raise ConfigError(f"{path}: [cluster] {key} = {cluster[key]!r}; this model "
+                              f"has {key} = {value!r} only (the laws it was fitted with)")
+    try:
+        free = tuple(fit.pop("free", ()))
+        cov = tuple(tuple(_real(v) for v in r) for r in fit.pop("covariance", ()))
+    except (TypeError, ValueError):
+        cov, free = None, ()
+    if cov is None or any(name not in PARAMETERS for name in free) or \
             (cov and (len(cov) != len(free) or any(len(r) != len(free) for r in cov))):
         raise ConfigError(f"{path}: [fit] free/covariance are inconsistent; rewrite the "
                           "file with forkjoin-sim cassandra calibrate")
-    return CalibratedModel(int(cluster["nodes"]), int(cluster["replicas"]),
-                           int(cluster["threads"]),
-                           *(float(cluster[name]) for name in PARAMETERS),
-                           free=free, covariance=cov, fit=fit)
+    sizes = {}
+    for key in ("nodes", "replicas", "threads"):
+        value = cluster[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{path}: [cluster] {key} = {value!r} must be a whole number")
+        sizes[key] = value
+    values = {}
+    for name in PARAMETERS:
+        try:
+            values[name] = _real(cluster[name])
+        except (TypeError, ValueError):
+            raise ConfigError(f"{path}: [cluster] {name} = {cluster[name]!r} must be a "
+                              "number") from None
+    try:
+        return CalibratedModel(sizes["nodes"], sizes["replicas"], sizes["threads"],
+                               *(values[name] for name in PARAMETERS),
+                               free=free, covariance=cov, fit=fit)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _real(value) -> float:
+    """A TOML number as a float (TypeError/ValueError for anything else)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{value!r} is not a number")
+    return float(value)

@@ -233,12 +233,21 @@ def _covariance(jac: np.ndarray, residuals: np.ndarray, sim_var: np.ndarray,
     u, singular, wt = np.linalg.svd(jac, full_matrices=False)
     floor = max(float(singular.max()), 1e-300) * UNCONSTRAINED
     solve = wt.T / np.maximum(singular, floor)  # (J'J)^-1 J' = W S^-1 U'
-    meat = np.zeros((params, params))
+    # in the SVD basis: as many directions as singular values (fewer than the
+    # parameters when there are fewer observations than parameters)
+    meat = np.zeros((singular.size, singular.size))
     for g, link in zip(groups, links):
         block = np.array([[1.0, link], [link, 1.0]])[:len(g), :len(g)]
         variance = s2 + float(np.mean(sim_var[g]))
         meat += variance * u[g].T @ block @ u[g]
-    return solve @ meat @ solve.T, s2, dof
+    covariance = solve @ meat @ solve.T
+    if singular.size < params:
+        # fewer observations than parameters: the directions no row sees at all are
+        # as unconstrained as a floored singular value, not certain (zero variance)
+        null = np.linalg.svd(jac, full_matrices=True)[2][singular.size:].T
+        spread = s2 + float(np.mean(sim_var))
+        covariance += spread / floor ** 2 * (null @ null.T)
+    return covariance, s2, dof
 
 
 def _weak_directions(covariance, free, values, scale) -> list[str]:

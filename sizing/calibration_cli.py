@@ -36,12 +36,19 @@ def check_writable(path: str, option: str, suffixes: tuple[str, ...] = ()) -> No
                           "writable folder")
 
 
+#: Most effective threads per stage a candidate may have (Cassandra's default
+#: read and mutation stages have 32).
+MAX_STAGE_THREADS = 4096
+
+
 def parse_threads(text: str) -> tuple[int, ...]:
     """``"1,2,4"`` as ``(1, 2, 4)``: candidate effective threads per stage."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or not all(p.isdigit() and int(p) >= 1 for p in parts):
-        raise ConfigError(f"--threads {text!r}: give whole numbers >= 1 separated by "
-                          "commas, e.g. --threads 1,2,4,8")
+    if not parts or not all(p.isascii() and p.isdigit()
+                            and 1 <= int(p) <= MAX_STAGE_THREADS for p in parts):
+        raise ConfigError(f"--threads {text!r}: give whole numbers in "
+                          f"1..{MAX_STAGE_THREADS} separated by commas, e.g. "
+                          "--threads 1,2,4,8")
     return tuple(sorted({int(p) for p in parts}))
 
 

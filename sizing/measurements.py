@@ -31,6 +31,8 @@ from forkjoin_sim.errors import ConfigError
 
 REQUIRED = ("operation", "consistency", "mean_ms")
 LOAD = ("threads", "rate")
+#: Most client threads a row may have (each is simulated as one closed-loop client).
+MAX_THREADS = 10_000
 OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction")
 COLUMNS = REQUIRED + LOAD + OPTIONAL
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
@@ -102,8 +104,9 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool) -> Measurem
     if (values["threads"] is None) == (values["rate"] is None):
         raise ConfigError(f"{where}: give exactly one of threads (closed loop: client "
                           "threads) and rate (open loop: operations per second)")
-    if values["threads"] is not None and values["threads"] < 1:
-        raise ConfigError(f"{where}: threads must be >= 1")
+    if values["threads"] is not None and not 1 <= values["threads"] <= MAX_THREADS:
+        raise ConfigError(f"{where}: threads must be a whole number in 1..{MAX_THREADS:,} "
+                          "(client threads of one benchmark run)")
     if values["rate"] is not None and values["rate"] <= 0:
         raise ConfigError(f"{where}: rate must be > 0 operations per second")
     if need_mean and not values["mean_ms"]:

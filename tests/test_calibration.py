@@ -3,6 +3,7 @@ warnings, measurement-file validation, the model file, the two commands."""
 
 import csv
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -76,6 +77,17 @@ def test_light_load_rows_cannot_split_service_from_overhead():
                for w in fit.warnings), fit.warnings
 
 
+def test_one_row_cannot_bound_three_parameters():
+    # One closed-loop write row is one observation (latency and throughput are tied
+    # by N = X (R + Z)); write service, overhead and think time are three unknowns.
+    # Directions no row sees must come out unbounded, not certain.
+    rows = _measure(TRUTH, [("write", "ONE", 10)])
+    fit = calibrate(rows, 6, 3, seed=1, threads=(4,), confirm=False)
+    assert set(fit.model.free) == {"write_ms", "overhead_ms", "think_ms"}
+    intervals = fit.model.intervals()
+    assert all(high == math.inf for _, high in intervals.values()), intervals
+
+
 def test_identifiable_rows_give_no_parameter_warning(recovery):
     _, fit = recovery
     assert not any("cannot tell apart" in w or "say nothing" in w
@@ -98,6 +110,7 @@ def _csv(tmp_path, text, name="m.csv"):
     (HEADER + "\nread,MOST,4,,2\n", "line 2: consistency level 'MOST'"),
     (HEADER + "\nread,ONE,4,,2\nread,FOUR,4,,2\n", "line 3.*FOUR"),
     (HEADER + "\nread,ONE,four,,2\n", "threads='four' is not a number"),
+    (HEADER + "\nread,ONE,100000,,2\n", "threads must be a whole number in 1..10,000"),
     (HEADER + "\nread,ONE,4,,-2\n", "mean_ms='-2' must be"),
     (HEADER + "\nread,ONE,2.5,,2\n", "whole number"),
     (HEADER + "\nread,ONE,4,,\n", "mean_ms is missing"),
@@ -138,6 +151,29 @@ def test_not_a_model_file_is_refused(tmp_path):
     path = _csv(tmp_path, "[cluster]\nnodes = 3\n", "other.toml")
     with pytest.raises(ConfigError, match="not a calibrated model"):
         read_model(path)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("[cluster]\n", "cluster = 5\n[other]\n", "must be tables"),
+    ("nodes = 6", "nodes = 0", "nodes=0 must be a whole number >= 1"),
+    ("nodes = 6", "nodes = 2", "replicas=3 exceeds nodes=2"),
+    ("nodes = 6", 'nodes = "6"', "nodes = '6' must be a whole number"),
+    ("write_ms = 0.5\n", "write_ms = nan\n", "write_ms=nan must be a finite number"),
+    ("write_ms = 0.5\n", "write_ms = -1.0\n", "write_ms=-1.0 must be a finite"),
+    ('service_law = "exp"', 'service_law = "lognormal:1"', "service_law = 'exp' only"),
+    ("[fit]\n", "[fit]\nbogus = 1\n", "[fit] has unknown key(s) bogus"),
+    ("[intervals]\n", "[intervals]\nbogus = 1\n", "[intervals] has unknown key(s) bogus"),
+    ("[intervals]\n", "[extra]\n[intervals]\n", "the file has unknown key(s) extra"),
+])
+def test_a_damaged_model_file_is_refused_naming_the_key(tmp_path, old, new, message):
+    path = tmp_path / "model.toml"
+    write_model(TRUTH, str(path))
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(ConfigError, match=re.escape(message)) as info:
+        read_model(str(path))
+    assert str(path) in str(info.value)
 
 
 # --- commands ----------------------------------------------------------------------
@@ -189,6 +225,8 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
       "--out", "OUT", "--report", "r.txt"], ".md or .json"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
       "--out", "OUT", "--threads", "2,x"], "--threads"),
+    (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
+      "--out", "OUT", "--threads", "100000000"], "whole numbers in 1..4096"),
     (["predict", "--model", "MODEL", "--nodes", "6", "--measurements", "GOOD"],
      "cannot be combined with --nodes"),
     (["predict", "--model", "MODEL"], "needs --measurements"),

@@ -41,6 +41,8 @@ class Written(float):
 
 
 def _number(text: str, what: str) -> float:
+    if text is None:  # a CSV row with fewer cells than the header
+        raise ConfigError(f"{what} is missing; give a number")
     try:
         value = float(text)
     except ValueError:
