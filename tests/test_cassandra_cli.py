@@ -155,3 +155,21 @@ def test_rounding_bounds_are_the_worst_case_over_every_rounding():
             {i: v + s[i] * half for i, v in remote.items()}) - centre)
             for s in product((-1, 1), repeat=5))
         assert bound == pytest.approx(float(worst), rel=1e-12)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--level", "2", "--config", "DCLONG"], "[datacentres] nodes lists 7 nodes"),
+    (["--sample-every", "1999"], "would be measured"),
+])
+def test_simulate_refuses_before_any_job_runs(capsys, tmp_path, monkeypatch, extra,
+                                              message):
+    import forkjoin_sim.cassandra.simulation as simulation
+
+    monkeypatch.setattr(simulation, "run_path", None)  # any work would fail
+    config = tmp_path / "dc.toml"
+    config.write_text("[datacentres]\nnodes = [0, 0, 0, 1, 1, 1, 1]\nmean = 5.0\n")
+    extra = [str(config) if e == "DCLONG" else e for e in extra]
+    status, _, err = run(capsys, "simulate", "--nodes", "6", "--replicas", "3",
+                         "--consistency", "QUORUM", "--policy", "token-aware",
+                         "--rate", "0.5", "--jobs", "2000", *extra)
+    assert status == 2 and message in err and err.count("\n") == 1, err

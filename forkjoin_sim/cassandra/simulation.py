@@ -122,10 +122,14 @@ def _run_writes(model: CassandraModel, quorums: list[int], jobs: int, seed, leve
     else:
         config = config or StagedConfig.from_mapping()
         _model_stages(model, config)
+        if config.datacentre and len(config.datacentre) != model.nodes:
+            raise ConfigError(f"[datacentres] nodes lists {len(config.datacentre)} nodes "
+                              f"but the cluster has {model.nodes}; give one per node")
         engine = StagedEngine(config, model.nodes, sampler.streams[STAGES],
                           initial_release=sampler.initial_release)
     recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
                                columns=len(quorums), times=True)
+    recorder.check_enough()
 
     def observe(writes, completions, sojourns):
         ordered = np.sort(completions, axis=1)
