@@ -171,5 +171,6 @@ def test_simulate_refuses_before_any_job_runs(capsys, tmp_path, monkeypatch, ext
     extra = [str(config) if e == "DCLONG" else e for e in extra]
     status, _, err = run(capsys, "simulate", "--nodes", "6", "--replicas", "3",
                          "--consistency", "QUORUM", "--policy", "token-aware",
+                         "--local-service", "exp:0.2", "--remote-service", "exp:1",
                          "--rate", "0.5", "--jobs", "2000", *extra)
     assert status == 2 and message in err and err.count("\n") == 1, err
