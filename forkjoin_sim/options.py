@@ -257,15 +257,21 @@ def _writable_place(path: Path, what: str) -> None:
                           "a writable place")
 
 
-def check_output_file(path, what: str = "output file", suffixes=None) -> Path:
+def check_output_file(path, what: str = "output file", suffixes=None,
+                      inputs=()) -> Path:
     """``path`` as a file this process can create or replace, checked before any work.
 
     Refused: an existing directory, a path under a file, an unwritable directory,
-    an existing file that may not be replaced, or (with ``suffixes``) another suffix.
+    an existing file that may not be replaced, (with ``suffixes``) another suffix,
+    or one of the command's ``inputs`` (it would be overwritten by its own results).
     """
     path = Path(path)
     if str(path) in ("", "."):
         raise ConfigError(f"{what} is empty; give a file name")
+    for source in inputs:
+        if source is not None and _same_file(path, Path(source)):
+            raise ConfigError(f"{what} {path} is also the input {source}; write the "
+                              "results to another file")
     if path.is_dir():
         raise ConfigError(f"{what} {path} is a directory; give a file name inside it, "
                           f"e.g. {path / 'results.csv'}")
@@ -275,6 +281,12 @@ def check_output_file(path, what: str = "output file", suffixes=None) -> Path:
         raise ConfigError(f"{what} {path} must end in {' or '.join(suffixes)}")
     _writable_place(path, what)
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
 
 
 def check_output_dir(path, names=(), what: str = "output directory") -> Path:

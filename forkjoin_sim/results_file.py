@@ -187,14 +187,15 @@ def write_final(out: Path, rows: list[dict]) -> None:
         atomic_save(out, lambda tmp: rows_frame(rows).to_parquet(tmp, index=False))
 
 
-def check_results_path(out) -> Path:
-    """``out`` as a results file that can be written (checked before any work)."""
+def check_results_path(out, inputs=()) -> Path:
+    """``out`` as a results file that can be written (checked before any work), none
+    of ``inputs`` (e.g. the sweep spec)."""
     from .options import check_output_file
 
     out = Path(out)
     if out.suffix not in OUT_FORMATS:
         raise ConfigError(f"results file {out} must end in .csv or .parquet")
-    check_output_file(out, "results file")
+    check_output_file(out, "results file", inputs=inputs)
     if journal_path(out) != out:
         check_output_file(journal_path(out), "results journal")
     if out.suffix == ".parquet":

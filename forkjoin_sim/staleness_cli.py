@@ -223,9 +223,9 @@ def _cmd_staleness(args) -> int:
 
     pairs = pairs_from_args(args)
     keys = keys_from_args(args)
-    if args.out:
+    if args.out is not None:
         options.check_output_file(args.out, "--out", suffixes=(".csv", ".json"))
-    if args.figure:
+    if args.figure is not None:
         options.check_output_file(args.figure, "--figure", suffixes=(".png", ".pdf",
                                                                      ".svg"))
     options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK,

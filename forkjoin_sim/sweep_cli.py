@@ -63,7 +63,7 @@ def _cmd_sweep(args) -> int:
 
     # Everything that can be refused is refused here, before any point runs.
     options.check_input_file(args.spec, "sweep spec")
-    check_results_path(args.out)
+    check_results_path(args.out, inputs=(args.spec,))
     spec = load_spec(args.spec)
     try:
         points, notes = expand(spec)

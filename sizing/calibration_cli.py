@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import math
-import os
 import sys
 
 from forkjoin_sim.errors import ConfigError
@@ -20,20 +19,13 @@ from .measurements import PERCENTILE_COLUMNS, read_measurements
 REPORT_SUFFIXES = (".md", ".json")
 
 
-def check_writable(path: str, option: str, suffixes: tuple[str, ...] = ()) -> None:
-    """Raise `ConfigError` unless ``path`` can be written (checked before any work)."""
-    if suffixes and not path.endswith(suffixes):
-        raise ConfigError(f"{option} {path}: use a name ending in "
-                          f"{' or '.join(suffixes)}")
-    if os.path.isdir(path):
-        raise ConfigError(f"{option} {path} is a directory; give a file name")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ConfigError(f"{option} {path}: folder {folder} does not exist; create it "
-                          "or choose another")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"{option} {path}: cannot write in {folder}; choose a "
-                          "writable folder")
+def check_writable(path: str, option: str, suffixes: tuple[str, ...] = (),
+                   inputs=()) -> None:
+    """Raise `ConfigError` unless ``path`` can be written without replacing one of
+    ``inputs`` (checked before any work)."""
+    from forkjoin_sim.options import check_output_file
+
+    check_output_file(path, option, suffixes or None, inputs)
 
 
 #: Most effective threads per stage a candidate may have (Cassandra's default
@@ -125,9 +117,10 @@ def report_markdown(report: dict) -> str:
 
 def cmd_calibrate(args) -> int:
     """``cassandra calibrate``: fit, write the model (and report), print a summary."""
-    check_writable(args.out, "--out")
+    check_writable(args.out, "--out", inputs=(args.measurements,))
     if args.report:
-        check_writable(args.report, "--report", REPORT_SUFFIXES)
+        check_writable(args.report, "--report", REPORT_SUFFIXES,
+                       inputs=(args.measurements, args.out))
     if args.nodes is None or args.replicas is None:
         raise ConfigError("calibrate needs --nodes N and --replicas R of the measured "
                           "cluster")
@@ -164,8 +157,8 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 
 def cmd_predict_model(args) -> int:
     """``cassandra predict --model``: every query row with its predicted columns."""
-    if args.out:
-        check_writable(args.out, "--out")
+    if args.out is not None:
+        check_writable(args.out, "--out", inputs=(args.measurements, args.model))
     if not args.measurements:
         raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
     model = read_model(args.model)

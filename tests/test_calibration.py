@@ -220,7 +220,9 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "BAD",
       "--out", "OUT"], "unknown column"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
-      "--out", "/no/such/folder/m.toml"], "does not exist"),
+      "--out", "GOOD/m.toml"], "is a file"),
+    (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
+      "--out", "GOOD"], "is also the input"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
       "--out", "OUT", "--report", "r.txt"], ".md or .json"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
@@ -238,7 +240,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
              "GOOD": _csv(tmp_path, HEADER + "\nread,ONE,4,,1\n", "g.csv"),
              "OUT": str(tmp_path / "m.toml"), "MODEL": str(tmp_path / "model.toml")}
     write_model(TRUTH, files["MODEL"])
-    line = _one_line_error(capsys, ["cassandra"] + [files.get(a, a) for a in argv])
+    line = _one_line_error(capsys, ["cassandra"] + [
+        files.get(a, files["GOOD"] + a[4:] if a.startswith("GOOD/") else a) for a in argv])
     assert message in line
     assert not (tmp_path / "m.toml").exists()
 

@@ -194,3 +194,14 @@ def test_a_port_that_answers_but_is_not_a_dask_scheduler_is_refused():
     with pytest.raises(ConfigError, match="cannot be reached from a command line"):
         options.check_scheduler("inproc://192.0.2.2/1/1")
     options.check_scheduler("local")  # started by the sweep itself
+
+
+def test_an_output_that_is_one_of_the_inputs_is_refused(tmp_path, monkeypatch):
+    source = tmp_path / "rows.csv"
+    source.write_text("a\n1\n")
+    monkeypatch.chdir(tmp_path)
+    for spelling in (source, "rows.csv", "./rows.csv", tmp_path / "." / "rows.csv"):
+        with pytest.raises(ConfigError, match="is also the input"):
+            options.check_output_file(spelling, "--out", inputs=(str(source),))
+    options.check_output_file(tmp_path / "out.csv", "--out", inputs=(str(source), None))
+    assert source.read_text() == "a\n1\n"

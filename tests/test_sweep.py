@@ -531,3 +531,12 @@ def test_closed_loop_and_uneven_points_keep_their_own_spelling_and_skip_closed_f
     assert frame["approx"].isna().tolist() == [True, True, False]
     again = sweeps.sweep(spec, out=out, backend="serial", progress=False, resume=True)
     pd.testing.assert_frame_equal(again, frame)
+
+
+def test_a_results_file_that_is_the_spec_is_refused_and_the_spec_kept(tmp_path, capsys):
+    spec = tmp_path / "spec.csv"
+    text = "nodes = 6\nreplicas = 3\nquorum = 2\nrho = 0.5\njobs = 2000\n"
+    spec.write_text(text)
+    assert cli.main(["sweep", str(spec), "--out", str(spec)]) == 2
+    assert "is also the input" in capsys.readouterr().err
+    assert spec.read_text() == text

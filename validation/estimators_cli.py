@@ -109,8 +109,8 @@ def _cmd_referee(args) -> int:
 def _cmd_accuracy(args) -> int:
     from .estimators import accuracy, accuracy_markdown, with_estimates
 
-    if args.out:
-        options.check_output_file(args.out, "--out")
+    if args.out is not None:
+        options.check_output_file(args.out, "--out", inputs=(args.referee,))
     referee = _read_referee(args.referee)
     with options.warnings_after_success():
         compared = with_estimates(referee, mu=args.mu)
@@ -128,7 +128,8 @@ def _cmd_figure(args) -> int:
     from .estimators import error_figure, with_estimates
 
     suffixes = _image_suffixes()
-    options.check_output_file(args.out, "--out", suffixes=sorted(suffixes))
+    options.check_output_file(args.out, "--out", suffixes=sorted(suffixes),
+                              inputs=args.referee)
     referees = {path: _read_referee(path) for path in args.referee}
     panels = {}
     with options.warnings_after_success():
