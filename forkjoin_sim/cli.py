@@ -10,7 +10,6 @@ types that mean "bad input" (printed as one line, exit status 2).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from .errors import ConfigError
@@ -169,7 +168,9 @@ def _cmd_simulate(args) -> int:
                       progress=not args.json, replications=args.replications,
                       workers=args.workers)
     if args.json:
-        print(json.dumps(result.to_dict()))
+        from .io import json_text
+
+        print(json_text(result.to_dict()))
     else:
         print(result.report())
     return 0

@@ -166,3 +166,27 @@ def read_toml(path, what: str, missing_hint: str) -> dict:
         raise ConfigError(f"{what} {path} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{what} {path} cannot be read ({exc.strerror})") from None
+
+
+def strict_json(value):
+    """``value`` as strict JSON can hold it: NaN and infinities as null (JSON has
+    neither; Python would write NaN and Infinity, which other readers refuse), numpy
+    scalars and arrays as Python numbers and lists, tuples as lists."""
+    import math
+
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return strict_json(value.tolist())  # numpy scalars and arrays
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_text(value, **kwargs) -> str:
+    """``json.dumps`` of `strict_json` (``value``), refusing NaN should any remain."""
+    import json
+
+    return json.dumps(strict_json(value), allow_nan=False, **kwargs)

@@ -9,7 +9,6 @@ per operation type.
 
 from __future__ import annotations
 
-import json
 
 from .errors import ConfigError
 
@@ -71,7 +70,9 @@ def _cmd_mix(args) -> int:
         check_jobs_fit(args.jobs, "--jobs", runs=1 if args.engine == "fast" else 20)
     result = simulate(cluster, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), progress=not args.json)
-    print(json.dumps(result.to_dict()) if args.json else result.report())
+    from .io import json_text
+
+    print(json_text(result.to_dict()) if args.json else result.report())
     return 0
 
 

@@ -12,11 +12,11 @@ t-visibility, k-staleness, read and write latency percentiles
 from __future__ import annotations
 
 import argparse
-import json
 import math
 
 from . import options
 from .errors import ConfigError
+from .io import json_text, strict_json
 
 #: Operations per closed-loop client a run needs at least (each client's first
 #: operations start from an empty system).
@@ -196,26 +196,10 @@ def _write(summaries: list[dict], path) -> None:
 
     if str(path).lower().endswith(".json"):
         with atomic_write(path) as handle:
-            json.dump(summaries, handle, indent=1, allow_nan=False,
-                      default=_json_number)
+            handle.write(json_text(summaries, indent=1))
     else:
         with atomic_write(path, newline="") as handle:
             pd.DataFrame([flat_row(s) for s in summaries]).to_csv(handle, index=False)
-
-
-def _json_number(value):
-    return float(value)
-
-
-def _jsonable(value):
-    """NaN and infinities as null (JSON has neither)."""
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _cmd_staleness(args) -> int:
@@ -253,14 +237,15 @@ def _cmd_staleness(args) -> int:
             results = (simulate_closed(key, r, w, loop, args.jobs, args.seed, args.warmup)
                        for r, w in pairs)
         for result in results:
-            summaries.append(_jsonable(result.summary(args.t_grid, args.versions,
-                                                      args.percentiles)))
+            summaries.append(result.summary(args.t_grid, args.versions,
+                                            args.percentiles))
+    summaries = strict_json(summaries)  # NaN as None, as the report and files expect
     if args.out:
         _write(summaries, args.out)
     if args.figure:
         plot_visibility(summaries, args.figure)
     if args.json:
-        print(json.dumps(summaries))
+        print(json_text(summaries))
     else:
         print(report(summaries))
     return 0

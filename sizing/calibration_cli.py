@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import sys
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.io import atomic_write
+from forkjoin_sim.io import atomic_write, json_text
 
 from .calibrated_model import PARAMETERS, file_sha256, read_model, write_model
 from .calibration import LABELS, calibrate, predict
@@ -142,10 +141,10 @@ def cmd_calibrate(args) -> int:
     if args.report:
         with atomic_write(args.report) as handle:
             if args.report.endswith(".json"):
-                json.dump(_json_safe(report), handle, indent=1)
+                handle.write(json_text(report, indent=1))
             else:
                 handle.write(report_markdown(report))
-    print(report_markdown(report) if not args.json else json.dumps(_json_safe(report)))
+    print(report_markdown(report) if not args.json else json_text(report))
     _stderr(f"calibrate: wrote {args.out}" + (f" and {args.report}" if args.report
                                                  else ""))
     return 0
@@ -177,23 +176,12 @@ def cmd_predict_model(args) -> int:
         with atomic_write(args.out, newline="") as handle:
             _write_csv(handle, columns, table)
     if args.json:
-        print(json.dumps(_json_safe(table)))
+        print(json_text(table))
     else:
         buffer = io.StringIO()
         _write_csv(buffer, columns, table)
         print(buffer.getvalue(), end="")
     return 0
-
-
-def _json_safe(value):
-    """``value`` with NaN and infinities as null (strict JSON has neither)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _write_csv(handle, columns, table) -> None:

@@ -65,3 +65,17 @@ def test_a_failed_group_changes_no_file_and_leaves_no_debris(tmp_path):
     assert (tmp_path / "a.csv").read_text() == "old a\n"
     assert (tmp_path / "b.png").read_text() == "old b\n"
     assert sorted(os.listdir(tmp_path)) == ["a.csv", "b.png"]
+
+
+def test_json_text_is_strict_json():
+    import json
+
+    import numpy as np
+
+    from forkjoin_sim.io import json_text
+
+    value = {"mean": float("nan"), "high": float("inf"), "n": np.int64(3),
+             "p": np.float32(0.5), "rows": (1, np.array([2.0, np.nan]))}
+    text = json_text(value)
+    assert json.loads(text, parse_constant=lambda c: pytest.fail(c)) == {
+        "mean": None, "high": None, "n": 3, "p": 0.5, "rows": [1, [2.0, None]]}

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import analytic
 from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
 from forkjoin_sim import options
+from forkjoin_sim.io import json_text
 
 #: Largest replication factor: the estimators' cost grows faster than r**2 (about
 #: 7 s at r = 200 and 30 s at r = 300 on one core), so larger r is refused.
@@ -39,7 +38,7 @@ def _cmd_approx(args) -> int:
     if args.json:
         out = {key: values[key] for key in FIELDS}
         out.update(method=args.method, estimate=others[args.method], estimators=others)
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     print(f"({args.nodes},{args.replicas},{args.quorum}) non-purging fork-join, "
           f"rho={args.rho:g}, mu={args.mu:g}, exponential service")

@@ -5,7 +5,6 @@ calibrated from benchmark summaries (``calibrate``, ``predict --model``)."""
 from __future__ import annotations
 
 import csv
-import json
 import math
 import sys
 from decimal import Decimal
@@ -15,6 +14,7 @@ from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
 from forkjoin_sim.cli import (_Parser, add_closed_loop_arguments, closed_loop_from_args,
                               parse_warmup)
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.io import json_text
 from forkjoin_sim.options import choice_list, real_list, seed, whole
 from forkjoin_sim.service import describe_service, parse_service
 
@@ -165,7 +165,7 @@ def _cmd_predict(args) -> int:
               "the alternating sum cancelled; check that RT(i,i,i) grows with i and give "
               "the inputs with more digits", file=sys.stderr)
     if args.json:
-        print(json.dumps(values))
+        print(json_text(values))
         return 0
     print(f"Theorem 4: {args.nodes} nodes, {args.replicas} replicas, local fraction "
           f"{fraction:.4g}")
@@ -203,7 +203,7 @@ def _cmd_simulate(args) -> int:
     result = simulate_cassandra(model, jobs=args.jobs, seed=args.seed, level=args.level,
                                 config=config, warmup=parse_warmup(args.warmup),
                                 sample_every=args.sample_every, progress=not args.json)
-    print(json.dumps(result.to_dict()) if args.json else result.report())
+    print(json_text(result.to_dict()) if args.json else result.report())
     return 0
 
 
@@ -230,7 +230,7 @@ def _cmd_validate(args) -> int:
     labels = f"local {describe_service(local)}, remote {describe_service(remote)}"
     paths = experiment.write_outputs(tables, args.out, labels)
     if args.json:
-        print(json.dumps(paths))
+        print(json_text(paths))
     else:
         print(experiment.summary_text(
             __import__("pandas").concat([t for t, _ in tables.values()])))
