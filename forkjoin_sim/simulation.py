@@ -209,6 +209,12 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                           f"send fewer than {CLIENT_JOBS} jobs, too few for a steady "
                           f"state; run at least {CLIENT_JOBS * clients:,} jobs or use "
                           "fewer clients")
+    rate = getattr(model.arrival_process, "rate", None)
+    if clients is None and rate is not None:
+        from .arrivals._checks import check_clock
+
+        check_clock(rate, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs),
+                    min(c.mean_service for c in model.system.classes))
     if jobs == "auto":
         return _simulate_auto(model, seed, engine, warmup, sample_every, progress,
                               replications, workers)

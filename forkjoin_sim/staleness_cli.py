@@ -226,6 +226,8 @@ def _cmd_staleness(args) -> int:
 
         think = None if args.think is None else _law(args.think, "--think")
         loop = ClosedLoop(args.clients, think)
+    for key in keys:
+        key.check_run(args.jobs)
     summaries = []
     for key in keys:
         if loop is None:

@@ -69,6 +69,8 @@ def test_bad_input_is_one_line_and_status_2(change, fragment):
 
 @pytest.mark.parametrize("change,fragment", [
     (["--rho", "5e-324"], "too small to simulate"),
+    # 20,000 jobs a 1e13 time units apart: the clock resolves 0.04, services are ~1
+    (["--rho", "1e-13"], "too coarse for service times"),
     (["--sample-every", "19999"], "would be measured"),
     (["--warmup", "0.99999", "--engine", "simpy"], "would be measured"),
 ])

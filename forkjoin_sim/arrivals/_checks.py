@@ -21,3 +21,22 @@ def positive_rate(rate, what: str = "arrival rate") -> float:
                           "to simulate (gaps of 1/rate overflow); give times in another "
                           "unit so that the rate lies in [1e-200, 1e200]")
     return float(rate)
+
+
+#: Finest time step, relative to a mean service time, that a run's clock must still
+#: resolve at its end (float64 carries about 16 digits: far out on the clock, short
+#: services round away and sojourns come out as 0 or in coarse steps).
+CLOCK_RESOLUTION = 1e-4
+
+
+def check_clock(rate: float, jobs: int, service_mean: float) -> None:
+    """Refuse an open run whose clock, at about ``jobs / rate``, can no longer resolve
+    service times of ``service_mean`` (e.g. a per-job load of 1e-13)."""
+    end = jobs / rate
+    step = end * np.finfo(float).eps
+    if step > CLOCK_RESOLUTION * service_mean:
+        raise ConfigError(f"{jobs:,} jobs at {rate:g} per unit time take the clock to "
+                          f"about {end:.3g}, where time resolves only to {step:.2g}: too "
+                          f"coarse for service times of about {service_mean:.3g}; raise "
+                          "the load (the answer at this load is the no-load one) or run "
+                          "fewer jobs")

@@ -194,6 +194,12 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
     """
     started = time.perf_counter()
     _check_run(jobs, level)
+    if model.arrival_rate is not None:
+        from ..arrivals._checks import check_clock
+
+        check_clock(model.arrival_rate, int(jobs),
+                    min(float(model.local_service.mean()),
+                        float(model.remote_service.mean())))
     recorder = _run_writes(model, [model.quorum], jobs, seed, level, config, warmup,
                            sample_every, progress=progress)
     summary = recorder.summary()

@@ -141,6 +141,20 @@ class ReplicatedKey:
                               f"{busiest:.3g} of the time (>= 1); lower the rate, the "
                               "service means, or add threads")
 
+    def check_run(self, operations: int) -> None:
+        """Refuse an open run of ``operations`` whose clock would end too far out to
+        resolve an operation's latency, the sum of its mean delays and services (a
+        rate of 1e-300). Single tiny terms (delays of 1e-9 standing for none) are
+        allowed to round away."""
+        from ..arrivals._checks import check_clock
+
+        if self.rate is None:
+            return
+        scales = [float(getattr(self.delays, role).mean())
+                  for role in ("write", "ack", "read", "response")]
+        scales += [self.mean_service(kind) for kind in ("read", "write")]
+        check_clock(self.rate, _whole(operations, "operations", 2), sum(scales) or 1.0)
+
     def key_weights(self) -> np.ndarray:
         """P(an operation is for key j), j = 0..keys-1 (key 0 the most popular)."""
         weights = np.arange(1, self.keys + 1, dtype=float) ** -float(self.zipf)
@@ -367,7 +381,9 @@ def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
     if key.rate is None:
         raise ConfigError("an open-loop run needs a rate; for clients use "
                           "simulate_closed(key, R, W, ClosedLoop(clients, think))")
-    path = draw_path(key, operations, seed) if path is None else path
+    if path is None:
+        key.check_run(operations)
+        path = draw_path(key, operations, seed)
     arrival = path.issue[:, None] + path.outbound
     order = np.ascontiguousarray(np.argsort(arrival, axis=0, kind="stable").T)
     kinds = np.where(path.is_write, WRITE, READ)
