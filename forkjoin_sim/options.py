@@ -165,6 +165,20 @@ def real_list(low: float | None = None, high: float | None = None, low_open: boo
     return convert
 
 
+def whole_list(low: int | None = None, high: int | None = None, what: str = "list"):
+    """An argparse ``type=``: comma-separated whole numbers (at least one)."""
+    def convert(text: str) -> list[int]:
+        parts = text.split(",")
+        if not text.strip() or any(not p.strip() for p in parts):
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r} must be comma-separated whole numbers with no empty "
+                "item, e.g. 1,2,3")
+        return [parse_whole(p, what, low, high, error=argparse.ArgumentTypeError)
+                for p in parts]
+    convert.__name__ = "list of whole numbers"
+    return convert
+
+
 def choice_list(choices, what: str = "list"):
     """An argparse ``type=``: comma-separated names from ``choices`` (case-insensitive,
     at least one, no repeats)."""

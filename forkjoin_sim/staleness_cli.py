@@ -104,7 +104,10 @@ def keys_from_args(args) -> list:
     delays = _delays(args)
     if (args.rate is None) == (args.clients is None):
         raise ConfigError("give --rate (open loop, operations per unit time) or "
-                          "--clients N (closed loop), not both")
+                          "--clients N (closed loop): one of them, not both"
+                          if args.rate is not None else
+                          "give --rate (open loop, operations per unit time) or "
+                          "--clients N (closed loop)")
     if args.think is not None and args.clients is None:
         raise ConfigError("--think describes closed-loop clients; add --clients N")
     rates = [None] if args.rate is None else args.rate
@@ -336,7 +339,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--t-grid", type=_grid, default=[0, 1, 2, 5, 10],
                    help="left edges of the bins of time after commit (default "
                         "0,1,2,5,10)")
-    p.add_argument("--versions", type=options.real_list(1, what="--versions"),
+    p.add_argument("--versions", type=options.whole_list(1, 10**6, what="--versions"),
                    default=[1, 2, 3], help="k of k-staleness (default 1,2,3)")
     p.add_argument("--percentiles", type=options.real_list(0, 100, low_open=True,
                                                            what="--percentiles"),

@@ -130,3 +130,12 @@ def test_more_clients_than_the_run_can_serve_is_refused_before_any_work(capsys,
                 "--jobs", "2000"]) == 2
     out = capsys.readouterr().out.strip()
     assert "--jobs >= 1,000,000 or fewer clients" in out and "\n" not in out
+
+
+def test_versions_as_a_user_types_them(capsys):
+    assert run(BASE + ["--read-quorum", "1", "--write-quorum", "1", "--versions",
+                       "1,2,5", "--json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    rows = summary["k_staleness"]
+    assert [row["k"] for row in rows] == [1, 2, 5]
+    assert rows[0]["probability"] <= rows[1]["probability"] <= rows[2]["probability"]
