@@ -71,3 +71,16 @@ def test_simpy_engine_runs_one_path_only():
     engine.run(draw_sample_path(model, 10, 1))
     with pytest.raises(RuntimeError):
         engine.run(draw_sample_path(model, 10, 2))
+
+
+def test_an_engine_smaller_than_the_path_is_refused_not_a_crash():
+    # the compiled loop would write past the engine's per-node state (a segfault)
+    import forkjoin_sim as fj
+    from forkjoin_sim.errors import ConfigError
+
+    path = fj.draw_sample_path(fj.ForkJoinModel(60, 30, 2, load=0.9), 2000, seed=1)
+    with pytest.raises(ConfigError, match="this engine has 1"):
+        fj.FastEngine(1).run(path)
+    with pytest.raises(ConfigError, match="node_count=0"):
+        fj.FastEngine(0)
+    assert np.isfinite(fj.FastEngine(60).run(path)[1]).all()

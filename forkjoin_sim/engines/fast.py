@@ -17,6 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..errors import ConfigError
 from ..samplepath import SamplePath
 
 
@@ -172,6 +173,9 @@ class FastEngine:
                  node=None):
         from ..nodes import is_plain
 
+        if isinstance(node_count, bool) or not isinstance(node_count, (int, np.integer)) \
+                or node_count < 1:
+            raise ConfigError(f"node_count={node_count!r} must be a whole number >= 1")
         self.free = np.zeros(node_count)
         self.staged = not is_plain(node)
         if self.staged:
@@ -198,6 +202,12 @@ class FastEngine:
         carries more than the path (a Cassandra write path) is run on its ``path``.
         """
         path = getattr(path, "path", path)
+        # the compiled loops index per-node state by the path's node numbers unchecked
+        # (a negative number marks a task slot that is not used)
+        if path.nodes.size and path.nodes.max() >= self.free.size:
+            raise ConfigError(f"the path uses nodes up to {int(path.nodes.max())} but "
+                              f"this engine has {self.free.size}; build "
+                              "FastEngine(node_count) with the model's node count")
         completions = np.empty(path.nodes.shape)
         sojourns = np.empty(path.jobs)
         overhead = path.overhead if path.overhead is not None else np.empty(0)
