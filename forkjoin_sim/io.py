@@ -152,6 +152,9 @@ def read_toml(path, what: str, missing_hint: str) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
+    if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():
+        # a FIFO or device would be read for ever
+        raise ConfigError(f"{what} {path} is not a regular file; give a TOML file")
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

@@ -137,6 +137,9 @@ def read_measurements(path: str, replicas: int,
     column, an unknown operation or consistency level, a non-numeric or negative
     value, or a row with both or neither of ``threads`` and ``rate``.
     """
+    from forkjoin_sim.options import check_input_file
+
+    check_input_file(path, "measurement file")  # missing, a directory, a FIFO, not UTF-8
     try:
         with open(path, newline="") as handle:
             reader = csv.DictReader(handle)

@@ -79,3 +79,18 @@ def test_json_text_is_strict_json():
     text = json_text(value)
     assert json.loads(text, parse_constant=lambda c: pytest.fail(c)) == {
         "mean": None, "high": None, "n": 3, "p": 0.5, "rows": [1, [2.0, None]]}
+
+
+def test_a_pipe_given_as_a_toml_or_measurement_file_is_refused_not_read(tmp_path):
+    import os
+
+    from forkjoin_sim.errors import ConfigError
+    from forkjoin_sim.io import read_toml
+    from sizing.measurements import read_measurements
+
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)  # nobody writes: opening it would wait for ever
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_toml(fifo, "model file", "write one")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_measurements(str(fifo), replicas=3)
