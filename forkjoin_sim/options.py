@@ -253,6 +253,10 @@ def input_file(text: str) -> str:
     return text
 
 
+#: Bytes a temporary results file adds to the name it will be renamed to.
+TEMPORARY_NAME_EXTRA = 16
+
+
 def _writable_place(path: Path, what: str) -> None:
     """The nearest existing ancestor of ``path`` is a directory this process may write
     (missing directories below it will be created)."""
@@ -269,6 +273,27 @@ def _writable_place(path: Path, what: str) -> None:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"{what} {path}: directory {parent} is not writable; choose "
                           "a writable place")
+    try:
+        longest = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    # the results are written to a temporary ".NAME.XXXXXXXX.tmp" first, then renamed
+    too_long = [part for part in path.relative_to(parent).parts
+                if len(os.fsencode(part)) + TEMPORARY_NAME_EXTRA > longest]
+    if too_long:
+        raise ConfigError(f"{what} {path}: the name {too_long[0][:40]}... is longer than "
+                          f"this file system allows ({longest} bytes); choose a shorter "
+                          "name")
+    # os.access says yes to root everywhere, and /proc or /sys refuse new files: try
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".forkjoin-sim-probe-", dir=parent)
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot create a file in {parent} "
+                          f"({exc.strerror}); choose another place") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def check_output_file(path, what: str = "output file", suffixes=None,

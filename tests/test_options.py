@@ -205,3 +205,18 @@ def test_an_output_that_is_one_of_the_inputs_is_refused(tmp_path, monkeypatch):
             options.check_output_file(spelling, "--out", inputs=(str(source),))
     options.check_output_file(tmp_path / "out.csv", "--out", inputs=(str(source), None))
     assert source.read_text() == "a\n1\n"
+
+
+def test_outputs_the_file_system_would_refuse_after_the_run_are_refused_now(tmp_path):
+    with pytest.raises(ConfigError, match="longer than this file system allows"):
+        options.check_output_file(tmp_path / ("x" * 250 + ".csv"), "--out")
+    with pytest.raises(ConfigError, match="longer than this file system allows"):
+        options.check_output_file(tmp_path / ("d" * 250) / "out.csv", "--out")
+    if os.path.isdir("/sys/kernel"):  # root may "write" there by os.access, yet cannot
+        with pytest.raises(ConfigError, match="(cannot create a file in|directory) /sys"):
+            options.check_output_file("/sys/kernel/results.csv", "--out")
+    if os.path.isdir("/proc/self"):
+        with pytest.raises(ConfigError, match="(cannot create a file in|directory) /proc"):
+            options.check_output_file("/proc/self/results.csv", "--out")
+    options.check_output_file(tmp_path / ("y" * 200 + ".csv"), "--out")
+    assert not list(tmp_path.iterdir())  # the probe leaves nothing behind
