@@ -10,6 +10,7 @@ types that mean "bad input" (printed as one line, exit status 2).
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from .errors import ConfigError
@@ -220,13 +221,37 @@ def main(argv: list[str] | None = None) -> int:
         return int(stop.code or 0)
     try:
         with warnings_after_success():
-            return int(args.handler(args) or 0)
+            status = int(args.handler(args) or 0)
+            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+            return status
     except user_errors as exc:
         print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"forkjoin-sim {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader left (| head): stop quietly, as Unix tools do
+        _discard_stdout()
+        return 1
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO,
+                                                         errno.EFBIG, errno.EDQUOT):
+            raise
+        _discard_stdout()
+        print(f"forkjoin-sim {args.command}: error: cannot write the output "
+              f"({exc.strerror}); free space or send it elsewhere", file=sys.stderr)
+        return 1
+
+
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of
+    unwritable output does not print a traceback after our one line."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

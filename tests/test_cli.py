@@ -97,3 +97,19 @@ def test_the_cli_and_the_model_share_one_cluster_limit():
     assert cli.MAX_NODES == system.MAX_NODES
     with pytest.raises(ConfigError, match="more than 1,000,000"):
         ForkJoinModel(system.MAX_NODES + 1, 3, 2, load=0.9)
+
+
+def test_unwritable_standard_output_is_one_line_not_a_traceback():
+    import os
+
+    command = [sys.executable, "-m", "forkjoin_sim.cli", *SIMULATE, "--json"]
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
+        assert proc.returncode == 1
+        assert proc.stderr.count("\n") == 1 and "cannot write the output" in proc.stderr
+    # a reader that leaves at once (| true): quiet, no traceback
+    reader = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+    proc = subprocess.run(command, stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
+    reader.wait()
+    assert "Traceback" not in proc.stderr and "Exception" not in proc.stderr
