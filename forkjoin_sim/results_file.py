@@ -214,10 +214,17 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
     """
     journal = journal_path(out)
     rows = []
-    if out.suffix == ".parquet" and out.exists():
-        rows += _read_parquet_rows(out)
-    if journal.exists():
-        rows += _read_csv_rows(journal)
+    sources = [(journal, _read_csv_rows)]
+    if out.suffix == ".parquet":
+        sources.insert(0, (out, _read_parquet_rows))
+    for path, read in sources:
+        if path.exists():
+            try:
+                rows += read(path)
+            except Exception as exc:  # not UTF-8, binary, a damaged parquet file ...
+                raise ConfigError(f"cannot resume from {path}: it is not a results file "
+                                  f"this command wrote ({type(exc).__name__}); move it "
+                                  "away or run without --resume") from None
     done = {}
     foreign = 0
     for row in rows:
@@ -230,7 +237,8 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
         identity = row_identity(row)
         if identity not in order:
             foreign += 1
-        elif row.get("status") == "ok":  # failed points run again
+        elif row.get("status") == "ok" and row.get("mean", "") != "":
+            # failed points, and rows cut short before their statistics, run again
             done.setdefault(identity, row)
     if foreign:
         raise ConfigError(f"{foreign} row(s) of {out} are not points of this sweep "

@@ -540,3 +540,24 @@ def test_a_results_file_that_is_the_spec_is_refused_and_the_spec_kept(tmp_path, 
     assert cli.main(["sweep", str(spec), "--out", str(spec)]) == 2
     assert "is also the input" in capsys.readouterr().err
     assert spec.read_text() == text
+
+
+def test_resume_from_a_file_it_did_not_write_is_one_line_and_cut_rows_rerun(tmp_path,
+                                                                           capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text("nodes = 6\nreplicas = 3\nquorum = [1, 2]\nrho = 0.5\njobs = 2000\n")
+    out = tmp_path / "out.csv"
+    out.write_bytes(b"\xff\xfe\x00binary")
+    assert cli.main(["sweep", str(spec), "--out", str(out), "--resume", "--workers",
+                     "1", "--quiet"]) == 2
+    assert "cannot resume from" in capsys.readouterr().err
+    # a row cut before its statistics (status written, mean not) is run again
+    frame = sweeps.sweep(str(spec), out=out, backend="serial", progress=False)
+    lines = out.read_text().splitlines()
+    header = lines[0].split(",")
+    cut = lines[1].split(",")
+    cut[header.index("mean")] = ""
+    out.write_text("\n".join([lines[0], ",".join(cut), lines[2]]) + "\n")
+    again = sweeps.sweep(str(spec), out=out, backend="serial", progress=False,
+                         resume=True)
+    pd.testing.assert_frame_equal(_without_timing(again), _without_timing(frame))
