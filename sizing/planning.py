@@ -358,6 +358,9 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     """
     service = stats.expon() if service is None else service
     write_rate = _check_positive(write_rate, "write rate")
+    from forkjoin_sim.arrivals._checks import positive_rate
+
+    positive_rate(write_rate, "write rate")  # within what a run's clock can hold
     target = _check_positive(target, "latency target")
     _check_basic(basic, service)
     if not levels:

@@ -105,7 +105,10 @@ def test_the_announced_worst_case_is_the_number_of_runs_of_a_full_search(monkeyp
     assert (7, 4, 3) in calls and (6, 4, 3) not in calls
 
 
-def test_capacity_planner_bad_input():
+def test_capacity_planner_bad_input(capsys):
+    with pytest.raises(ConfigError, match="too small to simulate"):
+        plan_capacity(1e-300, 5.0, progress=True)
+    assert capsys.readouterr().err == ""  # refused before the plan line
     with pytest.raises(ValueError, match="unknown consistency level"):
         plan_capacity(1.0, 5.0, levels=("SOMETIMES",))
     with pytest.raises(ConfigError, match="search bounds are empty"):
