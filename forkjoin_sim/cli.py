@@ -160,6 +160,9 @@ def _cmd_simulate(args) -> int:
     from .options import check_jobs_fit
     from .simulation import simulate
 
+    if args.workers is not None and args.engine != "fused":
+        raise ConfigError(f"--workers sets the fused engine's threads; the {args.engine} "
+                          "engine runs on one core: add --engine fused or drop --workers")
     model = model_from_args(args)
     if args.engine != "fused" and args.jobs != "auto":
         # The fast and SimPy engines keep every measured job; the fused one does not.

@@ -160,6 +160,7 @@ def test_rounding_bounds_are_the_worst_case_over_every_rounding():
 @pytest.mark.parametrize("extra, message", [
     (["--level", "2", "--config", "DCLONG"], "[datacentres] nodes lists 7 nodes"),
     (["--sample-every", "1999"], "would be measured"),
+    (["--config", "DCLONG"], "--config describes the stages of --level 2"),
 ])
 def test_simulate_refuses_before_any_job_runs(capsys, tmp_path, monkeypatch, extra,
                                               message):
@@ -174,3 +175,15 @@ def test_simulate_refuses_before_any_job_runs(capsys, tmp_path, monkeypatch, ext
                          "--local-service", "exp:0.2", "--remote-service", "exp:1",
                          "--rate", "0.5", "--jobs", "2000", *extra)
     assert status == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_predict_warns_when_a_basic_latency_falls_with_more_replicas(capsys):
+    status, out, err = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                           "--policy", "remote", "--remote-basic", "1:3.000,2:2.000,3:1.000",
+                           "--json")
+    assert status == 0 and json.loads(out)
+    assert "RT(2,2,2) = 2 < RT(1,1,1) = 3" in err
+    status, _, err = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                         "--policy", "remote", "--remote-basic", "1:1.000,2:1.500,3:1.833",
+                         "--json")
+    assert status == 0 and "cannot be faster" not in err

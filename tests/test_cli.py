@@ -52,6 +52,7 @@ def test_human_report_mentions_the_ci(capsys):
     (["--service", "nonsense:1"], "nonsense"),
     (["--warmup", "soon"], "--warmup"),
     (["--nodes", "five"], "--nodes"),
+    (["--workers", "2"], "--workers sets the fused engine's threads"),
 ])
 def test_bad_input_is_one_line_and_status_2(change, fragment):
     argv = list(SIMULATE)

@@ -142,6 +142,15 @@ def _cmd_predict(args) -> int:
         raise ConfigError("give the remote basic latencies: --remote-basic "
                           "1:RT1,2:RT2,... or --basic-csv PATH")
     values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
+    sizes = sorted(remote)
+    falling = [(i, j) for i, j in zip(sizes, sizes[1:]) if remote[j] < remote[i]]
+    if falling:
+        i, j = falling[0]
+        # RT(j,j,j) is the mean of the slowest of j replicas: it cannot fall as j grows
+        print(f"warning: RT({j},{j},{j}) = {remote[j]:g} < RT({i},{i},{i}) = "
+              f"{remote[i]:g}: the slowest of more replicas cannot be faster; check the "
+              "measured basic latencies (the predictions below rest on them)",
+              file=sys.stderr)
     half_units = {i: getattr(v, "half_unit", 0.0) for i, v in remote.items()}
     half_units["LT"] = getattr(local, "half_unit", 0.0)
     bounds = experiment.rounding_bounds(args.replicas, fraction, half_units)
@@ -196,6 +205,9 @@ def _model(args) -> CassandraModel:
 def _cmd_simulate(args) -> int:
     from forkjoin_sim.options import check_jobs_fit
 
+    if args.level == 1 and args.config is not None:
+        raise ConfigError("--config describes the stages of --level 2; add --level 2 or "
+                          "drop --config")
     model = _model(args)
     # Level 1 keeps every measured write; level 2 draws the whole run first.
     check_jobs_fit(args.jobs, "--jobs", runs=1 if args.level == 1 else 20)

@@ -392,7 +392,8 @@ def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
     finish = np.empty_like(arrival)
     busy = np.zeros((key.replicas, threads.size))
     _serve_stages(arrival, order, path.service, stage, threads, finish, busy)
-    span = float(path.issue[-1] - path.issue[0]) or 1.0
+    # busy time runs to the end of the last service, so the span does too
+    span = float(np.max(finish) - path.issue[0]) or 1.0
     return QueueRun(key, path, finish, busy / threads / span, warmup)
 
 
