@@ -67,7 +67,7 @@ def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
     if engine is not None:
         if engine not in ENGINES and engine != "fused":
             raise ConfigError(f"engine {engine!r} is unknown; use one of "
-                              f"{', '.join(ENGINES)}")
+                              f"{', '.join([*ENGINES, 'fused'])}")
         if purging and engine != "simpy":
             raise ConfigError("purging is modelled by the SimPy engine only; "
                               "use engine='simpy' (--engine simpy)")

@@ -202,6 +202,17 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
     if not (hasattr(model, "system") and hasattr(model, "arrival_process")):
         raise ConfigError(f"cannot simulate a {type(model).__name__}; give a "
                           "ForkJoinModel or a Workload")
+    from .run import check_run
+
+    if not isinstance(engine, str):
+        raise ConfigError(f"engine={engine!r}; use 'fast', 'fused' or 'simpy'")
+    if jobs != "auto":
+        jobs = check_run(jobs, engine)
+        if engine != "fused":
+            from .options import check_jobs_fit
+
+            # the fast and SimPy engines keep every measured job; the fused one streams
+            check_jobs_fit(jobs, "jobs", runs=1 if engine == "fast" else 20)
     clients = getattr(model.arrival_process, "clients", None)
     if clients is not None and isinstance(jobs, (int, np.integer)) and \
             jobs < CLIENT_JOBS * clients:

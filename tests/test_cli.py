@@ -114,3 +114,16 @@ def test_unwritable_standard_output_is_one_line_not_a_traceback():
     proc = subprocess.run(command, stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
     reader.wait()
     assert "Traceback" not in proc.stderr and "Exception" not in proc.stderr
+
+
+def test_the_python_api_refuses_what_the_cli_refuses():
+    import forkjoin_sim as fj
+    from forkjoin_sim.errors import ConfigError
+
+    model = fj.ForkJoinModel(6, 3, 2, load=0.9)
+    for kwargs, message in ((dict(jobs=10**15), "memory"), (dict(engine=None), "engine"),
+                            (dict(engine="warp"), "fast, simpy, fused")):
+        with pytest.raises(ConfigError, match=message):
+            fj.simulate(model, **kwargs)
+    with pytest.raises(ConfigError, match="too large"):
+        fj.Poisson(10**400)

@@ -11,6 +11,10 @@ from ..errors import ConfigError
 
 def positive_rate(rate, what: str = "arrival rate") -> float:
     """``rate`` as a positive finite float."""
+    if isinstance(rate, (int, np.integer)) and not isinstance(rate, bool) \
+            and abs(int(rate)) > 10**300:
+        raise ConfigError(f"{what} above 1e300 is too large to simulate; give times in "
+                          "another unit")
     if (isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating))
             or not math.isfinite(rate) or rate <= 0):
         raise ConfigError(f"{what} must be a positive finite number of jobs per unit "
