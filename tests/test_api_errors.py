@@ -1,0 +1,53 @@
+"""The Python API answers wrong arguments with one ConfigError that says what to give,
+not a TypeError, AttributeError or crash from deep inside (found by a fuzz run)."""
+
+import pytest
+from scipy import stats
+
+import forkjoin_sim as fj
+from forkjoin_sim import sweeps
+from forkjoin_sim.arrivals import Trace
+from forkjoin_sim.cassandra import CassandraModel, simulate_cassandra
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.statistics import summarize
+from forkjoin_sim.workload import JobClass, Workload
+
+MODEL = fj.ForkJoinModel(6, 3, 2, load=0.9)
+CASSANDRA = CassandraModel(6, 3, "QUORUM", 0.5, stats.expon(scale=0.2),
+                           stats.expon(scale=1.0), "token-aware")
+
+CASES = {
+    "placement as a list": (lambda: fj.ForkJoinModel(6, 3, 2, load=0.9,
+                                                     placement=["ring"]), "placement"),
+    "kinds as a number": (lambda: JobClass("r", 0.5, 3, 2, kinds=5), "kinds"),
+    "no classes": (lambda: Workload(6, None, arrival_rate=0.5), "list of JobClass"),
+    "one class, not a list": (lambda: Workload(6, JobClass("r", 1.0, 3, 2),
+                                               arrival_rate=0.5), "list of JobClass"),
+    "trace of words": (lambda: Trace(["a", "b"]), "numbers"),
+    "sojourns as text": (lambda: summarize("1,2,3"), "sequence of numbers"),
+    "jobs as text": (lambda: fj.draw_sample_path(MODEL, "100"), "whole number"),
+    "a path of a name": (lambda: fj.draw_sample_path("m", 100), "ForkJoinModel"),
+    "a closed loop's path": (lambda: fj.draw_sample_path(
+        fj.ForkJoinModel(6, 3, 2, clients=3), 100), "closed loop"),
+    "a path beyond memory": (lambda: fj.draw_sample_path(MODEL, 10**12), "memory"),
+    "a Cassandra run of a name": (lambda: simulate_cassandra("m"), "CassandraModel"),
+    "a config of a number": (lambda: simulate_cassandra(CASSANDRA, level=2, config=5),
+                             "StagedConfig"),
+    "a sweep of a list": (lambda: sweeps.sweep([1, 2], progress=False), "dict or"),
+    "results to a number": (lambda: sweeps.sweep(
+        {"nodes": 6, "replicas": 3, "quorum": 2, "rho": 0.5, "jobs": 2000}, out=5,
+        progress=False), "file path"),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_wrong_arguments_are_one_config_error(name):
+    call, fragment = CASES[name]
+    with pytest.raises(ConfigError, match=fragment):
+        call()
+
+
+def test_a_staged_config_may_be_given_as_its_toml_tables():
+    result = simulate_cassandra(CASSANDRA, jobs=3000, level=2,
+                                config={"mutation": {"threads": 4}})
+    assert result.summary.mean > 0
