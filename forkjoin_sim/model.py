@@ -109,7 +109,7 @@ class ForkJoinModel(RunInput):
         if not 1 <= k <= r:
             raise ConfigError(f"quorum k={k} must satisfy 1 <= k <= replicas r={r}; "
                               f"use 1 <= k <= {r}")
-        if self.placement not in PLACEMENTS:
+        if not isinstance(self.placement, str) or self.placement not in PLACEMENTS:
             raise ConfigError(f"placement {self.placement!r} is unknown; use one of "
                               f"{', '.join(PLACEMENTS)}")
         if isinstance(self.speeds, list):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arrivals import is_closed
+from .errors import ConfigError
 from .placement import get_placement
 from .streams import ARRIVALS, CLASS_LABELS, OVERHEAD_BASE, child_rng, class_streams
 
@@ -227,5 +228,17 @@ def leading_columns(path: SamplePath, width: int) -> SamplePath:
 
 def draw_sample_path(model, jobs: int, seed=0) -> SamplePath:
     """The first ``jobs`` jobs of a model's sample path for ``seed`` (a
-    `ForkJoinModel`, a `Workload`, or anything with ``system`` and ``arrival_process``)."""
-    return PathSampler(model.system, model.arrival_process, seed).draw(jobs)
+    `ForkJoinModel`, a `Workload`, or anything with ``system`` and ``arrival_process``)
+    under open arrivals (a closed loop's arrival times come out of the run itself)."""
+    if not (hasattr(model, "system") and hasattr(model, "arrival_process")):
+        raise ConfigError(f"cannot draw a path of a {type(model).__name__}; give a "
+                          "ForkJoinModel or a Workload")
+    if getattr(model.arrival_process, "closed", False):
+        raise ConfigError("a closed loop's arrival times depend on the run; simulate it "
+                          "(simulate(model)) instead of drawing its path")
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ConfigError(f"jobs={jobs!r} must be a whole number >= 1")
+    from .options import check_jobs_fit
+
+    check_jobs_fit(int(jobs), "jobs")
+    return PathSampler(model.system, model.arrival_process, seed).draw(int(jobs))

@@ -10,6 +10,7 @@ type, `SimulationResult`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -163,6 +164,9 @@ AUTO_RELATIVE_HALF_WIDTH = 0.01
 #: Jobs per closed-loop client a run needs at least (each client's first jobs start
 #: from an empty system).
 CLIENT_JOBS = 10
+#: Expected measured jobs of the rarest class below which a multi-class run is refused
+#: before it starts (its summary needs at least 2, and an interval many more).
+CLASS_JOBS = 10
 
 
 def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
@@ -220,6 +224,17 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                           f"send fewer than {CLIENT_JOBS} jobs, too few for a steady "
                           f"state; run at least {CLIENT_JOBS * clients:,} jobs or use "
                           "fewer clients")
+    classes = model.system.classes
+    if len(classes) > 1 and isinstance(jobs, (int, np.integer)) and \
+            isinstance(warmup, float) and isinstance(sample_every, int) and sample_every > 0:
+        measured = jobs * (1 - warmup) / sample_every
+        rarest = min(classes, key=lambda c: c.fraction)
+        if measured * rarest.fraction < CLASS_JOBS:
+            raise ConfigError(f"class {rarest.name!r} (fraction {rarest.fraction:g}) would "
+                              f"get about {measured * rarest.fraction:.0f} measured jobs "
+                              f"of {int(jobs):,}; run at least "
+                              f"{math.ceil(CLASS_JOBS * jobs / (measured * rarest.fraction)):,}"
+                              " jobs")
     rate = getattr(model.arrival_process, "rate", None)
     if clients is None and rate is not None:
         from .arrivals._checks import check_clock

@@ -55,7 +55,14 @@ MSER_LIMIT_NOTE = ("MSER-5 truncated at its limit, half the run: the run may not
 
 def _series(x: ArrayLike, what: str = "sojourn times") -> np.ndarray:
     """``x`` as a 1-D float array of finite values."""
-    arr = np.asarray(x, dtype=float)
+    if isinstance(x, (str, bytes)):
+        raise ConfigError(f"{what} must be a sequence of numbers, got the text {x!r}; "
+                          "pass a list or array, one value per job")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be numbers, one per job; got {type(x).__name__} "
+                          "holding something else") from None
     if arr.ndim != 1:
         raise ConfigError(f"{what} must be a 1-D sequence, got shape {arr.shape}; "
                           "pass one value per job in arrival order")

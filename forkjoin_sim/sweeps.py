@@ -286,6 +286,12 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     from tqdm.auto import tqdm
 
     _check_backend(backend, workers, address)
+    if not isinstance(spec, (dict, str, os.PathLike)):
+        raise ConfigError(f"a sweep spec is a dict or the path of a TOML file, got "
+                          f"{type(spec).__name__}")
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise ConfigError(f"out must be a file path (.csv or .parquet) or None, got "
+                          f"{type(out).__name__}")
     if not isinstance(spec, dict):
         from .options import check_input_file
         check_input_file(spec, "sweep spec")

@@ -151,6 +151,9 @@ class JobClass:
         if self.kinds is not None:
             from .nodes import KINDS
 
+            if not isinstance(self.kinds, (str, list, tuple)):
+                raise ConfigError(f"class {self.name!r}: kinds {self.kinds!r} must be a "
+                                  f"kind name or one per task, from {', '.join(KINDS)}")
             kinds = ((self.kinds,) * self.replicas if isinstance(self.kinds, str)
                      else tuple(self.kinds))
             if len(kinds) != self.replicas or not all(k in KINDS for k in kinds):

@@ -58,6 +58,11 @@ class Workload(RunInput):
     node: Any = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.classes, JobClass) or not isinstance(self.classes,
+                                                                 (list, tuple)):
+            raise ConfigError(f"classes must be a list of JobClass, got "
+                              f"{type(self.classes).__name__}; e.g. [JobClass('read', "
+                              "0.9, 3, 1), JobClass('write', 0.1, 3, 2)]")
         object.__setattr__(self, "classes", tuple(self.classes))
         system = System(self.nodes, self.classes, self.placement, self.speeds,
                         node=self.node)

@@ -51,3 +51,13 @@ def test_a_staged_config_may_be_given_as_its_toml_tables():
     result = simulate_cassandra(CASSANDRA, jobs=3000, level=2,
                                 config={"mutation": {"threads": 4}})
     assert result.summary.mean > 0
+
+
+def test_a_class_too_rare_for_the_run_is_refused_before_it_runs(monkeypatch):
+    import forkjoin_sim.simulation as simulation
+
+    monkeypatch.setattr(simulation, "_simulate", None)  # any work would fail
+    workload = Workload(6, [JobClass("read", 0.95, 3, 1), JobClass("write", 0.05, 3, 2)],
+                        arrival_rate=0.5)
+    with pytest.raises(ConfigError, match="class 'write' .* run at least 223 jobs"):
+        simulation.simulate(workload, jobs=200)

@@ -22,7 +22,11 @@ class Trace:
     closed = False
 
     def __post_init__(self) -> None:
-        times = np.asarray(self.times, dtype=float)
+        try:
+            times = np.asarray(self.times, dtype=float)
+        except (TypeError, ValueError):
+            raise ConfigError("a trace holds numbers, one arrival timestamp each; got "
+                              f"{str(self.times)[:40]}") from None
         if times.ndim != 1 or times.size < 2:
             raise ConfigError("a trace needs at least 2 timestamps in one column")
         if not np.all(np.isfinite(times)):
@@ -42,6 +46,10 @@ class Trace:
         from ..empirical import _content, _is_number, _read_lines
 
         name = str(path)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)) \
+                or not (np.isfinite(scale) and scale > 0):
+            raise ConfigError(f"scale={scale!r} must be a positive number (the factor "
+                              "that turns the file's timestamps into the service unit)")
         values = []
         for number, text in _content(_read_lines(name)):
             if not _is_number(text):

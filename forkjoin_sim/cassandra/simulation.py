@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -193,6 +194,19 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
     warmup, sample_every : as in :func:`forkjoin_sim.simulation.simulate`.
     """
     started = time.perf_counter()
+    if not isinstance(model, CassandraModel):
+        raise ConfigError(f"simulate_cassandra needs a CassandraModel, got "
+                          f"{type(model).__name__}; for a plain fork-join queue use "
+                          "simulate(ForkJoinModel(...))")
+    if isinstance(config, dict):  # the tables of a TOML config, as a notebook has them
+        config = StagedConfig.from_mapping(config)
+    elif isinstance(config, (str, os.PathLike)):
+        from .staged import load_staged_config
+
+        config = load_staged_config(config)
+    elif config is not None and not isinstance(config, StagedConfig):
+        raise ConfigError(f"config must be a StagedConfig, its TOML tables as a dict, or "
+                          f"the path of a TOML file; got {type(config).__name__}")
     _check_run(jobs, level)
     if model.arrival_rate is not None:
         from ..arrivals._checks import check_clock
