@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import arrivals as arrival_processes
-from .errors import ConfigError
+from .errors import ConfigError, numbers_in_range
 from .exponential import Exponential
 from .placement import PLACEMENTS
 from .system import RunInput, law_mean, single_class
@@ -38,6 +38,7 @@ def distribution_mean(dist: Any, what: str) -> float:
     return law_mean(dist, what)
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class ForkJoinModel(RunInput):
     """A non-purging (or purging) (n, r, k) fork-join queue.

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, numbers_in_range
 from .exponential import Exponential
 from .placement import get_placement
 
@@ -85,6 +85,7 @@ def heavy_tail_note(dist: Any, what: str) -> str | None:
     return None
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class JobClass:
     """One kind of job (e.g. "read at R=2").
@@ -183,6 +184,7 @@ class JobClass:
         return self.work / self.replicas
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class Stragglers:
     """A random ``fraction`` of the nodes runs at ``speed`` (drawn anew per run seed)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, numbers_in_range
 from .simulation import SimulationResult, simulate
 from .system import FRACTION_TOLERANCE, JobClass, RunInput, System  # noqa: F401
 
@@ -22,6 +22,7 @@ from .system import FRACTION_TOLERANCE, JobClass, RunInput, System  # noqa: F401
 WorkloadResult = SimulationResult
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class Workload(RunInput):
     """Job classes sharing ``nodes`` FCFS nodes.

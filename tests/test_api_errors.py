@@ -61,3 +61,17 @@ def test_a_class_too_rare_for_the_run_is_refused_before_it_runs(monkeypatch):
                         arrival_rate=0.5)
     with pytest.raises(ConfigError, match="class 'write' .* run at least 223 jobs"):
         simulation.simulate(workload, jobs=200)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: fj.ForkJoinModel(6, 3, 2, load=10**400),
+    lambda: fj.ForkJoinModel(6, 3, 2, clients=5, think=10**400),
+    lambda: JobClass("r", 10**400, 3, 2),
+    lambda: Workload(6, (JobClass("r", 1.0, 3, 2),), arrival_rate=10**400),
+    lambda: fj.Poisson(10**400),
+    lambda: CassandraModel(6, 3, "QUORUM", 10**400, stats.expon(), stats.expon(),
+                           "token-aware"),
+])
+def test_python_ints_beyond_float_range_are_a_config_error(make):
+    with pytest.raises(ConfigError, match="too large"):
+        make()

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, numbers_in_range
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class ClosedLoop:
     """``clients`` clients with think times of mean ``think`` drawn from ``think_law``.

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..arrivals import ClosedLoop, Poisson
-from ..errors import ConfigError
+from ..errors import ConfigError, numbers_in_range
 from ..model import distribution_mean, check_cluster
 
 #: Consistency level names and how many acknowledgements each needs.
@@ -89,6 +89,7 @@ def policy_local_fraction(policy: str, nodes: int, replicas: int) -> float:
     return fraction
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class CassandraModel:
     """Writes to an n-node Cassandra cluster, each node one FCFS queue (level 1).

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import ConfigError
+from ..errors import ConfigError, numbers_in_range
 from ..streams import child_rng
 
 # Child streams of the seed, one per purpose, so that e.g. changing the read quorum
@@ -36,6 +36,7 @@ from ..streams import child_rng
 _WRITE, _ACK, _READ, _RESPONSE, _LOCAL = range(5)
 
 
+@numbers_in_range
 @dataclass(frozen=True)
 class MessageLaws:
     """The four one-way delay laws of WARS, plus an optional wide-area layout.
