@@ -75,3 +75,11 @@ def test_a_class_too_rare_for_the_run_is_refused_before_it_runs(monkeypatch):
 def test_python_ints_beyond_float_range_are_a_config_error(make):
     with pytest.raises(ConfigError, match="too large"):
         make()
+
+
+def test_a_wars_run_beyond_memory_is_refused():
+    from forkjoin_sim.staleness.queueing import exponential_delays
+    from forkjoin_sim.staleness.wars import simulate_wars
+
+    with pytest.raises(ConfigError, match="use fewer trials"):
+        simulate_wars(exponential_delays(), 3, 2, 2, trials=10**12)

@@ -106,3 +106,17 @@ def test_summary_agrees_when_large_errors_stay_in_the_region():
                                          (9, 9, "k=r")])
 def test_quorum_classes(k, r, label):
     assert fig2.quorum_class(k, r) == label
+
+
+def test_short_runs_are_flagged_not_presented_as_results(tmp_path, monkeypatch, capsys,
+                                                         registered):
+    monkeypatch.setattr(fig2, "NODES", (5,))
+    monkeypatch.setattr(fig2, "REPLICAS", (3,))
+    monkeypatch.setattr(fig2, "LOADS", (0.5, 1.5))
+    out = tmp_path / "fig2"
+    assert cli.main(["fig2", "--jobs", "200", "--out", str(out), "--workers", "1"]) == 0
+    table = pd.read_csv(out / "fig2.csv", keep_default_na=False)
+    suspect = int((table["sim_warnings"] != "").sum())
+    assert suspect > 0
+    assert f"warning: {suspect} of 6 points carry convergence warnings" in (
+        capsys.readouterr().err)

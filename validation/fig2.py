@@ -354,6 +354,11 @@ def _cmd_fig2(args) -> int:
     print(estimators_text(table))
     print(f"simulated {len(table)} points in {seconds:.1f} s; wrote {csv_path} and "
           f"{png_path}")
+    suspect = int((table["sim_warnings"] != "").sum())
+    if suspect:
+        print(f"warning: {suspect} of {len(table)} points carry convergence warnings "
+              "(their sim_warnings column says which and how many jobs they need); "
+              "their errors are not to be trusted: run more --jobs", file=sys.stderr)
     return 0
 
 

@@ -157,6 +157,12 @@ def simulate_wars(laws: MessageLaws, replicas: int, read_quorum: int,
         if quorum > replicas:
             raise ConfigError(f"{label} quorum {quorum} exceeds replicas {replicas}; "
                               f"use 1 <= {label} quorum <= replicas")
+    trials = _whole(trials, "trials", 1)
+    from ..options import check_memory
+
+    # about a dozen (trials, replicas) float arrays live at once
+    check_memory(96.0 * trials * replicas, f"trials={trials:,} on {replicas} replicas",
+                 "use fewer trials")
     delays = _draw(laws, replicas, trials, seed)
     acked = delays["write"] + delays["ack"]
     commit = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
