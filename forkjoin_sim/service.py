@@ -259,6 +259,8 @@ def describe_service(dist: Any) -> str:
 # --- helpers ----------------------------------------------------------------------
 
 def _check_mean(value: Any, what: str) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 10**300:
+        raise ConfigError(f"{what} above 1e300 is too large; give times in another unit")
     if not (isinstance(value, (int, float, np.integer, np.floating))
             and not isinstance(value, bool) and math.isfinite(value) and value > 0):
         raise ConfigError(f"{what} must be a positive finite number, got {value!r}")

@@ -83,3 +83,10 @@ def test_a_wars_run_beyond_memory_is_refused():
 
     with pytest.raises(ConfigError, match="use fewer trials"):
         simulate_wars(exponential_delays(), 3, 2, 2, trials=10**12)
+
+
+def test_more_wrong_arguments():
+    with pytest.raises(ConfigError, match="too large"):
+        fj.parse_service("exp", mean=10**400)
+    with pytest.raises(ConfigError, match="takes a SamplePath"):
+        fj.FastEngine(6).run(None)

@@ -202,6 +202,9 @@ class FastEngine:
         carries more than the path (a Cassandra write path) is run on its ``path``.
         """
         path = getattr(path, "path", path)
+        if not isinstance(path, SamplePath):
+            raise ConfigError(f"run() takes a SamplePath (draw_sample_path(model, jobs)), "
+                              f"got {type(path).__name__}")
         # the compiled loops index per-node state by the path's node numbers unchecked
         # (a negative number marks a task slot that is not used)
         if path.nodes.size and path.nodes.max() >= self.free.size:
