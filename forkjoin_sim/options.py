@@ -307,6 +307,7 @@ def check_output_file(path, what: str = "output file", suffixes=None,
     path = Path(path)
     if str(path) in ("", "."):
         raise ConfigError(f"{what} is empty; give a file name")
+    _statable(path, what)
     for source in inputs:
         if source is not None and _same_file(path, Path(source)):
             raise ConfigError(f"{what} {path} is also the input {source}; write the "
@@ -322,6 +323,16 @@ def check_output_file(path, what: str = "output file", suffixes=None,
     return path
 
 
+def _statable(path: Path, what: str) -> None:
+    """Refuse a path the system cannot even look up (a name longer than the file
+    system allows raises OSError from ``exists()``)."""
+    try:
+        path.exists()
+    except OSError as exc:
+        raise ConfigError(f"{what} {str(path)[:60]}...: {exc.strerror}; choose a "
+                          "shorter name") from None
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if a.exists() and b.exists():
         return os.path.samefile(a, b)
@@ -332,6 +343,7 @@ def check_output_dir(path, names=(), what: str = "output directory") -> Path:
     """``path`` as a directory this process can create or write into, checked before
     any work; each of ``names`` (files it will write) must not be a directory."""
     path = Path(path)
+    _statable(path, what)
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{what} {path} is a file, not a directory; choose another "
                           "--out")

@@ -220,3 +220,11 @@ def test_outputs_the_file_system_would_refuse_after_the_run_are_refused_now(tmp_
             options.check_output_file("/proc/self/results.csv", "--out")
     options.check_output_file(tmp_path / ("y" * 200 + ".csv"), "--out")
     assert not list(tmp_path.iterdir())  # the probe leaves nothing behind
+
+
+def test_a_name_the_system_cannot_look_up_is_one_line(tmp_path):
+    long = tmp_path / ("n" * 300)  # stat() itself fails: ENAMETOOLONG
+    with pytest.raises(ConfigError, match="File name too long"):
+        options.check_output_file(str(long) + ".csv", "--out")
+    with pytest.raises(ConfigError, match="File name too long"):
+        options.check_output_dir(long, ("fig2.csv",), "--out")
