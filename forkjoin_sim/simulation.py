@@ -169,6 +169,16 @@ CLIENT_JOBS = 10
 CLASS_JOBS = 10
 
 
+def check_clock_of(model, jobs: int) -> None:
+    """Refuse an open run of ``jobs`` jobs of ``model`` whose clock would end too far
+    out to resolve its service times (`forkjoin_sim.arrivals._checks.check_clock`)."""
+    rate = getattr(model.arrival_process, "rate", None)
+    if getattr(model.arrival_process, "clients", None) is None and rate is not None:
+        from .arrivals._checks import check_clock
+
+        check_clock(rate, jobs, min(c.mean_service for c in model.system.classes))
+
+
 def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
              warmup: float | str = 0.1, sample_every: int = 1,
              progress: bool = False, replications: int = 1,
@@ -235,12 +245,7 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                               f"of {int(jobs):,}; run at least "
                               f"{math.ceil(CLASS_JOBS * jobs / (measured * rarest.fraction)):,}"
                               " jobs")
-    rate = getattr(model.arrival_process, "rate", None)
-    if clients is None and rate is not None:
-        from .arrivals._checks import check_clock
-
-        check_clock(rate, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs),
-                    min(c.mean_service for c in model.system.classes))
+    check_clock_of(model, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs))
     if jobs == "auto":
         return _simulate_auto(model, seed, engine, warmup, sample_every, progress,
                               replications, workers)

@@ -114,7 +114,9 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
             if isinstance(params[name], int) and not isinstance(params[name], bool):
                 params[name] = float(params[name])
         try:
-            build_model(params)
+            from .simulation import check_clock_of
+
+            check_clock_of(build_model(params), run["jobs"])
             _check_run_point(params)
         except ConfigError as exc:
             shown = {k: v for k, v in params.items() if v is not None and k in spec}

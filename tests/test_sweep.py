@@ -561,3 +561,10 @@ def test_resume_from_a_file_it_did_not_write_is_one_line_and_cut_rows_rerun(tmp_
     again = sweeps.sweep(str(spec), out=out, backend="serial", progress=False,
                          resume=True)
     pd.testing.assert_frame_equal(_without_timing(again), _without_timing(frame))
+
+
+def test_points_whose_clock_cannot_resolve_service_are_skipped_with_a_note():
+    points, notes = sweeps.expand({"nodes": 6, "replicas": 3, "quorum": 2,
+                                   "rho": [0.5, 1e-13], "jobs": 10**6})
+    assert [p["rho"] for p in points] == [0.5]
+    assert len(notes) == 1 and "too coarse for service times" in notes[0]
