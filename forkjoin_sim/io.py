@@ -157,7 +157,9 @@ def read_toml(path, what: str, missing_hint: str) -> dict:
         raise ConfigError(f"{what} {path} is not a regular file; give a TOML file")
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
+            data = handle.read()
+        # a byte-order mark (saved by some Windows editors) is not TOML; drop it
+        return tomllib.loads(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{what} {path} does not exist; {missing_hint}") from None
     except IsADirectoryError:

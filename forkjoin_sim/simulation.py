@@ -222,6 +222,10 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
         raise ConfigError(f"engine={engine!r}; use 'fast', 'fused' or 'simpy'")
     if jobs != "auto":
         jobs = check_run(jobs, engine)
+        if isinstance(replications, (int, np.integer)) and not isinstance(
+                replications, bool) and replications >= 1 and jobs // replications < 2:
+            raise ConfigError(f"{replications:,} replications of {jobs:,} jobs leave fewer "
+                              "than 2 jobs each; run more jobs or fewer replications")
         if engine != "fused":
             from .options import check_jobs_fit
 

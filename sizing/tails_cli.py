@@ -220,11 +220,12 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    type=options.choice_list(LEVELS, "--levels"),
                    help="allowed consistency levels, comma-separated (default "
                         f"{','.join(DEFAULT_LEVELS)})")
-    nodes = options.count(MAX_NODES, "nodes")
-    p.add_argument("--min-replicas", type=nodes, default=1)
-    p.add_argument("--max-replicas", type=nodes, default=5)
-    p.add_argument("--min-nodes", type=nodes, default=1)
-    p.add_argument("--max-nodes", type=nodes, default=20,
+    p.add_argument("--min-replicas", type=options.count(MAX_NODES, "--min-replicas"),
+                   default=1)
+    p.add_argument("--max-replicas", type=options.count(MAX_NODES, "--max-replicas"),
+                   default=5)
+    p.add_argument("--min-nodes", type=options.count(MAX_NODES, "--min-nodes"), default=1)
+    p.add_argument("--max-nodes", type=options.count(MAX_NODES, "--max-nodes"), default=20,
                    help=f"largest cluster searched (at most {MAX_NODES:,})")
     p.add_argument("--validate", type=options.count(MAX_JOBS, "--validate", low=0),
                    default=0, metavar="JOBS",

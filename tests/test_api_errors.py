@@ -90,3 +90,14 @@ def test_more_wrong_arguments():
         fj.parse_service("exp", mean=10**400)
     with pytest.raises(ConfigError, match="takes a SamplePath"):
         fj.FastEngine(6).run(None)
+
+
+def test_messages_name_the_cause(tmp_path):
+    with pytest.raises(ConfigError, match="3,000 replications of 2,000 jobs"):
+        fj.simulate(MODEL, jobs=2000, engine="fused", replications=3000)
+    # a byte-order mark (Windows editors) before TOML is not an "invalid statement"
+    from forkjoin_sim.io import read_toml
+
+    spec = tmp_path / "spec.toml"
+    spec.write_bytes(b"\xef\xbb\xbfnodes = 6\n")
+    assert read_toml(spec, "sweep spec", "give one") == {"nodes": 6}

@@ -78,7 +78,7 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
     check_input_file(path, "--basic-csv")
     local, remote = None, {}
     try:
-        with open(path, newline="") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.DictReader(handle))
     except FileNotFoundError:
         raise ConfigError(f"basic-input CSV {path} does not exist") from None
@@ -141,6 +141,10 @@ def _cmd_predict(args) -> int:
     if not remote:
         raise ConfigError("give the remote basic latencies: --remote-basic "
                           "1:RT1,2:RT2,... or --basic-csv PATH")
+    if local is None and fraction > 0:
+        raise ConfigError(f"with local fraction {fraction:.4g} > 0, ONE needs the local "
+                          "basic latency: give --local-basic LT (or a 'local' row in "
+                          "--basic-csv)")
     values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
     sizes = sorted(remote)
     falling = [(i, j) for i, j in zip(sizes, sizes[1:]) if remote[j] < remote[i]]
