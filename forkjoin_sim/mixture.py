@@ -200,7 +200,10 @@ def _checked_weights(weights: Sequence[float], count: int) -> np.ndarray:
         values = np.array(weights, dtype=float)
     except (TypeError, ValueError):
         raise ConfigError(f"mixture weights must be numbers, got {weights!r}") from None
-    if values.ndim != 1 or values.size != count:
+    if values.ndim != 1:
+        raise ConfigError(f"mixture weights must be a list of {count} numbers, got "
+                          f"{weights!r}")
+    if values.size != count:
         raise ConfigError(f"a mixture of {count} components needs {count} weights, got "
                           f"{values.size}; give one weight per component")
     if not np.all(np.isfinite(values)):

@@ -230,6 +230,8 @@ def parse_speeds(text: str, nodes: int):
                                   f"0..{nodes}")
             return (float(speed or 0.5),) * count + (1.0,) * (nodes - count)
         values = tuple(float(v) for v in text.split(","))
+    except ConfigError:  # a ValueError too, but one that already says what is wrong
+        raise
     except ValueError:
         raise ConfigError(f"speeds {text!r} is not understood; write one factor per "
                           "node (1,1,0.5), slow:K:SPEED or stragglers:FRACTION:SPEED"

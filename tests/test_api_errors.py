@@ -101,3 +101,16 @@ def test_messages_name_the_cause(tmp_path):
     spec = tmp_path / "spec.toml"
     spec.write_bytes(b"\xef\xbb\xbfnodes = 6\n")
     assert read_toml(spec, "sweep spec", "give one") == {"nodes": 6}
+
+
+def test_messages_say_what_is_wrong():
+    from forkjoin_sim.cassandra.staged import StagedConfig
+    from forkjoin_sim.mixture import Mixture
+    from forkjoin_sim.system import parse_speeds
+
+    with pytest.raises(ConfigError, match="7 slow nodes of 6"):
+        parse_speeds("slow:7:0.5", 6)
+    with pytest.raises(ConfigError, match="must be a list of 1 numbers"):
+        Mixture([stats.expon()], None)
+    with pytest.raises(ConfigError, match=r"network = 5 must be a table"):
+        StagedConfig.from_mapping({"network": 5})

@@ -112,9 +112,12 @@ class StagedConfig:
                                       'time_unit = "ms" (or leave it out)')
                 merged["time_unit"] = values
                 continue
-            if section not in _KEYS or not isinstance(values, dict):
+            if section not in _KEYS:
                 raise ConfigError(f"staged config section [{section}] is unknown; use "
                                   f"{', '.join(f'[{s}]' for s in _KEYS)} and time_unit")
+            if not isinstance(values, dict):
+                raise ConfigError(f"staged config {section} = {values!r} must be a table: "
+                                  f"write [{section}] and its keys below it")
             unknown = set(values) - _KEYS[section]
             if unknown:
                 raise ConfigError(f"staged config [{section}] has unknown key(s) "
