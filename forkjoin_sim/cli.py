@@ -157,16 +157,13 @@ def model_from_args(args):
 
 
 def _cmd_simulate(args) -> int:
-    from .options import check_jobs_fit
     from .simulation import simulate
 
     if args.workers is not None and args.engine != "fused":
         raise ConfigError(f"--workers sets the fused engine's threads; the {args.engine} "
                           "engine runs on one core: add --engine fused or drop --workers")
     model = model_from_args(args)
-    if args.engine != "fused" and args.jobs != "auto":
-        # The fast and SimPy engines keep every measured job; the fused one does not.
-        check_jobs_fit(args.jobs, "--jobs", runs=1 if args.engine == "fast" else 20)
+    # simulate() checks the run against memory before any work, as for API callers
     result = simulate(model, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), sample_every=args.sample_every,
                       progress=not args.json, replications=args.replications,
