@@ -62,12 +62,10 @@ def cluster_from_args(args):
 
 def _cmd_mix(args) -> int:
     from .cli import parse_warmup
-    from .options import check_jobs_fit
     from .simulation import simulate
 
     cluster = cluster_from_args(args)
-    if args.jobs != "auto":
-        check_jobs_fit(args.jobs, "--jobs", runs=1 if args.engine == "fast" else 20)
+    # simulate() checks the run against memory before any work
     result = simulate(cluster, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), progress=not args.json)
     from .io import json_text
