@@ -46,8 +46,9 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rho", type=real(0.0, 1e100, low_open=True, what="--rho"),
                    help="load per job, rho = lambda*E[X]; per-node load is r*rho/n "
                         "(open arrivals; not with --clients)")
-    p.add_argument("--mu", type=real(1e-100, 1e100, what="--mu"), default=1.0,
-                   help="service rate; parametric services are scaled to mean 1/mu")
+    p.add_argument("--mu", type=real(1e-100, 1e100, what="--mu"), default=None,
+                   help="service rate; parametric services are scaled to mean 1/mu "
+                        "(default 1)")
     p.add_argument("--service", default="exp",
                    help="exp | erlang:K | lognormal:SIGMA | weibull:SHAPE | gamma:SHAPE | "
                         "deterministic | empirical:PATH | NAME:ARGS (scipy.stats)")
@@ -91,27 +92,37 @@ def add_closed_loop_arguments(p: argparse.ArgumentParser) -> None:
                    help="number of clients")
     from .options import real
 
-    g.add_argument("--think", type=real(0.0, 1e100, what="--think"), default=0.0,
+    g.add_argument("--think", type=real(0.0, 1e100, what="--think"), default=None,
                    metavar="Z",
                    help="mean think time, same unit as the service mean (default 0)")
-    g.add_argument("--think-law", default="exp", metavar="SPEC",
+    g.add_argument("--think-law", default=None, metavar="SPEC",
                    help="shape of the think time, a --service spec rescaled to mean Z "
-                        "(default exp)")
+                        "(default exp); a spec with its own scale (e.g. exp:2) needs "
+                        "no --think")
 
 
 def closed_loop_from_args(args) -> dict:
     """The closed-loop keyword arguments of a model, or {} without ``--clients``."""
-    from .service import parse_service
+    from .service import check_mean_applies, fixes_own_scale, parse_service
 
     if args.clients is None:
-        if args.think != 0.0 or args.think_law != "exp":
+        if args.think is not None or args.think_law is not None:
             raise ConfigError("--think and --think-law describe closed-loop clients; "
                               "add --clients N")
         return {}
-    law = None
-    if args.think > 0 and args.think_law != "exp":
-        law = parse_service(args.think_law, mean=args.think)
-    return {"clients": args.clients, "think": args.think, "think_law": law}
+    think, law = (0.0 if args.think is None else args.think), None
+    if args.think_law is not None and fixes_own_scale(args.think_law):
+        law = parse_service(args.think_law)
+        if args.think is not None:
+            check_mean_applies(args.think_law, "--think-law", "--think")
+        think = float(law.mean())
+    elif args.think_law is not None:
+        if think == 0:
+            raise ConfigError(f"--think-law {args.think_law!r} is a shape rescaled to "
+                              "the mean think time; add --think Z > 0 (or give the law "
+                              "its own scale, e.g. exp:2)")
+        law = parse_service(args.think_law, mean=think)
+    return {"clients": args.clients, "think": think, "think_law": law}
 
 
 def parse_jobs(text: str):
@@ -137,19 +148,20 @@ def parse_warmup(text: str):
 def model_from_args(args):
     """Build the :class:`ForkJoinModel` that ``add_simulate_arguments`` describes."""
     from .model import ForkJoinModel
-    from .service import parse_service
+    from .service import check_mean_applies, parse_service
 
     from .system import parse_speeds
 
-    if args.mu <= 0:
-        raise ConfigError(f"--mu {args.mu} must be positive")
+    mu = 1.0 if args.mu is None else args.mu
     closed = closed_loop_from_args(args)
     if closed and args.rho is not None:
         raise ConfigError("--rho sets an open arrival rate; with --clients the "
                           "throughput is an output: drop one of them")
     if not closed and args.rho is None:
         raise ConfigError("give --rho (open arrivals) or --clients N (closed loop)")
-    service = parse_service(args.service, mean=1.0 / args.mu)
+    service = parse_service(args.service, mean=1.0 / mu)
+    if args.mu is not None:
+        check_mean_applies(args.service, "--service", "--mu")
     speeds = None if args.speeds is None else parse_speeds(args.speeds, args.nodes)
     return ForkJoinModel(args.nodes, args.replicas, args.quorum, load=args.rho,
                          service=service, placement=args.placement,

@@ -18,6 +18,7 @@ import numpy as np
 from scipy import special
 
 from .errors import ConfigError
+from .options import plain_float
 
 #: Seconds per unit, for ``from_file(unit=..., to=...)``.
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -367,7 +368,7 @@ def _content(lines: list[str], skip_ycsb: bool = False):
 
 def _is_number(text: str) -> bool:
     try:
-        float(text)
+        plain_float(text)
     except ValueError:
         return False
     return True
@@ -473,6 +474,9 @@ def _latencies(name: str, linenos: list[int], tokens: list[str], hint: str) -> n
         raise ConfigError(f"{name}: holds no latencies (empty, or only blank and "
                           f"comment lines); {hint or 'give a file of latencies'}")
     try:
+        # numpy, like float(), reads '1_0' and full-width digits; refuse them first.
+        if not all(token.isascii() and "_" not in token for token in tokens):
+            raise ValueError("not plain ASCII numbers")
         values = np.array(tokens, dtype=float)
     except ValueError:
         # The slow path only runs to find and name the offending line.
@@ -480,7 +484,7 @@ def _latencies(name: str, linenos: list[int], tokens: list[str], hint: str) -> n
             if not _is_number(token):
                 raise ConfigError(f"{name} line {number}: {token!r} is not a number; "
                                   f"{hint}") from None
-        values = np.array([float(token) for token in tokens])
+        values = np.array([plain_float(token) for token in tokens])
     checks = ((np.isnan(values), "is NaN; remove it or fix the measurement"),
               (np.isinf(values), "is infinite; remove it or fix the measurement"),
               (values < 0, "is negative; latencies must be >= 0"))

@@ -15,16 +15,17 @@ from .errors import ConfigError
 YCSB_MIXES = {"A": 0.5, "B": 0.95, "C": 1.0}
 
 
-def _law(spec: str | None, mean: float | None, what: str):
-    from .service import parse_service
+def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None = None):
+    """The law of ``spec`` rescaled to ``mean`` (None: not given, 1), refusing a
+    ``mean_flag`` given for a spec that fixes its own scale."""
+    from .service import check_mean_applies, parse_service
 
     if spec is None:
         return None
-    if mean is None:
-        return parse_service(spec)
-    if not mean > 0:
-        raise ConfigError(f"{what} mean {mean} must be positive")
-    return parse_service(spec, mean=mean)
+    law = parse_service(spec, mean=1.0 if mean is None else mean)
+    if mean is not None:
+        check_mean_applies(spec, what, mean_flag)
+    return law
 
 
 def cluster_from_args(args):
@@ -52,9 +53,13 @@ def cluster_from_args(args):
             else SharedQueue(args.read_threads))
     return CassandraCluster(
         args.nodes, args.replicas, reads, args.read_consistency, args.write_consistency,
-        data_read=_law(args.data_read, args.data_mean, "--data-read"),
-        digest_read=_law(args.digest_read, args.digest_mean, "--digest-read"),
-        write=_law(args.write, args.write_mean, "--write"),
+        data_read=_law(args.data_read, args.data_mean, "--data-read", "--data-mean"),
+        # --digest-mean alone: a digest read of the data read's shape with that mean.
+        digest_read=_law(args.digest_read or (args.data_read if args.digest_mean
+                                              else None),
+                         args.digest_mean, "--digest-read" if args.digest_read
+                         else "--data-read", "--digest-mean"),
+        write=_law(args.write, args.write_mean, "--write", "--write-mean"),
         coordinator=_law(args.coordinator, None, "--coordinator"),
         client_hop=_law(args.client_hop, None, "--client-hop"),
         node=node, rate=args.rate, **closed)
@@ -81,7 +86,7 @@ def register(subparsers) -> None:
         "mix", help="a Cassandra read/write mix: read path, stages, open or closed loop",
         description=__doc__.splitlines()[0])
     from .cli import MAX_NODES, parse_jobs
-    from .options import SEED_LIMIT, whole
+    from .options import SEED_LIMIT, real, whole
 
     p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True)
     p.add_argument("--replicas", type=whole(1, MAX_NODES, "--replicas"), required=True,
@@ -92,11 +97,14 @@ def register(subparsers) -> None:
                    help="ONE | TWO | THREE | QUORUM | ALL | k")
     p.add_argument("--write-consistency", default="ONE")
     p.add_argument("--data-read", default="exp", help="service of a data read (spec)")
-    p.add_argument("--data-mean", type=float, default=1.0)
+    p.add_argument("--data-mean", type=real(0.0, low_open=True, what="--data-mean"),
+                   help="mean of a data read (default 1)")
     p.add_argument("--digest-read", help="service of a digest read (default: as data)")
-    p.add_argument("--digest-mean", type=float)
+    p.add_argument("--digest-mean", type=real(0.0, low_open=True, what="--digest-mean"),
+                   help="mean of a digest read (default: as a data read)")
     p.add_argument("--write", default="exp", help="service of a mutation (spec)")
-    p.add_argument("--write-mean", type=float, default=1.0)
+    p.add_argument("--write-mean", type=real(0.0, low_open=True, what="--write-mean"),
+                   help="mean of a mutation (default 1)")
     p.add_argument("--coordinator", help="coordinator time per operation (spec with its "
                                          "mean, e.g. exp:0.1)")
     p.add_argument("--client-hop", help="one-way client-coordinator time (e.g. exp:0.1)")
@@ -106,7 +114,8 @@ def register(subparsers) -> None:
                    help="threads of the read stage (of the queue, with shared)")
     p.add_argument("--write-threads", type=whole(1, 100_000, "--write-threads"),
                    default=1)
-    p.add_argument("--rate", type=float, help="operations per unit time (open loop)")
+    p.add_argument("--rate", type=real(0.0, low_open=True, what="--rate"),
+                   help="operations per unit time (open loop)")
     add_closed_loop_arguments(p)
     p.add_argument("--jobs", type=parse_jobs, default=200_000,
                    help="operations to simulate, or 'auto' (a +-1%% interval)")

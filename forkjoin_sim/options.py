@@ -44,6 +44,25 @@ _REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 # Values
 # ---------------------------------------------------------------------------
 
+def plain_float(text) -> float:
+    """``float(text)`` for a number written plainly in ASCII.
+
+    Python's ``float`` also reads '1_000' as 1000 and full-width or other Unicode
+    digits as numbers; in a spec, a data file or an option they are far more likely
+    a typo or a paste from elsewhere, so they raise ValueError here like any word.
+    """
+    text = str(text)
+    if not text.isascii() or "_" in text:
+        raise ValueError(f"could not convert string to float: {text!r}")
+    return float(text)
+
+
+def is_plain_whole(text) -> bool:
+    """Whether ``text`` is a whole number in ASCII digits (``str.isdigit`` also takes
+    superscripts and other scripts' digits, which ``int`` then refuses)."""
+    return bool(_WHOLE.fullmatch(str(text).strip()))
+
+
 def parse_whole(text: str, what: str, low: int | None = None, high: int | None = None,
                 error=ConfigError) -> int:
     """``text`` as a whole number in ``[low, high]``.
@@ -152,15 +171,17 @@ def count(high: int, what: str = "value", low: int = 1):
 
 def real_list(low: float | None = None, high: float | None = None, low_open: bool = False,
               what: str = "list"):
-    """An argparse ``type=``: comma-separated finite numbers (at least one)."""
+    """An argparse ``type=``: comma-separated finite numbers (at least one, no repeats:
+    every list option is a set of values to try or report)."""
     def convert(text: str) -> list[float]:
         parts = [p for p in text.split(",")]
         if not text.strip() or any(not p.strip() for p in parts):
             raise argparse.ArgumentTypeError(
                 f"{what} {text!r} must be comma-separated numbers with no empty item, "
                 "e.g. 0.5,0.8")
-        return [parse_real(p, what, low, high, low_open,
-                           error=argparse.ArgumentTypeError) for p in parts]
+        return _distinct([parse_real(p, what, low, high, low_open,
+                                     error=argparse.ArgumentTypeError) for p in parts],
+                         what, text)
     convert.__name__ = "list of numbers"
     return convert
 
@@ -173,10 +194,20 @@ def whole_list(low: int | None = None, high: int | None = None, what: str = "lis
             raise argparse.ArgumentTypeError(
                 f"{what} {text!r} must be comma-separated whole numbers with no empty "
                 "item, e.g. 1,2,3")
-        return [parse_whole(p, what, low, high, error=argparse.ArgumentTypeError)
-                for p in parts]
+        return _distinct([parse_whole(p, what, low, high,
+                                      error=argparse.ArgumentTypeError) for p in parts],
+                         what, text)
     convert.__name__ = "list of whole numbers"
     return convert
+
+
+def _distinct(values: list, what: str, text: str) -> list:
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"{what} {text!r} gives {', '.join(f'{v:g}' for v in repeated)} more than "
+            "once; list each value once")
+    return values
 
 
 def choice_list(choices, what: str = "list"):

@@ -15,6 +15,7 @@ import numpy as np
 from .empirical import Empirical
 from .errors import ConfigError
 from .exponential import Exponential
+from .options import is_plain_whole, plain_float
 
 #: The spec forms ``parse_service`` accepts, for help texts and error messages.
 SPEC_FORMS = ("exp", "exp:MEAN", "erlang:K", "lognormal:SIGMA", "weibull:SHAPE",
@@ -150,6 +151,38 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
     return law if placement else rescale(law, mean)
 
 
+def fixes_own_scale(spec: str) -> bool:
+    """Whether ``parse_service(spec, mean)`` is the same law whatever ``mean`` is.
+
+    True for "empirical:PATH", "exp:MEAN", "exp:rate=R", any form with ``loc=`` or
+    ``scale=``, and mixtures all of whose components are such forms; a command
+    option giving the mean would then do nothing.
+    """
+    name, _, argument = str(spec).strip().partition(":")
+    name, argument = name.strip().lower(), argument.strip()
+    if name == "empirical":
+        return True
+    if name == "exp":
+        return bool(argument)
+    if name == "mix":
+        components = [term.partition("*")[2].strip() for term in argument.split(";")]
+        return all(fixes_own_scale(c) for c in components)
+    if name == "scipy":
+        argument = argument.partition(":")[2]
+    return any(part.partition("=")[0].strip().lower() in ("loc", "scale")
+               for part in argument.split(",") if "=" in part)
+
+
+def check_mean_applies(spec: str, spec_flag: str, mean_flag: str) -> None:
+    """Refuse an option ``mean_flag`` that sets the mean of ``spec`` when the spec
+    fixes its own scale (the option would do nothing)."""
+    if fixes_own_scale(spec):
+        raise ConfigError(f"{mean_flag} does nothing here: {spec_flag} {spec!r} fixes "
+                          "its own scale (a latency file, exp:MEAN, exp:rate=R, loc= or "
+                          f"scale=); leave out {mean_flag}, or give a shape without "
+                          "a scale, e.g. exp or lognormal:1")
+
+
 #: Largest coefficient of variation (std / mean) a parametric law may have: beyond it
 #: the mean rests on draws rarer than about 1 in 10^8, which no run samples.
 MAX_VARIATION = 1e4
@@ -198,7 +231,7 @@ def _empirical(argument: str, spec: str) -> Any:
             raise ConfigError(f"service {spec!r}: {option!r} is not an option of "
                               f"empirical:PATH; use KEY=VALUE with KEY one of "
                               f"{', '.join(EMPIRICAL_OPTIONS)}")
-        kwargs[key] = int(value) if key == "column" and value.isdigit() else value
+        kwargs[key] = int(value) if key == "column" and is_plain_whole(value) else value
     return Empirical.from_file(path.strip(), **kwargs)
 
 
@@ -268,7 +301,7 @@ def _check_mean(value: Any, what: str) -> None:
 
 def _number(text: str, spec: str, what: str) -> float:
     try:
-        return float(text)
+        return plain_float(text)
     except ValueError:
         raise ConfigError(f"service {spec!r}: {what} {text!r} is not a number") from None
 

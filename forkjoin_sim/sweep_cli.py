@@ -73,7 +73,7 @@ def _cmd_sweep(args) -> int:
         check_run_settings(points, args.workers)
     except ConfigError as exc:
         raise ConfigError(f"{args.spec}: {exc}") from None
-    if args.dask:
+    if args.dask is not None:  # --dask '' is a wrong address, not "no Dask"
         import importlib.util
         if importlib.util.find_spec("distributed") is None:
             raise ConfigError("--dask needs dask.distributed; pip install "
@@ -81,7 +81,7 @@ def _cmd_sweep(args) -> int:
         options.check_scheduler(args.dask, DASK_TIMEOUT)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    backend = "dask" if args.dask else "processes"
+    backend = "dask" if args.dask is not None else "processes"
     try:
         frame = sweep(spec, backend=backend, workers=args.workers, out=args.out,
                       annotate=not args.no_analytic, progress=not args.quiet,

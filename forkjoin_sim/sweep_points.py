@@ -34,6 +34,9 @@ POINT_DEFAULTS: dict[str, Any] = {
 OPTIONAL_KEYS = ("clients", "think", "speeds")
 FIXED_KEYS = ("jobs", "replications", "seed")
 RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
+# Zero replications would be a sweep with nothing to run; jobs are checked with the
+# other run settings (check_run_settings).
+RUN_MINIMUM = {"jobs": 0, "replications": 1, "seed": 0}
 #: The columns that identify a point (its ``point_key``), first in every results file.
 KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
 #: Most points one sweep may have (each is a row of the results file).
@@ -101,7 +104,7 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
                           "(open arrivals) and 'clients' (closed loop)")
     names = list(POINT_DEFAULTS)
     axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
-    size = math.prod(len(axis) for axis in axes) * max(run["replications"], 1)
+    size = math.prod(len(axis) for axis in axes) * run["replications"]
     if size > MAX_POINTS:
         raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "
                           f"than {MAX_POINTS:,}; split it into several sweeps or use "
@@ -144,9 +147,10 @@ def expand(spec: dict) -> tuple[list[dict], list[str]]:
     run = {key: spec.get(key, default) for key, default in RUN_DEFAULTS.items()}
     for key, value in run.items():
         value = _plain(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"sweep key {key!r} must be one whole number >= 0, got "
-                              f"{value!r}")
+        least = RUN_MINIMUM[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigError(f"sweep key {key!r} must be one whole number >= {least}, "
+                              f"got {value!r}")
         run[key] = value
     if entries is None:
         grids = [shared]

@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import ConfigError, numbers_in_range
 from .exponential import Exponential
+from .options import is_plain_whole, plain_float
 from .placement import get_placement
 
 #: Most nodes a system may have (per-node state is kept in arrays of this length).
@@ -221,15 +222,17 @@ def parse_speeds(text: str, nodes: int):
     try:
         if name == "stragglers":
             fraction, _, speed = rest.partition(":")
-            return Stragglers(float(fraction), float(speed or 0.5))
+            return Stragglers(plain_float(fraction), plain_float(speed or 0.5))
         if name == "slow":
             count, _, speed = rest.partition(":")
+            if not is_plain_whole(count):
+                raise ValueError(count)
             count = int(count)
             if not 0 <= count <= nodes:
                 raise ConfigError(f"speeds {text!r}: {count} slow nodes of {nodes}; use "
                                   f"0..{nodes}")
-            return (float(speed or 0.5),) * count + (1.0,) * (nodes - count)
-        values = tuple(float(v) for v in text.split(","))
+            return (plain_float(speed or 0.5),) * count + (1.0,) * (nodes - count)
+        values = tuple(plain_float(v) for v in text.split(","))
     except ConfigError:  # a ValueError too, but one that already says what is wrong
         raise
     except ValueError:

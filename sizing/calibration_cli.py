@@ -34,13 +34,17 @@ MAX_STAGE_THREADS = 4096
 
 def parse_threads(text: str) -> tuple[int, ...]:
     """``"1,2,4"`` as ``(1, 2, 4)``: candidate effective threads per stage."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or not all(p.isascii() and p.isdigit()
-                            and 1 <= int(p) <= MAX_STAGE_THREADS for p in parts):
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdigit() and 1 <= int(p) <= MAX_STAGE_THREADS
+               for p in parts):
         raise ConfigError(f"--threads {text!r}: give whole numbers in "
                           f"1..{MAX_STAGE_THREADS} separated by commas, e.g. "
                           "--threads 1,2,4,8")
-    return tuple(sorted({int(p) for p in parts}))
+    values = [int(p) for p in parts]
+    if len(set(values)) < len(values):
+        raise ConfigError(f"--threads {text!r} gives a candidate more than once; list "
+                          "each once")
+    return tuple(sorted(values))
 
 
 def _stderr(message: str) -> None:

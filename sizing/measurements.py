@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from forkjoin_sim.cassandra.model import consistency_quorum
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.options import plain_float
 
 REQUIRED = ("operation", "consistency", "mean_ms")
 LOAD = ("threads", "rate")
@@ -76,7 +77,7 @@ def _number(text: str, column: str, where: str, whole: bool = False) -> float | 
     if not text:
         return None
     try:
-        value = float(text)
+        value = plain_float(text)
     except ValueError:
         raise ConfigError(f"{where}: {column}={text!r} is not a number; write e.g. "
                           f"{column}=12.5 or leave it empty") from None

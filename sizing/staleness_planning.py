@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.options import plain_float, whole
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
 
@@ -95,8 +96,8 @@ def parse_constraint(text: str) -> StalenessConstraint:
                           "behind=1:0.9999)")
     kind, value, window, probability = match.groups()
     try:
-        value_f, probability_f = float(value), float(probability)
-        window_f = 1.0 if window is None else float(window)
+        value_f, probability_f = plain_float(value), plain_float(probability)
+        window_f = 1.0 if window is None else plain_float(window)
     except ValueError:
         raise ConfigError(f"staleness constraint {text!r}: T, D and P must be numbers"
                           ) from None
@@ -232,19 +233,75 @@ def key_for(replicas: int, rate: float, write_share: float, structure: str = "st
 
 # --- command-line glue for ``plan-consistency --staleness`` -----------------------
 
+#: Threads per stage the command line accepts (as ``mix``).
+MAX_THREADS = 100_000
+
 def add_staleness_arguments(parser) -> None:
     """The options ``plan-consistency`` needs for a staleness constraint."""
     parser.add_argument("--staleness", metavar="CONSTRAINT",
                         help="plan partial quorums too, under load: t=T[,window=D]:P "
                              "(P(consistent T..T+D after commit) >= P) or behind=M:P (P(at "
                              "most M versions behind) >= P), e.g. t=10:0.999")
-    parser.add_argument("--structure", choices=["stages", "shared"], default="stages",
+    # Defaults are None so that an option given without --staleness (where it would
+    # do nothing) can be refused; check_staleness_arguments fills them in.
+    parser.add_argument("--structure", choices=["stages", "shared"],
                         help="replica structure for --staleness: separate read and "
-                             "mutation stages (Cassandra) or one FIFO queue")
-    parser.add_argument("--read-threads", type=int, default=1)
-    parser.add_argument("--write-threads", type=int, default=1)
-    parser.add_argument("--delays", default="exp:0.5",
-                        help="one-way message delay law (W, A, R, S) for --staleness")
+                             "mutation stages (Cassandra, the default) or one FIFO queue")
+    parser.add_argument("--read-threads", type=whole(1, MAX_THREADS, "--read-threads"),
+                        help="threads of the read stage for --staleness (of the queue, "
+                             "with --structure shared; default 1)")
+    parser.add_argument("--write-threads", type=whole(1, MAX_THREADS, "--write-threads"),
+                        help="threads of the mutation stage for --staleness (stages "
+                             "only; default 1)")
+    parser.add_argument("--delays",
+                        help="one-way message delay law (W, A, R, S) for --staleness "
+                             f"(default {STALENESS_DEFAULTS['delays']})")
+
+
+def _only(flags: list[str]) -> str:
+    return f"{', '.join(flags)} only appl{'ies' if len(flags) == 1 else 'y'}"
+
+
+#: What the staleness options are when not given.
+STALENESS_DEFAULTS = {"structure": "stages", "read_threads": 1, "write_threads": 1,
+                      "delays": "exp:0.5"}
+
+
+def check_staleness_arguments(args, latency_only: dict[str, object]) -> None:
+    """Refuse options that would do nothing, then fill in the defaults.
+
+    Without ``--staleness`` the staleness options do nothing; with it, the
+    ``latency_only`` options (name -> value when not given) do nothing, since every
+    pair is simulated already.
+    """
+    def flag(name: str) -> str:
+        return "--" + name.replace("_", "-")
+
+    if not args.staleness:
+        given = [flag(name) for name in STALENESS_DEFAULTS
+                 if getattr(args, name) is not None]
+        if given:
+            raise ConfigError(f"{_only(given)} to the staleness plan; add --staleness "
+                              "CONSTRAINT (e.g. t=10:0.999) or leave "
+                              f"{'it' if len(given) == 1 else 'them'} out")
+    else:
+        given = [flag(name) for name, unset in latency_only.items()
+                 if getattr(args, name) != unset]
+        if given:
+            raise ConfigError(f"{_only(given)} to the latency plan; with --staleness "
+                              "every pair is simulated (its size is --jobs), so leave "
+                              f"{'it' if len(given) == 1 else 'them'} out")
+        if args.structure == "shared" and args.write_threads is not None:
+            raise ConfigError("--write-threads sets the mutation stage, which "
+                              "--structure shared does not have; use --read-threads for "
+                              "the threads of the one queue")
+    _fill_defaults(args)
+
+
+def _fill_defaults(args) -> None:
+    for name, default in STALENESS_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 def plan_from_args(args, read_service, write_service) -> StalenessPlan:
@@ -257,6 +314,7 @@ def plan_from_args(args, read_service, write_service) -> StalenessPlan:
     from forkjoin_sim.service import parse_service
     from forkjoin_sim.staleness.wars import MessageLaws
 
+    _fill_defaults(args)
     constraint = parse_constraint(args.staleness)
     delay = parse_service(args.delays)
     key = key_for(args.replicas, args.rate * args.replicas / args.nodes,

@@ -30,8 +30,18 @@ _jobs = options.count(MAX_JOBS, "jobs")
 _size = options.count(MAX_SIZE, "size")
 
 
-def _service(spec: str, mu: float):
-    return parse_service(spec, mean=1.0 / mu)
+def _service(spec: str, mu: float | None):
+    """The service law of ``spec`` with mean 1/mu (``mu`` None: not given, 1)."""
+    return parse_service(spec, mean=1.0 if mu is None else 1.0 / mu)
+
+
+def _check_mu(mu: float | None, *specs: tuple[str, str]) -> None:
+    """Refuse --mu when every (flag, spec) it would scale fixes its own scale."""
+    from forkjoin_sim.service import check_mean_applies, fixes_own_scale
+
+    if mu is not None and all(fixes_own_scale(spec) for _, spec in specs):
+        flag, spec = specs[0]
+        check_mean_applies(spec, flag, "--mu")
 
 
 def _warnings_after_success(handler):
@@ -57,6 +67,8 @@ def _validating(jobs: int):
 
 def _check_before_work(args, *jobs) -> None:
     """The output path and the memory of the largest run, before anything runs."""
+    if args.basic is None:
+        args.basic = "simulation"
     if args.out:
         options.check_output_file(args.out, "--out")
     options.check_jobs_fit(max(jobs))
@@ -79,7 +91,9 @@ def _emit(rows: list[dict], out: str | None) -> None:
 
 
 def _common(p, jobs_default: int) -> None:
-    p.add_argument("--basic", choices=BASIC_SOURCES, default="simulation",
+    # None (not given) becomes "simulation" in _check_before_work, after
+    # plan-consistency --staleness has refused it as an option with no effect.
+    p.add_argument("--basic", choices=BASIC_SOURCES, default=None,
                    help="basic-queue CDFs: simulation (any service) or an analytic "
                         "approximation (exponential service only)")
     p.add_argument("--jobs", type=_jobs, default=jobs_default,
@@ -92,9 +106,11 @@ def _cmd_timeouts(args) -> int:
     from .tails import timeout_table
 
     _check_before_work(args, args.jobs, args.sim_jobs)
+    service = _service(args.service, args.mu)
+    _check_mu(args.mu, ("--service", args.service))
     rows = timeout_table(args.nodes, args.replicas, args.quorum,
                          args.loads, args.timeouts,
-                         service=_service(args.service, args.mu), basic=args.basic,
+                         service=service, basic=args.basic,
                          jobs=args.sim_jobs, basic_jobs=args.jobs, seed=args.seed)
     _emit(rows, args.out)
     return 0
@@ -102,11 +118,15 @@ def _cmd_timeouts(args) -> int:
 
 def _cmd_plan_consistency(args) -> int:
     from .planning import plan_consistency, simulate_consistency
+    from .staleness_planning import check_staleness_arguments
 
+    check_staleness_arguments(args, {"validate": 0, "basic": None})
     _check_before_work(args, args.jobs, args.validate)
     read_service = _service(args.read_service, args.mu)
     write_service = (_service(args.write_service, args.mu)
                      if args.write_service else None)
+    _check_mu(args.mu, ("--read-service", args.read_service),
+              ("--write-service", args.write_service or args.read_service))
     if args.staleness:
         from .staleness_planning import plan_from_args
 
@@ -143,6 +163,7 @@ def _cmd_plan_capacity(args) -> int:
 
     _check_before_work(args, args.jobs, args.validate)
     service = _service(args.service, args.mu)
+    _check_mu(args.mu, ("--service", args.service))
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
                          service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,
@@ -177,8 +198,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--timeouts", required=True, help="timeouts, comma-separated",
                    type=options.real_list(0.0, low_open=True, what="--timeouts"))
     p.add_argument("--service", default="exp")
-    p.add_argument("--mu", type=options.positive_real, default=1.0,
-                   help="service rate (mean 1/mu)")
+    p.add_argument("--mu", type=options.positive_real, default=None,
+                   help="service rate (mean 1/mu, default 1)")
     p.add_argument("--sim-jobs", type=_jobs, default=100_000,
                    help="jobs of the direct (n,r,k) simulation per load")
     _common(p, 100_000)
@@ -194,8 +215,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--read-service", default="exp")
     p.add_argument("--write-service", default=None,
                    help="default: the read service")
-    p.add_argument("--mu", type=options.positive_real, default=1.0,
-                   help="service rate of parametric services (mean 1/mu)")
+    p.add_argument("--mu", type=options.positive_real, default=None,
+                   help="service rate of parametric services (mean 1/mu, default 1)")
     p.add_argument("--percentile", type=options.percentile, default=99)
     p.add_argument("--objective", choices=["percentile", "mean"], default="percentile")
     p.add_argument("--validate", type=options.count(MAX_JOBS, "--validate", low=0),
@@ -215,7 +236,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    help="latency the percentile must not exceed")
     p.add_argument("--percentile", type=options.percentile, default=99)
     p.add_argument("--service", default="exp")
-    p.add_argument("--mu", type=options.positive_real, default=1.0)
+    p.add_argument("--mu", type=options.positive_real, default=None,
+                   help="service rate of parametric services (mean 1/mu, default 1)")
     p.add_argument("--levels", default=list(DEFAULT_LEVELS),
                    type=options.choice_list(LEVELS, "--levels"),
                    help="allowed consistency levels, comma-separated (default "

@@ -65,6 +65,24 @@ def test_bad_clusters_say_how_to_fix():
         cluster(rate=10.0)
 
 
+def test_mix_options_set_the_laws_they_name():
+    from forkjoin_sim.cli import build_parser
+    from forkjoin_sim.mix_cli import cluster_from_args
+
+    def laws(*argv):
+        args = build_parser()[0].parse_args(["mix", "--nodes", "5", "--replicas", "3",
+                                              "--rate", "0.5", *argv])
+        cluster = cluster_from_args(args)
+        return (cluster.data_read.mean(), cluster.digest_read.mean(),
+                cluster.write.mean())
+
+    assert laws() == pytest.approx((1, 1, 1))
+    # --digest-mean alone gives digests the data read's shape at that mean
+    assert laws("--data-read", "erlang:2", "--digest-mean", "0.3") == pytest.approx(
+        (1, 0.3, 1))
+    assert laws("--data-mean", "2", "--write-mean", "0.5") == pytest.approx((2, 2, 0.5))
+
+
 def test_mix_command_json_and_errors(capsys):
     assert cli.main(["mix", "--nodes", "3", "--replicas", "3", "--reads", "B",
                      "--read-consistency", "QUORUM", "--clients", "20", "--jobs",

@@ -82,6 +82,7 @@ def make_files(root: Path) -> dict[str, Path]:
     files = {
         "spec": GOOD_SPEC, "spec_unknown_key": GOOD_SPEC + "color = 3\n",
         "spec_jobs0": GOOD_SPEC.replace("jobs = 400", "jobs = 0"),
+        "spec_replications0": GOOD_SPEC + "replications = 0\n",
         "spec_warmup": GOOD_SPEC + "warmup = 1.5\n",
         "spec_invalid_points": GOOD_SPEC.replace("quorum = [1, 2]", "quorum = [5]"),
         "spec_garbage": "nodes = [\n",
@@ -440,6 +441,45 @@ ISSUE_EXAMPLES = [
     (["validate", "--out", "afile/sub"], "which is a file"),
     (["validate", "--docs", "--out", "x"], "drop --out"),
     (["estimators", "referee", "--out", "adir"], "is a directory"),
+    # Found by a fuzz campaign after the issue: unclear messages ...
+    (["sweep", "spec.txt", "--out", "o.csv", "--dask", ""], "not a scheduler address"),
+    (["sweep", "spec_replications0.txt", "--out", "o.csv"], "'replications' must be"),
+    (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
+      "--rate", "1", "--staleness", "t=5:0.9", "--read-threads", "0"],
+     "--read-threads 0 must be at least 1"),
+    # ... options that would do nothing ...
+    (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
+      "--rate", "1", "--delays", "exp:1"], "--delays only applies to the staleness"),
+    (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
+      "--rate", "1", "--staleness", "t=5:0.9", "--validate", "100"],
+     "--validate only applies to the latency plan"),
+    (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
+      "--rate", "1", "--staleness", "t=5:0.9", "--structure", "shared",
+      "--write-threads", "2"], "does not have"),
+    (["simulate", *Q, "--rho", "0.5", "--service", "exp:2", "--mu", "2"],
+     "--mu does nothing here"),
+    (["simulate", *Q, "--clients", "4", "--think-law", "exp:2", "--think", "1"],
+     "--think does nothing here"),
+    (["simulate", *Q, "--clients", "4", "--think-law", "pareto:3"], "add --think"),
+    (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2", "--service",
+      "empirical:samples.txt", "--mu", "3"], "--mu does nothing here"),
+    (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency", "ONE",
+      "--policy", "token-aware", "--local-service", "exp:0.2", "--local-mean", "2",
+      "--remote-service", "exp", "--rate", "0.2"], "--local-mean does nothing here"),
+    (["mix", "--nodes", "5", "--replicas", "3", "--reads", "0.9", "--rate", "0.5",
+      "--write", "pareto:3,scale=0.2", "--write-mean", "1"], "--write-mean does nothing"),
+    # ... repeated values in lists that are sets ...
+    (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2,1,1"], "more than once"),
+    (["cassandra", "validate", "--loads", "0.5,0.5"], "more than once"),
+    (["staleness", "--replicas", "3", "--rate", "1,1"], "more than once"),
+    # ... and numbers Python's float() reads but nobody means.
+    (["mix", "--nodes", "5", "--replicas", "3", "--reads", "0.9", "--rate", "0_5"],
+     "not a number"),
+    (["simulate", *Q, "--rho", "0.5", "--service", "gamma:１"], "not a number"),
+    (["simulate", *Q, "--rho", "0.5", "--speeds", "1,1,1,1,0_5"], "not understood"),
+    (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency", "ONE",
+      "--policy", "local-fraction:0_5", "--local-service", "exp", "--remote-service",
+      "exp", "--rate", "0.2"], "needs a fraction"),
 ]
 
 

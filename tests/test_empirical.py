@@ -334,6 +334,9 @@ SEVENTEEN = "# header comment\n" + "1.0\n" * 12 + "\n# note\n2.0\n"  # 16 lines
     ("inf", "'inf' is infinite; remove it or fix the measurement"),
     ("-3.5", "'-3.5' is negative; latencies must be >= 0"),
     ("1,2", "'1,2' is not a number; the file must hold one latency per line"),
+    # float() and numpy read these as 10 and 1; a file of latencies should not.
+    ("1_0", "'1_0' is not a number; the file must hold one latency per line"),
+    ("\uff11", "'\uff11' is not a number; the file must hold one latency per line"),
 ])
 def test_bad_value_names_file_and_line(tmp_path, bad, problem):
     path = write(tmp_path, "latencies.txt", SEVENTEEN + bad + "\n3.0\n")

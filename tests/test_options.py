@@ -23,6 +23,25 @@ def test_every_written_whole_number_reads_back(value):
     assert options.whole()(str(value)) == value
 
 
+@pytest.mark.parametrize("text", ["1_000", "\uff11", "\u0661", "\u00b2", "x", ""])
+def test_plain_float_refuses_what_only_python_reads(text):
+    with pytest.raises(ValueError):
+        options.plain_float(text)
+
+
+@given(st.floats(allow_nan=False))
+def test_plain_float_reads_every_written_float(value):
+    assert options.plain_float(repr(value)) == value
+
+
+@pytest.mark.parametrize("convert", [options.real_list(what="--x"),
+                                     options.whole_list(what="--x")])
+def test_list_options_refuse_a_repeated_value(convert):
+    assert convert("3,1,2") == [3, 1, 2]
+    with pytest.raises(argparse.ArgumentTypeError, match="gives 1 more than once"):
+        convert("1,2,1")
+
+
 def test_whole_numbers_outside_the_bounds_say_the_bound():
     convert = options.count(100, "--jobs")
     assert convert("100") == 100

@@ -62,6 +62,22 @@ def test_explicit_exp_mean_overrides_the_argument():
     assert parse_service(" EXP ", mean=10.0).mean() == pytest.approx(10.0)
 
 
+@pytest.mark.parametrize("spec", [
+    "exp", "exp:2.5", "exp:rate=3", "erlang:3", "lognormal:1", "pareto:3",
+    "pareto:10,scale=0.235", "gamma:2,loc=0.1", "scipy:lognorm:0.5,scale=2",
+    "lognorm:0.5", "deterministic", "mix:0.5*exp;0.5*exp:2", "mix:0.9*exp:1;0.1*exp:9",
+    "mix:0.9*pareto:10,scale=0.235;0.1*exp:rate=1.66", "empirical:LAT"])
+def test_fixes_own_scale_says_whether_the_mean_argument_matters(spec, tmp_path):
+    from forkjoin_sim.service import fixes_own_scale
+
+    path = tmp_path / "lat.txt"
+    path.write_text("1\n2\n6\n")
+    spec = spec.replace("LAT", str(path))
+    ignored = (parse_service(spec, mean=1.0).mean()
+               == pytest.approx(parse_service(spec, mean=7.0).mean()))
+    assert fixes_own_scale(spec) == ignored
+
+
 def test_empirical_spec_is_not_rescaled(tmp_path):
     path = tmp_path / "lat.txt"
     path.write_text("1\n2\n6\n")

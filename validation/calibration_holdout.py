@@ -20,6 +20,7 @@ import csv
 import sys
 import numpy as np
 
+from forkjoin_sim import options
 from forkjoin_sim.io import atomic_write
 from sizing.calibrated_model import CalibratedModel
 from sizing.calibration import calibrate, predict, simulate_row
@@ -169,10 +170,10 @@ def main(argv=None) -> int:
     parser.add_argument("files", nargs="*")
     parser.add_argument("--write-synthetic", metavar="PATH",
                         help="write the synthetic 30-row file with known parameters")
-    parser.add_argument("--nodes", type=int, default=3)
-    parser.add_argument("--replicas", type=int, default=3)
+    parser.add_argument("--nodes", type=options.whole(1, 10**9, "--nodes"), default=3)
+    parser.add_argument("--replicas", type=options.whole(1, 10**9, "--replicas"), default=3)
     parser.add_argument("--scenarios", default="abc")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=options.seed, default=0)
     parser.add_argument("--summary-only", action="store_true",
                         help="print only the MAPE table at the end")
     args = parser.parse_args(argv)

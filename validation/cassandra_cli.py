@@ -15,8 +15,9 @@ from forkjoin_sim.cli import (_Parser, add_closed_loop_arguments, closed_loop_fr
                               parse_warmup)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.io import json_text
-from forkjoin_sim.options import choice_list, real_list, seed, whole
-from forkjoin_sim.service import describe_service, parse_service
+from forkjoin_sim.options import (choice_list, is_plain_whole, plain_float, real,
+                                  real_list, seed, whole)
+from forkjoin_sim.service import check_mean_applies, describe_service, parse_service
 
 from . import cassandra as experiment
 
@@ -44,7 +45,7 @@ def _number(text: str, what: str) -> float:
     if text is None:  # a CSV row with fewer cells than the header
         raise ConfigError(f"{what} is missing; give a number")
     try:
-        value = float(text)
+        value = plain_float(text)
     except ValueError:
         raise ConfigError(f"{what} {text!r} is not a number") from None
     if not (math.isfinite(value) and value > 0):
@@ -60,9 +61,12 @@ def parse_remote_basic(text: str) -> dict[int, float]:
     out = {}
     for part in text.split(","):
         size, sep, value = part.partition(":")
-        if not sep or not size.strip().isdigit() or int(size) < 1:
+        if not sep or not is_plain_whole(size) or int(size) < 1:
             raise ConfigError(f"--remote-basic entry {part!r} must look like I:MEAN with "
                               "a whole I >= 1, e.g. --remote-basic 1:0.9,2:1.4,3:1.8")
+        if int(size) in out:
+            raise ConfigError(f"--remote-basic gives RT({int(size)},{int(size)},"
+                              f"{int(size)}) twice; give each I once")
         out[int(size)] = _number(value.strip(), f"--remote-basic RT({size},{size},{size})")
     return out
 
@@ -93,7 +97,7 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
                 raise ConfigError(f"{path} has several local rows; keep one "
                                   "configuration's rows (e.g. one level and load)")
             local = mean
-        elif kind == "remote" and size.isdigit():
+        elif kind == "remote" and is_plain_whole(size):
             if int(size) in remote:
                 raise ConfigError(f"{path} has several rows for RT({size},{size},{size});"
                                   " keep one configuration's rows")
@@ -194,10 +198,12 @@ def _cmd_calibrate(args) -> int:
 
 
 def _model(args) -> CassandraModel:
-    local = parse_service(args.local_service, mean=_number(str(args.local_mean),
-                                                             "--local-mean"))
-    remote = parse_service(args.remote_service, mean=_number(str(args.remote_mean),
-                                                               "--remote-mean"))
+    local = parse_service(args.local_service, mean=args.local_mean or 1.0)
+    remote = parse_service(args.remote_service, mean=args.remote_mean or 1.0)
+    for spec, flag, mean in ((args.local_service, "--local-service", args.local_mean),
+                             (args.remote_service, "--remote-service", args.remote_mean)):
+        if mean is not None:
+            check_mean_applies(spec, flag, flag.replace("-service", "-mean"))
     closed = closed_loop_from_args(args)
     if bool(closed) == (args.rate is not None):
         raise ConfigError("give --rate (open, Poisson writes) or --clients N (closed "
@@ -270,7 +276,7 @@ def register(subparsers) -> None:
     p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"),
                    help="r, replication factor")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--local-fraction", type=float, help="l, fraction of local writes")
+    how.add_argument("--local-fraction", type=real(0.0, 1.0, what="--local-fraction"), help="l, fraction of local writes")
     how.add_argument("--policy", help=POLICY_HELP)
     p.add_argument("--local-basic", help="LT(1,1,1), mean latency of a local write")
     p.add_argument("--remote-basic", help="1:RT(1,1,1),2:RT(2,2,2),... mean latencies")
@@ -311,15 +317,17 @@ def register(subparsers) -> None:
     p.add_argument("--consistency", required=True,
                    help="ONE | TWO | THREE | QUORUM | ALL | a whole number k")
     p.add_argument("--policy", required=True, help=POLICY_HELP)
-    p.add_argument("--rate", type=float,
+    p.add_argument("--rate", type=real(0.0, low_open=True, what="--rate"),
                    help="writes per unit time (open, Poisson); or use --clients")
     p.add_argument("--local-service", required=True, help=SPEC_HELP)
     p.add_argument("--remote-service", required=True, help=SPEC_HELP)
-    p.add_argument("--local-mean", type=float, default=1.0,
+    p.add_argument("--local-mean", type=real(0.0, low_open=True, what="--local-mean"),
+                   default=None,
                    help="mean of a parametric --local-service (default 1)")
-    p.add_argument("--remote-mean", type=float, default=1.0,
+    p.add_argument("--remote-mean", type=real(0.0, low_open=True, what="--remote-mean"),
+                   default=None,
                    help="mean of a parametric --remote-service (default 1)")
-    p.add_argument("--level", type=int, choices=[1, 2], default=1,
+    p.add_argument("--level", type=whole(1, 2, "--level"), choices=[1, 2], default=1,
                    help="1: one FCFS queue per node; 2: staged write path (SimPy)")
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
     p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"), default=200_000,

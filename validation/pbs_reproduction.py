@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from forkjoin_sim import options
 from forkjoin_sim.staleness import exponential_profile, profile, simulate_wars
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "data" / "pbs_published.csv"
@@ -125,8 +126,8 @@ def _percent(x: float) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=2_000_000)
-    parser.add_argument("--seed", type=int, default=2012)
+    parser.add_argument("--trials", type=options.whole(1, 10**9, "--trials"), default=2_000_000)
+    parser.add_argument("--seed", type=options.seed, default=2012)
     parser.add_argument("--out", type=Path, help="write the comparison as CSV here")
     args = parser.parse_args(argv)
     table = reproduce(published(), args.trials, args.seed)

@@ -29,6 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from analytic.staleness import p_consistent
+from forkjoin_sim import options
 from forkjoin_sim.io import atomic_save, atomic_write
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
@@ -224,10 +225,10 @@ def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--operations", type=int, default=400_000,
+    parser.add_argument("--operations", type=options.whole(1, 10**9, "--operations"), default=400_000,
                         help="operations per queueing run (one run serves every pair)")
-    parser.add_argument("--wars-trials", type=int, default=400_000)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--wars-trials", type=options.whole(1, 10**9, "--wars-trials"), default=400_000)
+    parser.add_argument("--seed", type=options.seed, default=2026)
     parser.add_argument("--out-dir", default="docs/staleness")
     parser.add_argument("--plot-only", action="store_true",
                         help="redraw the figures from OUT_DIR/load.csv")

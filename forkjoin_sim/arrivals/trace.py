@@ -44,6 +44,7 @@ class Trace:
     def from_file(cls, path: str | Path, scale: float = 1.0) -> "Trace":
         """One timestamp per line (``#`` comments allowed), multiplied by ``scale``."""
         from ..empirical import _content, _is_number, _read_lines
+        from ..options import plain_float
 
         name = str(path)
         if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)) \
@@ -55,7 +56,7 @@ class Trace:
             if not _is_number(text):
                 raise ConfigError(f"{name} line {number}: {text!r} is not a number; a "
                                   "trace file holds one arrival timestamp per line")
-            values.append(float(text))
+            values.append(plain_float(text))
         return cls(np.asarray(values) * scale)
 
     @property

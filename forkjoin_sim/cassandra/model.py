@@ -17,6 +17,7 @@ import numpy as np
 
 from ..arrivals import ClosedLoop, Poisson
 from ..errors import ConfigError, numbers_in_range
+from ..options import plain_float
 from ..model import distribution_mean, check_cluster
 
 #: Consistency level names and how many acknowledgements each needs.
@@ -34,7 +35,7 @@ def consistency_quorum(level: str | int, replicas: int) -> int:
     # forkjoin_sim must not import analytic, and this mapping is all it needs.
     if isinstance(level, (int, np.integer)) and not isinstance(level, bool):
         k = int(level)
-    elif isinstance(level, str) and level.strip().isdigit():
+    elif isinstance(level, str) and level.strip().isascii() and level.strip().isdigit():
         k = int(level.strip())
     elif isinstance(level, str) and level.strip().upper() in CONSISTENCY_LEVELS:
         name = level.strip().upper()
@@ -72,7 +73,7 @@ def policy_local_fraction(policy: str, nodes: int, replicas: int) -> float:
         fraction = 0.0
     elif name == "local-fraction":
         try:
-            fraction = float(argument)
+            fraction = plain_float(argument)
         except ValueError:
             raise ConfigError(f"policy {policy!r} needs a fraction; write e.g. "
                               "local-fraction:0.5") from None
