@@ -338,9 +338,14 @@ class CapacityPlan:
         b = self.best
         return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.level} (k={b.quorum}),"
                 f" node load {b.node_load:.3f}, predicted p{self.percentile:g} "
-                f"{b.predicted:.4g} (bracket up to {b.bracket_high:.4g}; "
+                f"{b.predicted:.4g} (bracket up to {_upper(b.bracket_high)}; "
                 f"{'confident' if b.confident else 'NOT confident'})"
                 f"\n{len(self.candidates)} candidates evaluated")
+
+
+def _upper(value: float) -> str:
+    return (f"{value:.4g}" if math.isfinite(value)
+            else "beyond the simulated range: raise --jobs")
 
 
 def plan_capacity(write_rate: float, target: float, percentile: float = 99,
@@ -415,8 +420,10 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                     d = cache[key]
                     predicted = d.percentile(percentile)
                     high = d.percentile_bracket(percentile)[1]
+                    # nan: the bracket's upper end lies beyond the simulated range.
+                    high = math.inf if math.isnan(high) else high
                     meets = not math.isnan(predicted) and predicted <= target
-                    confident = meets and not math.isnan(high) and high <= target
+                    confident = meets and high <= target
                     c = CapacityCandidate(n, r, level, k, node_load, predicted, high,
                                           meets, confident)
                     candidates.append(c)

@@ -11,6 +11,7 @@ import contextlib
 import csv
 import io
 import sys
+import warnings
 
 from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
 from forkjoin_sim import options
@@ -179,6 +180,12 @@ def _cmd_plan_capacity(args) -> int:
     if sim is not None:
         print(f"simulated p{args.percentile:g} of the best: {sim.mean:.4g} "
               f"[{sim.low:.4g}, {sim.high:.4g}]", file=sys.stderr)
+        if sim.low > args.target:
+            warnings.warn(f"the simulation puts the best's p{args.percentile:g} at "
+                          f"{sim.mean:.4g} [{sim.low:.4g}, {sim.high:.4g}], above the "
+                          f"target {args.target:g}: the plan from {args.jobs:,} jobs per "
+                          "basic queue is wrong here; run again with a larger --jobs",
+                          RuntimeWarning, stacklevel=1)
     rows = [dict(c.as_row(), best=c == plan.best) for c in plan.candidates]
     _emit(rows, args.out)
     return 0

@@ -139,6 +139,19 @@ def test_cli_plan_capacity_writes_csv(cli, tmp_path, capsys):
     assert "best: n=10" in capsys.readouterr().err
 
 
+def test_cli_plan_capacity_warns_when_its_validation_breaks_the_sla(cli, tmp_path, capsys):
+    # 2,000 jobs per basic queue put the best's p99 at 3.0 with a bracket off the
+    # simulated grid; the validation run puts it well above the target of 5.
+    out = tmp_path / "capacity.csv"
+    assert cli(["plan-capacity", "--jobs", "2000", "--seed", "1", "--write-rate", "1",
+                "--target", "5", "--validate", "2000", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "nan" not in err and "beyond the simulated range" in err
+    assert "warning: the simulation puts the best's p99 at" in err
+    best = [r for r in csv.DictReader(out.open()) if r["best"] == "True"]
+    assert best[0]["bracket_high"] == "inf" and best[0]["confident"] == "False"
+
+
 def test_cli_timeouts_and_consistency(cli, tmp_path):
     out = tmp_path / "t.csv"
     assert cli(["timeouts", "--nodes", "3", "--replicas", "3", "--quorum", "2",
