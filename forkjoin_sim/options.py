@@ -417,9 +417,11 @@ def check_memory(nbytes: float, what: str, fix: str) -> None:
                           f"{_size(free)} is available; {fix}")
 
 
-def check_jobs_fit(jobs: int, what: str = "--jobs", runs: int = 1) -> int:
-    """Refuse ``runs`` simultaneous runs of ``jobs`` jobs that do not fit in memory."""
-    check_memory(float(jobs) * BYTES_PER_JOB * runs, f"{what} {jobs:,}",
+def check_jobs_fit(jobs: int, what: str = "--jobs", runs: int = 1,
+                   block_bytes: float = 0.0) -> int:
+    """Refuse ``runs`` simultaneous runs of ``jobs`` jobs that do not fit in memory
+    (with ``block_bytes`` for the block of the path being simulated)."""
+    check_memory(float(jobs) * BYTES_PER_JOB * runs + block_bytes, f"{what} {jobs:,}",
                  "use fewer jobs")
     return jobs
 

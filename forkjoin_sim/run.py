@@ -24,6 +24,12 @@ from .statistics import SojournRecorder
 #: enough to keep memory flat (about 50 MB at r = 9). Results do not depend on it
 #: beyond floating-point rounding of the open-arrival clock.
 BLOCK_JOBS = 1 << 17
+#: Tasks per block at most: jobs of many tasks come in smaller blocks (at r = 1000 a
+#: block of BLOCK_JOBS jobs would hold 1.3e8 tasks, several GB).
+BLOCK_TASKS = 1 << 22
+#: Bytes a block keeps per task while it runs (service, node, completion and the
+#: engine's work arrays); measured about 40 at r = 1000.
+BYTES_PER_TASK = 64
 #: Seconds a progress bar waits before it first shows: a run that ends (or fails)
 #: sooner leaves nothing on stderr but its result or its one error line.
 PROGRESS_DELAY = 1.0
@@ -85,10 +91,15 @@ def make_engine(name: str, system, sampler: PathSampler):
     return ENGINES[name](system.nodes, **kwargs)
 
 
+def block_jobs(width: int) -> int:
+    """Jobs per block when each job has ``width`` tasks (at most `BLOCK_TASKS` tasks)."""
+    return max(1, min(BLOCK_JOBS, BLOCK_TASKS // max(int(width), 1)))
+
+
 def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: int, *,
              observe: Callable | None = None, progress: bool = False,
              desc: str = "simulate", track_busy: bool = True,
-             node=None) -> RunTotals:
+             node=None, width: int = 1) -> RunTotals:
     """Run ``jobs`` jobs of ``sampler``'s path through ``engine`` into ``recorder``.
 
     ``sampler.draw(n)`` gives the next block (a `SamplePath`, or an object whose
@@ -96,8 +107,9 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     sojourns. ``observe(block, completions, sojourns)`` may turn them into the
     values recorded per job (default: the sojourns). Engines that cannot carry
     queued work across blocks (``blockwise = False``) get the whole run at once.
+    ``width`` (tasks per job, at most) sets the block size (`block_jobs`).
     """
-    size = BLOCK_JOBS if getattr(engine, "blockwise", True) else jobs
+    size = block_jobs(width) if getattr(engine, "blockwise", True) else jobs
     from tqdm.auto import tqdm
 
     from .nodes import is_plain
@@ -141,8 +153,16 @@ def simulate_system(system, arrivals, jobs: int, seed, engine: str = "fast",
                                labels=len(system.classes) > 1, times=True)
     recorder.check_enough()
     totals = run_path(sampler, runner, jobs, recorder, system.nodes, progress=progress,
-                      desc=desc, track_busy=not system.purging, node=system.node)
+                      desc=desc, track_busy=not system.purging, node=system.node,
+                      width=tasks_per_job(system, widest=True))
     return recorder, totals, sampler.speeds
+
+
+def tasks_per_job(system, widest: bool = False) -> float:
+    """Tasks a job of ``system`` forks on average (``widest``: at most)."""
+    if widest:
+        return max(c.replicas for c in system.classes)
+    return sum(c.fraction * c.replicas for c in system.classes)
 
 
 def simulate_nested_basic(system, arrivals, sizes, jobs: int, seed,
@@ -164,7 +184,7 @@ def simulate_nested_basic(system, arrivals, sizes, jobs: int, seed,
     for i in sorted(set(sizes)):
         recorder = SojournRecorder(jobs, warmup=warmup, labels=True)
         run_path(PathReplay(leading_columns(path, i)), FastEngine(i), jobs, recorder, i,
-                 track_busy=False)
+                 track_busy=False, width=i)
         measured = recorder.measured()
         out[i] = (measured["values"], measured["labels"])
     return out

@@ -167,6 +167,14 @@ CLIENT_JOBS = 10
 #: Expected measured jobs of the rarest class below which a multi-class run is refused
 #: before it starts (its summary needs at least 2, and an interval many more).
 CLASS_JOBS = 10
+#: Tasks per second and core each engine manages at least on the machine of
+#: BENCHMARKS.md (it measured 5-13 M for fast, 12-32 M per thread for fused, 70 k for
+#: SimPy): the basis of the run-time estimate, deliberately on the slow side.
+TASK_RATE = {"fast": 5e6, "fused": 1.2e7, "simpy": 5e4}
+#: Runs estimated to take longer show a progress bar when ``progress`` is None.
+LONG_RUN_SECONDS = 10.0
+#: Runs estimated to take longer than a day of computing are refused.
+MAX_RUN_SECONDS = 86_400.0
 
 
 def check_clock_of(model, jobs: int) -> None:
@@ -181,7 +189,7 @@ def check_clock_of(model, jobs: int) -> None:
 
 def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
              warmup: float | str = 0.1, sample_every: int = 1,
-             progress: bool = False, replications: int = 1,
+             progress: bool | None = None, replications: int = 1,
              workers: int | None = None) -> SimulationResult:
     """Simulate ``jobs`` jobs of ``model`` and summarise the steady state.
 
@@ -206,8 +214,11 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
         Fraction of jobs discarded as warm-up, or "auto" for MSER-5.
     sample_every : int
         Keep every s-th job after warm-up (the paper keeps 10%: ``sample_every=10``).
-    progress : bool
-        Show a progress bar on stderr.
+    progress : bool or None
+        Show a progress bar on stderr; None (the default) shows one when the run is
+        estimated to take more than `LONG_RUN_SECONDS` (`estimated_seconds`). Runs
+        estimated at more than a day (`MAX_RUN_SECONDS`) are refused before they
+        start.
     replications, workers : int
         ``fused`` only: independent replications of ``jobs // replications`` jobs
         each (seed children), run on ``workers`` threads (default: every core). The
@@ -230,7 +241,8 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
             from .options import check_jobs_fit
 
             # the fast and SimPy engines keep every measured job; the fused one streams
-            check_jobs_fit(jobs, "jobs", runs=1 if engine == "fast" else 20)
+            check_jobs_fit(jobs, "jobs", runs=1 if engine == "fast" else 20,
+                           block_bytes=_block_bytes(model))
     clients = getattr(model.arrival_process, "clients", None)
     if clients is not None and isinstance(jobs, (int, np.integer)) and \
             jobs < CLIENT_JOBS * clients:
@@ -250,6 +262,13 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                               f"{math.ceil(CLASS_JOBS * jobs / (measured * rarest.fraction)):,}"
                               " jobs")
     check_clock_of(model, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs))
+    seconds = estimated_seconds(model, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs),
+                                engine, workers)
+    if seconds > MAX_RUN_SECONDS:
+        raise ConfigError(_too_long(model, AUTO_FIRST_JOBS if jobs == "auto" else jobs,
+                                    engine, seconds))
+    if progress is None:
+        progress = seconds > LONG_RUN_SECONDS
     if jobs == "auto":
         return _simulate_auto(model, seed, engine, warmup, sample_every, progress,
                               replications, workers)
@@ -263,6 +282,38 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
         extra = convergence_notes(result.summary, result.jobs)[len(result.summary.warnings):]
         result = dataclasses.replace(result, notes=result.notes + extra)
     return result
+
+
+def _block_bytes(model) -> float:
+    """Memory of one block of ``model``'s path while it runs."""
+    from .run import BYTES_PER_TASK, block_jobs, tasks_per_job
+
+    width = tasks_per_job(model.system, widest=True)
+    return float(block_jobs(width)) * width * BYTES_PER_TASK
+
+
+def estimated_seconds(model, jobs: int, engine: str = "fast",
+                      workers: int | None = None) -> float:
+    """A rough upper estimate of the seconds ``simulate`` needs for ``jobs`` jobs of
+    ``model``: its tasks over the engine's `TASK_RATE` (times the threads, fused)."""
+    import os
+
+    from .run import tasks_per_job
+
+    tasks = float(jobs) * tasks_per_job(model.system)
+    threads = (workers or os.cpu_count() or 1) if engine == "fused" else 1
+    return tasks / (TASK_RATE.get(engine, TASK_RATE["simpy"]) * threads)
+
+
+def _too_long(model, jobs, engine: str, seconds: float) -> str:
+    from .run import tasks_per_job
+
+    per_job = tasks_per_job(model.system)
+    faster = "" if engine == "fused" else ", engine='fused' (--engine fused)"
+    return (f"{int(jobs):,} jobs of {per_job:.4g} tasks each is about "
+            f"{jobs * per_job:.3g} tasks, roughly {seconds / 86_400:.3g} days on the "
+            f"{engine} engine, more than the day this allows; run fewer jobs{faster}, "
+            "or a smaller model (the per-job statistics settle long before)")
 
 
 def _law_notes(model) -> tuple[str, ...]:
@@ -308,7 +359,7 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
         from .engines.fused import simulate_fused
 
         return simulate_fused(model, jobs, seed, warmup, sample_every, replications,
-                              workers, started)
+                              workers, started, progress)
     if replications != 1:
         raise ConfigError("replications are run by the fused engine; use "
                           "engine='fused' (--engine fused) or replications=1")

@@ -73,7 +73,7 @@ def run_point(point: dict, annotate: bool = True) -> dict:
         model = build_model(point)
         result = simulate(model, jobs=point["jobs"], seed=point_seed(point),
                           engine=point["engine"], warmup=point["warmup"],
-                          sample_every=point["sample_every"])
+                          sample_every=point["sample_every"], progress=False)
     except Exception as exc:  # recorded, not fatal: one bad point must not stop a sweep
         return _error_row(point, exc)
     stats = result.to_dict()

@@ -111,7 +111,7 @@ class Workload(RunInput):
 
 def simulate_workload(workload: Workload, jobs: int = 200_000, seed=0,
                       warmup: float | str = 0.1, sample_every: int = 1,
-                      engine: str = "fast", progress: bool = False) -> SimulationResult:
+                      engine: str = "fast", progress: bool | None = None) -> SimulationResult:
     """Simulate ``jobs`` jobs of a multi-class workload.
 
     The first ``floor(warmup * jobs)`` jobs (all classes) are dropped; after that

@@ -158,7 +158,8 @@ def simulated_basic_sojourns(sizes: Iterable[int], node_load: float, service: An
     if not common:
         children = _seed_sequence(seed).spawn(sizes[-1] + 1)
         return {i: simulate(ForkJoinModel(i, i, i, load=node_load, service=service),
-                            jobs=jobs, seed=children[i], warmup=warmup).sojourns
+                            jobs=jobs, seed=children[i], warmup=warmup,
+                            progress=False).sojourns
                 for i in sizes}
     widest = ForkJoinModel(sizes[-1], sizes[-1], sizes[-1], load=node_load,
                            service=service)
@@ -264,7 +265,7 @@ def compare_percentiles(queues: Sequence[tuple[int, int, int, float]],
     rows = []
     for j, (n, r, k, load) in enumerate(queues):
         direct = simulate(ForkJoinModel(n, r, k, load=load, service=service),
-                          jobs=jobs, seed=children[2 * j]).sojourns
+                          jobs=jobs, seed=children[2 * j], progress=False).sojourns
         model = model_distribution(n, r, k, load, service, basic,
                                    jobs=basic_jobs or jobs, seed=children[2 * j + 1],
                                    grid_end=float(direct.max()))
@@ -302,7 +303,7 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     for j, load in enumerate(loads):
         run = simulate(ForkJoinModel(nodes, replicas, quorum, load=load,
                                      service=service),
-                       jobs=jobs, seed=children[2 * j])
+                       jobs=jobs, seed=children[2 * j], progress=False)
         direct = run.sojourns
         model = model_distribution(nodes, replicas, quorum, load, service, basic,
                                    jobs=basic_jobs or jobs, seed=children[2 * j + 1],

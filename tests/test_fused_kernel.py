@@ -175,6 +175,23 @@ def test_results_do_not_depend_on_chunks_or_workers():
             assert np.array_equal(getattr(one, field), getattr(other, field)), field
 
 
+def test_wide_jobs_and_progress_callbacks():
+    # 50 tasks per job (the kernel selects the 20th instead of sorting), in chunks
+    # of CHUNK_TASKS tasks, each reported to on_chunk
+    from forkjoin_sim.engines import fused_kernel
+
+    model = KernelModel((1.0,) * 60, (JobClass(50, 20, exponential(1.0)),),
+                        arrival=poisson(0.6))
+    path = draw_twin_path(model, 3000, seed=8)
+    _, sojourn = plain_lindley(path, model.nodes)
+    done = []
+    result = run_fused(model, total_jobs=3000, first_measured=0, batches=5, seed=8,
+                       replications=2, workers=2, chunk_jobs=700, on_chunk=done.append)
+    assert result.sums[0, -1] == pytest.approx(sojourn.sum(), rel=1e-9)
+    assert sum(done) == 6000 and max(done) == 700
+    assert fused_kernel.CHUNK_TASKS // model.width < 1 << 22
+
+
 def test_replications_are_independent_runs_with_their_own_warmup():
     model = KernelModel((1.0,), (JobClass(1, 1, exponential(1.0)),), arrival=poisson(0.5))
     pooled = run_fused(model, total_jobs=4000, seed=2, replications=2, batches=5)

@@ -130,3 +130,48 @@ def test_doubtful_runs_say_how_many_jobs_they_need():
                                   .replace(",", "")) > 20_000
     calm = simulate(ForkJoinModel(2, 2, 2, load=0.3), jobs=20_000, seed=1)
     assert not calm.warnings
+
+
+# --- bounds on work -----------------------------------------------------------------
+
+def test_runs_beyond_a_day_are_refused_before_any_work():
+    from forkjoin_sim import simulation
+
+    model = ForkJoinModel(10**6, 10**6, 1, load=0.5)
+    # 10^6 jobs of 10^6 tasks: 10^12 tasks at 5e6 per second is 2.3 days
+    assert simulation.estimated_seconds(model, 10**6) == pytest.approx(2e5)
+    with pytest.raises(ConfigError, match=r"about 1e\+12 tasks, roughly 2.31 days"):
+        simulate(model, jobs=10**6)
+    # the same run on the fused engine with 16 threads is about 1.45 hours: allowed,
+    # so it is only estimated here
+    assert simulation.estimated_seconds(model, 10**6, "fused", 16) < 86_400
+
+
+@pytest.mark.parametrize("estimate, shown", [(0.5, False), (60.0, True)])
+def test_progress_none_shows_a_bar_for_long_runs_only(monkeypatch, estimate, shown):
+    from forkjoin_sim import simulation
+
+    seen = []
+    real = simulation._simulate
+
+    def spy(model, jobs, seed, engine, warmup, sample_every, progress, *rest):
+        seen.append(progress)
+        return real(model, jobs, seed, engine, warmup, sample_every, False, *rest)
+
+    monkeypatch.setattr(simulation, "_simulate", spy)
+    monkeypatch.setattr(simulation, "estimated_seconds", lambda *a, **k: estimate)
+    simulate(ForkJoinModel(3, 2, 1, load=0.5), jobs=1000)
+    simulate(ForkJoinModel(3, 2, 1, load=0.5), jobs=1000, progress=False)
+    assert seen == [shown, False]
+
+
+def test_wide_jobs_come_in_smaller_blocks_and_count_in_the_memory_check(monkeypatch):
+    from forkjoin_sim import options, run
+
+    assert run.block_jobs(3) == run.BLOCK_JOBS
+    assert run.block_jobs(1000) * 1000 <= run.BLOCK_TASKS
+    assert run.block_jobs(10**7) == 1
+    # 2,000 jobs of 1,000 tasks: the block (4,194 x 1,000 tasks x 64 bytes) dominates
+    monkeypatch.setattr(options, "available_memory", lambda: 100 * 10**6)
+    with pytest.raises(ConfigError, match="needs about 268 MB"):
+        simulate(ForkJoinModel(1000, 1000, 1, load=0.5), jobs=2000)

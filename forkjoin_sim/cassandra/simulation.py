@@ -138,7 +138,7 @@ def _run_writes(model: CassandraModel, quorums: list[int], jobs: int, seed, leve
         return latency[:, 0] if len(quorums) == 1 else latency
 
     run_path(sampler, engine, jobs, recorder, model.nodes, observe=observe,
-             progress=progress, desc="cassandra", track_busy=False)
+             progress=progress, desc="cassandra", track_busy=False, width=model.replicas)
     return recorder
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..samplepath import SamplePath
+from .select import SMALL, kth_smallest
 
 
 @numba.njit(cache=True, inline="always")
@@ -46,9 +47,12 @@ def _serve_job(j, a, nodes, service, quorum, free, completions, done):
         d = start + service[j, t]
         free[node] = d
         completions[j, t] = d
-        _insert(done, m, d)
+        if width <= SMALL:
+            _insert(done, m, d)
+        else:
+            done[m] = d
         m += 1
-    return done[quorum[j] - 1]
+    return done[quorum[j] - 1] if width <= SMALL else kth_smallest(done, m, quorum[j])
 
 
 @numba.njit(cache=True, inline="always")
@@ -74,9 +78,12 @@ def _serve_job_staged(j, a, nodes, service, quorum, kinds, stage_of, threads, fr
         d = start + service[j, t]
         free[node, stage, best] = d
         completions[j, t] = d
-        _insert(done, m, d)
+        if width <= SMALL:
+            _insert(done, m, d)
+        else:
+            done[m] = d
         m += 1
-    return done[quorum[j] - 1]
+    return done[quorum[j] - 1] if width <= SMALL else kth_smallest(done, m, quorum[j])
 
 
 @numba.njit(cache=True)

@@ -72,7 +72,8 @@ def kernel_model(system, arrivals, seed) -> kernel.KernelModel:
 
 
 def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
-                   replications: int, workers: int | None, started: float):
+                   replications: int, workers: int | None, started: float,
+                   progress: bool = False):
     """`simulate` on the fused engine: ``replications`` independent replications of
     ``jobs // replications`` jobs each, pooled."""
     import time
@@ -104,10 +105,17 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     start = warmup_count(per, warmup)
     measured = kernel.measured_count(per, start, every)
     batches = min(DEFAULT_BATCHES, max(2, measured // 2))
-    result = kernel.run_fused(kernel_model(system, arrivals, seed), total_jobs=per,
-                              first_measured=start, sample_every=every,
-                              batches=batches, seed=seed, replications=replications,
-                              workers=int(workers))
+    from tqdm.auto import tqdm
+
+    from ..run import PROGRESS_DELAY
+
+    with tqdm(total=per * replications, disable=not progress, unit="job",
+              unit_scale=True, desc=getattr(model, "progress_label", "simulate"),
+              delay=PROGRESS_DELAY, leave=False) as bar:
+        result = kernel.run_fused(kernel_model(system, arrivals, seed), total_jobs=per,
+                                  first_measured=start, sample_every=every,
+                                  batches=batches, seed=seed, replications=replications,
+                                  workers=int(workers), on_chunk=bar.update)
     names = [c.name for c in system.classes]
 
     def summary(job_class):

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..kernel_rng import ARRIVAL, CLASS, PLACEMENT, SERVICE, below, seed_states, uniform
 from ..errors import ConfigError
+from .select import SMALL, kth_smallest
 from ..kernel_laws import Law, draw, exponential, law_mean, law_of, pack, scaled
 from ..sketch import BINS, batch_interval, bucket, quantiles, t_interval
 
@@ -256,6 +257,8 @@ def _kth_smallest(values, count, k):
         for t in range(1, count):
             best = max(best, values[t])
         return best
+    if count > SMALL:
+        return kth_smallest(values, count, k)
     for p in range(count):
         for i in range(p & 1, count - 1, 2):
             x = values[i]
@@ -570,6 +573,11 @@ class FusedResult:
             return self.mini_sums / self.mini_counts
 
 
+#: Tasks per compiled call of a replication, by default: about a second of work, so a
+#: progress bar moves and memory stays flat whatever the job width.
+CHUNK_TASKS = 1 << 24
+
+
 def measured_count(total_jobs: int, first_measured: int, sample_every: int) -> int:
     """Number of jobs the measurement rule keeps."""
     return max(0, (total_jobs - first_measured + sample_every - 1) // sample_every)
@@ -593,7 +601,7 @@ def _check_rule(total_jobs, first_measured, sample_every, batches):
 
 
 def _replication(arrays: _Arrays, states, total_jobs, first, every, measured, batches,
-                 minis, chunk_jobs):
+                 minis, chunk_jobs, on_chunk=None):
     classes = arrays.cdf.size
     rows = classes + 1
     nodes = arrays.speeds.size
@@ -627,6 +635,8 @@ def _replication(arrays: _Arrays, states, total_jobs, first, every, measured, ba
                 out["batch_sum"], out["batch_first"], out["batch_last"],
                 out["mini_sum"], out["mini_count"], out["hist"], out["busy"],
                 out["think_sum"])
+        if on_chunk is not None:
+            on_chunk(min(total_jobs, j0 + chunk_jobs) - j0)
     if classes == 1:
         for name in ("count", "total", "squares", "batch_count", "batch_sum", "hist"):
             out[name][0] = out[name][1]
@@ -637,7 +647,7 @@ def _replication(arrays: _Arrays, states, total_jobs, first, every, measured, ba
 def run_fused(model: KernelModel, *, total_jobs: int, first_measured: int | None = None,
               sample_every: int = 1, batches: int = 30, mini_batches: int = 2000,
               seed=0, replications: int = 1, workers: int = 1,
-              chunk_jobs: int = 1 << 22) -> FusedResult:
+              chunk_jobs: int | None = None, on_chunk=None) -> FusedResult:
     """Simulate ``replications`` independent replications of ``total_jobs`` jobs each.
 
     Parameters
@@ -660,9 +670,15 @@ def run_fused(model: KernelModel, *, total_jobs: int, first_measured: int | None
         result; ``workers`` never does).
     workers : int
         Threads that run replications side by side.
-    chunk_jobs : int
-        Jobs per compiled call (the results do not depend on it).
+    chunk_jobs : int, optional
+        Jobs per compiled call (the results do not depend on it); default about
+        `CHUNK_TASKS` tasks, a second or so of work.
+    on_chunk : callable, optional
+        Called with the number of jobs done after each compiled call (from the
+        worker threads), e.g. a progress bar's ``update``.
     """
+    if chunk_jobs is None:
+        chunk_jobs = max(1, min(1 << 22, CHUNK_TASKS // model.width))
     if first_measured is None:
         first_measured = total_jobs // 10
     measured = _check_rule(total_jobs, first_measured, sample_every, batches)
@@ -679,7 +695,7 @@ def run_fused(model: KernelModel, *, total_jobs: int, first_measured: int | None
 
     def one(states):
         return _replication(arrays, states, total_jobs, first_measured, sample_every,
-                            measured, batches, minis, chunk_jobs)
+                            measured, batches, minis, chunk_jobs, on_chunk)
 
     start = time.perf_counter()
     if workers == 1 or replications == 1:
