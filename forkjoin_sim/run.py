@@ -35,6 +35,37 @@ BYTES_PER_TASK = 64
 PROGRESS_DELAY = 1.0
 
 
+#: Tasks per second and thread each engine manages at least on the machine of
+#: BENCHMARKS.md (it measured 5-13 M for fast, 12-32 M per thread for fused, 70 k for
+#: SimPy): the basis of the run-time estimate, deliberately on the slow side.
+TASK_RATE = {"fast": 5e6, "fused": 1.2e7, "simpy": 5e4}
+#: Runs estimated to take longer than a day of computing are refused.
+MAX_RUN_SECONDS = 86_400.0
+
+
+def estimated_seconds(jobs: int, tasks_per_job: float, engine: str = "fast",
+                      threads: int = 1) -> float:
+    """A rough, slow-side estimate of the seconds ``jobs`` jobs of ``tasks_per_job``
+    tasks take on ``engine`` (`TASK_RATE`) with ``threads`` threads."""
+    rate = TASK_RATE.get(engine, TASK_RATE["simpy"]) * max(threads, 1)
+    return float(jobs) * tasks_per_job / rate
+
+
+def check_work(jobs: int, tasks_per_job: float, engine: str = "fast",
+               threads: int = 1, faster: str = "") -> float:
+    """The `estimated_seconds` of a run, or ConfigError when that exceeds a day
+    (``faster`` names a quicker way to run it, e.g. another engine)."""
+    seconds = estimated_seconds(jobs, tasks_per_job, engine, threads)
+    if seconds > MAX_RUN_SECONDS:
+        faster = f", {faster}" if faster else ""
+        raise ConfigError(
+            f"{int(jobs):,} jobs of {tasks_per_job:.4g} tasks each is about "
+            f"{jobs * tasks_per_job:.3g} tasks, roughly {seconds / 86_400:.3g} days on "
+            f"the {engine} engine, more than the day this allows; run fewer jobs"
+            f"{faster} or a smaller model (the statistics settle long before)")
+    return seconds
+
+
 @dataclass(frozen=True)
 class RunTotals:
     """What a run accumulates besides the recorder: busy time per node, or per node

@@ -167,14 +167,8 @@ CLIENT_JOBS = 10
 #: Expected measured jobs of the rarest class below which a multi-class run is refused
 #: before it starts (its summary needs at least 2, and an interval many more).
 CLASS_JOBS = 10
-#: Tasks per second and core each engine manages at least on the machine of
-#: BENCHMARKS.md (it measured 5-13 M for fast, 12-32 M per thread for fused, 70 k for
-#: SimPy): the basis of the run-time estimate, deliberately on the slow side.
-TASK_RATE = {"fast": 5e6, "fused": 1.2e7, "simpy": 5e4}
 #: Runs estimated to take longer show a progress bar when ``progress`` is None.
 LONG_RUN_SECONDS = 10.0
-#: Runs estimated to take longer than a day of computing are refused.
-MAX_RUN_SECONDS = 86_400.0
 
 
 def check_clock_of(model, jobs: int) -> None:
@@ -262,11 +256,11 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                               f"{math.ceil(CLASS_JOBS * jobs / (measured * rarest.fraction)):,}"
                               " jobs")
     check_clock_of(model, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs))
-    seconds = estimated_seconds(model, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs),
-                                engine, workers)
-    if seconds > MAX_RUN_SECONDS:
-        raise ConfigError(_too_long(model, AUTO_FIRST_JOBS if jobs == "auto" else jobs,
-                                    engine, seconds))
+    from .run import check_work, tasks_per_job
+
+    seconds = check_work(AUTO_FIRST_JOBS if jobs == "auto" else int(jobs),
+                         tasks_per_job(model.system), engine, _threads(engine, workers),
+                         "" if engine == "fused" else "engine='fused' (--engine fused)")
     if progress is None:
         progress = seconds > LONG_RUN_SECONDS
     if jobs == "auto":
@@ -295,25 +289,19 @@ def _block_bytes(model) -> float:
 def estimated_seconds(model, jobs: int, engine: str = "fast",
                       workers: int | None = None) -> float:
     """A rough upper estimate of the seconds ``simulate`` needs for ``jobs`` jobs of
-    ``model``: its tasks over the engine's `TASK_RATE` (times the threads, fused)."""
+    ``model`` (`forkjoin_sim.run.estimated_seconds`)."""
+    from . import run
+
+    return run.estimated_seconds(jobs, run.tasks_per_job(model.system), engine,
+                                 _threads(engine, workers))
+
+
+def _threads(engine: str, workers: int | None) -> int:
     import os
 
-    from .run import tasks_per_job
-
-    tasks = float(jobs) * tasks_per_job(model.system)
-    threads = (workers or os.cpu_count() or 1) if engine == "fused" else 1
-    return tasks / (TASK_RATE.get(engine, TASK_RATE["simpy"]) * threads)
-
-
-def _too_long(model, jobs, engine: str, seconds: float) -> str:
-    from .run import tasks_per_job
-
-    per_job = tasks_per_job(model.system)
-    faster = "" if engine == "fused" else ", engine='fused' (--engine fused)"
-    return (f"{int(jobs):,} jobs of {per_job:.4g} tasks each is about "
-            f"{jobs * per_job:.3g} tasks, roughly {seconds / 86_400:.3g} days on the "
-            f"{engine} engine, more than the day this allows; run fewer jobs{faster}, "
-            "or a smaller model (the per-job statistics settle long before)")
+    if engine != "fused":
+        return 1
+    return workers if isinstance(workers, int) and workers >= 1 else os.cpu_count() or 1
 
 
 def _law_notes(model) -> tuple[str, ...]:

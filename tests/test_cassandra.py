@@ -264,3 +264,13 @@ def test_closed_loop_level2_with_one_thread_and_no_stage_time_is_level1(policy):
     assert one.throughput.mean == pytest.approx(two.throughput.mean, rel=1e-9)
     law = model.clients / one.throughput.mean - model.think
     assert one.summary.ci_low - 0.05 * law <= law <= one.summary.ci_high + 0.05 * law
+
+
+def test_runs_beyond_a_day_are_refused_before_any_work():
+    wide = CassandraModel(10**5, 10**5, "ONE", 0.001, LOCAL, REMOTE, "token-aware")
+    with pytest.raises(ConfigError, match=r"about 1e\+12 tasks, roughly 2.31 days"):
+        simulate_cassandra(wide, jobs=10**7)
+    # level 2 is an event simulation: 6e9 tasks at 5e4 per second is 1.4 days
+    narrow = CassandraModel(6, 3, "ONE", 0.1, LOCAL, REMOTE, "token-aware")
+    with pytest.raises(ConfigError, match="days on the simpy engine"):
+        simulate_cassandra(narrow, jobs=2 * 10**9, level=2)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..engines import FastEngine
 from ..errors import ConfigError
-from ..run import check_run, run_path
+from ..run import check_run, check_work, run_path
 from ..statistics import Interval, SojournRecorder, Summary, summarize
 from .model import CassandraModel
 from .staged import StagedConfig, StagedEngine, check_stable, stage_utilisation
@@ -81,11 +81,13 @@ class CassandraResult:
         return "\n".join(lines)
 
 
-def _check_run(jobs: int, level: int) -> None:
+def _check_run(jobs: int, level: int, replicas: int = 1) -> None:
     if level not in LEVELS:
         raise ConfigError(f"level {level!r} is unknown; use 1 (one FCFS queue per node) "
                           "or 2 (staged write path)")
     check_run(jobs)
+    # level 2 is an event simulation, as slow per task as the SimPy engine
+    check_work(jobs, replicas, "fast" if level == 1 else "simpy")
 
 
 def _latencies(completions: np.ndarray, arrivals: np.ndarray,
@@ -152,7 +154,7 @@ def simulate_quorums(model: CassandraModel, quorums: Iterable[int], jobs: int = 
     k). Under a closed loop the level changes how fast clients come back, so each k
     is a run of its own (same seed).
     """
-    _check_run(jobs, level)
+    _check_run(jobs, level, model.replicas)
     quorums = sorted(set(int(k) for k in quorums))
     for k in quorums:
         if not 1 <= k <= model.replicas:
@@ -207,7 +209,7 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
     elif config is not None and not isinstance(config, StagedConfig):
         raise ConfigError(f"config must be a StagedConfig, its TOML tables as a dict, or "
                           f"the path of a TOML file; got {type(config).__name__}")
-    _check_run(jobs, level)
+    _check_run(jobs, level, model.replicas)
     if model.arrival_rate is not None:
         from ..arrivals._checks import check_clock
 
@@ -238,7 +240,7 @@ def basic_latencies(kind: str, replicas: int, arrival_rate: float, service: Any,
     series can be combined write by write. See
     :func:`~forkjoin_sim.cassandra.writes.basic_write_path`.
     """
-    _check_run(jobs, level)
+    _check_run(jobs, level, replicas)
     mean = float(service.mean())
     if level == 1 and arrival_rate * mean >= 1:
         raise ConfigError(f"unstable basic configuration: each node is busy "
