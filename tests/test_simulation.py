@@ -158,8 +158,10 @@ def test_progress_none_shows_a_bar_for_long_runs_only(monkeypatch, estimate, sho
         seen.append(progress)
         return real(model, jobs, seed, engine, warmup, sample_every, False, *rest)
 
+    from forkjoin_sim import run
+
     monkeypatch.setattr(simulation, "_simulate", spy)
-    monkeypatch.setattr(simulation, "estimated_seconds", lambda *a, **k: estimate)
+    monkeypatch.setattr(run, "estimated_seconds", lambda *a, **k: estimate)
     simulate(ForkJoinModel(3, 2, 1, load=0.5), jobs=1000)
     simulate(ForkJoinModel(3, 2, 1, load=0.5), jobs=1000, progress=False)
     assert seen == [shown, False]
