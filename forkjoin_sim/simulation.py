@@ -225,6 +225,9 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
 
     if not isinstance(engine, str):
         raise ConfigError(f"engine={engine!r}; use 'fast', 'fused' or 'simpy'")
+    from .streams import as_seed_sequence
+
+    as_seed_sequence(seed)  # every engine takes the same seeds (the fused one, too)
     if jobs != "auto":
         jobs = check_run(jobs, engine)
         if isinstance(replications, (int, np.integer)) and not isinstance(

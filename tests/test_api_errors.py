@@ -34,6 +34,13 @@ CASES = {
     "a config of a number": (lambda: simulate_cassandra(CASSANDRA, level=2, config=5),
                              "StagedConfig"),
     "a sweep of a list": (lambda: sweeps.sweep([1, 2], progress=False), "dict or"),
+    # the fused engine once passed seeds straight to its own stream set-up
+    "fused seed -1": (lambda: fj.simulate(MODEL, 4000, seed=-1, engine="fused"), "seed"),
+    "fused seed None": (lambda: fj.simulate(MODEL, 4000, seed=None, engine="fused"),
+                        "seed"),
+    "fused seed True": (lambda: fj.simulate(MODEL, 4000, seed=True, engine="fused"),
+                        "seed"),
+    "fused seed 1.0": (lambda: fj.simulate(MODEL, 4000, seed=1.0, engine="fused"), "seed"),
     "results to a number": (lambda: sweeps.sweep(
         {"nodes": 6, "replicas": 3, "quorum": 2, "rho": 0.5, "jobs": 2000}, out=5,
         progress=False), "file path"),
