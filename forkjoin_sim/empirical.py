@@ -336,6 +336,9 @@ def _unit_factor(unit: str | None, to: str | None) -> float:
 
 
 def _read_lines(name: str) -> list[str]:
+    from .options import _statable
+
+    _statable(Path(name), "latency file")
     if Path(name).is_dir() or (Path(name).exists() and not Path(name).is_file()):
         # a directory, device, FIFO or socket (/dev/zero would be read for ever)
         raise ConfigError(f"{name}: not a regular file; give the path of a latency "

@@ -169,6 +169,9 @@ def read_toml(path, what: str, missing_hint: str) -> dict:
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message names the line and column: "... (at line 3, column 7)".
         raise ConfigError(f"{what} {path} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(f"{what} {path} nests arrays or tables too deeply to read; "
+                          "no setting needs more than a few levels") from None
     except OSError as exc:
         raise ConfigError(f"{what} {path} cannot be read ({exc.strerror})") from None
 

@@ -244,6 +244,7 @@ def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
     import codecs
 
     path = Path(path)
+    _statable(path, what)
     if not path.exists():
         raise ConfigError(f"{what} {path} does not exist; check the path")
     if path.is_dir():

@@ -247,3 +247,20 @@ def test_a_name_the_system_cannot_look_up_is_one_line(tmp_path):
         options.check_output_file(str(long) + ".csv", "--out")
     with pytest.raises(ConfigError, match="File name too long"):
         options.check_output_dir(long, ("fig2.csv",), "--out")
+
+
+def test_inputs_nested_or_named_beyond_what_the_system_reads_are_one_line(tmp_path):
+    from forkjoin_sim.empirical import Empirical
+    from forkjoin_sim.io import read_toml
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="nests arrays or tables too deeply"):
+        read_toml(deep, "sweep spec", "write one")
+    long_name = str(tmp_path / ("a" * 5000))
+    for check in (lambda: options.check_input_file(long_name, "sweep spec"),
+                  lambda: Empirical.from_file(long_name)):
+        with pytest.raises(ConfigError, match="File name too long; choose a shorter") \
+                as info:
+            check()
+        assert len(str(info.value)) < 200
