@@ -43,6 +43,10 @@ KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
 MAX_POINTS = 1_000_000
 #: Parameters that are real numbers, however the spec spells them.
 REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup", "think")
+#: Parameters that are whole numbers.
+WHOLE_KEYS = ("nodes", "replicas", "quorum", "sample_every", "clients")
+#: Parameters that are names.
+TEXT_KEYS = ("service", "placement", "engine")
 
 
 
@@ -82,6 +86,29 @@ def _check_keys(keys, where: str) -> None:
                           "(and 'points', a list of tables)")
 
 
+def _check_type(name: str, value) -> None:
+    """Refuse a value of the wrong kind (a spec error, not a combination to skip)."""
+    if value is None:
+        return
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if name in WHOLE_KEYS:
+        wrong = not (number and isinstance(value, int))
+        kind = "whole numbers, e.g. 3"
+    elif name in REAL_KEYS:
+        wrong = not (number or (name == "warmup" and value == "auto"))
+        kind = "numbers, e.g. 0.5" + (" (or 'auto')" if name == "warmup" else "")
+    elif name in TEXT_KEYS:
+        wrong, kind = not isinstance(value, str), "text in quotes, e.g. \"exp\""
+    elif name == "purging":
+        wrong, kind = not isinstance(value, bool), "true or false"
+    else:
+        return
+    if wrong:
+        hint = (" (in TOML: no quotes around numbers, no decimal point in whole numbers)"
+                if name in WHOLE_KEYS or name in REAL_KEYS else "")
+        raise ConfigError(f"sweep key {name!r} takes {kind}; {value!r} is not one{hint}")
+
+
 def _check_run_point(params: dict) -> None:
     """Raise ConfigError for an engine choice the simulator would refuse."""
     from .engines import ENGINES
@@ -104,6 +131,9 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
                           "(open arrivals) and 'clients' (closed loop)")
     names = list(POINT_DEFAULTS)
     axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
+    for name, axis in zip(names, axes):
+        for value in axis:
+            _check_type(name, value)
     size = math.prod(len(axis) for axis in axes) * run["replications"]
     if size > MAX_POINTS:
         raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "

@@ -121,6 +121,13 @@ def test_explicit_points_expand_over_the_shared_keys_and_run_once():
     # refused before a single point is built: 10^8 dicts would take minutes
     ({**SPEC, "replications": 10**8}, "has 2,400,000,000 points"),
     ({**SPEC, "rho": list(np.linspace(0.1, 0.9, 100_000))}, "more than 1,000,000"),
+    # a value of the wrong kind is an error in the spec, not a point to skip
+    ({**SPEC, "quorum": [1, 2.0]}, "'quorum' takes whole numbers, e.g. 3; 2.0 is not"),
+    ({**SPEC, "rho": [0.5, "0.9"]}, "'rho' takes numbers"),
+    ({**SPEC, "nodes": True}, "'nodes' takes whole numbers"),
+    ({**SPEC, "purging": "no"}, "'purging' takes true or false"),
+    ({**SPEC, "service": 3}, "'service' takes text"),
+    ({**SPEC, "replications": 0}, "'replications' must be one whole number >= 1"),
 ])
 def test_bad_specs_raise_config_errors(spec, message):
     with pytest.raises(ConfigError) as info:
