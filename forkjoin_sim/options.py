@@ -158,8 +158,38 @@ positive_real = real(0.0, low_open=True)
 non_negative_real = real(0.0)
 #: Fractions in [0, 1].
 fraction = real(0.0, 1.0)
-#: Percentiles, strictly between 0 and 100.
-percentile = real(0.0, 100.0, low_open=True, high_open=True)
+def _percent(value: float, what: str) -> float:
+    """Refuse a percentile written as a fraction (0.99 for p99)."""
+    if 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{what} {value:g} would be the {value:g}th percentile; percentiles here run "
+            f"from 1 to 100, so write {100 * value:g} for p{100 * value:g}")
+    return value
+
+
+def percentile_of(what: str = "--percentile", high_open: bool = True):
+    """An argparse ``type=``: a percentile in [1, 100) (100 included unless
+    ``high_open``), refusing fractions such as 0.99."""
+    check = real(0.0, 100.0, low_open=True, high_open=high_open, what=what)
+
+    def convert(text: str) -> float:
+        return _percent(check(text), what)
+    convert.__name__ = "percentile"
+    return convert
+
+
+def percentile_list(what: str = "--percentiles"):
+    """An argparse ``type=``: comma-separated percentiles in [1, 100], no repeats."""
+    check = real_list(0.0, 100.0, low_open=True, what=what)
+
+    def convert(text: str) -> list[float]:
+        return [_percent(v, what) for v in check(text)]
+    convert.__name__ = "list of percentiles"
+    return convert
+
+
+#: Percentiles, from 1 to below 100.
+percentile = percentile_of()
 #: Worker processes or threads.
 workers = whole(1, MAX_WORKERS, "workers")
 

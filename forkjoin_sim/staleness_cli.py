@@ -341,8 +341,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                         "0,1,2,5,10)")
     p.add_argument("--versions", type=options.whole_list(1, 10**6, what="--versions"),
                    default=[1, 2, 3], help="k of k-staleness (default 1,2,3)")
-    p.add_argument("--percentiles", type=options.real_list(0, 100, low_open=True,
-                                                           what="--percentiles"),
+    p.add_argument("--percentiles", type=options.percentile_list("--percentiles"),
                    default=[50, 99, 99.9])
     p.add_argument("--jobs", type=options.count(10**9, "--jobs", low=2), default=200_000,
                    help="operations to simulate per rate (default 200000)")

@@ -472,6 +472,11 @@ ISSUE_EXAMPLES = [
     (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2,1,1"], "more than once"),
     (["cassandra", "validate", "--loads", "0.5,0.5"], "more than once"),
     (["staleness", "--replicas", "3", "--rate", "1,1"], "more than once"),
+    # ... percentiles written as fractions (0.99 for p99) ...
+    (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
+      "--rate", "1", "--percentile", "0.99"], "write 99 for p99"),
+    (["staleness", "--replicas", "3", "--rate", "1", "--percentiles", "50,0.999"],
+     "write 99.9 for p99.9"),
     # ... and numbers Python's float() reads but nobody means.
     (["mix", "--nodes", "5", "--replicas", "3", "--reads", "0.9", "--rate", "0_5"],
      "not a number"),
