@@ -70,3 +70,20 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and words in captured.err
+
+
+def test_estimates_below_the_lower_bound_carry_a_warning(capsys):
+    # Nelson's raw formula turns negative for wide jobs at low load
+    assert cli.main(["approx", "--nodes", "200", "--replicas", "200", "--quorum", "1",
+                     "--rho", "0.5", "--method", "nelson_raw", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["estimate"] < 0 < out["lower"]
+    assert out["warnings"] == [w.removeprefix("warning: ")
+                               for w in captured.err.strip().splitlines()]
+    assert "nelson_raw gives -17.65, below the lower bound" in out["warnings"][0]
+    # a queue where every estimator respects the bound has none
+    assert cli.main(["approx", "--nodes", "6", "--replicas", "3", "--quorum", "2",
+                     "--rho", "0.5", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["warnings"] == [] and captured.err == ""

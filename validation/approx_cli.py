@@ -30,16 +30,40 @@ def _format(value) -> str:
     return "undefined (its M/G/1 queue is unstable)" if value is None else f"{value:.6g}"
 
 
+def below_bound(values: dict, others: dict) -> list[str]:
+    """Warnings for estimators below LowT, a valid lower bound (Nelson's raw formula
+    turns negative for wide jobs at low load, e.g. -17.7 at (200,200,1), rho 0.5)."""
+    lower = values.get("lower")
+    if lower is None:
+        return []
+    return [f"{name} gives {value:.4g}, below the lower bound LowT {lower:.4g}"
+            f"{' (a negative mean)' if value < 0 else ''}: that formula fails for this "
+            "queue; use approx (APP) or another estimator (docs/estimators.md)"
+            for name, value in others.items()
+            if value is not None and value < lower * (1 - 1e-9)]
+
+
 def _cmd_approx(args) -> int:
+    import warnings
+
     queue = (args.nodes, args.replicas, args.quorum, args.rho, args.mu)
     with options.warnings_after_success():
         values = analytic.estimates(*queue)
         others = all_estimates(*queue)
-    if args.json:
-        out = {key: values[key] for key in FIELDS}
-        out.update(method=args.method, estimate=others[args.method], estimators=others)
-        print(json_text(out))
-        return 0
+        notes = below_bound(values, others)
+        for note in notes:
+            warnings.warn(note, RuntimeWarning, stacklevel=1)
+        if args.json:
+            out = {key: values[key] for key in FIELDS}
+            out.update(method=args.method, estimate=others[args.method],
+                       estimators=others, warnings=notes)
+            print(json_text(out))
+            return 0
+        _print_table(args, values, others)
+    return 0
+
+
+def _print_table(args, values: dict, others: dict) -> None:
     print(f"({args.nodes},{args.replicas},{args.quorum}) non-purging fork-join, "
           f"rho={args.rho:g}, mu={args.mu:g}, exponential service")
     width = max(map(len, FIELDS.values()))
@@ -49,7 +73,6 @@ def _cmd_approx(args) -> int:
     for name, value in others.items():
         mark = "*" if name == args.method else " "
         print(f"  {mark} {name:<{width - 4}}  {_format(value)}")
-    return 0
 
 
 def register(subparsers) -> None:
