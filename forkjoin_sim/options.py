@@ -379,10 +379,23 @@ def check_output_file(path, what: str = "output file", suffixes=None,
                           f"e.g. {path / 'results.csv'}")
     if path.exists() and not path.is_file():
         raise ConfigError(f"{what} {path} exists and is not a regular file")
-    if suffixes is not None and path.suffix.lower() not in suffixes:
-        raise ConfigError(f"{what} {path} must end in {' or '.join(suffixes)}")
+    if suffixes is not None:
+        check_suffix(path, what, suffixes)
     _writable_place(path, what)
     return path
+
+
+def check_suffix(path, what: str, suffixes) -> str:
+    """The suffix of ``path`` among ``suffixes`` (any case), or ConfigError; a bare
+    '.csv' is a hidden file with no suffix, which is refused as such."""
+    path = Path(path)
+    name = path.name.lower()
+    if name in suffixes:
+        raise ConfigError(f"{what} {path} has only an extension; give a name before it, "
+                          f"e.g. {path.with_name('results' + name)}")
+    if path.suffix.lower() not in suffixes:
+        raise ConfigError(f"{what} {path} must end in {' or '.join(suffixes)}")
+    return path.suffix.lower()
 
 
 def _statable(path: Path, what: str) -> None:
@@ -404,6 +417,8 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_output_dir(path, names=(), what: str = "output directory") -> Path:
     """``path`` as a directory this process can create or write into, checked before
     any work; each of ``names`` (files it will write) must not be a directory."""
+    if not str(path).strip():  # Path("") is ".": the results would land where one is
+        raise ConfigError(f"{what} is empty; give a directory, e.g. results")
     path = Path(path)
     _statable(path, what)
     if path.exists() and not path.is_dir():

@@ -71,7 +71,7 @@ def _csv_line(values: list[str]) -> str:
 
 def journal_path(out: Path) -> Path:
     """Where rows are appended as they finish: the CSV itself, or a CSV beside parquet."""
-    return out if out.suffix == ".csv" else out.with_name(out.name + ".partial.csv")
+    return out if out.suffix.lower() == ".csv" else out.with_name(out.name + ".partial.csv")
 
 
 def _read_csv_rows(path: Path) -> list[dict]:
@@ -177,7 +177,7 @@ def rows_frame(rows: list[dict]):
 def write_final(out: Path, rows: list[dict]) -> None:
     from .io import atomic_save, atomic_write
 
-    if out.suffix == ".csv":
+    if out.suffix.lower() == ".csv":
         columns = _columns(rows)
         with atomic_write(out, encoding="utf-8", newline="") as handle:
             handle.write(_csv_line(columns))
@@ -193,12 +193,10 @@ def check_results_path(out, inputs=()) -> Path:
     from .options import check_output_file
 
     out = Path(out)
-    if out.suffix not in OUT_FORMATS:
-        raise ConfigError(f"results file {out} must end in .csv or .parquet")
-    check_output_file(out, "results file", inputs=inputs)
+    check_output_file(out, "results file", suffixes=tuple(OUT_FORMATS), inputs=inputs)
     if journal_path(out) != out:
         check_output_file(journal_path(out), "results journal")
-    if out.suffix == ".parquet":
+    if out.suffix.lower() == ".parquet":
         import importlib.util
         if importlib.util.find_spec("pyarrow") is None:
             raise ConfigError(f"writing {out} needs pyarrow (pip install pyarrow); "
@@ -215,7 +213,7 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
     journal = journal_path(out)
     rows = []
     sources = [(journal, _read_csv_rows)]
-    if out.suffix == ".parquet":
+    if out.suffix.lower() == ".parquet":
         sources.insert(0, (out, _read_parquet_rows))
     for path, read in sources:
         if path.exists():

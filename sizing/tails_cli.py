@@ -71,7 +71,7 @@ def _check_before_work(args, *jobs) -> None:
     if args.basic is None:
         args.basic = "simulation"
     if args.out:
-        options.check_output_file(args.out, "--out")
+        options.check_output_file(args.out, "--out", suffixes=(".csv",))
     options.check_jobs_fit(max(jobs))
 
 

@@ -435,7 +435,7 @@ ISSUE_EXAMPLES = [
      "cannot reach"),
     (["sweep", "spec_jobs0.txt", "--out", "o.csv"], "jobs=0"),
     (["sweep", "latin1.csv", "--out", "o.csv"], "not UTF-8"),
-    (["sweep", "spec.txt", "--out", "adir"], "must end in .csv"),
+    (["sweep", "spec.txt", "--out", "adir"], "is a directory; give a file name inside"),
     (["fig2", "--out", "afile"], "is a file"),
     (["fig2", "--workers", "0"], "at least 1"),
     (["validate", "--out", "afile/sub"], "which is a file"),
@@ -472,6 +472,14 @@ ISSUE_EXAMPLES = [
     (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2,1,1"], "more than once"),
     (["cassandra", "validate", "--loads", "0.5,0.5"], "more than once"),
     (["staleness", "--replicas", "3", "--rate", "1,1"], "more than once"),
+    # ... output names: a suffix the command does not write, a bare extension, none ...
+    (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2", "--out", "o.xlsx"],
+     "must end in .csv"),
+    (["estimators", "referee", "--out", "r.txt"], "must end in .csv"),
+    (["staleness", "--replicas", "3", "--rate", "1", "--read-quorum", "1",
+      "--write-quorum", "1", "--out", ".csv"], "has only an extension"),
+    (["sweep", "spec.txt", "--out", ".parquet"], "has only an extension"),
+    (["fig2", "--out", ""], "is empty; give a directory"),
     # ... percentiles written as fractions (0.99 for p99) ...
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
       "--rate", "1", "--percentile", "0.99"], "write 99 for p99"),

@@ -98,7 +98,7 @@ def _image_suffixes() -> set[str]:
 
 
 def _cmd_referee(args) -> int:
-    options.check_output_file(args.out, "--out")
+    options.check_output_file(args.out, "--out", suffixes=(".csv",))
     table = _referee(args.set, args.seed, args.workers)
     with atomic_write(args.out, encoding="utf-8") as handle:
         table.to_csv(handle, index=False)
@@ -110,7 +110,8 @@ def _cmd_accuracy(args) -> int:
     from .estimators import accuracy, accuracy_markdown, with_estimates
 
     if args.out is not None:
-        options.check_output_file(args.out, "--out", inputs=(args.referee,))
+        options.check_output_file(args.out, "--out", suffixes=(".csv",),
+                                  inputs=(args.referee,))
     referee = _read_referee(args.referee)
     with options.warnings_after_success():
         compared = with_estimates(referee, mu=args.mu)
