@@ -32,8 +32,9 @@ class SimulationResult:
     engine, jobs, seed : the run's configuration
     sojourns : the measured sojourn times (after warm-up, every s-th job), in order
     summary : mean with batch-means confidence interval, percentiles (all jobs)
-    utilisation : per-node busy fraction (None under purging, where cancelled
-        partial service is not tracked)
+    utilisation : per-node busy fraction: service handed to the node over the time
+        the jobs were sent (docs/model.md, section 6); None under purging, where
+        cancelled partial service is not tracked
     seconds : wall-clock time of the run
     labels : class index of each measured job (None for one class)
     classes : class name -> `Summary` of that class's measured jobs (several classes)
@@ -374,7 +375,7 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
                             seconds=time.perf_counter() - started,
                             labels=measured["labels"], classes=classes,
                             throughput=recorder.throughput(), speeds=speeds,
-                            notes=overload_notes(utilisation))
+                            notes=overload_notes(utilisation, system.classes))
 
 
 #: Busy fraction above which a node is reported as overloaded. A stable node's
@@ -382,15 +383,20 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
 OVERLOAD_ALARM = 1.05
 
 
-def overload_notes(utilisation: np.ndarray | None) -> tuple[str, ...]:
+def overload_notes(utilisation: np.ndarray | None, classes=()) -> tuple[str, ...]:
     """A warning when a node was handed more work than it can do in the run's time.
 
     Under a closed loop this happens without any instability check failing: with
     quorum k < r a job does not wait for its slowest tasks, so clients can go on
     sending work to a slow node faster than it serves it, and its backlog grows for
-    ever (non-purging). Such a run has no steady state at that node.
+    ever (non-purging). Such a run has no steady state at that node. When every
+    class waits for all its tasks (k = r) no backlog can outgrow the clients' jobs:
+    a value just above 1 at the bottleneck is the work still queued when the run
+    stops (of order clients x service time over the run's length), not an overload.
     """
     if utilisation is None:
+        return ()
+    if classes and all(c.quorum == c.replicas for c in classes):
         return ()
     per_node = utilisation if utilisation.ndim == 1 else utilisation.max(axis=1)
     over = np.flatnonzero(per_node > OVERLOAD_ALARM)

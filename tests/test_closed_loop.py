@@ -124,3 +124,16 @@ def test_more_clients_than_the_run_can_serve_is_refused():
 
     with pytest.raises(ConfigError, match="run at least 100,000 jobs"):
         simulate(ForkJoinModel(3, 3, 2, clients=10_000), jobs=2000)
+
+
+def test_the_overload_warning_is_for_quorums_that_skip_nodes_only():
+    # k = r: each client has one job in the system, so the half-speed bottleneck's
+    # excess over 1 is work still queued at the end of a short run, not an overload
+    slow = (0.5, 1, 1)
+    whole = simulate(ForkJoinModel(3, 3, 3, clients=28, think=2.0, speeds=slow),
+                     jobs=500, seed=22)
+    assert whole.utilisation[0] > 1.0 and not any("backlog" in n for n in whole.notes)
+    # k < r: the clients are paced by the fast replicas and the slow node diverges
+    skip = simulate(ForkJoinModel(3, 3, 2, clients=28, think=2.0, speeds=slow),
+                    jobs=20_000, seed=22)
+    assert any("node(s) 0 (" in n and "quorum skips" in n for n in skip.notes)

@@ -136,7 +136,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
                if len(names) > 1 else {})
     rate, low, high = result.throughput()
     utilisation = result.utilisation()
-    notes = overload_notes(utilisation)
+    notes = overload_notes(utilisation, system.classes)
     if replications > 1:
         notes += (f"{replications} independent replications of {per:,} jobs, each with "
                   f"its own warm-up",)
