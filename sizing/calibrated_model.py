@@ -18,13 +18,15 @@ The parametrisation (every time in milliseconds):
 
 A model file is TOML: ``[cluster]`` holds what `CassandraCluster` needs, ``[fit]``
 how it was fitted (the free parameters and their covariance), ``[intervals]`` a 95%
-interval per fitted parameter.
+interval per fitted parameter. `read_model` refuses parameters outside `RANGES` and a
+covariance that is not a finite symmetric positive semidefinite matrix.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -49,6 +51,19 @@ CLUSTER_KEYS = ("format", "nodes", "replicas", "threads", *FIXED_STRUCTURE,
 FIT_KEYS = ("free", "covariance", "rows", "seed", "threads_tried", "threads_cost",
             "fixed", "residual_rms", "degrees_of_freedom", "evaluations", "warnings",
             "measurements", "measurements_sha256")
+#: What `read_model` accepts per parameter: (smallest positive value, largest value,
+#: whether 0 is allowed). Service times from 1 ns to about 3 hours (1e7 ms): beyond
+#: any real operation at both ends (the fit itself stays above 1e-3 ms), yet far from
+#: the float range, so rates, job counts and sums stay finite. A digest read costs
+#: 1/1000 to 1000 times a data read (the fit searches 0.05 to 3). Overhead and think
+#: time may be 0 (none) or, as the fit bounds them by 0 only, any value near it down
+#: to 1e-100 ms (the simulator's rates overflow below 1e-200).
+RANGES = {"data_read_ms": (1e-6, 1e7, False), "digest_ratio": (1e-3, 1e3, False),
+          "write_ms": (1e-6, 1e7, False), "overhead_ms": (1e-100, 1e7, True),
+          "think_ms": (1e-100, 1e7, True)}
+#: Relative tolerance of the covariance checks: the fit's own matrix is symmetric and
+#: positive semidefinite to rounding (about 1e-16); anything beyond 1e-6 is an edit.
+COVARIANCE_TOLERANCE = 1e-6
 # An interval wider than this many times its value is reported as unbounded.
 UNBOUNDED = 1e3
 
@@ -182,11 +197,17 @@ def read_model(path: str) -> CalibratedModel:
     """The `CalibratedModel` in a TOML file written by `write_model`."""
     data = read_toml(path, "model file",
                      "write one with forkjoin-sim cassandra calibrate")
-    cluster, fit = data.get("cluster", {}), data.get("fit", {})
-    if not isinstance(cluster, dict) or not isinstance(fit, dict):
+    cluster, fit = data.get("cluster", {}), data.get("fit")
+    if isinstance(cluster, dict) and cluster.get("format") == FORMAT and fit is None:
+        raise ConfigError(f"{path} has no [fit] table (the free parameters and their "
+                          "covariance, which calibrate always writes); without it the "
+                          "intervals would leave out the parameters' uncertainty: "
+                          "restore it or recalibrate with forkjoin-sim cassandra "
+                          "calibrate")
+    if not isinstance(cluster, dict) or not isinstance(fit, (dict, type(None))):
         raise ConfigError(f"{path}: [cluster] and [fit] must be tables; write the file "
                           "with forkjoin-sim cassandra calibrate")
-    fit = dict(fit)
+    fit = dict(fit or {})
     if cluster.get("format") != FORMAT:
         raise ConfigError(f"{path} is not a calibrated model ([cluster] format = "
                           f"{FORMAT!r}); write one with forkjoin-sim cassandra calibrate")
@@ -208,6 +229,11 @@ def read_model(path: str) -> CalibratedModel:
         if cluster.get(key, value) != value:
             raise ConfigError(f"{path}: [cluster] {key} = {cluster[key]!r}; this model "
                               f"has {key} = {value!r} only (the laws it was fitted with)")
+    absent = [key for key in ("free", "covariance") if key not in fit]
+    if absent:
+        raise ConfigError(f"{path}: [fit] lacks {' and '.join(absent)} (calibrate always "
+                          "writes both); restore them or recalibrate with forkjoin-sim "
+                          "cassandra calibrate")
     try:
         free = tuple(fit.pop("free", ()))
         cov = tuple(tuple(_real(v) for v in r) for r in fit.pop("covariance", ()))
@@ -231,11 +257,54 @@ def read_model(path: str) -> CalibratedModel:
             raise ConfigError(f"{path}: [cluster] {name} = {cluster[name]!r} must be a "
                               "number") from None
     try:
-        return CalibratedModel(sizes["nodes"], sizes["replicas"], sizes["threads"],
-                               *(values[name] for name in PARAMETERS),
-                               free=free, covariance=cov, fit=fit)
+        model = CalibratedModel(sizes["nodes"], sizes["replicas"], sizes["threads"],
+                                *(values[name] for name in PARAMETERS),
+                                free=free, covariance=cov, fit=fit)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    _check_ranges(model, path)
+    _check_covariance(model, path)
+    return model
+
+
+def _check_ranges(model: CalibratedModel, path: str) -> None:
+    for name, (low, high, zero) in RANGES.items():
+        value = getattr(model, name)
+        if (value == 0 and zero) or low <= value <= high:
+            continue
+        unit = "" if name == "digest_ratio" else " ms"
+        allowed = f"{'0 or ' if zero else ''}between {low:g} and {high:g}{unit}"
+        raise ConfigError(f"{path}: [cluster] {name} = {value!r} must be {allowed} "
+                          "(times are in milliseconds); fix the value or recalibrate "
+                          "with forkjoin-sim cassandra calibrate")
+
+
+def _check_covariance(model: CalibratedModel, path: str) -> None:
+    """Refuse a covariance that is not finite, symmetric and positive semidefinite
+    (within `COVARIANCE_TOLERANCE`); warn when a model has none."""
+    if not model.covariance:
+        if model.free:
+            warnings.warn(f"{path}: [fit] covariance is empty: the parameters' "
+                          "uncertainty is unknown, so prediction intervals are "
+                          "simulation noise only", UserWarning, stacklevel=3)
+        return
+    cov = np.asarray(model.covariance, dtype=float)
+    where = f"{path}: [fit] covariance"
+    how = "; rewrite the file with forkjoin-sim cassandra calibrate"
+    if not np.isfinite(cov).all():
+        raise ConfigError(f"{where} has a non-finite entry (nan or inf){how}")
+    for name, variance in zip(model.free, np.diag(cov)):
+        if variance < 0:
+            raise ConfigError(f"{where}: the variance of {name} is {variance:g}; a "
+                              f"variance cannot be negative{how}")
+    size = float(np.abs(cov).max())
+    if np.abs(cov - cov.T).max() > COVARIANCE_TOLERANCE * size:
+        raise ConfigError(f"{where} is not symmetric (entry [i][j] must equal "
+                          f"[j][i]){how}")
+    lowest = float(np.linalg.eigvalsh((cov + cov.T) / 2).min())
+    if lowest < -COVARIANCE_TOLERANCE * size:
+        raise ConfigError(f"{where} is not positive semidefinite (eigenvalue "
+                          f"{lowest:.3g}): it would give negative variances{how}")
 
 
 def _real(value) -> float:

@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import sys
+import warnings
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.io import atomic_write, json_text
@@ -131,17 +132,24 @@ def cmd_calibrate(args) -> int:
 
     check_cluster(args.nodes, args.replicas)
     threads = parse_threads(args.threads)
-    rows, _ = read_measurements(args.measurements, args.replicas)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows, _ = read_measurements(args.measurements, args.replicas)
+    doubts = [str(item.message) for item in caught]
+    for doubt in doubts:  # shown when the command ends, and kept in model and report
+        warnings.warn(doubt, UserWarning, stacklevel=1)
     _stderr(f"calibrate: {len(rows)} rows from {args.measurements}")
     calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
                             threads=threads, progress=_stderr)
     model = calibration.model
     fit = dict(model.fit, measurements=args.measurements,
-               measurements_sha256=file_sha256(args.measurements))
+               measurements_sha256=file_sha256(args.measurements),
+               warnings=doubts + list(model.fit.get("warnings", [])))
     from dataclasses import replace
 
     write_model(replace(model, fit=fit), args.out)
     report = report_dict(calibration, args.measurements)
+    report["warnings"] = doubts + report["warnings"]
     if args.report:
         with atomic_write(args.report) as handle:
             if args.report.endswith(".json"):

@@ -18,12 +18,22 @@ A measurement file is a CSV with the columns
 
 Throughput and rate are per second, latencies in milliseconds; the model's time
 unit is the millisecond.
+
+Beyond each value's own range a row must be possible: ``p50_ms <= p95_ms <= p99_ms``;
+a mean of at least 1 microsecond; in a closed loop at most ``threads`` requests in
+flight by Little's law (``throughput * mean_ms / 1000``, with `IN_FLIGHT_SLACK` for
+measurement noise); in an open loop a throughput at most the offered ``rate`` (same
+slack). Rows that are possible but suspect are read with a warning: under
+`FEW_IN_FLIGHT` of the threads in flight (long think time, or a unit error), and two
+rows of one configuration whose results differ by more than `CONFLICT_FACTOR`.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 
 from forkjoin_sim.cassandra.model import consistency_quorum
@@ -38,6 +48,20 @@ OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction
 COLUMNS = REQUIRED + LOAD + OPTIONAL
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")
+#: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
+#: through a client driver is faster, so a smaller mean is a unit error (seconds).
+FASTEST_MEAN_MS = 1e-3
+#: Share by which throughput * mean may exceed the threads (closed loop), or
+#: throughput the offered rate (open loop): rounding, warm-up, timer jitter.
+IN_FLIGHT_SLACK = 0.10
+#: Below this share of the threads in flight a closed-loop row is suspect: each thread
+#: would wait 100 times as long between requests as for them.
+FEW_IN_FLIGHT = 0.01
+#: Two rows of one configuration whose mean or throughput differ by more than this
+#: factor are suspect (repeat runs of the published JMeter set differ by up to 2.7).
+CONFLICT_FACTOR = 2.0
+#: Warnings of one kind shown per file (then a count of the rest).
+MAX_WARNINGS = 5
 # LOCAL_* levels ask the same number of replicas within one data centre.
 _ALIASES = {"LOCAL_ONE": "ONE", "LOCAL_QUORUM": "QUORUM", "EACH_QUORUM": "QUORUM"}
 
@@ -88,8 +112,11 @@ def _number(text: str, column: str, where: str, whole: bool = False) -> float | 
     return value
 
 
-def parse_row(row: dict, replicas: int, where: str, need_mean: bool) -> Measurement:
-    """One validated `Measurement` from a CSV row (``where`` names it in errors)."""
+def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
+              notes: list[str] | None = None) -> Measurement:
+    """One validated `Measurement` from a CSV row (``where`` names it in errors);
+    doubts about a possible but suspect row are appended to ``notes`` (warned about
+    when not given)."""
     operation = (row.get("operation") or "").strip().lower()
     if operation not in OPERATIONS:
         raise ConfigError(f"{where}: operation={row.get('operation')!r} is unknown; use "
@@ -122,6 +149,11 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool) -> Measurem
             (operation == "write" and share == 1):
         raise ConfigError(f"{where}: read_fraction={share:g} must lie in [0, 1] and "
                           f"leave some {operation}s in the run")
+    doubt = _check_possible(values, where)
+    if doubt and notes is None:
+        warnings.warn(doubt, UserWarning, stacklevel=2)
+    elif doubt:
+        notes.append(doubt)
     extra = {c: values[c] for c in ("std_ms",) + PERCENTILE_COLUMNS
              if values[c] is not None}
     return Measurement(operation, level,
@@ -130,13 +162,85 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool) -> Measurem
                        float(share), extra, dict(row))
 
 
+def _check_possible(values: dict, where: str) -> str | None:
+    """Refuse a row no benchmark can have measured; the doubt about a suspect one."""
+    given = [(c, values[c]) for c in PERCENTILE_COLUMNS if values[c] is not None]
+    for (low_name, low), (high_name, high) in zip(given, given[1:]):
+        if low > high:
+            raise ConfigError(f"{where}: {low_name}={low:g} > {high_name}={high:g}; "
+                              "percentiles cannot decrease (p50 <= p95 <= p99): check "
+                              "the header names the columns in the right order")
+    mean, throughput = values["mean_ms"], values["throughput"]
+    if mean is not None and 0 < mean < FASTEST_MEAN_MS:
+        raise ConfigError(f"{where}: mean_ms={mean:g} is under 1 microsecond, faster "
+                          "than any database operation; latencies are in milliseconds "
+                          f"(was it written in seconds? then mean_ms={mean * 1e3:g})")
+    if throughput is None:
+        return None
+    if values["rate"] is not None:
+        if throughput > (1 + IN_FLIGHT_SLACK) * values["rate"]:
+            raise ConfigError(f"{where}: throughput {throughput:g}/s exceeds the offered "
+                              f"rate {values['rate']:g}/s; an open loop cannot complete "
+                              "more operations than it is offered: check both are per "
+                              "second")
+        return None
+    if not mean:
+        return None
+    threads = values["threads"]
+    in_flight = throughput * mean / 1000.0  # Little's law: ops/ms * ms
+    if in_flight > (1 + IN_FLIGHT_SLACK) * threads:
+        raise ConfigError(f"{where}: throughput {throughput:g}/s x mean_ms {mean:g} ms = "
+                          f"{in_flight:.4g} requests in flight, but {threads:g} threads "
+                          f"can have at most {threads:g} (Little's law); check the units "
+                          "(mean in microseconds? throughput per minute or summed over "
+                          "several clients?)")
+    if in_flight < FEW_IN_FLIGHT * threads:
+        return (f"{where}: throughput {throughput:g}/s x mean_ms {mean:g} ms = "
+                f"{in_flight:.3g} requests in flight, under {100 * FEW_IN_FLIGHT:g}% of "
+                f"the {threads:g} threads: each thread waits over 100 times longer "
+                "between requests than for them; unless the clients pause that long "
+                "(think time), mean_ms may be in seconds or throughput per minute")
+    return None
+
+
+def _conflicts(rows: list, path: str) -> list[str]:
+    """One doubt per pair of rows of one configuration with very different results
+    (each row against the first of its configuration; rows from line 2 on)."""
+    first, out = {}, []
+    for line, row in enumerate(rows, start=2):
+        key = (row.operation, row.consistency, row.threads, row.rate, row.reads)
+        if key not in first:
+            first[key] = (row, line)
+            continue
+        other, other_line = first[key]
+        for column in ("mean_ms", "throughput"):
+            a, b = getattr(other, column), getattr(row, column)
+            if a and b and max(a, b) > CONFLICT_FACTOR * min(a, b):
+                out.append(f"{path} lines {other_line} and {line} measure the same "
+                           f"configuration ({row.label()}) but {column} {a:g} and {b:g} "
+                           f"differ by more than a factor {CONFLICT_FACTOR:g}; the fit "
+                           "will split the difference: check both rows' threads, "
+                           "consistency and units")
+                break
+    return out
+
+
+def _warn(notes: list[str], shown: int = MAX_WARNINGS) -> None:
+    for note in notes[:shown]:
+        warnings.warn(note, UserWarning, stacklevel=3)
+    if len(notes) > shown:
+        warnings.warn(f"... and {len(notes) - shown} more like these", UserWarning,
+                      stacklevel=3)
+
+
 def read_measurements(path: str, replicas: int,
                       need_mean: bool = True) -> tuple[list[Measurement], list[str]]:
     """The validated rows of a measurement CSV, and its column names in file order.
 
-    Raises `ConfigError` (one message, naming the row) on a missing or unknown
-    column, an unknown operation or consistency level, a non-numeric or negative
-    value, or a row with both or neither of ``threads`` and ``rate``.
+    Raises `ConfigError` (one message, naming the row) on a missing, unknown or
+    repeated column, an unknown operation or consistency level, a non-numeric or
+    negative value, a row with both or neither of ``threads`` and ``rate``, or an
+    impossible row (see the module docstring); warns about suspect rows.
     """
     from forkjoin_sim.options import check_input_file
 
@@ -150,6 +254,10 @@ def read_measurements(path: str, replicas: int,
         raise ConfigError(f"measurement file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ConfigError(f"cannot read measurement file {path}: {exc}") from None
+    twice = [n for n, count in Counter(names).items() if count > 1]
+    if twice:
+        raise ConfigError(f"{path}: column(s) {', '.join(twice)} appear more than once "
+                          "in the header (the last would silently win); keep one of each")
     unknown = [n for n in names if n not in COLUMNS]
     if unknown:
         raise ConfigError(f"{path}: unknown column(s) {', '.join(unknown)}; use "
@@ -161,11 +269,13 @@ def read_measurements(path: str, replicas: int,
                           f"needs {', '.join(REQUIRED)} and threads or rate")
     if not rows:
         raise ConfigError(f"{path} has a header but no rows")
-    out = []
+    out, notes = [], []
     for number, row in enumerate(rows, start=2):
         row = {(k or "").strip(): v for k, v in row.items()}
         if None in row.values() or "" in row:
             raise ConfigError(f"{path} line {number}: the row has a different number of "
                               "fields than the header")
-        out.append(parse_row(row, replicas, f"{path} line {number}", need_mean))
+        out.append(parse_row(row, replicas, f"{path} line {number}", need_mean, notes))
+    _warn(notes)
+    _warn(_conflicts(out, path))
     return out, names

@@ -2,8 +2,10 @@
 warnings, measurement-file validation, the model file, the two commands."""
 
 import csv
+import json
 import math
 import re
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -134,6 +136,75 @@ def test_measurement_rows_are_read_with_their_defaults(tmp_path):
     assert (rows[1].reads, rows[1].rate) == (0.5, 200.0)
 
 
+@pytest.mark.parametrize("text, message", [
+    # A header naming a column twice: csv.DictReader would keep the last silently.
+    (HEADER + ",mean_ms\nread,ONE,4,,2,9\n",
+     "column(s) mean_ms appear more than once in the header"),
+    ("operation,consistency,threads,mean_ms,p99_ms,p50_ms\nread,ONE,4,2,4,6\n",
+     "line 2: p50_ms=6 > p99_ms=4; percentiles cannot decrease"),
+    ("operation,consistency,threads,mean_ms,p95_ms,p99_ms\nread,ONE,4,2,5,4.5\n",
+     "line 2: p95_ms=5 > p99_ms=4.5"),
+    # Seconds in the millisecond column: 1e-9 "ms" is a picosecond.
+    (HEADER + "\nread,ONE,10,2000,5\nread,ONE,10,2000,1e-9\n",
+     "line 3: mean_ms=1e-09 is under 1 microsecond"),
+    # Little's law: 2000/s x 0.099 s = 198 in flight from 10 threads.
+    (HEADER + "\nread,ONE,10,2000,99\n",
+     "line 2: throughput 2000/s x mean_ms 99 ms = 198 requests in flight, but 10 "
+     "threads can have at most 10"),
+    # 12 in flight from 10 threads: beyond the 10% allowed for noise.
+    (HEADER + "\nread,ONE,10,2000,6\n", "= 12 requests in flight"),
+    ("operation,consistency,rate,throughput,mean_ms\nread,ONE,100,6000,2\n",
+     "line 2: throughput 6000/s exceeds the offered rate 100/s"),
+])
+def test_impossible_measurements_are_refused(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        read_measurements(_csv(tmp_path, text), replicas=3)
+
+
+def test_possible_rows_at_the_edges_are_read_without_warning(tmp_path):
+    # 10.5 in flight from 10 threads (within the 10% slack), 0.15 in flight (1.5%:
+    # the published JMeter set with 1 s think time goes down to 1.3%), a mean above
+    # p99 (a heavy tail), an open-loop throughput at the rate, a repeat within 2x.
+    text = ("operation,consistency,threads,rate,throughput,mean_ms,p50_ms,p99_ms\n"
+            "write,ONE,10,,2100,5,,\nread,ONE,10,,10,15,2,9\n"
+            "read,ONE,,500,500,2,,\nread,ONE,10,,12,12,,\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert len(rows) == 4
+
+
+def test_a_row_with_hardly_any_request_in_flight_is_read_with_a_warning(tmp_path):
+    # 0.002 ops/ms x 5 ms = 0.01 in flight from 10 threads: think time or units.
+    text = HEADER + "\nread,ONE,10,2,5\n"
+    with pytest.warns(UserWarning, match=re.escape(
+            "line 2: throughput 2/s x mean_ms 5 ms = 0.01 requests in flight, under 1% "
+            "of the 10 threads")):
+        rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert rows[0].mean_ms == 5.0
+
+
+def test_rows_of_one_configuration_that_disagree_are_named_in_a_warning(tmp_path):
+    text = (HEADER + ",read_fraction\nread,ONE,10,,5,\nwrite,ONE,10,,50,\n"
+            "read,ONE,10,,50,0.5\nread,local_one,10,,11,\n")
+    with pytest.warns(UserWarning) as caught:
+        read_measurements(_csv(tmp_path, text), replicas=3)
+    # Only lines 2 and 5 share operation, level, threads and read share.
+    assert [str(w.message) for w in caught] == [
+        f"{tmp_path / 'm.csv'} lines 2 and 5 measure the same configuration (read ONE "
+        "10 threads) but mean_ms 5 and 11 differ by more than a factor 2; the fit will "
+        "split the difference: check both rows' threads, consistency and units"]
+
+
+def test_many_suspect_rows_give_five_warnings_and_a_count(tmp_path):
+    text = HEADER + "\n" + "".join(f"read,ONE,{t},1,5\n" for t in range(10, 18))
+    with pytest.warns(UserWarning) as caught:
+        read_measurements(_csv(tmp_path, text), replicas=3)
+    lines = [str(w.message) for w in caught]
+    assert len(lines) == 6 and lines[-1] == "... and 3 more like these"
+    assert [re.search(r"line (\d+):", m)[1] for m in lines[:5]] == list("23456")
+
+
 # --- model file ------------------------------------------------------------------
 
 def test_model_file_round_trip(tmp_path):
@@ -175,6 +246,84 @@ def test_a_damaged_model_file_is_refused_naming_the_key(tmp_path, old, new, mess
     with pytest.raises(ConfigError, match=re.escape(message)) as info:
         read_model(str(path))
     assert str(path) in str(info.value)
+
+
+FITTED = replace(TRUTH, free=("data_read_ms", "overhead_ms"),
+                 covariance=((1e-4, -2e-5), (-2e-5, 3e-4)), fit={"rows": 10})
+FITTED_COVARIANCE = "covariance = [[0.0001, -2e-05], [-2e-05, 0.0003]]\n"
+
+
+def _edited_model(tmp_path, old, new):
+    path = tmp_path / "model.toml"
+    write_model(FITTED, str(path))
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return str(path)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("write_ms = 0.5\n", "write_ms = 1e300\n",
+     "[cluster] write_ms = 1e+300 must be between 1e-06 and 1e+07 ms"),
+    ("write_ms = 0.5\n", "write_ms = 1e-300\n",
+     "[cluster] write_ms = 1e-300 must be between 1e-06 and 1e+07 ms"),
+    ("data_read_ms = 0.8\n", "data_read_ms = 0.0\n",
+     "[cluster] data_read_ms = 0.0 must be between 1e-06 and 1e+07 ms"),
+    ("digest_ratio = 0.6\n", "digest_ratio = 1e6\n",
+     "[cluster] digest_ratio = 1000000.0 must be between 0.001 and 1000 ("),
+    ("think_ms = 0.0\n", "think_ms = 1e-300\n",
+     "[cluster] think_ms = 1e-300 must be 0 or between 1e-100 and 1e+07 ms"),
+    ("overhead_ms = 0.3\n", "overhead_ms = 2e7\n",
+     "[cluster] overhead_ms = 20000000.0 must be 0 or between"),
+    (FITTED_COVARIANCE, "covariance = [[-1.0, 0.0], [0.0, -1.0]]\n",
+     "[fit] covariance: the variance of data_read_ms is -1; a variance cannot be "
+     "negative"),
+    (FITTED_COVARIANCE, "covariance = [[nan, 0.0], [0.0, 1.0]]\n",
+     "[fit] covariance has a non-finite entry (nan or inf)"),
+    (FITTED_COVARIANCE, "covariance = [[1.0, 0.5], [0.4, 1.0]]\n",
+     "[fit] covariance is not symmetric"),
+    # Non-negative variances, yet the correlation 2 gives a negative eigenvalue (-1).
+    (FITTED_COVARIANCE, "covariance = [[1.0, 2.0], [2.0, 1.0]]\n",
+     "[fit] covariance is not positive semidefinite (eigenvalue -1)"),
+    (FITTED_COVARIANCE, "", "[fit] lacks covariance (calibrate always writes both)"),
+])
+def test_out_of_range_parameters_and_a_broken_covariance_are_refused(
+        tmp_path, old, new, message):
+    path = _edited_model(tmp_path, old, new)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: {message}")):
+        read_model(path)
+
+
+def test_a_model_without_its_fit_table_is_refused(tmp_path):
+    path = tmp_path / "model.toml"
+    write_model(FITTED, str(path))
+    text = path.read_text()
+    cut = re.sub(r"\[fit\]\n.*?\n\n", "", text, flags=re.S)
+    assert "[fit]" not in cut and "[intervals]" in cut
+    path.write_text(cut)
+    with pytest.raises(ConfigError, match=re.escape(
+            f"{path} has no [fit] table (the free parameters and their covariance")):
+        read_model(str(path))
+
+
+def test_models_at_the_edges_of_the_ranges_load(tmp_path):
+    edges = replace(FITTED, data_read_ms=1e-6, write_ms=1e7, digest_ratio=1e3,
+                    overhead_ms=1e7, think_ms=1e-100,
+                    # rounding-level asymmetry and a singular (but PSD) covariance
+                    covariance=((1.0, 1.0 + 1e-12), (1.0, 1.0)))
+    path = tmp_path / "edges.toml"
+    write_model(edges, str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_model(str(path)) == edges
+
+
+def test_a_model_without_a_covariance_loads_with_a_warning(tmp_path):
+    path = tmp_path / "model.toml"
+    write_model(TRUTH, str(path))  # free parameters, covariance = []
+    with pytest.warns(UserWarning, match="prediction intervals are simulation noise "
+                                         "only"):
+        assert read_model(str(path)) == TRUTH
 
 
 # --- commands ----------------------------------------------------------------------
@@ -279,3 +428,54 @@ def test_confirmation_runs_near_saturation_are_lengthened():
     width = pred["simulation_ci_high_ms"] - pred["simulation_ci_low_ms"]
     assert width < (short.ci_high - short.ci_low) / 1.5
     assert any("after 20,000 jobs" in n for n in pred["notes"])
+
+
+def test_predict_refuses_a_broken_model_in_one_line(tmp_path, capsys):
+    model = _edited_model(tmp_path, "write_ms = 0.5\n", "write_ms = 1e300\n")
+    query = _csv(tmp_path, HEADER + "\nread,ONE,4,,\n", "q.csv")
+    line = _one_line_error(capsys, ["cassandra", "predict", "--model", model,
+                                    "--measurements", query])
+    assert line == (f"forkjoin-sim cassandra: error: {model}: [cluster] write_ms = "
+                    "1e+300 must be between 1e-06 and 1e+07 ms (times are in "
+                    "milliseconds); fix the value or recalibrate with forkjoin-sim "
+                    "cassandra calibrate")
+
+
+def test_calibrate_refuses_an_impossible_row_in_one_line(tmp_path, capsys):
+    path = _csv(tmp_path, HEADER + "\nread,ONE,10,2000,5\nread,ONE,10,2000,1e-9\n")
+    line = _one_line_error(capsys, ["cassandra", "calibrate", "--nodes", "6",
+                                    "--replicas", "3", "--measurements", path,
+                                    "--out", str(tmp_path / "m.toml")])
+    assert f"{path} line 3: mean_ms=1e-09 is under 1 microsecond" in line
+    assert "then mean_ms=1e-06" in line
+    assert not (tmp_path / "m.toml").exists()
+
+
+def test_predict_shows_input_warnings_after_its_table(tmp_path, capsys):
+    model = tmp_path / "model.toml"
+    write_model(TRUTH, str(model))  # no covariance
+    query = _csv(tmp_path, HEADER + "\nread,ONE,10,2,5\n", "q.csv")
+    assert main(["cassandra", "predict", "--model", str(model), "--measurements",
+                 query]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2:] == [
+        f"warning: {model}: [fit] covariance is empty: the parameters' uncertainty is "
+        "unknown, so prediction intervals are simulation noise only",
+        f"warning: {query} line 2: throughput 2/s x mean_ms 5 ms = 0.01 requests in "
+        "flight, under 1% of the 10 threads: each thread waits over 100 times longer "
+        "between requests than for them; unless the clients pause that long (think "
+        "time), mean_ms may be in seconds or throughput per minute"]
+
+
+def test_calibrate_keeps_input_warnings_in_its_report_and_model(tmp_path, capsys):
+    path = _csv(tmp_path, HEADER + "\nread,ONE,4,,1\nread,ALL,4,,2\nread,ONE,4,,3\n")
+    out, report = tmp_path / "m.toml", tmp_path / "r.json"
+    assert main(["cassandra", "calibrate", "--nodes", "6", "--replicas", "3",
+                 "--measurements", path, "--out", str(out), "--report", str(report),
+                 "--threads", "4"]) == 0
+    conflict = (f"{path} lines 2 and 4 measure the same configuration (read ONE 4 "
+                "threads) but mean_ms 1 and 3 differ by more than a factor 2")
+    assert any(line.startswith(f"warning: {conflict}")
+               for line in capsys.readouterr().err.splitlines())
+    assert json.loads(report.read_text())["warnings"][0].startswith(conflict)
+    assert read_model(str(out)).fit["warnings"][0].startswith(conflict)
