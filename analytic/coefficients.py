@@ -17,6 +17,20 @@ from analytic.parameters import check_replicas_quorum
 
 #: Relative error (estimated) above which :func:`expand_basic` warns.
 WARN_RELATIVE_ERROR = 1e-6
+#: Largest r the coefficients are computed for: their work grows as r**2 digits
+#: (r = 3000 takes about 1.6 s, 10^4 about 24 s), and in floating point the
+#: alternating sum has lost every digit long before (about r = 60).
+MAX_ORDER = 3000
+
+
+def check_order(r, k):
+    """Validate ``1 <= k <= r <= MAX_ORDER`` for a Theorem 1 expansion."""
+    check_replicas_quorum(r, k)
+    if r > MAX_ORDER:
+        raise ConfigError(f"replicas r={r}: Theorem 1's coefficients are computed up to "
+                          f"r={MAX_ORDER} (their size grows as C(r, r/2), and a float "
+                          "sum of them cancels completely beyond r of about 60); use "
+                          "a smaller r or another estimator")
 
 
 def w_coefficients(r, k):
@@ -25,7 +39,7 @@ def w_coefficients(r, k):
     Closed form of the paper's ``sum_{j=k..i} C(r,j) * A(r,j,i)``
     (see :func:`w_coefficients_by_sum`).
     """
-    check_replicas_quorum(r, k)
+    check_order(r, k)
     return {i: (-1) ** (i - k) * math.comb(i - 1, k - 1) * math.comb(r, i)
             for i in range(k, r + 1)}
 

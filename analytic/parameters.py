@@ -12,6 +12,8 @@ from analytic.errors import ConfigError
 
 #: Service rates the closed forms accept: 1/mu**2 must stay a normal float.
 MU_RANGE = (1e-100, 1e100)
+#: Largest cluster the closed forms accept (r*rho/n must be a float computation).
+MAX_NODES = 10**12
 
 
 def check_integer(value, what):
@@ -56,6 +58,9 @@ def per_node_load(n, r, rho):
     check_integer(r, "replicas r")
     if n < 1:
         raise ConfigError(f"nodes n={n} must be at least 1; use n >= 1")
+    if n > MAX_NODES:
+        raise ConfigError(f"nodes n ({len(str(n))} digits) is beyond any cluster (at "
+                          f"most {MAX_NODES:.0e}); use a smaller n")
     if not 1 <= r <= n:
         raise ConfigError(f"replicas r={r} must satisfy 1 <= r <= n={n}; use r <= n")
     check_positive(rho, "load rho")

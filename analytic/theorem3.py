@@ -12,7 +12,7 @@ import numbers
 from fractions import Fraction
 
 from analytic.bounds import lower_bound_pk
-from analytic.coefficients import expand_basic
+from analytic.coefficients import check_order, expand_basic
 from analytic.harmonic import harmonic, harmonic_shifted
 from analytic.nelson import nelson_basic
 from analytic.parameters import validate_queue
@@ -29,6 +29,7 @@ def nelson_estimate(n, r, k, rho, mu=1.0):
     so the alternating Theorem 1 sum loses no digits for any ``r``; returns a float.
     """
     validate_queue(n, r, k, rho, mu)
+    check_order(r, k)  # before r basic estimates are computed for nothing
     q, mu = _exact(rho) * r / n, _exact(mu)
     return float(expand_basic(r, k, {i: nelson_basic(i, q, mu) for i in range(k, r + 1)}))
 

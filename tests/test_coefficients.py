@@ -164,3 +164,14 @@ def test_input_precision_reveals_cancellation_that_float_rounding_hides():
         assert isinstance(expand_basic(9, 1, exact, relative_precision=5e-4), Fraction)
     with pytest.raises(ConfigError, match="relative_precision"):
         cancellation_error(9, 1, basic, relative_precision=-1)
+
+
+def test_orders_and_clusters_beyond_the_limits_are_refused_at_once():
+    import analytic
+
+    with pytest.raises(ConfigError, match="computed up to r=3000"):
+        w_coefficients(10**6, 1)
+    with pytest.raises(ConfigError, match="computed up to r=3000"):
+        analytic.theorem3_estimate(10**6, 10**6, 1, 0.5)
+    with pytest.raises(ConfigError, match=r"nodes n \(401 digits\) is beyond any cluster"):
+        analytic.theorem3_estimate(10**400, 3, 2, 0.9)

@@ -42,3 +42,19 @@ def test_shifted_invalid(m, x):
 def test_invalid_order(m):
     with pytest.raises(ConfigError):
         harmonic(m)
+
+
+def test_large_orders_are_quick_and_exact_to_rounding():
+    import math
+
+    from analytic.harmonic import SUMMED_UP_TO
+
+    m = SUMMED_UP_TO + 1  # the first order taken from digamma
+    assert harmonic(m) == pytest.approx(math.fsum(1.0 / i for i in range(1, m + 1)),
+                                        rel=4e-16)
+    # H_m - ln m - gamma ~ 1/(2m): checks the 10^9 value without summing 10^9 terms
+    big = 10**9
+    assert harmonic(big) - math.log(big) - 0.5772156649015329 == pytest.approx(
+        1 / (2 * big), rel=1e-3)
+    with pytest.raises(ConfigError, match="exact values are computed up to"):
+        harmonic(10**6, exact=True)
