@@ -1,13 +1,33 @@
 """The one exception family of the simulation package."""
 
+import re
+
+#: Longest run of non-blank characters a message repeats whole; longer ones (a pasted
+#: 10 MB spec, a 5,000-digit number) are cut in the middle so the line stays readable.
+LONGEST_WORD = 200
+_WORD = re.compile(r"\S{%d,}" % (LONGEST_WORD + 1))
+
+
+def shorten(message: str) -> str:
+    """``message`` with every run of more than `LONGEST_WORD` non-blank characters cut
+    to its start and end, saying how many characters were left out."""
+    def cut(match):
+        word = match.group()
+        return f"{word[:80]}...({len(word) - 120:,} characters)...{word[-40:]}"
+    return _WORD.sub(cut, message)
+
 
 class ConfigError(ValueError):
     """An invalid model, run or input file.
 
     The message says what is wrong *and* how to fix it, e.g.
     ``"quorum k=4 exceeds replicas r=3; use 1 <= k <= r"``. The CLI prints it as one
-    line and exits with status 2.
+    line and exits with status 2. Very long words in it (a value echoed back) are cut
+    (`shorten`).
     """
+
+    def __init__(self, message="", *args):
+        super().__init__(shorten(str(message)), *args)
 
 
 def numbers_in_range(cls):

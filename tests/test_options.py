@@ -264,3 +264,15 @@ def test_inputs_nested_or_named_beyond_what_the_system_reads_are_one_line(tmp_pa
                 as info:
             check()
         assert len(str(info.value)) < 200
+
+
+def test_values_of_any_length_give_a_short_line():
+    from forkjoin_sim.errors import LONGEST_WORD
+
+    with pytest.raises(argparse.ArgumentTypeError, match="has 5,000 digits"):
+        options.whole(what="--jobs")("1" * 5000)
+    message = str(ConfigError("service " + "x" * 10**6 + " is unknown; use exp"))
+    assert len(message) < 2 * LONGEST_WORD and message.endswith("is unknown; use exp")
+    assert "(999,880 characters)" in message
+    short = "quorum k=4 exceeds replicas r=3; use 1 <= k <= r"
+    assert str(ConfigError(short)) == short
