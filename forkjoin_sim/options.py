@@ -75,7 +75,7 @@ def parse_whole(text: str, what: str, low: int | None = None, high: int | None =
         hint = (" (write it out in digits, e.g. 1000000)" if re.fullmatch(
             r"[0-9.]+[eE][+-]?[0-9]+", text) else "")
         raise error(f"{what} {text!r} is not a whole number{hint}")
-    if len(text.lstrip("+-")) > 30:  # int() refuses 4,300 digits; nothing needs 30
+    if len(text.lstrip("+-")) > 100:  # int() refuses 4,300 digits; nothing needs 100
         raise error(f"{what} has {len(text.lstrip('+-')):,} digits, beyond any limit "
                     "here; give a sensible number")
     value = int(text)
