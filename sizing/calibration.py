@@ -398,8 +398,9 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
         var_x = 0.0
         if cov is not None and cov.size:
             grad_mean, grad_x = _gradient(model, row, seed_i)
-            var_mean += float(grad_mean @ cov @ grad_mean)
-            var_x = float(grad_x @ cov @ grad_x)
+            # a covariance positive semidefinite only to rounding can give -1e-20
+            var_mean += max(float(grad_mean @ cov @ grad_mean), 0.0)
+            var_x = max(float(grad_x @ cov @ grad_x), 0.0)
         half = z * math.sqrt(var_mean)
         entry = {"predicted_mean_ms": sim.mean,
                  "predicted_ci_low_ms": max(sim.mean - half, 0.0),
