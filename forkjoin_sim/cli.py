@@ -10,6 +10,7 @@ types that mean "bad input" (printed as one line, exit status 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import sys
 
@@ -224,6 +225,11 @@ def build_parser(plugins: bool = True
 def main(argv: list[str] | None = None) -> int:
     from .options import warnings_after_success
 
+    closed = _reopen_closed_streams()
+    numba_error = _numba_settings_error()
+    if numba_error is not None:
+        print(f"forkjoin-sim: error: {numba_error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     words = sys.argv[1:] if argv is None else argv
     core = bool(words) and words[0] in CORE_COMMANDS
     parser, user_errors = build_parser(plugins=not core)
@@ -231,29 +237,123 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # usage errors and --help: a status, not an exception
         return int(stop.code or 0)
-    try:
-        with warnings_after_success():
-            status = int(args.handler(args) or 0)
-            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
-            return status
-    except user_errors as exc:
-        print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
+    if "stdout" in closed and getattr(args, "out", None) is None:
+        # the result would be lost after all the work: refuse before it
+        print(f"forkjoin-sim {args.command}: error: standard output is closed; give "
+              "--out FILE or open it (e.g. >/dev/null)", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print(f"forkjoin-sim {args.command}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # the reader left (| head): stop quietly, as Unix tools do
-        _discard_stdout()
-        return 1
-    except OSError as exc:
-        if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO,
-                                                         errno.EFBIG, errno.EDQUOT):
-            raise
-        _discard_stdout()
-        print(f"forkjoin-sim {args.command}: error: cannot write the output "
-              f"({exc.strerror}); free space or send it elsewhere", file=sys.stderr)
-        return 1
+    with _stop_signals_interrupt() as received:
+        try:
+            with warnings_after_success():
+                status = int(args.handler(args) or 0)
+                sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+                return status
+        except user_errors as exc:
+            print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            import signal
+
+            signum = received[0] if received else signal.SIGINT
+            how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+            print(f"forkjoin-sim {args.command}: interrupted{how}", file=sys.stderr)
+            return 128 + signum
+        except BrokenPipeError:
+            # the reader left (| head): stop quietly, as Unix tools do
+            _discard_stdout()
+            return 1
+        except OSError as exc:
+            if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EIO,
+                                                             errno.EFBIG, errno.EDQUOT):
+                raise
+            _discard_stdout()
+            print(f"forkjoin-sim {args.command}: error: cannot write the output "
+                  f"({exc.strerror}); free space or send it elsewhere", file=sys.stderr)
+            return 1
+
+
+def _reopen_closed_streams() -> set[str]:
+    """The standard streams that were closed when the command started ("stdin",
+    "stdout", "stderr"); each now reads or writes ``os.devnull``.
+
+    A closed descriptor would be reused by the next file or pipe opened (a worker
+    pool's pipe on descriptor 2 takes every stray write), and Python sets the
+    stream to None, on which the first print fails after the work is done.
+    """
+    import os
+
+    closed = set()
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        flags = os.O_RDONLY if fd == 0 else os.O_WRONLY
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            closed.add(name)
+            setattr(sys, name, open(os.devnull, "r" if fd == 0 else "w",
+                                    encoding="utf-8"))
+    return closed
+
+
+def _numba_settings_error() -> str | None:
+    """What is wrong with the ``NUMBA_*`` environment variables, if numba refuses
+    them when it is imported (``NUMBA_NUM_THREADS=0``), else None."""
+    import os
+
+    settings = sorted(name for name in os.environ if name.startswith("NUMBA_"))
+    if not settings:
+        return None  # nothing to refuse: numba is imported later, only if needed
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # numba's own check, whatever its type
+        given = ", ".join(f"{name}={os.environ[name]!r}" for name in settings)
+        reason = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+        return (f"numba refuses its settings from the environment ({given}): "
+                f"{reason}; fix or unset the variable")
+    return None
+
+
+@contextlib.contextmanager
+def _stop_signals_interrupt():
+    """SIGTERM and SIGHUP, while the block runs, stop the command as Ctrl-C does.
+
+    The first stop signal raises KeyboardInterrupt, so the same cleanup runs
+    (temporary files removed, worker pools ended, the "interrupted" line); a later
+    SIGTERM or SIGHUP is ignored so that it cannot cut that cleanup short, while
+    Ctrl-C interrupts again, as always. Signals ignored when the command started
+    (``nohup``, a background job's SIGINT) stay ignored. Yields the list of the
+    stop signals' numbers, in the order they arrived.
+    """
+    import signal
+    import threading
+
+    received: list[int] = []
+
+    def stop(signum, frame):
+        received.append(signum)
+        if signum == signal.SIGINT or len(received) == 1:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield received  # only the main thread may set handlers
+        return
+    previous = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        handler = signal.getsignal(number)
+        if handler in (signal.default_int_handler, signal.SIG_DFL):
+            previous[number] = signal.signal(number, stop)
+    try:
+        yield received
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _discard_stdout() -> None:

@@ -22,14 +22,18 @@ def _replacing(path: Path, suffix: str):
     """A temporary file beside ``path`` (as ``(fd, name)``), renamed over ``path`` if
     the block succeeds and removed if it raises (bad input, Ctrl-C)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    tmp = None
     try:
+        with _signals_held():  # an interrupt must not come between create and record
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix,
+                                       dir=path.parent)
         yield fd, tmp
         os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
 
 
@@ -60,19 +64,31 @@ def atomic_save(path: str | os.PathLike, save, *args, **kwargs) -> None:
 
 @contextlib.contextmanager
 def _signals_held():
-    """Hold SIGINT and SIGTERM back (delivered at the end of the block)."""
+    """Hold SIGINT, SIGTERM and SIGHUP back: one that arrives in the block is
+    delivered, to the handler it would have reached, at the end of the block."""
     import signal
+    import threading
 
-    held = {signal.SIGINT, signal.SIGTERM}
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (AttributeError, ValueError, OSError):  # not POSIX, or not allowed here
-        yield
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only, never here
         return
+    # Replacing the handlers, not blocking the signals (pthread_sigmask), because a
+    # blocked signal is taken by another thread (a pool's, a progress bar's) and
+    # its Python handler still runs here at once.
+    arrived: list[int] = []
+    previous = {}
     try:
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            number = getattr(signal, name, None)
+            if number is not None and signal.getsignal(number) is not None:
+                previous[number] = signal.signal(
+                    number, lambda signum, frame: arrived.append(signum))
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(arrived):
+            signal.raise_signal(number)
 
 
 class _Group:
@@ -86,10 +102,11 @@ class _Group:
         from it), renamed to ``target`` when the group commits."""
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
-                                   dir=target.parent)
+        with _signals_held():  # an interrupt here would leave an untracked file
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
+                                       dir=target.parent)
+            self._pending.append((tmp, target))
         os.close(fd)
-        self._pending.append((tmp, target))
         return tmp
 
     @contextlib.contextmanager

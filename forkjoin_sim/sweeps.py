@@ -8,8 +8,10 @@ description and the base seed, never on the backend or the order of completion.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
 import traceback
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -22,8 +24,9 @@ from .results_file import (
 from .sweep_points import (KEY_COLUMNS, build_model, expand, load_spec, point_key,
                            point_seed)
 
-__all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "load_spec", "point_key", "point_seed",
-           "run_point", "run_points", "sweep"]
+__all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "init_worker",
+           "load_spec", "point_key", "point_seed", "process_pool", "run_point",
+           "run_points", "sweep"]
 
 BACKENDS = ("processes", "serial", "dask")
 
@@ -112,35 +115,73 @@ def _watch_parent(parent: int, interval: float) -> None:
     os._exit(1)
 
 
-def _init_worker(parent: int, interval: float = PARENT_POLL_SECONDS) -> None:
+def init_worker(parent: int, interval: float = PARENT_POLL_SECONDS) -> None:
     """Initialise a pool worker: ignore Ctrl-C, and exit when the parent dies."""
     import signal
     import threading
 
     # Ctrl-C goes to the whole process group; the parent alone decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker inherits the CLI's SIGTERM/SIGHUP handlers, which turn the
+    # signal into KeyboardInterrupt; in a worker that would come back to the parent
+    # as a task's result. A worker told to stop simply stops.
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     if os.getppid() != parent:  # the parent died before this worker started
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent, interval), daemon=True,
                      name="watch-parent").start()
 
 
-def _run_processes(points, annotate, workers) -> Iterator[dict]:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _stop_pool(pool) -> None:
+    """Stop ``pool`` now: cancel what has not started and end the running workers."""
+    if hasattr(pool, "terminate_workers"):  # Python 3.14+
+        pool.terminate_workers()
+        return
+    # Before 3.14 there is no public way. shutdown(wait=False) alone lets running
+    # tasks finish, and the interpreter's exit then joins the pool's manager thread,
+    # which can wait for ever (CPython issues 83386, 94440). Ended workers make the
+    # manager thread mark the pool broken and return.
+    processes = list((pool._processes or {}).values())
+    manager = pool._executor_manager_thread
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            process.terminate()
+    if manager is not None:
+        manager.join()
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+
+@contextlib.contextmanager
+def process_pool(workers: int):
+    """A ``ProcessPoolExecutor`` whose workers ignore Ctrl-C and end with this process.
+
+    If the block raises (Ctrl-C, SIGTERM, a failed write) the pool is stopped at
+    once, its running tasks abandoned, instead of waited for.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker,
                                initargs=(os.getpid(),))
-    finished = False
     try:
+        yield pool
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_processes(points, annotate, workers) -> Iterator[dict]:
+    from concurrent.futures import as_completed
+
+    with process_pool(workers) as pool:
         futures = {pool.submit(run_point, point, annotate): point for point in points}
         for future in as_completed(futures):
             try:
                 yield future.result()
             except Exception as exc:  # a dead worker process, not a failing point
                 yield _error_row(futures[future], exc)
-        finished = True
-    finally:
-        pool.shutdown(wait=finished, cancel_futures=True)
 
 
 def _run_dask(points, annotate, workers, address) -> Iterator[dict]:
@@ -313,7 +354,9 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     from .run import PROGRESS_DELAY
 
     try:
-        with tqdm(total=len(points), initial=len(done), disable=not progress,
+        # No stderr (closed, or pythonw): the bar would fail on its first write.
+        with tqdm(total=len(points), initial=len(done),
+                  disable=not progress or sys.stderr is None,
                   delay=PROGRESS_DELAY,
                   unit="point", desc="sweep", dynamic_ncols=True) as bar, \
                 closing(run_points(todo, backend, workers, annotate, address)) as results:

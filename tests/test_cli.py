@@ -127,3 +127,92 @@ def test_the_python_api_refuses_what_the_cli_refuses():
             fj.simulate(model, **kwargs)
     with pytest.raises(ConfigError, match="too large"):
         fj.Poisson(10**400)
+
+
+def _closing(streams: str, command: list[str], **kwargs):
+    """Run ``command`` with the given standard streams closed (``>&-``, ``2>&-``)."""
+    return subprocess.run(["sh", "-c", f'exec "$@" {streams}', "sh", *command],
+                          capture_output=True, text=True, timeout=120, **kwargs)
+
+
+TIMEOUTS = [sys.executable, "-m", "forkjoin_sim.cli", "timeouts", "--nodes", "6",
+            "--replicas", "3", "--quorum", "2", "--loads", "0.5", "--timeouts", "1,2",
+            "--basic", "independent", "--sim-jobs", "2000"]
+
+
+def test_closed_standard_output_is_refused_before_the_work_unless_there_is_out(tmp_path):
+    # 5*10^7 jobs take a while; the refusal comes first, and without progress output
+    proc = _closing(">&-", [sys.executable, "-m", "forkjoin_sim.cli", *SIMULATE[:-4],
+                            "--jobs", "50000000"])
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "forkjoin-sim simulate: error: standard output is closed; give --out FILE or "
+        "open it (e.g. >/dev/null)"]
+    proc = _closing(">&-", TIMEOUTS)  # its table would go to standard output
+    assert proc.returncode == 2 and "standard output is closed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # with --out the result has somewhere to go: the work is done, nothing is lost
+    out = tmp_path / "t.csv"
+    proc = _closing(">&-", TIMEOUTS + ["--out", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(out.read_text().splitlines()) == 3  # header and the two timeouts
+
+
+def test_a_numba_setting_it_refuses_is_one_line_naming_the_variable():
+    import os
+
+    proc = subprocess.run([sys.executable, "-m", "forkjoin_sim.cli", *SIMULATE],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NUMBA_NUM_THREADS": "0"})
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "NUMBA_NUM_THREADS='0'" in lines[0], proc.stderr
+    assert "fix or unset the variable" in lines[0] and proc.stdout == ""
+
+
+# A command standing in for any that writes its files: the signal arrives while the
+# temporary files exist, as it does for fig2 in its write phase.
+_INTERRUPTED_WRITER = """
+import os, signal, sys, time
+from forkjoin_sim import cli
+from forkjoin_sim.io import atomic_group, atomic_write
+
+def writer(args):
+    out = sys.argv[2]
+    if sys.argv[3] == "group":
+        with atomic_group() as group:
+            with group.open(os.path.join(out, "table.csv")) as handle:
+                handle.write("half a ta")
+            group.save(os.path.join(out, "figure.png"), lambda tmp: None)
+            os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+            time.sleep(30)
+    else:
+        with atomic_write(os.path.join(out, "table.csv")) as handle:
+            handle.write("half a ta")
+            os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+            time.sleep(30)
+    return 0
+
+cli._cmd_simulate = writer
+sys.exit(cli.main(["simulate", "--nodes", "3", "--replicas", "2", "--quorum", "1",
+                   "--rho", "0.5"]))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("name,status,writer", [("SIGTERM", 143, "file"),
+                                                ("SIGHUP", 129, "group"),
+                                                ("SIGTERM", 143, "group")])
+def test_sigterm_and_sighup_stop_like_ctrl_c_and_leave_no_temporary_file(
+        tmp_path, name, status, writer):
+    import os
+
+    old = tmp_path / "table.csv"
+    old.write_text("old\n")
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPTED_WRITER, name,
+                           str(tmp_path), writer],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == status
+    assert proc.stderr.splitlines() == [f"forkjoin-sim simulate: interrupted by {name}"]
+    assert os.listdir(tmp_path) == ["table.csv"] and old.read_text() == "old\n"

@@ -94,3 +94,42 @@ def test_a_pipe_given_as_a_toml_or_measurement_file_is_refused_not_read(tmp_path
         read_toml(fifo, "model file", "write one")
     with pytest.raises(ConfigError, match="not a regular file"):
         read_measurements(str(fifo), replicas=3)
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_debris(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C, or SIGTERM through the CLI
+        with atomic_write(target) as handle:
+            handle.write("half a ro")
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        atomic_save(tmp_path / "fig.png", lambda tmp: (_ for _ in ()).throw(
+            KeyboardInterrupt))
+    assert os.listdir(tmp_path) == ["out.csv"] and target.read_text() == "old\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "kill") or os.name != "posix", reason="POSIX signals")
+def test_a_signal_during_the_renames_waits_for_their_end_even_with_other_threads():
+    import signal
+    import threading
+    import time
+
+    from forkjoin_sim.io import _signals_held
+
+    events = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: events.append("signal"))
+    # A thread that does not block the signal: the kernel hands it the signal, and
+    # Python runs the handler in the main thread at once unless the handler is held.
+    other = threading.Thread(target=time.sleep, args=(2.0,))
+    other.start()
+    try:
+        with _signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.5)
+            events.append("renamed")
+        events.append("after")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        other.join()
+    assert events == ["renamed", "signal", "after"]

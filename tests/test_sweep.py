@@ -575,3 +575,110 @@ def test_points_whose_clock_cannot_resolve_service_are_skipped_with_a_note():
                                    "rho": [0.5, 1e-13], "jobs": 10**6})
     assert [p["rho"] for p in points] == [0.5]
     assert len(notes) == 1 and "too coarse for service times" in notes[0]
+
+
+# --- closed streams, stopped pools ------------------------------------------------
+
+def test_no_standard_error_drops_the_progress_bar_not_the_sweep(monkeypatch):
+    import forkjoin_sim.run
+
+    # as under pythonw, or a daemon started with stderr closed
+    monkeypatch.setattr(sys, "stderr", None)
+    monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
+    frame = sweeps.sweep({**SPEC, "nodes": 6, "rho": 0.5, "replications": 1},
+                         backend="serial", progress=True, annotate=False)
+    assert len(frame) == 6 and (frame["status"] == "ok").all()
+
+
+def test_a_pool_sweep_with_standard_error_closed_completes(tmp_path):
+    import subprocess
+
+    spec = tmp_path / "spec.toml"
+    # long enough (seconds) for the progress bar to draw
+    spec.write_text("nodes = 6\nreplicas = 3\nquorum = [1, 2, 3]\nrho = [0.5, 0.9]\n"
+                    "jobs = 400000\n")
+    out = tmp_path / "out.csv"
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "forkjoin_sim.cli",
+         "sweep", str(spec), "--out", str(out), "--workers", "2", "--no-analytic"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "6 rows (6 ok, 0 failed)" in proc.stdout
+    assert (pd.read_csv(out)["status"] == "ok").sum() == 6
+
+
+_LEFT_EARLY = """
+import sys
+from forkjoin_sim import sweeps
+
+quick, _ = sweeps.expand({"nodes": 6, "replicas": 3, "quorum": 1, "rho": 0.5,
+                          "jobs": 2000})
+# minutes of work each (event-level engine): left running, they would hold the exit
+slow, _ = sweeps.expand({"nodes": 6, "replicas": 3, "quorum": [1, 2, 3], "rho": 0.5,
+                         "jobs": 3000000, "engine": "simpy"})
+rows = sweeps.run_points(quick + slow, workers=2, annotate=False)
+next(rows)
+print(*sorted(p.pid for p in __import__("multiprocessing").active_children()))
+sys.stdout.flush()
+rows.close()  # the caller leaves early (an error, Ctrl-C)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_leaving_a_pool_early_ends_its_workers_and_the_process_exits():
+    import signal
+    import subprocess
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", _LEFT_EARLY], capture_output=True,
+                              text=True, timeout=60)
+    except subprocess.TimeoutExpired as exc:
+        workers = [int(pid) for pid in (exc.stdout or b"").split()]
+        for pid in workers:  # do not leave them running if the test fails
+            os.kill(pid, signal.SIGKILL)
+        pytest.fail("the process did not exit: its pool waited for the running points")
+    assert proc.returncode == 0, proc.stderr
+    workers = [int(pid) for pid in proc.stdout.split()]
+    assert len(workers) == 2 and not any(_alive(w) for w in workers)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_ends_estimators_referee_and_its_pool_workers(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    (tmp_path / "run").mkdir()
+    out = tmp_path / "run" / "r.csv"
+    errors = tmp_path / "stderr.txt"
+    # stderr to a file, not a pipe: orphaned workers would hold a pipe open for ever
+    with open(errors, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "forkjoin_sim.cli", "estimators",
+                                 "referee", "--set", "six-three", "--out", str(out),
+                                 "--workers", "2"],
+                                stdout=subprocess.DEVNULL, stderr=stderr,
+                                start_new_session=True)
+    workers = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = {c for c in _children(proc.pid) if _alive(c)}
+        assert len(workers) >= 2, "the pool did not start"
+        time.sleep(1.0)  # the workers are inside their first run
+        proc.send_signal(signal.SIGTERM)
+        status = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        deadline = time.monotonic() + 20
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = [w for w in workers if _alive(w)]
+        for pid in left:  # do not leave them running if the test fails
+            os.kill(pid, signal.SIGKILL)
+    assert not left, "pool workers kept running after the referee was stopped"
+    assert status == 128 + signal.SIGTERM
+    assert errors.read_text().splitlines() == [
+        "forkjoin-sim estimators: interrupted by SIGTERM"]
+    assert os.listdir(tmp_path / "run") == []

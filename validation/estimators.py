@@ -18,7 +18,6 @@ numbers in ``docs/estimators.md`` can be recomputed without simulating:
 from __future__ import annotations
 
 import math
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -126,7 +125,11 @@ def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_
         results = map(_quorum_sweep_task, tasks)
         rows = [row for result in results for row in result]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        from forkjoin_sim.sweeps import process_pool
+
+        # workers that end with the command (Ctrl-C, SIGTERM, or a killed parent)
+        # instead of running on for minutes
+        with process_pool(workers) as pool:
             rows = [row for result in pool.map(_quorum_sweep_task, tasks) for row in result]
     return pd.DataFrame(rows).sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
 
