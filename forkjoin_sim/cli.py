@@ -20,10 +20,40 @@ EXIT_BAD_INPUT = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (what is wrong, where to look)."""
+    """argparse, but a usage error is one line (what is wrong, where to look), options
+    are never abbreviated (``--job`` is not ``--jobs``) and an option given twice is
+    an error, not "the last one wins"."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from .errors import shorten
+
+        self.exit(EXIT_BAD_INPUT,
+                  f"{self.prog}: error: {shorten(message)} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._refuse_repeats(sys.argv[1:] if args is None else list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args) -> None:
+        seen: dict[argparse.Action, str] = {}
+        for token in args:
+            if token == "--":
+                break
+            if not token.startswith("--"):
+                continue
+            action = self._option_string_actions.get(token.split("=", 1)[0])
+            if action is None or not isinstance(action, (
+                    argparse._StoreAction, argparse._StoreConstAction)):
+                continue  # another parser's option, or one meant to repeat
+            name = token.split("=", 1)[0]
+            if action in seen:
+                alias = f" (also as {seen[action]})" if seen[action] != name else ""
+                self.error(f"{name} is given twice{alias}; give it once")
+            seen[action] = name
 
 
 #: The largest cluster the CLI takes: `forkjoin_sim.system.MAX_NODES` (not imported
@@ -128,12 +158,11 @@ def closed_loop_from_args(args) -> dict:
 
 def parse_jobs(text: str):
     """``--jobs``: a whole number, or ``auto``."""
-    if text == "auto":
+    from .options import parse_whole
+
+    if text.strip() == "auto":
         return "auto"
-    if not text.isascii() or not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of jobs or "
-                                         "'auto'")
-    return int(text)
+    return parse_whole(text, "--jobs", low=2, error=argparse.ArgumentTypeError)
 
 
 def parse_warmup(text: str):
@@ -197,8 +226,16 @@ CORE_COMMANDS = ("simulate", "mix", "sweep", "staleness")
 
 def build_parser(plugins: bool = True
                  ) -> tuple[argparse.ArgumentParser, tuple[type[BaseException], ...]]:
+    from importlib.metadata import PackageNotFoundError, version
+
     parser = _Parser(prog="forkjoin-sim",
                      description="Simulate and analyse (n,r,k) fork-join queues.")
+    try:
+        installed = version("forkjoin-sim")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        installed = "unknown (not installed)"
+    parser.add_argument("--version", action="version",
+                        version=f"forkjoin-sim {installed}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("simulate", help="simulate one (n,r,k) queue")

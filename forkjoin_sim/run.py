@@ -9,6 +9,7 @@ and account each node's busy time.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -153,9 +154,9 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
         busy = np.zeros((node_count, threads.size)) if staged else np.zeros(node_count)
     done = 0
     path = None
-    with tqdm(total=jobs, disable=not progress, unit="job", unit_scale=True, desc=desc,
-              delay=PROGRESS_DELAY,
-              leave=False) as bar:
+    # no bar where there is no stderr (pythonw, a closed stream): it would raise
+    with tqdm(total=jobs, disable=not progress or sys.stderr is None, unit="job",
+              unit_scale=True, desc=desc, delay=PROGRESS_DELAY, leave=False) as bar:
         while done < jobs:
             block = sampler.draw(min(size, jobs - done))
             path = getattr(block, "path", block)

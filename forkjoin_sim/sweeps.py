@@ -346,7 +346,7 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
         raise ConfigError("resume needs the results file: give out=...")
     order = {point_identity(p): i for i, p in enumerate(points)}
     done = done_rows(out, order, annotate) if resume else {}
-    if out is not None and not resume and out.suffix == ".parquet":
+    if out is not None and not resume and out.suffix.lower() == ".parquet":
         out.unlink(missing_ok=True)  # replaced, as a CSV is, not mixed into a resume
     todo = [p for p in points if point_identity(p) not in done]
     journal = None if out is None else Journal(journal_path(out), list(done.values()))

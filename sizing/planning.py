@@ -395,7 +395,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
               "at the first node count that meets the target", file=sys.stderr)
     from forkjoin_sim.run import PROGRESS_DELAY
 
-    with tqdm(total=worst, disable=not (progress and worst), unit="run", leave=False,
+    with tqdm(total=worst, disable=not (progress and worst) or sys.stderr is None, unit="run", leave=False,
               delay=PROGRESS_DELAY,
               desc="plan-capacity basic queues") as bar:
         for n in range(max(min_nodes, min_replicas), max_nodes + 1):

@@ -216,3 +216,14 @@ def test_sigterm_and_sighup_stop_like_ctrl_c_and_leave_no_temporary_file(
     assert proc.returncode == status
     assert proc.stderr.splitlines() == [f"forkjoin-sim simulate: interrupted by {name}"]
     assert os.listdir(tmp_path) == ["table.csv"] and old.read_text() == "old\n"
+
+
+def test_version_names_the_installed_package(capsys):
+    from importlib.metadata import version
+
+    try:
+        code = main(["--version"])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 0
+    assert capsys.readouterr().out.strip() == f"forkjoin-sim {version('forkjoin-sim')}"

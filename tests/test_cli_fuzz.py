@@ -480,6 +480,11 @@ ISSUE_EXAMPLES = [
       "--write-quorum", "1", "--out", ".csv"], "has only an extension"),
     (["sweep", "spec.txt", "--out", ".parquet"], "has only an extension"),
     (["fig2", "--out", ""], "is empty; give a directory"),
+    # ... an option twice or abbreviated ...
+    (["simulate", *Q, "--rho", "0.5", "--jobs", "1000", "--jobs=2000"],
+     "--jobs is given twice"),
+    (["simulate", *Q, "--rho", "0.5", "--job", "1000"], "unrecognized arguments: --job"),
+    (["simulate", *Q, "--rho", "0.5", "--jobs", "1" * 5000], "has 5,000 digits"),
     # ... percentiles written as fractions (0.99 for p99) ...
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
       "--rate", "1", "--percentile", "0.99"], "write 99 for p99"),

@@ -177,3 +177,15 @@ def test_wide_jobs_come_in_smaller_blocks_and_count_in_the_memory_check(monkeypa
     monkeypatch.setattr(options, "available_memory", lambda: 100 * 10**6)
     with pytest.raises(ConfigError, match="needs about 268 MB"):
         simulate(ForkJoinModel(1000, 1000, 1, load=0.5), jobs=2000)
+
+
+def test_progress_without_a_stderr_is_silent(monkeypatch):
+    # pythonw, or a stream closed by the caller: a bar would raise on its first write
+    from forkjoin_sim import run
+
+    monkeypatch.setattr(run, "PROGRESS_DELAY", 0.0)  # the bar writes at once
+    monkeypatch.setattr("sys.stderr", None)
+    for engine in ("fast", "fused"):
+        result = simulate(ForkJoinModel(6, 3, 2, load=0.5), jobs=5000, engine=engine,
+                          progress=True)
+        assert result.summary.jobs_measured > 0

@@ -81,7 +81,7 @@ def test_csv_has_a_row_per_rate_and_pair_and_a_figure(tmp_path, capsys):
     (["--all-pairs", "--read-service", "exp:2.5"], "unstable"),
     (["--all-pairs", "--delay-w", "mix:0.5*exp;0.6*exp"], "sum"),
     (["--all-pairs", "--out", "results.txt"], "must end in .csv or .json"),
-    (["--all-pairs", "--rate", "1e-300"], "too coarse"),
+    (["--all-pairs", "RATE", "1e-300"], "too coarse"),
 ])
 def test_bad_input_is_one_line_before_any_work(extra, message, capsys, tmp_path,
                                                monkeypatch):
@@ -89,7 +89,10 @@ def test_bad_input_is_one_line_before_any_work(extra, message, capsys, tmp_path,
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(queueing, "simulate_queues", None)  # any work would fail
-    assert run(BASE + extra) == 2
+    argv = BASE + extra
+    if "RATE" in extra:  # this case replaces the rate of BASE
+        argv = BASE[:4] + [extra[2]] + BASE[5:] + extra[:1]
+    assert run(argv) == 2
     out = capsys.readouterr().out.strip()
     assert message in out and "\n" not in out
 

@@ -11,6 +11,8 @@ names the fast engine.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..errors import ConfigError
@@ -109,8 +111,8 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
 
     from ..run import PROGRESS_DELAY
 
-    with tqdm(total=per * replications, disable=not progress, unit="job",
-              unit_scale=True, desc=getattr(model, "progress_label", "simulate"),
+    with tqdm(total=per * replications, disable=not progress or sys.stderr is None,
+              unit="job", unit_scale=True, desc=getattr(model, "progress_label", "simulate"),
               delay=PROGRESS_DELAY, leave=False) as bar:
         result = kernel.run_fused(kernel_model(system, arrivals, seed), total_jobs=per,
                                   first_measured=start, sample_every=every,
