@@ -17,10 +17,17 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
+def _through_links(path: Path) -> Path:
+    """The file a symbolic link ``path`` points to (``path`` itself otherwise): the
+    rename must replace the target, as writing through the link would, not the link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 @contextlib.contextmanager
 def _replacing(path: Path, suffix: str):
     """A temporary file beside ``path`` (as ``(fd, name)``), renamed over ``path`` if
     the block succeeds and removed if it raises (bad input, Ctrl-C)."""
+    path = _through_links(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = None
     try:
@@ -100,7 +107,7 @@ class _Group:
     def path(self, target: str | os.PathLike) -> str:
         """A temporary path beside ``target`` (same suffix, so savers read the format
         from it), renamed to ``target`` when the group commits."""
-        target = Path(target)
+        target = _through_links(Path(target))
         target.parent.mkdir(parents=True, exist_ok=True)
         with _signals_held():  # an interrupt here would leave an untracked file
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,

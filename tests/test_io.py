@@ -1,6 +1,7 @@
 """Result files are replaced whole or not at all, with ordinary permissions."""
 
 import os
+from pathlib import Path
 import stat
 
 import pytest
@@ -133,3 +134,21 @@ def test_a_signal_during_the_renames_waits_for_their_end_even_with_other_threads
         signal.signal(signal.SIGTERM, previous)
         other.join()
     assert events == ["renamed", "signal", "after"]
+
+
+def test_an_output_that_is_a_link_updates_the_file_it_points_to(tmp_path):
+    from forkjoin_sim.io import atomic_group, atomic_save, atomic_write
+
+    target = tmp_path / "real.csv"
+    target.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    with atomic_write(link) as handle:
+        handle.write("new\n")
+    assert link.is_symlink() and target.read_text() == "new\n"
+    atomic_save(link, lambda name: Path(name).write_text("saved\n"))
+    assert link.is_symlink() and target.read_text() == "saved\n"
+    with atomic_group() as group:
+        with group.open(link) as handle:
+            handle.write("grouped\n")
+    assert link.is_symlink() and target.read_text() == "grouped\n"
