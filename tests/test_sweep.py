@@ -445,6 +445,21 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _survivors(workers, wait: float = 20.0) -> list[int]:
+    """The ``workers`` still alive after up to ``wait`` seconds; they are killed, so
+    a failing test does not leave them running."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + wait
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [w for w in workers if _alive(w)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
     import signal
@@ -469,12 +484,7 @@ def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    deadline = time.monotonic() + 20
-    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = [w for w in workers if _alive(w)]
-    for pid in left:  # do not leave them running if the test fails
-        os.kill(pid, signal.SIGKILL)
+    left = _survivors(workers)
     assert not left, "orphaned pool workers kept running after the sweep was killed"
 
 
@@ -671,12 +681,7 @@ def test_sigterm_ends_estimators_referee_and_its_pool_workers(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-        deadline = time.monotonic() + 20
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        left = [w for w in workers if _alive(w)]
-        for pid in left:  # do not leave them running if the test fails
-            os.kill(pid, signal.SIGKILL)
+        left = _survivors(workers)
     assert not left, "pool workers kept running after the referee was stopped"
     assert status == 128 + signal.SIGTERM
     assert errors.read_text().splitlines() == [
