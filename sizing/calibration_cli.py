@@ -121,7 +121,7 @@ def report_markdown(report: dict) -> str:
 
 def cmd_calibrate(args) -> int:
     """``cassandra calibrate``: fit, write the model (and report), print a summary."""
-    check_writable(args.out, "--out", inputs=(args.measurements,))
+    check_writable(args.out, "--out", (".toml",), inputs=(args.measurements,))
     if args.report:
         check_writable(args.report, "--report", REPORT_SUFFIXES,
                        inputs=(args.measurements, args.out))
@@ -169,7 +169,8 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 def cmd_predict_model(args) -> int:
     """``cassandra predict --model``: every query row with its predicted columns."""
     if args.out is not None:
-        check_writable(args.out, "--out", inputs=(args.measurements, args.model))
+        check_writable(args.out, "--out", (".csv",),
+                       inputs=(args.measurements, args.model))
     if not args.measurements:
         raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
     model = read_model(args.model)
