@@ -55,6 +55,9 @@ WEAK_DIRECTION = 0.3
 # reordered events cause under common random numbers, small against the parameters.
 DIFF_STEP = 0.03
 UNSTABLE_RESIDUAL = 10.0
+#: Rms of the fitted rows' relative residuals (latency and throughput) above which
+#: the fit is reported as not reproducing its own rows.
+POOR_FIT = 0.25
 # Singular values of the Jacobian below this fraction of the largest count as zero:
 # the rows do not constrain that direction at all.
 UNCONSTRAINED = 1e-9
@@ -336,6 +339,12 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
     per_row = max(s2, float(np.mean(sim_var))) * len(fit.fun) / len(rows)
     tied = [c for c in coarse if c != best and
             2 * (coarse[c][0] - coarse[best][0]) / per_row < stats.chi2.ppf(0.95, 1)]
+    misfit = float(np.sqrt(np.mean(np.square(fit.fun))))
+    if misfit > POOR_FIT:
+        notes.append(f"the fit does not reproduce its own rows: their relative "
+                     f"residuals have an rms of {misfit:.0%} (above {POOR_FIT:.0%}); "
+                     "check the rows for unit errors or workloads the model does not "
+                     "describe, and do not trust its predictions")
     if tied:
         notes.append(f"effective threads per stage: {best} fits best, but "
                      f"{', '.join(map(str, tied))} fit(s) about as well; the rows do "

@@ -71,6 +71,17 @@ def test_one_only_reads_say_nothing_about_digests():
     assert any("write service" in w for w in fit.warnings)
 
 
+def test_rows_the_model_cannot_reproduce_carry_a_warning():
+    # latency 8x too high at 4 clients and 8x too low at 48: no service time fits both
+    rows = _measure(TRUTH, [("read", "ONE", t) for t in (4, 16, 48)])
+    bad = [replace(rows[0], mean_ms=rows[0].mean_ms * 8), rows[1],
+           replace(rows[2], mean_ms=rows[2].mean_ms / 8)]
+    fit = calibrate(bad, 6, 3, seed=1, threads=(4,), confirm=False)
+    assert any("does not reproduce its own rows" in w for w in fit.warnings)
+    good = calibrate(rows, 6, 3, seed=1, threads=(4,), confirm=False)
+    assert not any("does not reproduce" in w for w in good.warnings)
+
+
 def test_light_load_rows_cannot_split_service_from_overhead():
     # One client never queues: latency = overhead + service, only their sum shows.
     rows = _measure(TRUTH, [("read", "ONE", 1), ("read", "ONE", 2)])
