@@ -36,6 +36,14 @@ def _service(spec: str, mu: float | None):
     return parse_service(spec, mean=1.0 if mu is None else 1.0 / mu)
 
 
+def _check_clock(rate: float, jobs: int, law) -> None:
+    """Refuse, before any work, runs whose clock cannot resolve the service times
+    (e.g. --mu 1e20 at one request per unit time)."""
+    from forkjoin_sim.arrivals._checks import check_clock
+
+    check_clock(rate, jobs, float(law.mean()))
+
+
 def _check_mu(mu: float | None, *specs: tuple[str, str]) -> None:
     """Refuse --mu when every (flag, spec) it would scale fixes its own scale."""
     from forkjoin_sim.service import check_mean_applies, fixes_own_scale
@@ -128,6 +136,8 @@ def _cmd_plan_consistency(args) -> int:
                      if args.write_service else None)
     _check_mu(args.mu, ("--read-service", args.read_service),
               ("--write-service", args.write_service or args.read_service))
+    for law in (read_service, write_service or read_service):
+        _check_clock(args.rate, max(args.jobs, args.validate), law)
     if args.staleness:
         from .staleness_planning import plan_from_args
 
@@ -165,6 +175,7 @@ def _cmd_plan_capacity(args) -> int:
     _check_before_work(args, args.jobs, args.validate)
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
+    _check_clock(args.write_rate, max(args.jobs, args.validate), service)
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
                          service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,

@@ -480,6 +480,9 @@ ISSUE_EXAMPLES = [
       "--write-quorum", "1", "--out", ".csv"], "has only an extension"),
     (["sweep", "spec.txt", "--out", ".parquet"], "has only an extension"),
     (["fig2", "--out", ""], "is empty; give a directory"),
+    # ... service times the run's clock cannot resolve (found by this test) ...
+    (["plan-capacity", "--write-rate", "1", "--target", "1", "--mu",
+      "99999999999999999999", "--max-nodes", "3", "--jobs", "100"], "too coarse"),
     # ... an option twice or abbreviated ...
     (["simulate", *Q, "--rho", "0.5", "--jobs", "1000", "--jobs=2000"],
      "--jobs is given twice"),
