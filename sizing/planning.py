@@ -46,6 +46,9 @@ from .tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdf
                     is_exponential, model_distribution, percentile_interval)
 
 DEFAULT_LEVELS = ("ONE", "QUORUM", "ALL")
+#: Per-node load from which a candidate counts as unstable: 1 less a rounding margin,
+#: since the model recomputes the load in another order and can land on exactly 1.
+UNSTABLE = 1 - 1e-9
 #: Largest cluster ``plan_capacity`` searches: each cluster size costs up to
 #: (replicas x levels) Theorem 1 evaluations, so the search is bounded in time.
 MAX_NODES = 1000
@@ -210,7 +213,7 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
         read_work = read_fraction * R * read_mean
         write_work = (1 - read_fraction) * replicas * write_mean
         node_load = arrival_rate * (read_work + write_work) / nodes
-        if node_load >= 1:
+        if node_load >= UNSTABLE:
             # Unstable: latency grows without bound, so the pair can never be best.
             options += [ConsistencyOption(R, W, node_load, *([math.inf] * 6), False)
                         for W in writes]
@@ -254,7 +257,7 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
     key = ((lambda o: (o.mix_q, o.read_quorum + o.write_quorum))
            if objective == "percentile"
            else (lambda o: (o.mix_mean, o.read_quorum + o.write_quorum)))
-    if all(o.node_load >= 1 for o in options):
+    if all(o.node_load >= UNSTABLE for o in options):
         lightest = min(o.node_load for o in options)
         raise ConfigError(
             f"unstable: every (R, W) loads each node to >= {lightest:.3g}; lower the "
@@ -407,7 +410,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                         k = consistency_level_to_k(level, r)
                     except ValueError:
                         continue  # e.g. THREE with r = 2
-                    if node_load >= 1:
+                    if node_load >= UNSTABLE:
                         candidates.append(CapacityCandidate(
                             n, r, level, k, node_load, math.inf, math.inf, False, False))
                         continue
@@ -444,7 +447,7 @@ def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,
     runs = 0
     for n in range(max(min_nodes, min_replicas), max_nodes + 1):
         for r in range(min_replicas, min(max_replicas, n) + 1):
-            if r * work_rate / n >= 1:
+            if r * work_rate / n >= UNSTABLE:
                 continue
             quorums = set()
             for level in dict.fromkeys(l.upper() for l in levels):

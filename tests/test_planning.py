@@ -1,6 +1,7 @@
 """Consistency and capacity planners against shared-node simulation; the CLI commands."""
 
 import csv
+import math
 
 import pytest
 
@@ -178,3 +179,14 @@ def test_cli_bad_input_is_one_line_and_exit_2(cli, argv, capsys):
     assert cli(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error:" in err
+
+
+def test_a_cluster_at_load_one_up_to_rounding_is_unstable_not_an_error():
+    # 0.716 writes per unit time of mean 1/0.716: (3,3) nodes sit at load 1 - 1e-16,
+    # which the model rounds to 1 and refuses; the planner must skip it, not fail
+    from scipy import stats
+
+    plan = plan_capacity(0.716, 1.0, service=stats.expon(scale=1 / 0.716), max_nodes=3,
+                         jobs=100, basic="independent")
+    full = [c for c in plan.candidates if (c.nodes, c.replicas) == (3, 3)]
+    assert full and all(c.predicted == math.inf and not c.meets for c in full)
