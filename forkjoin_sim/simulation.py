@@ -262,11 +262,12 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
                               f"of {int(jobs):,}; run at least "
                               f"{math.ceil(CLASS_JOBS * jobs / (measured * rarest.fraction)):,}"
                               " jobs")
-    check_clock_of(model, AUTO_FIRST_JOBS if jobs == "auto" else int(jobs))
+    first_run = AUTO_FIRST_JOBS if jobs == "auto" else int(jobs)
+    check_clock_of(model, first_run)
     from .run import check_work, tasks_per_job
 
-    seconds = check_work(AUTO_FIRST_JOBS if jobs == "auto" else int(jobs),
-                         tasks_per_job(model.system), engine, _threads(engine, workers),
+    seconds = check_work(first_run, tasks_per_job(model.system), engine,
+                         _threads(engine, workers),
                          "" if engine == "fused" else "engine='fused' (--engine fused)")
     if progress is None:
         progress = seconds > LONG_RUN_SECONDS
