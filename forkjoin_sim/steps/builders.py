@@ -1,0 +1,182 @@
+"""Ready-made graphs: the paper's (n,r,k) job and Cassandra's read and write paths.
+
+Cassandra parties: 0 = the client machine, 1 = the coordinator, ``2 + i`` = replica
+``i``. A *local* job's coordinator is its replica 0: that replica's work runs on the
+coordinator without hops or message work. Stages: ``client`` (the client machine),
+``native`` (the coordinator's request stage), ``messaging`` (sending and receiving a
+message), ``read`` / ``mutation`` (a replica's work), ``response`` (counting replies
+and answering). Step kinds (what durations are drawn from): ``client``, ``hop``,
+``coordinate``, ``message``, ``replica_read`` / ``replica_write``, ``respond``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.steps import draws
+from forkjoin_sim.steps.graph import Layout, Op, Template
+
+#: A node's stages in the Cassandra templates.
+STAGES = ("native", "messaging", "read", "mutation", "response")
+
+
+def _check_quorum(nodes, replicas, quorum):
+    if not 1 <= replicas <= nodes:
+        raise ConfigError(f"replicas={replicas} with nodes={nodes}; use "
+                          "1 <= replicas <= nodes")
+    if not 1 <= quorum <= replicas:
+        raise ConfigError(f"quorum={quorum} with replicas={replicas}; use "
+                          "1 <= quorum <= replicas")
+
+
+def fork_join(nodes: int, replicas: int, quorum: int, purging: bool = False):
+    """The paper's (n,r,k) job: ``replicas`` tasks (kind ``service``) on distinct
+    single-server nodes, answered at the ``quorum``-th (a zero ``join`` step).
+
+    Returns ``(template, layout)``; party ``i`` is replica ``i``'s node.
+    """
+    _check_quorum(nodes, replicas, quorum)
+    ops = [Op("service", party=i, stage="cores") for i in range(replicas)]
+    ops.append(Op("join", tuple(range(replicas)), need=quorum,
+                  purging=purging and quorum < replicas))
+    layout = Layout(names=tuple(f"node{i}" for i in range(nodes)), servers=(1,) * nodes,
+                    stages=("cores",), table=[[i] for i in range(nodes)])
+    return Template(tuple(ops), parties=replicas, name=f"({nodes},{replicas},{quorum})"), \
+        layout
+
+
+def cassandra_layout(nodes: int, structure: str = "shared", cores: int = 4,
+                     threads: dict | None = None, client_cores: int = 8) -> Layout:
+    """Stations of ``nodes`` Cassandra nodes and one client machine (node ``nodes``).
+
+    ``shared``: all of a node's stages queue at one station of ``cores`` servers.
+    ``pools``: each stage is its own station with ``threads[stage]`` servers (default
+    ``cores``).
+    """
+    if nodes < 1:
+        raise ConfigError(f"nodes={nodes}; use nodes >= 1")
+    if int(cores) != cores or cores < 1 or client_cores < 1:
+        raise ConfigError(f"cores={cores}, client_cores={client_cores}; use whole "
+                          "numbers >= 1")
+    names, servers, table = [], [], []
+    if structure == "shared":
+        for i in range(nodes):
+            names.append(f"node{i}.cores")
+            servers.append(cores)
+            table.append([i] * len(STAGES) + [-1])
+    elif structure == "pools":
+        threads = dict(threads or {})
+        unknown = set(threads) - set(STAGES)
+        if unknown:
+            raise ConfigError(f"thread pools for unknown stages {sorted(unknown)}; "
+                              f"use stages {STAGES}")
+        for i in range(nodes):
+            row = []
+            for stage in STAGES:
+                row.append(len(names))
+                names.append(f"node{i}.{stage}")
+                servers.append(int(threads.get(stage, cores)))
+            table.append(row + [-1])
+    else:
+        raise ConfigError(f"structure {structure!r}; use 'shared' or 'pools'")
+    table.append([-1] * len(STAGES) + [len(names)])
+    names.append("client")
+    servers.append(client_cores)
+    return Layout(tuple(names), tuple(servers), STAGES + ("client",), table)
+
+
+def _cassandra(replicas, quorum, local, work_kind, work_stage, purging, name):
+    ops = [Op("client", party=0, stage="client"),
+           Op("hop", (0,)),
+           Op("coordinate", (1,), party=1, stage="native")]
+    ends = []
+    for i in range(replicas):
+        if local and i == 0:
+            ops.append(Op(work_kind, (2,), party=1, stage=work_stage))
+            ends.append(len(ops) - 1)
+            continue
+        replica = 2 + i
+        chain = [Op("message", party=1, stage="messaging"), Op("hop"),
+                 Op("message", party=replica, stage="messaging"),
+                 Op(work_kind, party=replica, stage=work_stage),
+                 Op("message", party=replica, stage="messaging"), Op("hop"),
+                 Op("message", party=1, stage="messaging")]
+        previous = 2
+        for op in chain:
+            ops.append(Op(op.kind, (previous,), op.party, op.stage))
+            previous = len(ops) - 1
+        ends.append(previous)
+    ops.append(Op("respond", tuple(ends), party=1, stage="response", need=quorum,
+                  purging=purging and quorum < replicas))
+    ops.append(Op("hop", (len(ops) - 1,)))
+    ops.append(Op("client", (len(ops) - 1,), party=0, stage="client"))
+    where = "local" if local else "remote"
+    return Template(tuple(ops), parties=2 + replicas, name=f"{name} {where}")
+
+
+def cassandra_read(replicas: int, quorum: int, local: bool = False,
+                   purging: bool = False) -> Template:
+    """A read at consistency ``quorum`` of ``replicas``: client work, hop, coordinator
+    work, fork to the replicas (remote ones through messages and hops), join at the
+    ``quorum``-th reply on the coordinator's response stage, hop, client work."""
+    _check_quorum(max(replicas, 1), replicas, quorum)
+    return _cassandra(replicas, quorum, local, "replica_read", "read", purging, "read")
+
+
+def cassandra_write(replicas: int, quorum: int, local: bool = False,
+                    purging: bool = False) -> Template:
+    """A write: as `cassandra_read` with the replicas' ``mutation`` stage doing
+    ``replica_write`` work."""
+    _check_quorum(max(replicas, 1), replicas, quorum)
+    return _cassandra(replicas, quorum, local, "replica_write", "mutation", purging,
+                      "write")
+
+
+def cassandra_parties(nodes: int, replicas: int, seed: int, first: int, count: int,
+                      coordinator: str = "random", ring: bool = True):
+    """Per job its parties and whether it is local: ``(parties, local)``.
+
+    ``coordinator='random'``: a uniformly random node (RoundRobinPolicy; local with
+    probability replicas/nodes); ``'replica'``: a replica (TokenAwarePolicy, always
+    local). A local job's parties put the coordinator first among its replicas.
+    """
+    replica_nodes = draws.replica_sets(seed, nodes, replicas, first, count, ring)
+    if coordinator == "random":
+        coord = draws.coordinators(seed, nodes, first, count)
+    elif coordinator == "replica":
+        coord = replica_nodes[:, 0].copy()
+    else:
+        raise ConfigError(f"coordinator {coordinator!r}; use 'random' or 'replica'")
+    match = replica_nodes == coord[:, None]
+    local = match.any(axis=1)
+    # the coordinator's own replica becomes replica 0; the others keep their order
+    order = np.argsort(~match, axis=1, kind="stable")
+    replica_nodes = np.take_along_axis(replica_nodes, order, axis=1)
+    parties = np.column_stack([np.full(count, nodes, np.int64), coord, replica_nodes])
+    return parties, local
+
+
+def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int,
+                   count: int, first: int = 0, write: bool = False,
+                   coordinator: str = "random", ring: bool = True,
+                   purging: bool = False):
+    """Jobs ``first..first+count-1`` of a Cassandra read (or write) workload.
+
+    Returns ``(templates, classes, parties, durations)`` for `engine.simulate`: class 0
+    is the remote template, class 1 the local one; both draw their step times from the
+    same rows (a local job uses the first columns of each kind).
+    """
+    _check_quorum(nodes, replicas, quorum)
+    build = cassandra_write if write else cassandra_read
+    templates = [build(replicas, quorum, False, purging),
+                 build(replicas, quorum, True, purging)]
+    parties, local = cassandra_parties(nodes, replicas, seed, first, count,
+                                       coordinator, ring)
+    widths = {kind: templates[0].width(kind) for kind in templates[0].kinds}
+    remote = draws.durations(templates[0], laws, seed, first, count, widths)
+    near = draws.durations(templates[1], laws, seed, first, count, widths)
+    times = np.zeros_like(remote)
+    times[~local] = remote[~local]
+    times[local, :near.shape[1]] = near[local]
+    return templates, local.astype(np.int64), parties, times

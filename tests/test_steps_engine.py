@@ -1,0 +1,140 @@
+"""The compiled steps engine against the SimPy reference, job by job, on random graphs.
+
+Both engines get the same stations, durations and arrivals; every job's finish time
+and every step's end (NaN when cancelled) must be identical.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.steps import Closed, Layout, Op, Open, Template, run_reference, simulate
+from forkjoin_sim.steps.engine import run_arrays
+from forkjoin_sim.steps.graph import compile_templates, stations_of
+
+
+@st.composite
+def templates(draw, parties):
+    """A random job graph: tasks at random parties or delays, random predecessors
+    (each step but the last feeds a later one), random quorums, purging or not."""
+    size = draw(st.integers(1, 8))
+    afters = []
+    for i in range(size):
+        afters.append(sorted(draw(st.sets(st.integers(0, i - 1), max_size=3)))
+                      if i else [])
+    used = {a for after in afters for a in after}
+    afters[-1] = sorted(set(afters[-1]) | {i for i in range(size - 1) if i not in used})
+    ops = []
+    for i, after in enumerate(afters):
+        need = draw(st.integers(1, len(after))) if after else None
+        purging = need is not None and need < len(after) and draw(st.booleans())
+        party = draw(st.one_of(st.none(), st.integers(0, parties - 1)))
+        ops.append(Op(f"kind{i % 3}", tuple(after), party=party,
+                      stage="s" if party is not None else "", need=need,
+                      purging=purging))
+    return Template(tuple(ops), parties=parties)
+
+
+@st.composite
+def systems(draw):
+    """Stations, job classes, per-job parties and durations, and an arrival process."""
+    stations = draw(st.integers(1, 4))
+    servers = draw(st.lists(st.integers(1, 3), min_size=stations, max_size=stations))
+    layout = Layout(tuple(f"s{i}" for i in range(stations)), tuple(servers), ("s",),
+                    [[i] for i in range(stations)])
+    parties = draw(st.integers(1, 3))
+    classes = draw(st.lists(templates(parties), min_size=1, max_size=2))
+    jobs = draw(st.integers(1, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32)))
+    which = rng.integers(0, len(classes), jobs)
+    compiled = compile_templates(classes)
+    station = np.full((jobs, compiled.width), -1, np.int32)
+    nodes = rng.integers(0, stations, (jobs, parties))
+    for c, t in enumerate(classes):
+        station[which == c, :len(t.ops)] = stations_of(t, layout, nodes[which == c])
+    durations = rng.exponential(draw(st.sampled_from([0.3, 1.0, 3.0])),
+                                station.shape)
+    if draw(st.booleans()):
+        arrivals = Open(rng.uniform(0, jobs * draw(st.sampled_from([0.2, 1.0])), jobs))
+    else:
+        arrivals = Closed(draw(st.integers(1, 5)), rng.exponential(0.5, jobs))
+    return compiled, which, station, durations, np.array(servers), arrivals
+
+
+@settings(max_examples=300)
+@given(systems())
+def test_engine_equals_simpy_reference_per_job_and_step(system):
+    fast = run_arrays(*system, record_steps=True)
+    ref = run_reference(*system, record_steps=True)
+    np.testing.assert_array_equal(fast.start, ref.start)
+    np.testing.assert_array_equal(fast.finish, ref.finish)
+    np.testing.assert_array_equal(fast.steps, ref.steps)
+    if ref.client is not None:
+        np.testing.assert_array_equal(fast.client, ref.client)
+    assert np.all(fast.finish >= fast.start)
+
+
+def single_station(servers):
+    return Layout(("s",), (servers,), ("s",), [[0]])
+
+
+def test_fifo_single_server_is_lindley_recursion():
+    rng = np.random.default_rng(3)
+    jobs = 500
+    arrivals = np.cumsum(rng.exponential(1.0, jobs))
+    service = rng.exponential(0.8, (jobs, 1))
+    out = simulate(Template((Op("x", party=0, stage="s"),), parties=1),
+                   single_station(1), np.zeros((jobs, 1), int), service, Open(arrivals))
+    expected = np.empty(jobs)
+    free = 0.0
+    for j in range(jobs):
+        free = max(free, arrivals[j]) + service[j, 0]
+        expected[j] = free
+    np.testing.assert_allclose(out.finish, expected, rtol=1e-12)
+
+
+def test_purging_join_frees_the_server_at_the_join_time():
+    # job 0 forks to stations 0 and 1 and purges at the first answer; job 1 waits at 1
+    template = Template((Op("a", party=0, stage="s"), Op("b", party=1, stage="s"),
+                         Op("j", (0, 1), need=1, purging=True)), parties=2)
+    layout = Layout(("s0", "s1"), (1, 1), ("s",), [[0], [1]])
+    parties = np.array([[0, 1], [0, 1]])
+    durations = np.array([[1.0, 10.0, 0.0], [5.0, 2.0, 0.0]])
+    out = simulate(template, layout, parties, durations, Open(np.array([0.0, 0.5])),
+                   record_steps=True)
+    # job 0 answers at 1 and frees s1 then; job 1's second task runs 1..3, first 1..6
+    assert out.finish[0] == 1.0 and np.isnan(out.steps[0, 1])
+    assert out.steps[1, 1] == 3.0 and out.finish[1] == 3.0
+    non_purging = simulate(Template(template.ops[:2] + (Op("j", (0, 1), need=1),),
+                                    parties=2), layout, parties, durations,
+                           Open(np.array([0.0, 0.5])), record_steps=True)
+    assert non_purging.steps[0, 1] == 10.0 and non_purging.steps[1, 1] == 12.0
+
+
+def test_closed_loop_issues_in_order_of_decision():
+    template = Template((Op("x", party=0, stage="s"),), parties=1)
+    durations = np.array([[3.0], [1.0], [1.0], [1.0]])
+    think = np.array([0.0, 0.5, 0.25, 0.0])
+    out = simulate(template, single_station(2), np.zeros((4, 1), int), durations,
+                   Closed(2, think))
+    # client 1 finishes job 1 at 1.5 (before job 0 at 3), so it takes job 2, issued
+    # at 1.75 after job 2's think time; job 2 ends at 2.75, still before job 0
+    np.testing.assert_array_equal(out.client, [0, 1, 1, 1])
+    np.testing.assert_array_equal(out.start, [0.0, 0.5, 1.75, 2.75])
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(durations=-np.ones((2, 1))), "finite and >= 0"),
+    (dict(durations=np.ones((2, 3))), "shape"),
+    (dict(parties=np.full((2, 1), 5)), "nodes 0..0"),
+    (dict(arrivals=Closed(0, np.zeros(2))), "clients=0"),
+])
+def test_bad_runs_say_how_to_fix_them(bad, message):
+    run = dict(parties=np.zeros((2, 1), int), durations=np.ones((2, 1)),
+               arrivals=Open(np.zeros(2)))
+    run.update(bad)
+    with pytest.raises(ConfigError, match=message):
+        simulate(Template((Op("x", party=0, stage="s"),), parties=1), single_station(1),
+                 **run)
