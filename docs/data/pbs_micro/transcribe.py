@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
 import re
 import subprocess
 from pathlib import Path
@@ -130,7 +129,8 @@ def parse_replica(text: str):
 def wilson(successes: int, trials: int) -> tuple[float, float]:
     if trials == 0:
         return float("nan"), float("nan")
-    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(0.95, method="wilson")
+    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(
+        0.95, method="wilson")
     return ci.low, ci.high
 
 
