@@ -1,0 +1,290 @@
+"""Benchmark output (YCSB, cassandra-stress) read into measurement rows.
+
+The expected values are the numbers written in the sample files under ``tests/data``
+(converted by hand: microseconds / 1000), not the parser's own output.
+"""
+
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forkjoin_sim.errors import ConfigError
+from sizing.benchmark_formats import (CASSANDRA_STRESS, YCSB, detect_format,
+                                      parse_cassandra_stress, parse_ycsb,
+                                      read_benchmark_output, read_side_table,
+                                      write_measurement_file)
+from sizing.measurements import read_measurements
+
+DATA = Path(__file__).parent / "data"
+YCSB_C = DATA / "ycsb_workloadc_quorum_100threads.txt"
+YCSB_A = DATA / "ycsb_workloada_run.txt"
+STRESS_AUTO = DATA / "cassandra_stress_read_auto.txt"
+STRESS_MIXED = DATA / "cassandra_stress_mixed_local_quorum.txt"
+SIDE_TABLE = DATA / "benchmark_side_table.csv"
+
+# YCSB 0.1.4 printed percentiles in ms and return codes as numbers.
+OLD_YCSB = """\
+[OVERALL], RunTime(ms), 60212.0
+[OVERALL], Throughput(ops/sec), 1660.79
+[UPDATE], Operations, 100000
+[UPDATE], AverageLatency(us), 11807.42
+[UPDATE], MinLatency(us), 1024
+[UPDATE], MaxLatency(us), 893441
+[UPDATE], 95thPercentileLatency(ms), 24
+[UPDATE], 99thPercentileLatency(ms), 61
+[UPDATE], Return=0, 99988
+[UPDATE], Return=-1, 12
+"""
+# The summary of cassandra-stress 2.1 (no units, no thousands separators).
+OLD_STRESS = """\
+Running WRITE with 200 threads for 1000000 iteration
+type       total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb
+total,         43148,   42991,   42991,   42991,     4.6,     1.5,    10.9,   106.1,   239.3,   255.4,    1.0,  0.00000,      0,      1,      49,      49,       0,     612
+
+Results:
+op rate                   : 46751 [WRITE:46751]
+partition rate            : 46751 [WRITE:46751]
+row rate                  : 46751 [WRITE:46751]
+latency mean              : 4.3 [WRITE:4.3]
+latency median            : 1.3 [WRITE:1.3]
+latency 95th percentile   : 7.2 [WRITE:7.2]
+latency 99th percentile   : 60.5 [WRITE:60.5]
+latency 99.9th percentile : 223.2 [WRITE:223.2]
+latency max               : 503.1 [WRITE:503.1]
+Total partitions          : 1000000 [WRITE:1000000]
+Total errors              : 0 [WRITE:0]
+Total operation time      : 00:00:21
+
+END
+"""
+
+
+def _one_line_error(call, *words):
+    with pytest.raises(ConfigError) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message
+    return message
+
+
+@pytest.mark.parametrize("path, expected", [
+    (YCSB_C, YCSB), (YCSB_A, YCSB), (STRESS_AUTO, CASSANDRA_STRESS),
+    (STRESS_MIXED, CASSANDRA_STRESS)])
+def test_format_detected_by_content(path, expected):
+    assert detect_format(path.read_text()) == expected
+
+
+def test_text_of_neither_tool_is_refused():
+    _one_line_error(lambda: detect_format("operation,consistency,threads\nread,ONE,4\n"),
+                    "neither YCSB nor cassandra-stress")
+
+
+def test_ycsb_read_run_takes_threads_and_level_from_its_command_line():
+    (row,) = read_benchmark_output(YCSB_C)
+    assert row["operation"] == "read" and row["consistency"] == "QUORUM"
+    assert row["threads"] == "100"
+    assert float(row["throughput"]) == pytest.approx(11020.013444415058, rel=1e-12)
+    assert float(row["mean_ms"]) == pytest.approx(8.534117, rel=1e-12)
+    assert float(row["p95_ms"]) == pytest.approx(17.263, rel=1e-12)
+    assert float(row["p99_ms"]) == pytest.approx(29.647, rel=1e-12)
+    assert "read_fraction" not in row and "p50_ms" not in row
+
+
+def test_ycsb_mixed_run_with_a_side_table():
+    rows = read_benchmark_output(YCSB_A, side_table=read_side_table(SIDE_TABLE))
+    read, write = rows
+    assert (read["operation"], write["operation"]) == ("read", "write")
+    for row in rows:
+        assert row["threads"] == "64" and row["consistency"] == "ONE"
+        assert float(row["throughput"]) == pytest.approx(30478.51264858275, rel=1e-12)
+        assert float(row["read_fraction"]) == pytest.approx(250112 / 500000, rel=1e-12)
+    assert float(read["mean_ms"]) == pytest.approx(1.9124376, rel=1e-12)
+    assert float(write["mean_ms"]) == pytest.approx(1.6119022, rel=1e-12)
+    assert float(write["p99_ms"]) == pytest.approx(6.331, rel=1e-12)
+
+
+def test_ycsb_caller_values_must_agree_with_the_command_line():
+    text = YCSB_C.read_text()
+    _one_line_error(lambda: parse_ycsb(text, threads=50), "threads=50", "100")
+    _one_line_error(lambda: parse_ycsb(text, consistency="ALL"), "ALL", "QUORUM")
+    (row,) = parse_ycsb(text, threads=100, consistency="quorum")
+    assert row["threads"] == "100" and row["consistency"] == "QUORUM"
+
+
+def test_ycsb_without_operation_lines_is_refused():
+    text = "[OVERALL], RunTime(ms), 90744\n[OVERALL], Throughput(ops/sec), 11020.0\n"
+    _one_line_error(lambda: parse_ycsb(text, threads=100, consistency="ONE"),
+                    "[READ]", "[UPDATE]")
+
+
+def test_ycsb_without_overall_throughput_is_refused():
+    text = "[READ], Operations, 10\n[READ], AverageLatency(us), 812.5\n"
+    assert detect_format(text) == YCSB
+    _one_line_error(lambda: parse_ycsb(text, threads=4, consistency="ONE"),
+                    "Throughput(ops/sec)")
+
+
+def test_ycsb_missing_threads_or_level_is_refused():
+    text = YCSB_A.read_text()
+    _one_line_error(lambda: parse_ycsb(text, consistency="ONE"), "threads",
+                    "side table")
+    _one_line_error(lambda: parse_ycsb(text, threads=64), "consistency")
+    _one_line_error(lambda: read_benchmark_output(YCSB_C, side_table={}),
+                    "not in the side table", YCSB_C.name)
+
+
+def test_ycsb_old_units_and_failed_operations():
+    with pytest.warns(UserWarning, match="12 operations failed"):
+        (row,) = parse_ycsb(OLD_YCSB, threads=20, consistency="ALL")
+    assert row["operation"] == "write" and row["consistency"] == "ALL"
+    assert float(row["mean_ms"]) == pytest.approx(11.80742, rel=1e-12)
+    assert float(row["p95_ms"]) == 24.0 and float(row["p99_ms"]) == 61.0
+
+
+def test_ycsb_updates_and_inserts_merge_into_one_write_row():
+    text = ("[OVERALL], Throughput(ops/sec), 5000\n"
+            "[READ], Operations, 600\n[READ], AverageLatency(us), 3000\n"
+            "[UPDATE], Operations, 300\n[UPDATE], AverageLatency(us), 2000\n"
+            "[UPDATE], 95thPercentileLatency(us), 4000\n"
+            "[INSERT], Operations, 100\n[INSERT], AverageLatency(us), 1000\n")
+    read, write = parse_ycsb(text, threads=16, consistency="ONE")
+    assert float(write["mean_ms"]) == pytest.approx((300 * 2.0 + 100 * 1.0) / 400)
+    assert "p95_ms" not in write
+    assert float(read["read_fraction"]) == pytest.approx(0.6)
+
+
+def test_ycsb_scans_are_refused():
+    text = ("[OVERALL], Throughput(ops/sec), 900\n"
+            "[SCAN], Operations, 950\n[SCAN], AverageLatency(us), 20000\n"
+            "[INSERT], Operations, 50\n[INSERT], AverageLatency(us), 1500\n")
+    _one_line_error(lambda: parse_ycsb(text, threads=16, consistency="ONE"), "SCAN")
+
+
+def test_cassandra_stress_auto_run_gives_one_row_per_thread_count():
+    rows = read_benchmark_output(STRESS_AUTO)
+    assert [r["threads"] for r in rows] == ["4", "8", "16"]
+    assert {r["operation"] for r in rows} == {"read"}
+    assert {r["consistency"] for r in rows} == {"QUORUM"}
+    assert [float(r["throughput"]) for r in rows] == [3912, 7310, 12250]
+    assert [float(r["mean_ms"]) for r in rows] == [1.0, 1.1, 1.3]
+    assert [float(r["p50_ms"]) for r in rows] == [0.9, 1.0, 1.1]
+    assert [float(r["p99_ms"]) for r in rows] == [2.3, 2.7, 3.8]
+
+
+def test_cassandra_stress_mixed_run_per_operation():
+    read, write = read_benchmark_output(STRESS_MIXED)
+    for row in (read, write):
+        assert row["threads"] == "32" and row["consistency"] == "LOCAL_QUORUM"
+        assert float(row["throughput"]) == 17100
+        assert float(row["read_fraction"]) == pytest.approx(12830 / 17100, rel=1e-12)
+    assert (float(read["mean_ms"]), float(read["p95_ms"])) == (1.9, 3.8)
+    assert (float(write["mean_ms"]), float(write["p95_ms"])) == (1.2, 2.6)
+
+
+def test_cassandra_stress_2_1_summary():
+    with pytest.raises(ConfigError, match="consistency"):
+        parse_cassandra_stress(OLD_STRESS)
+    (row,) = parse_cassandra_stress(OLD_STRESS, consistency="ONE")
+    assert (row["operation"], row["threads"]) == ("write", "200")
+    assert float(row["throughput"]) == 46751
+    assert (float(row["mean_ms"]), float(row["p50_ms"]), float(row["p95_ms"]),
+            float(row["p99_ms"])) == (4.3, 1.3, 7.2, 60.5)
+
+
+def test_cassandra_stress_bad_input_is_refused():
+    no_threads = "\n".join(line for line in OLD_STRESS.splitlines()
+                           if not line.startswith("Running"))
+    _one_line_error(lambda: parse_cassandra_stress(no_threads, consistency="ONE"),
+                    "threads")
+    (row,) = parse_cassandra_stress(no_threads, consistency="ONE", threads=200)
+    assert row["threads"] == "200"
+    user_op = OLD_STRESS.replace("WRITE:", "simple1:").replace("Running WRITE",
+                                                               "Running USER")
+    _one_line_error(lambda: parse_cassandra_stress(user_op, consistency="ONE"),
+                    "simple1", "operations=")
+    (row,) = parse_cassandra_stress(user_op, consistency="ONE",
+                                    operations={"simple1": "read"})
+    assert row["operation"] == "read"
+    no_mean = "\n".join(line for line in OLD_STRESS.splitlines()
+                        if not line.startswith("latency mean"))
+    _one_line_error(lambda: parse_cassandra_stress(no_mean, consistency="ONE"),
+                    "Latency mean")
+    _one_line_error(lambda: parse_cassandra_stress("Running with 4 threadCount\n",
+                                                   consistency="ONE"), "Results:")
+    _one_line_error(lambda: parse_cassandra_stress(OLD_STRESS, consistency="MOST"),
+                    "MOST")
+
+
+def test_cassandra_stress_errors_warn():
+    failing = OLD_STRESS.replace("Total errors              : 0 [WRITE:0]",
+                                 "Total errors              : 31 [WRITE:31]")
+    with pytest.warns(UserWarning, match="31 operations failed"):
+        parse_cassandra_stress(failing, consistency="ONE")
+
+
+def test_side_table_is_checked(tmp_path):
+    twice = tmp_path / "twice.csv"
+    twice.write_text("file,threads,consistency\na.txt,4,ONE\na.txt,8,ONE\n")
+    _one_line_error(lambda: read_side_table(twice), "listed twice")
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("name,threads\na.txt,4\n")
+    _one_line_error(lambda: read_side_table(wrong), "file,threads,consistency")
+    zero = tmp_path / "zero.csv"
+    zero.write_text("file,threads,consistency\na.txt,0,ONE\n")
+    _one_line_error(lambda: read_side_table(zero), "threads")
+
+
+@pytest.mark.parametrize("path", [YCSB_C, YCSB_A, STRESS_AUTO, STRESS_MIXED])
+def test_rows_pass_the_measurement_reader(path, tmp_path):
+    rows = read_benchmark_output(path, side_table=read_side_table(SIDE_TABLE)
+                                 if path == YCSB_A else None)
+    out = tmp_path / "rows.csv"
+    write_measurement_file(rows, out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no row may even look suspect
+        measured, _ = read_measurements(str(out), replicas=3)
+    assert len(measured) == len(rows)
+    for row, m in zip(rows, measured):
+        assert m.operation == row["operation"]
+        assert m.threads == int(row["threads"])
+        assert m.mean_ms == pytest.approx(float(row["mean_ms"]), rel=1e-14)
+        assert m.throughput == pytest.approx(float(row["throughput"]), rel=1e-14)
+        assert m.extra.get("p95_ms") == (float(row["p95_ms"]) if "p95_ms" in row
+                                         else None)
+        if "read_fraction" in row:
+            assert m.reads == pytest.approx(float(row["read_fraction"]), rel=1e-14)
+
+
+@st.composite
+def ycsb_runs(draw):
+    """(threads, mean us, p95 us, p99 us, throughput) of a possible closed-loop run."""
+    threads = draw(st.integers(1, 2000))
+    mean = draw(st.floats(1.0, 5e6, allow_nan=False))
+    p95 = draw(st.floats(1.0, 5e6))
+    p99 = draw(st.floats(p95, 1e7))
+    in_flight = draw(st.floats(0.02, 1.0))  # share of threads waiting for a reply
+    return threads, mean, p95, p99, in_flight * threads / (mean * 1e-6)
+
+
+@given(run=ycsb_runs(), level=st.sampled_from(["ONE", "QUORUM", "ALL"]))
+def test_ycsb_summary_round_trips_through_the_reader(run, level, tmp_path_factory):
+    threads, mean, p95, p99, throughput = run
+    text = (f"Command line: -db site.ycsb.db.CassandraCQLClient -threads {threads} "
+            f"-p cassandra.readconsistencylevel={level}\n"
+            f"[OVERALL], Throughput(ops/sec), {throughput!r}\n"
+            f"[READ], Operations, 1000\n[READ], AverageLatency(us), {mean!r}\n"
+            f"[READ], 95thPercentileLatency(us), {p95!r}\n"
+            f"[READ], 99thPercentileLatency(us), {p99!r}\n")
+    (row,) = parse_ycsb(text)
+    out = tmp_path_factory.mktemp("ycsb") / "rows.csv"
+    write_measurement_file([row], out)
+    (m,), _ = read_measurements(str(out), replicas=3)
+    assert (m.operation, m.consistency, m.threads) == ("read", level, threads)
+    assert m.mean_ms == pytest.approx(mean / 1000, rel=1e-13)
+    assert m.extra["p99_ms"] == pytest.approx(p99 / 1000, rel=1e-13)
+    assert m.throughput == pytest.approx(throughput, rel=1e-13)
