@@ -50,12 +50,14 @@ def ape(measured, guess):
 
 
 def same_as_one(levels):
-    return np.concatenate([ape(levels[lvl], levels["ONE"]) for lvl in ("QUORUM", "ALL")])
+    return np.concatenate([ape(levels[lvl], levels["ONE"])
+                           for lvl in ("QUORUM", "ALL")])
 
 
 def linear_in_level(levels, held_out):
     fitted = [lvl for lvl in REPLICAS_ASKED if lvl != held_out]
-    (x0, y0), (x1, y1) = [(REPLICAS_ASKED[lvl], levels[lvl].to_numpy()) for lvl in fitted]
+    (x0, y0), (x1, y1) = [(REPLICAS_ASKED[lvl], levels[lvl].to_numpy())
+                          for lvl in fitted]
     x = REPLICAS_ASKED[held_out]
     guess = y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return ape(levels[held_out], guess)

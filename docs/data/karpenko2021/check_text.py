@@ -30,9 +30,9 @@ def mixed_us(regressions, cluster, setting, read_share, threads):
     """Eqs. 13-15: the read share times the read curve plus the rest times the write
     curve of a strong (R, W) setting, in microseconds."""
     read_level, write_level = SETTINGS[setting]
-    return (read_share * mean_latency_us(regressions[cluster, "read", read_level], threads)
-            + (1 - read_share)
-            * mean_latency_us(regressions[cluster, "write", write_level], threads))
+    reads = mean_latency_us(regressions[cluster, "read", read_level], threads)
+    writes = mean_latency_us(regressions[cluster, "write", write_level], threads)
+    return read_share * reads + (1 - read_share) * writes
 
 
 def level_ratios(y):
@@ -60,7 +60,8 @@ def write_vs_read(y):
     print("== write / read - 1 (%), stated C -18, D +2: per level and pooled")
     for cluster in "CD":
         per_level = {lvl: 100 * (y[cluster, "write", lvl].mean()
-                                 / y[cluster, "read", lvl].mean() - 1) for lvl in LEVELS}
+                                 / y[cluster, "read", lvl].mean() - 1)
+                     for lvl in LEVELS}
         pooled = 100 * (np.mean([y[cluster, "write", lvl] for lvl in LEVELS])
                         / np.mean([y[cluster, "read", lvl] for lvl in LEVELS]) - 1)
         shown = ", ".join(f"{lvl} {v:+.1f}" for lvl, v in per_level.items())
@@ -86,10 +87,12 @@ def mixed_tables(regressions, path=HERE / "mixed.csv"):
     and the 50/50 column at 200, 250, 300, 350, 400 threads instead."""
     with open(path, newline="") as handle:
         table = list(csv.DictReader(handle))
-    print("== mixed tables: published / eqs. 13-15 - 1 (%), max |.| per cluster and mix")
+    print("== mixed tables: published / eqs. 13-15 - 1 (%), max |.| per cluster "
+          "and mix")
     for cluster in "CD":
         for read_pct in ("10", "30", "50", "90"):
-            rows = [r for r in table if r["cluster"] == cluster and r["read_pct"] == read_pct]
+            rows = [r for r in table
+                    if r["cluster"] == cluster and r["read_pct"] == read_pct]
             at_printed = [int(r["latency_us"]) / mixed_us(
                 regressions, cluster, r["setting"], int(read_pct) / 100,
                 int(r["threads"])) - 1 for r in rows]
@@ -102,11 +105,13 @@ def mixed_tables(regressions, path=HERE / "mixed.csv"):
                   f"{100 * max(map(abs, at_half)):6.2f}")
     print("== underlined (stated optimum) vs the smallest of eqs. 13-15 at the printed "
           "threads")
-    keys = sorted({(r["cluster"], int(r["threads"]), int(r["read_pct"])) for r in table})
+    def cell(r):
+        return r["cluster"], int(r["threads"]), int(r["read_pct"])
+
+    keys = sorted({cell(r) for r in table})
     agree = 0
     for cluster, threads, read_pct in keys:
-        rows = [r for r in table if (r["cluster"], int(r["threads"]), int(r["read_pct"]))
-                == (cluster, threads, read_pct)]
+        rows = [r for r in table if cell(r) == (cluster, threads, read_pct)]
         marked = next(r["setting"] for r in rows if r["underlined"] == "1")
         best = min(SETTINGS, key=lambda s: mixed_us(regressions, cluster, s,
                                                     read_pct / 100, threads))
