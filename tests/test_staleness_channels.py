@@ -3,6 +3,8 @@ coordinators."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
@@ -58,6 +60,27 @@ def test_fifo_one_coordinator_never_returns_stale_or_old_data(nodes):
                                            trials=20_000, seed=3)
             assert result.stale.sum() == 0
             assert result.new.all()
+
+
+@settings(max_examples=40)
+@given(replicas=st.integers(1, 5), data=st.data(),
+       scales=st.lists(st.floats(0.05, 20.0), min_size=4, max_size=4),
+       delay=st.floats(0.0, 5.0), after=st.sampled_from(["start", "commit"]),
+       extra_nodes=st.integers(0, 3), seed=st.integers(0, 2**32 - 1))
+def test_fifo_through_one_coordinator_is_never_stale_and_never_faster(
+        replicas, data, scales, delay, after, extra_nodes, seed):
+    read_quorum = data.draw(st.integers(1, replicas), label="read quorum")
+    write_quorum = data.draw(st.integers(1, replicas), label="write quorum")
+    laws = MessageLaws(*(stats.expon(scale=scale) for scale in scales))
+    common = dict(read_delays=delay, after=after, coordinators="one",
+                  nodes=replicas + extra_nodes, trials=300, seed=seed)
+    fifo = simulate_wars_ordered(laws, replicas, read_quorum, write_quorum,
+                                 channels="fifo", **common)
+    independent = simulate_wars_ordered(laws, replicas, read_quorum, write_quorum,
+                                        channels="independent", **common)
+    assert fifo.new.all() and fifo.stale.sum() == 0
+    np.testing.assert_array_equal(fifo.commit, independent.commit)
+    assert np.all(fifo.read_latency >= independent.read_latency)
 
 
 def test_the_same_reads_with_independent_channels_are_often_stale():
@@ -184,6 +207,20 @@ def test_bad_settings_say_how_to_fix_them(kwargs, message):
 def test_quorum_larger_than_replicas_is_refused():
     with pytest.raises(ConfigError, match="use 1 <= read quorum <= replicas"):
         simulate_wars_ordered(SAME, 3, 4, 1, trials=10)
+
+
+def test_laws_must_be_message_laws_drawing_delays_at_least_zero():
+    with pytest.raises(ConfigError, match="MessageLaws"):
+        simulate_wars_ordered(EXP, 3, 1, 1, trials=10)
+    negative = MessageLaws(stats.norm(0, 1), EXP, EXP, EXP)
+    with pytest.raises(ConfigError, match=r"law on \[0, inf\)"):
+        simulate_wars_ordered(negative, 3, 1, 1, trials=100)
+
+
+def test_summary_refuses_a_confidence_outside_zero_one():
+    result = simulate_wars_ordered(SAME, 3, 1, 1, trials=10)
+    with pytest.raises(ConfigError, match="strictly between 0 and 1"):
+        result.summary(confidence=95)
 
 
 def test_wide_area_laws_are_refused():

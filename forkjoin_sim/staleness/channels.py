@@ -32,6 +32,7 @@ not new; a read started before the commit (in flight) is never stale.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any, Sequence
 
 import numpy as np
@@ -40,11 +41,13 @@ from scipy import stats
 
 from ..errors import ConfigError
 from ..streams import child_rng
-from .wars import MessageLaws, _check_level, _draw, _whole
+from .wars import MessageLaws
 
 CHANNELS = ("fifo", "independent")
 COORDINATORS = ("one", "random", "token-aware")
-# Child streams 0-4 are the delays, as in wars._draw (same seed, same delays).
+# The delays use child streams 0-3 of the seed in simulate_wars's order (write, ack,
+# read, response), so the same seed gives the same delays; 4 is its WAN layout.
+_ROLES = ("write", "ack", "read", "response")
 _COORDINATOR, _READ_DELAY = 5, 6
 
 
@@ -145,7 +148,10 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     if nodes is None:
         nodes = replicas + 1 if coordinators == "one" else replicas
     nodes = _whole(nodes, "nodes", replicas)
-    if isinstance(laws, MessageLaws) and laws.remote_delay > 0:
+    if not isinstance(laws, MessageLaws):
+        raise ConfigError(f"laws must be a MessageLaws (write, ack, read, response), "
+                          f"got {type(laws).__name__}")
+    if laws.remote_delay > 0:
         raise ConfigError("simulate_wars_ordered has no wide-area layout; give "
                           "MessageLaws with remote_delay=0")
     delays = _draw(laws, replicas, trials, seed)
@@ -176,6 +182,33 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     is_new = np.take_along_axis(reached <= asked, first, axis=1).any(axis=1)
     return OrderedResult(replicas, read_quorum, write_quorum, channels, coordinators,
                          nodes, commit, start, is_new, read_latency)
+
+
+def _draw(laws: MessageLaws, replicas: int, trials: int, seed) -> dict[str, np.ndarray]:
+    """The (trials, replicas) one-way delays of each message type."""
+    delays = {}
+    for key, role in enumerate(_ROLES):
+        drawn = np.asarray(getattr(laws, role).rvs(size=(trials, replicas),
+                                                   random_state=child_rng(seed, key)),
+                           dtype=float)
+        if (drawn.shape != (trials, replicas) or not np.all(np.isfinite(drawn))
+                or np.any(drawn < 0)):
+            raise ConfigError(f"WARS {role} law drew values that are not finite "
+                              "delays >= 0; use a law on [0, inf)")
+        delays[role] = drawn
+    return delays
+
+
+def _whole(value: Any, what: str, lowest: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < lowest:
+        raise ConfigError(f"{what} must be a whole number >= {lowest}, got {value!r}")
+    return int(value)
+
+
+def _check_level(value: Any, what: str) -> None:
+    if not (isinstance(value, (int, float, np.floating)) and 0 < value < 1):
+        raise ConfigError(f"{what} must be strictly between 0 and 1, got {value!r} "
+                          "(e.g. 0.95)")
 
 
 def _coordinators(mode: str, nodes: int, replicas: int, trials: int, seed
