@@ -64,16 +64,23 @@ class Outcome:
         return self.finish - self.start
 
 
+# The event heap is 4-ary (shallow; the smallest of four children is found without
+# unpredictable branches) and keeps +inf in every slot past its end, so a node's four
+# children can always be read. `_events` spells out its heap and line operations
+# instead of calling helpers: a call passing arrays costs atomic reference counts,
+# which took a third of the time.
+_NO_KEY = np.iinfo(np.int64).max
+
+
 @njit(cache=True)
-def _sift_up(ht, hk, i):
-    t = ht[i]
-    k = hk[i]
+def _push(ht, hk, n, t, k):
+    """Insert (t, k) into the heap of n entries (outside the event loop)."""
+    i = n
     while i > 0:
-        p = (i - 1) >> 1
-        pt = ht[p]
-        if pt < t or (pt == t and hk[p] < k):
+        p = (i - 1) >> 2
+        if ht[p] < t or (ht[p] == t and hk[p] < k):
             break
-        ht[i] = pt
+        ht[i] = ht[p]
         hk[i] = hk[p]
         i = p
     ht[i] = t
@@ -81,112 +88,66 @@ def _sift_up(ht, hk, i):
 
 
 @njit(cache=True)
-def _sift_down(ht, hk, n):
-    i = 0
-    t = ht[0]
-    k = hk[0]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n:
-            t1 = ht[c + 1]
-            t0 = ht[c]
-            if t1 < t0 or (t1 == t0 and hk[c + 1] < hk[c]):
-                c += 1
-        tc = ht[c]
-        if tc < t or (tc == t and hk[c] < k):
-            ht[i] = tc
-            hk[i] = hk[c]
-            i = c
-        else:
-            break
-    ht[i] = t
-    hk[i] = k
-
-
-@njit(cache=True)
-def _push(ht, hk, hn, t, k):
-    if hn == ht.shape[0]:
-        nt = np.empty(2 * hn, np.float64)
-        nk = np.empty(2 * hn, np.int64)
-        nt[:hn] = ht
-        nk[:hn] = hk
-        ht = nt
-        hk = nk
-    ht[hn] = t
-    hk[hn] = k
-    _sift_up(ht, hk, hn)
-    return ht, hk
-
-
-@njit(cache=True)
-def _enqueue(q, qh, ql, st, item):
+def _grow_lines(q, qh, ql):
     cap = q.shape[1]
-    if ql[st] == cap:
-        nq = np.empty((q.shape[0], 2 * cap), np.int64)
-        for s in range(q.shape[0]):
-            for i in range(ql[s]):
-                nq[s, i] = q[s, (qh[s] + i) % cap]
-            qh[s] = 0
-        q = nq
-        cap = 2 * cap
-    q[st, (qh[st] + ql[st]) % cap] = item
-    ql[st] += 1
-    return q
+    nq = np.empty((q.shape[0], 2 * cap), np.int64)
+    for s in range(q.shape[0]):
+        for i in range(ql[s]):
+            nq[s, i] = q[s, (qh[s] + i) & (cap - 1)]
+        qh[s] = 0
+    return nq
 
 
 @njit(cache=True)
-def _serve_line(st, t, q, qh, ql, busy, servers, state, dur, M, W, ht, hk, hn):
-    """Free servers of ``st`` take the live heads of its line; returns the heap."""
-    cap = q.shape[1]
-    while ql[st] > 0 and busy[st] < servers[st]:
-        item = q[st, qh[st]]
-        qh[st] = (qh[st] + 1) % cap
-        ql[st] -= 1
-        if state[item] != WAITING:
-            continue  # cancelled while waiting
-        state[item] = RUNNING
-        busy[st] += 1
-        j = item // M
-        ht, hk = _push(ht, hk, hn, t + dur[item], j * W + (item - j * M) + 1)
-        hn += 1
-    return ht, hk, hn
+def _grow_heap(ht, hk, n):
+    nt = np.full(2 * ht.shape[0], np.inf)
+    nk = np.full(2 * ht.shape[0], _NO_KEY)
+    nt[:n] = ht[:n]
+    nk[:n] = hk[:n]
+    return nt, nk
+
+
+# registers of the event loop kept between calls of `_events`
+_ISSUED, _NEXT_ARRIVAL, _LONGEST, _SH, _HEAP = 0, 1, 2, 3, 4
+_DONE, _GROW_HEAP, _GROW_LINES = 0, 1, 2
 
 
 @njit(cache=True)
-def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
-         job_class, station, dur, servers, order, arrival, clients, think,
-         record, op_done, start, finish, client_of):
+def _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
+            job_class, station, dur, servers, order, arrival, clients, think,
+            record, op_done, start, finish, client_of,
+            state, count, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs):
+    """Handle events until none is left or the heap or a line may overflow (returns
+    which)."""
     J = start.shape[0]
     M = need.shape[1]
-    W = M + 1
-    S = servers.shape[0]
-    state = np.zeros(J * M, np.int8)
-    count = np.zeros(J * M, np.int32)
-    busy = np.zeros(S, np.int64)
-    q = np.empty((S, 64), np.int64)
-    qh = np.zeros(S, np.int64)
-    ql = np.zeros(S, np.int64)
-    ht = np.empty(1024, np.float64)
-    hk = np.empty(1024, np.int64)
-    hn = 0
-    ready = np.empty(M, np.int64)
+    SH = regs[_SH]
+    LOW = (1 << SH) - 1
+    issued = regs[_ISSUED]
+    ap = regs[_NEXT_ARRIVAL]
+    longest = regs[_LONGEST]
+    hn = regs[_HEAP]
     closed = clients > 0
-    issued = 0
-    if closed:
-        issued = min(clients, J)
-        for c in range(issued):
-            client_of[c] = c
-            ht, hk = _push(ht, hk, hn, think[c], c * W)
-            hn += 1
-    ap = 0
+    mask = q.shape[1] - 1
+    hcap = ht.shape[0] - 2 * M - 8
+    code = _DONE
     while True:
+        # an event pushes at most 2M + 2 entries and queues at most M per line
+        if hn > hcap:
+            code = _GROW_HEAP
+            break
+        if longest + M > mask:
+            code = _GROW_LINES
+            break
         arrive = False
+        spent = False       # the heap's root is this event, to be replaced or removed
+        j = 0
+        o = 0
+        t = 0.0
         if not closed and ap < J:
             ja = order[ap]
             ta = arrival[ja]
-            if hn == 0 or ta < ht[0] or (ta == ht[0] and ja * W < hk[0]):
+            if hn == 0 or ta < ht[0] or (ta == ht[0] and (ja << SH) < hk[0]):
                 ap += 1
                 arrive = True
                 j = ja
@@ -196,35 +157,31 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 break
             t = ht[0]
             key = hk[0]
-            hn -= 1
-            if hn > 0:
-                ht[0] = ht[hn]
-                hk[0] = hk[hn]
-                _sift_down(ht, hk, hn)
-            j = key // W
-            o = key - j * W - 1
+            spent = True
+            j = key >> SH
+            o = (key & LOW) - 1
             if o < 0:
                 arrive = True
         c = job_class[j]
         base = j * M
         nready = 0
+        nfreed = 0
+        npush = 0
         if arrive:
             start[j] = t
             for i in range(roots_ptr[c, 0], roots_ptr[c, 1]):
                 ready[nready] = roots[c, i]
                 nready += 1
-        else:
+        elif state[base + o] == RUNNING:
             idx = base + o
-            if state[idx] != RUNNING:
-                continue  # cancelled by a purging join
             state[idx] = DONE
             if record:
                 op_done[j, o] = t
             st = station[j, o]
             if st >= 0:
                 busy[st] -= 1
-                ht, hk, hn = _serve_line(st, t, q, qh, ql, busy, servers, state, dur,
-                                         M, W, ht, hk, hn)
+                freed[nfreed] = st
+                nfreed += 1
             for i in range(succ_ptr[c, o], succ_ptr[c, o + 1]):
                 s = succ[c, i]
                 count[base + s] += 1
@@ -234,39 +191,173 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             if o == steps[c] - 1:
                 finish[j] = t
                 if closed and issued < J:
-                    nxt = issued
+                    client_of[issued] = client_of[j]
+                    pt[npush] = t + think[issued]
+                    pk[npush] = issued << SH
+                    npush += 1
                     issued += 1
-                    client_of[nxt] = client_of[j]
-                    ht, hk = _push(ht, hk, hn, t + think[nxt], nxt * W)
-                    hn += 1
-        for r in range(nready):
-            s = ready[r]
-            idx = base + s
-            if state[idx] != IDLE:
-                continue  # cancelled by a join readied in this same event
-            for i in range(purge_ptr[c, s], purge_ptr[c, s + 1]):
-                p = purge[c, i]
-                ip = base + p
-                sp = state[ip]
-                if sp == RUNNING:
-                    state[ip] = CANCELLED
-                    st = station[j, p]
-                    if st >= 0:
-                        busy[st] -= 1
-                        ht, hk, hn = _serve_line(st, t, q, qh, ql, busy, servers, state,
-                                                 dur, M, W, ht, hk, hn)
-                elif sp == IDLE or sp == WAITING:
-                    state[ip] = CANCELLED
+        # r = -1 serves the lines freed by the finished task; r >= 0 starts ready[r]
+        # after the lines its purging (if any) freed have taken their servers
+        for r in range(-1, nready):
+            s = 0
+            idx = 0
+            if r >= 0:
+                s = ready[r]
+                idx = base + s
+                if state[idx] != IDLE:
+                    continue  # cancelled by a join readied in this same event
+                for i in range(purge_ptr[c, s], purge_ptr[c, s + 1]):
+                    ip = base + purge[c, i]
+                    sp = state[ip]
+                    if sp == RUNNING:
+                        state[ip] = CANCELLED
+                        st = station[j, purge[c, i]]
+                        if st >= 0:
+                            busy[st] -= 1
+                            freed[nfreed] = st
+                            nfreed += 1
+                    elif sp == IDLE or sp == WAITING:
+                        state[ip] = CANCELLED
+            for f in range(nfreed):
+                st = freed[f]
+                while ql[st] > 0 and busy[st] < servers[st]:
+                    wkey = q[st, qh[st]]
+                    qh[st] = (qh[st] + 1) & mask
+                    ql[st] -= 1
+                    item = (wkey >> SH) * M + (wkey & LOW) - 1
+                    if state[item] != WAITING:
+                        continue  # cancelled while waiting
+                    state[item] = RUNNING
+                    busy[st] += 1
+                    pt[npush] = t + dur[item]
+                    pk[npush] = wkey
+                    npush += 1
+            nfreed = 0
+            if r < 0:
+                continue
             st = station[j, s]
             if st < 0 or busy[st] < servers[st]:
                 if st >= 0:
                     busy[st] += 1
                 state[idx] = RUNNING
-                ht, hk = _push(ht, hk, hn, t + dur[idx], j * W + s + 1)
-                hn += 1
+                pt[npush] = t + dur[idx]
+                pk[npush] = (j << SH) | (s + 1)
+                npush += 1
             else:
                 state[idx] = WAITING
-                q = _enqueue(q, qh, ql, st, idx)
+                q[st, (qh[st] + ql[st]) & mask] = (j << SH) | (s + 1)
+                ql[st] += 1
+                if ql[st] > longest:
+                    longest = ql[st]
+        # the pushes: the first takes a spent root's place (sifting down), the others
+        # sift up; with no push a spent root is replaced by the last entry
+        first = 0
+        if spent:
+            if npush > 0:
+                tx = pt[0]
+                kx = pk[0]
+                first = 1
+            else:
+                hn -= 1
+                tx = ht[hn]
+                kx = hk[hn]
+                ht[hn] = np.inf
+                hk[hn] = _NO_KEY
+            if hn > 0:
+                i = 0
+                while True:
+                    ch = 4 * i + 1
+                    if ch >= hn:
+                        break
+                    m = ch
+                    tm = ht[ch]
+                    for d in range(ch + 1, ch + 4):
+                        td = ht[d]
+                        if td == tm and hk[d] < hk[m]:
+                            m = d
+                        m = d if td < tm else m
+                        tm = td if td < tm else tm
+                    if tm < tx or (tm == tx and hk[m] < kx):
+                        ht[i] = tm
+                        hk[i] = hk[m]
+                        i = m
+                    else:
+                        break
+                ht[i] = tx
+                hk[i] = kx
+        for e in range(first, npush):
+            tx = pt[e]
+            kx = pk[e]
+            i = hn
+            hn += 1
+            while i > 0:
+                par = (i - 1) >> 2
+                tp = ht[par]
+                if tp < tx or (tp == tx and hk[par] < kx):
+                    break
+                ht[i] = tp
+                hk[i] = hk[par]
+                i = par
+            ht[i] = tx
+            hk[i] = kx
+    regs[_ISSUED] = issued
+    regs[_NEXT_ARRIVAL] = ap
+    regs[_LONGEST] = longest
+    regs[_HEAP] = hn
+    return code
+
+
+@njit(cache=True)
+def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
+         job_class, station, dur, servers, order, arrival, clients, think,
+         record, op_done, start, finish, client_of):
+    J = start.shape[0]
+    M = need.shape[1]
+    S = servers.shape[0]
+    regs = np.zeros(5, np.int64)
+    # event key = job << SH | (step + 1), step -1 = the job's arrival (shifts, not
+    # divisions, in the hot loop)
+    SH = 1
+    while (1 << SH) < M + 1:
+        SH += 1
+    regs[_SH] = SH
+    state = np.zeros(J * M, np.int8)
+    count = np.zeros(J * M, np.int32)
+    busy = np.zeros(S, np.int64)
+    cap = 64
+    while cap < 2 * M + 2:
+        cap *= 2
+    q = np.empty((S, cap), np.int64)
+    qh = np.zeros(S, np.int64)
+    ql = np.zeros(S, np.int64)
+    ht = np.full(max(1024, 8 * M + 16), np.inf)
+    hk = np.full(ht.shape[0], _NO_KEY)
+    ready = np.empty(M, np.int64)
+    freed = np.empty(M + 1, np.int64)
+    pt = np.empty(2 * M + 4, np.float64)
+    pk = np.empty(2 * M + 4, np.int64)
+    if clients > 0:
+        regs[_ISSUED] = min(clients, J)
+        for c in range(regs[_ISSUED]):
+            client_of[c] = c
+            _push(ht, hk, c, think[c], c << SH)
+        regs[_HEAP] = regs[_ISSUED]
+    while True:
+        code = _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
+                       job_class, station, dur, servers, order, arrival, clients, think,
+                       record, op_done, start, finish, client_of,
+                       state, count, busy, q, qh, ql, ht, hk, ready, freed, pt, pk,
+                       regs)
+        if code == _GROW_HEAP:
+            ht, hk = _grow_heap(ht, hk, regs[_HEAP])
+        elif code == _GROW_LINES:
+            q = _grow_lines(q, qh, ql)
+            longest = 0
+            for i in range(S):
+                longest = max(longest, ql[i])
+            regs[_LONGEST] = longest
+        else:
+            break
 
 
 def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, parties,

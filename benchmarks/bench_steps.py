@@ -1,0 +1,87 @@
+"""Speed of the steps engine: compiled kernel vs SimPy on the same Cassandra read.
+
+Model: 3 nodes, 3 replicas, QUORUM (2 of 3) reads, a queued coordinator step, shared
+cores (4 per node), random coordinator, 100 closed-loop client threads with
+exponential think times; exponential step times (ms). Both engines get the same
+pre-drawn numbers; the script checks they agree per job, then prints operations (jobs)
+per second of one core.
+
+    .venv/bin/python benchmarks/bench_steps.py [--jobs 1000000] [--simpy-jobs 20000]
+"""
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from forkjoin_sim.steps import (Closed, cassandra_jobs, cassandra_layout,  # noqa: E402
+                                draws, simulate)
+from forkjoin_sim.steps.engine import run_arrays  # noqa: E402
+from forkjoin_sim.steps.graph import compile_templates, stations_of  # noqa: E402
+from forkjoin_sim.steps.reference import run_reference  # noqa: E402
+
+LAWS = {"client": stats.expon(scale=0.02), "hop": stats.expon(scale=0.1),
+        "coordinate": stats.expon(scale=0.05), "message": stats.expon(scale=0.01),
+        "replica_read": stats.expon(scale=0.2), "respond": stats.expon(scale=0.02)}
+NODES, REPLICAS, QUORUM, CORES, CLIENTS, THINK = 3, 3, 2, 4, 100, 8.0
+
+
+def inputs(jobs, seed=7):
+    """The resolved arrays of ``jobs`` reads."""
+    layout = cassandra_layout(NODES, "shared", cores=CORES, client_cores=8)
+    templates, classes, parties, durations = cassandra_jobs(
+        NODES, REPLICAS, QUORUM, LAWS, seed, jobs)
+    compiled = compile_templates(templates)
+    station = np.full(durations.shape, -1, np.int32)
+    for c, t in enumerate(templates):
+        rows = classes == c
+        station[rows, :len(t.ops)] = stations_of(t, layout, parties[rows])
+    think = draws.think_times(seed, stats.expon(scale=THINK), 0, jobs)
+    return compiled, classes, station, durations, np.array(layout.servers), \
+        Closed(CLIENTS, think)
+
+
+def timed(function, *args, repeat=1):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = function(*args)
+        best = min(best, time.perf_counter() - t0)
+    return out, best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=1_000_000)
+    parser.add_argument("--simpy-jobs", type=int, default=20_000)
+    options = parser.parse_args()
+
+    args, t_draw = timed(inputs, options.jobs)
+    run_arrays(*inputs(1000))                       # compile (or load the cache)
+    out, t_kernel = timed(run_arrays, *args, repeat=3)
+    small = inputs(options.simpy_jobs)
+    ref, t_simpy = timed(run_reference, *small)
+    check = run_arrays(*small)
+    assert np.array_equal(check.finish, ref.finish), "engines disagree"
+    mean = np.mean(out.sojourn[options.jobs // 10:])
+    kernel = options.jobs / t_kernel
+    simpy = options.simpy_jobs / t_simpy
+    print(f"command: .venv/bin/python benchmarks/bench_steps.py --jobs {options.jobs} "
+          f"--simpy-jobs {options.simpy_jobs}")
+    print(f"model: {NODES} nodes, {REPLICAS} replicas, quorum {QUORUM}, shared "
+          f"{CORES} cores, {CLIENTS} closed-loop clients, "
+          f"{args[2].shape[1]} steps per remote read; mean latency {mean:.4f} ms, "
+          f"throughput {options.jobs / out.finish.max():.1f} ops per ms (simulated)")
+    print(f"drawing inputs: {options.jobs / t_draw:,.0f} jobs/s")
+    print(f"compiled kernel: {kernel:,.0f} ops/s ({t_kernel:.3f} s for {options.jobs:,})")
+    print(f"SimPy: {simpy:,.0f} ops/s ({t_simpy:.3f} s for {options.simpy_jobs:,}); "
+          f"identical finish times on those jobs")
+    print(f"speed-up: {kernel / simpy:,.0f}x")
+
+
+if __name__ == "__main__":
+    main()
