@@ -22,7 +22,7 @@ Fit on some runs, report on the others:
   measured time after the last commit (``after="commit"``), so that it does not
   hinge on the simulated commit time.
 
-Usage (from the repository root, about 30 s)::
+Usage (from the repository root, about 10 s)::
 
     .venv/bin/python docs/data/pbs_micro/compare.py
 
