@@ -165,18 +165,23 @@ def test_strict_quorums_are_never_stale(channels, coordinators):
 
 
 def test_netem_constant_delays_give_the_hand_computed_trial():
-    # One-way 1 ms everywhere, except writes 3 ms: commit at 4; a read started 1
-    # after the write's start reaches the replicas at 2 < 3: old with independent
-    # channels, held behind the write (3) with FIFO, answered at 4 (behind the ack).
-    laws = MessageLaws(netem(3.0), netem(1.0), netem(1.0), netem(1.0))
+    # One-way 1 ms, writes 3 ms, acks 0.5 ms: commit at 3.5. A read started 1 after
+    # the write's start reaches the replicas at 2 < 3: old with independent
+    # channels, answered at 3. With FIFO it is held behind the write until 3, new,
+    # and answered at 4 (after the ack, 3.5).
+    laws = MessageLaws(netem(3.0), netem(0.5), netem(1.0), netem(1.0))
     common = dict(read_delays=1.0, after="start", trials=10, seed=10)
     independent = simulate_wars_ordered(laws, 3, 1, 1, channels="independent",
                                         **common)
     fifo = simulate_wars_ordered(laws, 3, 1, 1, channels="fifo", **common)
-    assert np.all(independent.commit == 4.0) and not independent.new.any()
+    assert np.all(independent.commit == 3.5) and not independent.new.any()
     np.testing.assert_allclose(independent.read_latency, 2.0)
     assert fifo.new.all()
     np.testing.assert_allclose(fifo.read_latency, 3.0)
+    # A read started 3 after commit: its response (arriving at 8.5) is not held.
+    later = simulate_wars_ordered(laws, 3, 1, 1, read_delays=3.0, channels="fifo",
+                                  trials=10, seed=10)
+    np.testing.assert_allclose(later.read_latency, 2.0)
 
 
 def test_read_delays_from_a_law_or_an_array():

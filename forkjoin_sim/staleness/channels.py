@@ -169,14 +169,13 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     if after == "commit":
         start = start + commit
     asked = start[:, None] + np.where(local_read, 0.0, delays["read"])
+    shared = (writer == reader)[:, None] if channels == "fifo" else False
+    # FIFO, same coordinator: the read request follows the write request on the
+    # channel coordinator -> i ...
+    asked = np.where(shared, np.maximum(asked, reached), asked)
     answered = asked + np.where(local_read, 0.0, delays["response"])
-    if channels == "fifo":
-        # Same coordinator: the read request follows the write request on the
-        # channel coordinator -> i, and the response follows the ack on i ->
-        # coordinator (it is sent later, as the request arrives later).
-        shared = (writer == reader)[:, None]
-        asked = np.where(shared, np.maximum(asked, reached), asked)
-        answered = np.where(shared, np.maximum(answered, acked), answered)
+    # ... and the response, sent after the ack, follows it on i -> coordinator.
+    answered = np.where(shared, np.maximum(answered, acked), answered)
     first = np.argsort(answered, axis=1, kind="stable")[:, :read_quorum]
     read_latency = np.take_along_axis(answered, first[:, -1:], axis=1)[:, 0] - start
     is_new = np.take_along_axis(reached <= asked, first, axis=1).any(axis=1)
