@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from forkjoin_sim.steps import (Closed, cassandra_jobs, cassandra_layout,  # noqa: E402
-                                draws, simulate)
+                                draws)
 from forkjoin_sim.steps.engine import run_arrays  # noqa: E402
 from forkjoin_sim.steps.graph import compile_templates, stations_of  # noqa: E402
 from forkjoin_sim.steps.reference import run_reference  # noqa: E402

@@ -121,13 +121,21 @@ class Template:
         return succ
 
     def cancelled_by(self, join: int) -> list:
-        """Steps a purging ``join`` cancels: those it post-dominates (their every path to
-        the answer passes through it), in increasing order."""
+        """Steps a purging ``join`` cancels, in increasing order: those it
+        post-dominates (their every path to the answer passes through it), except the
+        ones before all its predecessors (done when it fires)."""
         succ = self.successors()
         inside = np.zeros(len(self.ops), bool)
         for a in range(join - 1, -1, -1):
             inside[a] = bool(succ[a]) and all(s == join or inside[s] for s in succ[a])
-        return [int(a) for a in np.flatnonzero(inside)]
+        ancestors = [0] * len(self.ops)      # bit sets
+        for i, op in enumerate(self.ops):
+            for a in op.after:
+                ancestors[i] |= ancestors[a] | (1 << a)
+        shared = -1
+        for a in self.ops[join].after:
+            shared &= ancestors[a]
+        return [int(a) for a in np.flatnonzero(inside) if not shared >> int(a) & 1]
 
 
 @dataclass(frozen=True)
