@@ -47,6 +47,8 @@ def test_compiled_arrays_pad_shorter_classes():
     ((Op("a", party=0),), "no stage"),
     ((Op(""),), "empty kind"),
     ((Op("a"), Op("b"), Op("c", (1,))), "steps \\[0\\] lead nowhere"),
+    (tuple(Op("a") for _ in range(4096)) + (Op("j", tuple(range(4096)), need=1),),
+     "intermediate steps"),
 ])
 def test_bad_templates_say_how_to_fix_them(ops, message):
     with pytest.raises(ConfigError, match=message):

@@ -112,14 +112,15 @@ _DONE, _GROW_HEAP, _GROW_LINES = 0, 1, 2
 
 
 @njit(cache=True)
-def _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
+def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             job_class, station, dur, servers, order, arrival, clients, think,
             record, op_done, start, finish, client_of,
-            state, count, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs):
+            prog, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs):
     """Handle events until none is left or the heap or a line may overflow (returns
-    which)."""
+    which). ``prog`` holds per job and step its state (low 3 bits) and how many of
+    its predecessors are done (the rest)."""
     J = start.shape[0]
-    M = need.shape[1]
+    M = need8.shape[1]
     SH = regs[_SH]
     LOW = (1 << SH) - 1
     issued = regs[_ISSUED]
@@ -171,20 +172,23 @@ def _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             for i in range(roots_ptr[c, 0], roots_ptr[c, 1]):
                 ready[nready] = roots[c, i]
                 nready += 1
-        elif state[base + o] == RUNNING:
+        elif prog[base + o] & 7 == RUNNING:
             idx = base + o
-            state[idx] = DONE
+            prog[idx] += DONE - RUNNING
             if record:
                 op_done[j, o] = t
-            st = station[j, o]
+            st = station[base + o]
             if st >= 0:
                 busy[st] -= 1
                 freed[nfreed] = st
                 nfreed += 1
             for i in range(succ_ptr[c, o], succ_ptr[c, o + 1]):
                 s = succ[c, i]
-                count[base + s] += 1
-                if count[base + s] == need[c, s] and state[base + s] == IDLE:
+                # one more predecessor done; equal to need << 3 iff the count
+                # reaches need and the step is still idle
+                v = prog[base + s] + 8
+                prog[base + s] = v
+                if v == need8[c, s]:
                     ready[nready] = s
                     nready += 1
             if o == steps[c] - 1:
@@ -203,20 +207,20 @@ def _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             if r >= 0:
                 s = ready[r]
                 idx = base + s
-                if state[idx] != IDLE:
+                if prog[idx] & 7 != IDLE:
                     continue  # cancelled by a join readied in this same event
                 for i in range(purge_ptr[c, s], purge_ptr[c, s + 1]):
                     ip = base + purge[c, i]
-                    sp = state[ip]
+                    sp = prog[ip] & 7
                     if sp == RUNNING:
-                        state[ip] = CANCELLED
-                        st = station[j, purge[c, i]]
+                        prog[ip] += CANCELLED - sp
+                        st = station[base + purge[c, i]]
                         if st >= 0:
                             busy[st] -= 1
                             freed[nfreed] = st
                             nfreed += 1
                     elif sp == IDLE or sp == WAITING:
-                        state[ip] = CANCELLED
+                        prog[ip] += CANCELLED - sp
             for f in range(nfreed):
                 st = freed[f]
                 while ql[st] > 0 and busy[st] < servers[st]:
@@ -224,9 +228,9 @@ def _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                     qh[st] = (qh[st] + 1) & mask
                     ql[st] -= 1
                     item = (wkey >> SH) * M + (wkey & LOW) - 1
-                    if state[item] != WAITING:
+                    if prog[item] & 7 != WAITING:
                         continue  # cancelled while waiting
-                    state[item] = RUNNING
+                    prog[item] += RUNNING - WAITING
                     busy[st] += 1
                     pt[npush] = t + dur[item]
                     pk[npush] = wkey
@@ -234,16 +238,16 @@ def _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             nfreed = 0
             if r < 0:
                 continue
-            st = station[j, s]
+            st = station[base + s]
             if st < 0 or busy[st] < servers[st]:
                 if st >= 0:
                     busy[st] += 1
-                state[idx] = RUNNING
+                prog[idx] += RUNNING - IDLE
                 pt[npush] = t + dur[idx]
                 pk[npush] = (j << SH) | (s + 1)
                 npush += 1
             else:
-                state[idx] = WAITING
+                prog[idx] += WAITING - IDLE
                 q[st, (qh[st] + ql[st]) & mask] = (j << SH) | (s + 1)
                 ql[st] += 1
                 if ql[st] > longest:
@@ -319,8 +323,8 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     while (1 << SH) < M + 1:
         SH += 1
     regs[_SH] = SH
-    state = np.zeros(J * M, np.int8)
-    count = np.zeros(J * M, np.int16)     # predecessors done (at most 32767)
+    prog = np.zeros(J * M, np.int16)
+    need8 = need << 3
     busy = np.zeros(S, np.int64)
     cap = 64
     while cap < 2 * M + 2:
@@ -341,11 +345,10 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             _push(ht, hk, c, think[c], c << SH)
         regs[_HEAP] = regs[_ISSUED]
     while True:
-        code = _events(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
+        code = _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                        job_class, station, dur, servers, order, arrival, clients, think,
                        record, op_done, start, finish, client_of,
-                       state, count, busy, q, qh, ql, ht, hk, ready, freed, pt, pk,
-                       regs)
+                       prog, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs)
         if code == _GROW_HEAP:
             ht, hk = _grow_heap(ht, hk, regs[_HEAP])
         elif code == _GROW_LINES:
@@ -430,7 +433,7 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
     index = np.int16 if len(servers) < 2**15 else np.int32
     _run(compiled.steps, compiled.need, compiled.succ_ptr, compiled.succ,
          compiled.purge_ptr, compiled.purge, compiled.roots_ptr, compiled.roots,
-         np.asarray(classes, np.int64), np.ascontiguousarray(station, index),
+         np.asarray(classes, np.int64), np.ascontiguousarray(station, index).ravel(),
          np.ascontiguousarray(durations, np.float64).ravel(),
          np.asarray(servers, np.int64), order, times, clients, think,
          record_steps, op_done, start, finish, client)

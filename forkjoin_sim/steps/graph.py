@@ -23,6 +23,10 @@ import numpy as np
 from forkjoin_sim.errors import ConfigError
 
 
+#: Most predecessors of one step (the engine keeps the count in 12 bits).
+MAX_PREDECESSORS = 4095
+
+
 @dataclass(frozen=True)
 class Op:
     """One step of a job: a task at ``(party, stage)``, or a pure delay (``party=None``).
@@ -80,6 +84,10 @@ class Template:
                     raise ConfigError(f"{where} comes after step {a}; steps must be in "
                                       f"topological order, so use predecessors 0..{i - 1}")
                 has_successor[a] = True
+            if len(after) > MAX_PREDECESSORS:
+                raise ConfigError(f"{where} has {len(after)} predecessors; the engine "
+                                  f"counts up to {MAX_PREDECESSORS}, so join through "
+                                  "intermediate steps")
             need = op.quorum
             if after and not 1 <= need <= len(after):
                 raise ConfigError(f"{where}: need={need} with {len(after)} "
