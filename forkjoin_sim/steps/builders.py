@@ -174,9 +174,8 @@ def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int
     parties, local = cassandra_parties(nodes, replicas, seed, first, count,
                                        coordinator, ring)
     widths = {kind: templates[0].width(kind) for kind in templates[0].kinds}
-    remote = draws.durations(templates[0], laws, seed, first, count, widths)
-    near = draws.durations(templates[1], laws, seed, first, count, widths)
-    times = np.zeros_like(remote)
-    times[~local] = remote[~local]
-    times[local, :near.shape[1]] = near[local]
+    values, offsets = draws.step_values(laws, widths, seed, first, count)
+    times = np.take(values, draws.columns(templates[0], offsets), axis=1)
+    near = draws.columns(templates[1], offsets)
+    times[local, :len(near)] = np.take(values[local], near, axis=1)
     return templates, local.astype(np.int64), parties, times

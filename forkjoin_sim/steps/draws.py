@@ -77,6 +77,39 @@ def draw(seed: int, purpose, law, first: int, count: int, width: int = 1) -> np.
     return out
 
 
+def step_values(laws: dict, widths: dict, seed: int, first: int,
+                count: int) -> tuple:
+    """Rows of ``('step', kind)`` side by side: ``(values, offsets)`` with the
+    ``widths[kind]`` values of kind ``kind`` at columns ``offsets[kind]...``."""
+    missing = [kind for kind in widths if kind not in laws]
+    if missing:
+        raise ConfigError(f"no law for step kinds {missing}; give laws for all of "
+                          f"{list(widths)}")
+    offsets = dict(zip(widths, np.cumsum([0] + list(widths.values()))))
+    values = np.empty((count, sum(widths.values())))
+    for kind, width in widths.items():
+        values[:, offsets[kind]:offsets[kind] + width] = draw(
+            seed, ("step", kind), laws[kind], first, count, width)
+    if not np.all(np.isfinite(values) & (values >= 0)):
+        bad = [kind for kind, width in widths.items()
+               if not np.all(np.isfinite(v := values[:, offsets[kind]:offsets[kind]
+                                                     + width]) & (v >= 0))]
+        raise ConfigError(f"the laws of {bad} gave negative or non-finite durations; "
+                          "use laws on [0, inf)")
+    return values, offsets
+
+
+def columns(template, offsets: dict) -> np.ndarray:
+    """Per step of ``template``, its column in `step_values`: the steps of one kind
+    take that kind's values in order."""
+    seen = dict.fromkeys(offsets, 0)
+    out = []
+    for op in template.ops:
+        out.append(offsets[op.kind] + seen[op.kind])
+        seen[op.kind] += 1
+    return np.array(out, np.int64)
+
+
 def durations(template, laws: dict, seed: int, first: int, count: int,
               widths: dict | None = None) -> np.ndarray:
     """Per job and step its duration, ``(count, steps)``: step kind ``x`` from
@@ -85,22 +118,10 @@ def durations(template, laws: dict, seed: int, first: int, count: int,
     ``widths[x]`` (default: the template's count of kind ``x``) is the row length drawn;
     give the largest count over several templates so that they share their values.
     """
-    widths = widths or {}
-    missing = [kind for kind in template.kinds if kind not in laws]
-    if missing:
-        raise ConfigError(f"no law for step kinds {missing}; give laws for all of "
-                          f"{list(template.kinds)}")
-    out = np.empty((count, len(template.ops)))
-    for kind in template.kinds:
-        columns = [i for i, op in enumerate(template.ops) if op.kind == kind]
-        width = max(len(columns), widths.get(kind, 0))
-        values = draw(seed, ("step", kind), laws[kind], first, count,
-                      width)[:, :len(columns)]
-        if not np.all(np.isfinite(values) & (values >= 0)):
-            raise ConfigError(f"the law of {kind!r} gave negative or non-finite "
-                              "durations; use a law on [0, inf)")
-        out[:, columns] = values
-    return out
+    widths = {kind: max(template.width(kind), (widths or {}).get(kind, 0))
+              for kind in template.kinds}
+    values, offsets = step_values(laws, widths, seed, first, count)
+    return np.take(values, columns(template, offsets), axis=1)
 
 
 def poisson_arrivals(seed: int, rate: float, first: int, count: int,
