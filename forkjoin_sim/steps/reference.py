@@ -6,6 +6,11 @@ its station (or nothing, for a delay), then for its duration. A purging join int
 the steps it post-dominates: a waiting one withdraws its request, one in service
 releases its server. Takes the same arrays as `engine.run_arrays`, so both engines see
 the same numbers; slow, for tests and speed comparisons only.
+
+Simultaneous events follow the engine's rule: a step's end and a job's arrival are
+scheduled with a priority below SimPy's own events and ordered by (job, step), so all
+consequences of one (a server handed on, successors started, a client's next job) are
+settled before the next one at the same time, and those come in (job, step) order.
 """
 
 from __future__ import annotations
@@ -15,6 +20,17 @@ import simpy
 
 from forkjoin_sim.steps.engine import Closed, Open, Outcome
 from forkjoin_sim.steps.graph import Compiled
+
+
+class _Ordered(simpy.Event):
+    """A timeout that comes after SimPy's ordinary events of the same time, and after
+    every ``_Ordered`` of the same time and smaller ``rank``."""
+
+    def __init__(self, env, delay, rank):
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, simpy.events.NORMAL + 1 + rank, delay)
 
 
 class _Job:
@@ -49,7 +65,7 @@ class _Job:
             if st >= 0:
                 self.request[o] = sim.resources[st].request()
                 yield self.request[o]
-            yield sim.env.timeout(sim.durations[self.j, o])
+            yield _Ordered(sim.env, sim.durations[self.j, o], sim.rank(self.j, o))
             if st >= 0:
                 sim.resources[st].release(self.request[o])
         except simpy.Interrupt:
@@ -86,19 +102,23 @@ class _Simulation:
         self.finish = np.full(jobs, np.nan)
         self.steps = np.full(self.station.shape, np.nan) if record else None
 
+    def rank(self, j, o):
+        """The engine's order of job ``j``'s step ``o`` (-1: its arrival)."""
+        return j * (self.station.shape[1] + 1) + o + 1
+
     def issue(self, j):
         self.start[j] = self.env.now
         return _Job(self, j)
 
     def arrive(self, j, time):
-        yield self.env.timeout(time)    # from time 0, so exactly ``time``
+        yield _Ordered(self.env, time, self.rank(j, -1))   # from 0: exactly ``time``
         self.issue(j)
 
     def client(self, c, think, state, client_of):
         j = c
         while True:
             client_of[j] = c
-            yield self.env.timeout(think[j])
+            yield _Ordered(self.env, think[j], self.rank(j, -1))
             yield self.issue(j).done
             if state["issued"] >= len(think):
                 return
