@@ -160,3 +160,18 @@ def test_simultaneous_events_go_in_job_order():
     swapped = simulate(template, layout, np.array([[0, 1], [0, 1]]), durations[::-1],
                        Open(np.array([1.0, 0.0])))
     np.testing.assert_array_equal(swapped.finish, [3.0, 4.0])
+
+
+def test_resolved_arrays_are_checked_before_the_kernel_reads_them():
+    template = Template((Op("x", party=0, stage="s"),), parties=1)
+    compiled = compile_templates([template])
+    good = dict(compiled=compiled, classes=np.zeros(2, int), station=np.zeros((2, 1), int),
+                durations=np.ones((2, 1)), servers=np.array([1]),
+                arrivals=Open(np.zeros(2)))
+    for bad, message in [(dict(station=np.full((2, 1), 1)), "use -1 \\(a delay\\) or 0..0"),
+                         (dict(classes=np.ones(2, int)), "indices into the 1"),
+                         (dict(station=np.zeros((2, 2), int)), "shape \\(jobs, 1\\)"),
+                         (dict(servers=np.array([0])), "servers >= 1")]:
+        with pytest.raises(ConfigError, match=message):
+            run_arrays(**{**good, **bad})
+    assert run_arrays(**good).finish.tolist() == [1.0, 2.0]

@@ -1,12 +1,15 @@
 """The compiled event engine: jobs of steps through FCFS multi-server stations.
 
 One heap of events (a step's end, or a job's arrival) ordered by ``(time, job, step)``
-with a job's arrival before its steps; per station a FIFO waiting line. Simultaneous
-events are therefore handled in job order, then step order. Within one event, effects
-happen in this order: the finished task's server takes the head of its line; the
-successors whose ``need`` is now met start in increasing step order (a purging join
-first cancels what it post-dominates, freeing servers to their lines' heads, then
-starts itself); a closed-loop client whose job finished picks its next job.
+with a job's arrival before its steps; per station a FIFO waiting line.
+
+Tie rule: simultaneous events are handled in job order, then step order, and each one
+settles all its consequences before the next: the finished task's server takes the
+head of its line; the successors whose ``need`` is now met start in increasing step
+order (a purging join first cancels what it post-dominates, freeing servers to their
+lines' heads, then starts itself); a closed-loop client whose job finished picks its
+next job. A zero duration is an event at the same time, placed by the same rule. The
+SimPy reference (`reference`) follows this rule too.
 
 The engine is exact for FCFS ``c``-server stations: a task starts at the later of its
 readiness and a free server, in order of readiness (ties as above).
@@ -394,20 +397,37 @@ def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, par
         rows = np.flatnonzero(classes == c)
         station[rows, :len(template.ops)] = stations_of(
             template, layout, parties[rows, :template.parties])
-    durations = np.ascontiguousarray(durations, np.float64)
-    if durations.shape != station.shape:
-        raise ConfigError(f"durations has shape {durations.shape}; give one time per "
-                          f"job and step, shape {station.shape}")
-    if not np.all(np.isfinite(durations) & (durations >= 0)):
-        raise ConfigError("durations must be finite and >= 0; check the laws drawn from")
     return run_arrays(compiled, classes, station, durations,
                       np.asarray(layout.servers, np.int64), arrivals, record_steps)
 
 
 def run_arrays(compiled: Compiled, classes, station, durations, servers,
                arrivals: Union[Open, Closed], record_steps: bool = False) -> Outcome:
-    """`simulate` on resolved arrays (per job and step: station, duration)."""
-    jobs = station.shape[0]
+    """`simulate` on resolved arrays: per job its class, per job and step its station
+    (-1 for a delay) and duration; per station its servers."""
+    station = np.asarray(station)
+    jobs = station.shape[0] if station.ndim == 2 else -1
+    durations = np.ascontiguousarray(durations, np.float64)
+    classes = np.asarray(classes, np.int64)
+    servers = np.asarray(servers, np.int64)
+    if station.shape != (jobs, compiled.width):
+        raise ConfigError(f"stations have shape {station.shape}; give one per job and "
+                          f"step, shape (jobs, {compiled.width})")
+    if durations.shape != station.shape:
+        raise ConfigError(f"durations has shape {durations.shape}; give one time per "
+                          f"job and step, shape {station.shape}")
+    if classes.shape != (jobs,) or (jobs and not 0 <= classes.min() <= classes.max()
+                                    < len(compiled.steps)):
+        raise ConfigError(f"classes must be {jobs} indices into the "
+                          f"{len(compiled.steps)} templates; give one per job")
+    if station.size and not -1 <= station.min() <= station.max() < len(servers):
+        raise ConfigError(f"stations {station.min()}..{station.max()} for "
+                          f"{len(servers)} stations; use -1 (a delay) or 0.."
+                          f"{len(servers) - 1}")
+    if not np.all(servers >= 1):
+        raise ConfigError("every station needs servers >= 1")
+    if not np.all(np.isfinite(durations) & (durations >= 0)):
+        raise ConfigError("durations must be finite and >= 0; check the laws drawn from")
     start = np.full(jobs, np.nan)
     finish = np.full(jobs, np.nan)
     client = np.full(jobs, -1, np.int64)
@@ -433,9 +453,8 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
     index = np.int16 if len(servers) < 2**15 else np.int32
     _run(compiled.steps, compiled.need, compiled.succ_ptr, compiled.succ,
          compiled.purge_ptr, compiled.purge, compiled.roots_ptr, compiled.roots,
-         np.asarray(classes, np.int64), np.ascontiguousarray(station, index).ravel(),
-         np.ascontiguousarray(durations, np.float64).ravel(),
-         np.asarray(servers, np.int64), order, times, clients, think,
+         classes, np.ascontiguousarray(station, index).ravel(), durations.ravel(),
+         servers, order, times, clients, think,
          record_steps, op_done, start, finish, client)
     return Outcome(start, finish, op_done if record_steps else None,
                    client if clients else None)
