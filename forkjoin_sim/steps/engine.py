@@ -275,13 +275,15 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                     ch = 2 * i + 1
                     if ch >= hn:
                         break
-                    m = ch
                     tm = ht[ch]
                     td = ht[ch + 1]
-                    if td == tm and hk[ch + 1] < hk[m]:
-                        m = ch + 1
-                    m = ch + 1 if td < tm else m
-                    tm = td if td < tm else tm
+                    # the smaller child without a data-dependent branch (equal
+                    # times are rare, so that branch is predictable)
+                    if td == tm:
+                        m = ch + np.int64(hk[ch + 1] < hk[ch])
+                    else:
+                        m = ch + np.int64(td < tm)
+                    tm = min(td, tm)
                     if tm < tx or (tm == tx and hk[m] < kx):
                         ht[i] = tm
                         hk[i] = hk[m]
