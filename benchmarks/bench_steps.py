@@ -73,11 +73,15 @@ def main():
     print(f"command: .venv/bin/python benchmarks/bench_steps.py --jobs {options.jobs} "
           f"--simpy-jobs {options.simpy_jobs}")
     print(f"model: {NODES} nodes, {REPLICAS} replicas, quorum {QUORUM}, shared "
-          f"{CORES} cores, {CLIENTS} closed-loop clients, "
-          f"{args[2].shape[1]} steps per remote read; mean latency {mean:.4f} ms, "
+          f"{CORES} cores, {CLIENTS} closed-loop clients thinking {THINK} ms on "
+          f"average, {args[0].steps[args[1]].mean():.0f} steps per read (every "
+          f"coordinator is a replica); mean latency {mean:.4f} ms, "
           f"throughput {options.jobs / out.finish.max():.1f} ops per ms (simulated)")
     print(f"drawing inputs: {options.jobs / t_draw:,.0f} jobs/s")
-    print(f"compiled kernel: {kernel:,.0f} ops/s ({t_kernel:.3f} s for {options.jobs:,})")
+    compiled, classes = args[0], args[1]
+    steps = compiled.steps[classes].sum() + options.jobs      # step ends and arrivals
+    print(f"compiled kernel: {kernel:,.0f} ops/s ({t_kernel:.3f} s for {options.jobs:,}; "
+          f"{steps / t_kernel / 1e6:.1f} M events/s, {steps / options.jobs:.1f} per op)")
     print(f"SimPy: {simpy:,.0f} ops/s ({t_simpy:.3f} s for {options.simpy_jobs:,}); "
           f"identical finish times on those jobs")
     print(f"speed-up: {kernel / simpy:,.0f}x")

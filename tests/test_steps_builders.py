@@ -57,16 +57,16 @@ def test_an_isolated_read_takes_its_critical_path():
         assert out.sojourn[j] == pytest.approx(expected, abs=1e-10)   # clock rounding
 
 
-@pytest.mark.parametrize("structure, write, purging, coordinator", [
-    ("shared", False, False, "random"), ("shared", True, True, "replica"),
-    ("pools", False, True, "random"), ("pools", True, False, "random")])
-def test_cassandra_workloads_agree_on_both_engines(structure, write, purging,
+@pytest.mark.parametrize("structure, writes, purging, coordinator", [
+    ("shared", 0.0, False, "random"), ("shared", 1.0, True, "replica"),
+    ("pools", 0.0, True, "random"), ("pools", 0.3, False, "random")])
+def test_cassandra_workloads_agree_on_both_engines(structure, writes, purging,
                                                    coordinator):
     nodes, jobs = 4, 400
     layout = cassandra_layout(nodes, structure, cores=2, threads={"messaging": 1},
                               client_cores=2)
     templates, classes, parties, times = cassandra_jobs(
-        nodes, 3, 2, LAWS, 9, jobs, write=write, coordinator=coordinator,
+        nodes, 3, 2, LAWS, 9, jobs, writes=writes, coordinator=coordinator,
         purging=purging)
     compiled = compile_templates(templates)
     station = np.full(times.shape, -1, np.int32)
@@ -81,6 +81,21 @@ def test_cassandra_workloads_agree_on_both_engines(structure, write, purging,
     lengths = np.array([len(t.ops) for t in templates])[classes]
     real = np.arange(times.shape[1]) < lengths[:, None]
     assert np.isnan(fast.steps[real]).any() == purging     # purged branches undone
+    assert np.mean(classes >= 2) == pytest.approx(writes, abs=0.07)
+
+
+def test_reads_and_writes_share_their_common_step_times():
+    reads = cassandra_jobs(5, 3, 2, LAWS, 4, 300)
+    mixed = cassandra_jobs(5, 3, 2, LAWS, 4, 300, writes=0.5)
+    np.testing.assert_array_equal(reads[2], mixed[2])         # same placements
+    same = mixed[1] == reads[1]                                 # the jobs still reads
+    assert 0.3 < same.mean() < 0.7
+    np.testing.assert_array_equal(reads[3][same], mixed[3][same])
+    write = mixed[1] >= 2
+    work = [i for i, op in enumerate(reads[0][0].ops) if op.kind == "replica_read"]
+    assert not np.isin(mixed[3][write & (mixed[1] == 2)][:, work], reads[3]).any()
+    with pytest.raises(ConfigError, match="0 <= writes <= 1"):
+        cassandra_jobs(5, 3, 2, LAWS, 4, 10, writes=1.5)
 
 
 def test_parties_put_a_local_coordinator_first_among_its_replicas():

@@ -158,24 +158,37 @@ def cassandra_parties(nodes: int, replicas: int, seed: int, first: int, count: i
 
 
 def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int,
-                   count: int, first: int = 0, write: bool = False,
+                   count: int, first: int = 0, writes: float = 0.0,
                    coordinator: str = "random", ring: bool = True,
                    purging: bool = False):
-    """Jobs ``first..first+count-1`` of a Cassandra read (or write) workload.
+    """Jobs ``first..first+count-1`` of a Cassandra workload, a fraction ``writes`` of
+    them writes (drawn per job), the others reads.
 
-    Returns ``(templates, classes, parties, durations)`` for `engine.simulate`: class 0
-    is the remote template, class 1 the local one; both draw their step times from the
-    same rows (a local job uses the first columns of each kind).
+    Returns ``(templates, classes, parties, durations)`` for `engine.simulate`. Classes:
+    0 remote read, 1 local read, 2 remote write, 3 local write. All classes take their
+    step times from the same rows (a local job uses the first values of each kind).
     """
     _check_quorum(nodes, replicas, quorum)
-    build = cassandra_write if write else cassandra_read
-    templates = [build(replicas, quorum, False, purging),
-                 build(replicas, quorum, True, purging)]
+    if not 0 <= writes <= 1:
+        raise ConfigError(f"writes={writes}; give the fraction of writes, 0 <= writes <= 1")
+    templates = [cassandra_read(replicas, quorum, False, purging),
+                 cassandra_read(replicas, quorum, True, purging),
+                 cassandra_write(replicas, quorum, False, purging),
+                 cassandra_write(replicas, quorum, True, purging)]
     parties, local = cassandra_parties(nodes, replicas, seed, first, count,
                                        coordinator, ring)
-    widths = {kind: templates[0].width(kind) for kind in templates[0].kinds}
+    is_write = draws.draw(seed, "class", lambda g, shape: g.random(shape), first,
+                          count)[:, 0] < writes
+    classes = 2 * is_write + local
+    used = [c for c in range(4) if (c >= 2) == (writes > 0) or (c < 2) == (writes < 1)]
+    widths = {}
+    for c in used:
+        for kind in templates[c].kinds:
+            widths[kind] = max(widths.get(kind, 0), templates[c].width(kind))
     values, offsets = draws.step_values(laws, widths, seed, first, count)
-    times = np.take(values, draws.columns(templates[0], offsets), axis=1)
-    near = draws.columns(templates[1], offsets)
-    times[local, :len(near)] = np.take(values[local], near, axis=1)
-    return templates, local.astype(np.int64), parties, times
+    times = np.zeros((count, len(templates[0].ops)))
+    for c in used:
+        rows = classes == c
+        columns = draws.columns(templates[c], offsets)
+        times[rows, :len(columns)] = np.take(values[rows], columns, axis=1)
+    return templates, classes.astype(np.int64), parties, times
