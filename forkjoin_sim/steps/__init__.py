@@ -15,7 +15,20 @@ Randomness (`draws`)
                          function of (seed, purpose, job index)
 Engines
     `simulate`, `Open`, `Closed`, `Outcome`   the compiled event engine (`engine`)
-    `run_reference`                           the same jobs on SimPy (`reference`)
+    `run_arrays`, `run_reference`             both engines on resolved arrays
+
+Example: QUORUM reads on 3 nodes of 4 shared cores, 100 closed-loop clients::
+
+    from scipy import stats
+    from forkjoin_sim.steps import Closed, cassandra_jobs, cassandra_layout, draws, simulate
+    laws = {"client": 0.02, "hop": stats.expon(scale=0.1), "coordinate": 0.05,
+            "message": 0.01, "replica_read": stats.expon(scale=0.2), "respond": 0.02}
+    templates, classes, parties, times = cassandra_jobs(3, 3, 2, laws, seed=1,
+                                                        count=100_000)
+    think = draws.think_times(1, stats.expon(scale=8.0), 0, 100_000)
+    out = simulate(templates, cassandra_layout(3, "shared", cores=4), parties, times,
+                   Closed(100, think), classes=classes)
+    out.sojourn.mean()
 """
 
 from forkjoin_sim.steps import draws
