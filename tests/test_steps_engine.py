@@ -175,3 +175,15 @@ def test_resolved_arrays_are_checked_before_the_kernel_reads_them():
         with pytest.raises(ConfigError, match=message):
             run_arrays(**{**good, **bad})
     assert run_arrays(**good).finish.tolist() == [1.0, 2.0]
+
+
+def test_more_clients_than_the_first_heap_holds():
+    template, layout = Template((Op("x", party=0, stage="s"), Op("hop", (0,))),
+                                parties=1), single_station(3)
+    jobs = 5000
+    rng = np.random.default_rng(8)
+    durations = rng.exponential(1.0, (jobs, 2))
+    arrivals = Closed(3000, rng.exponential(1.0, jobs))
+    args = (compile_templates([template]), np.zeros(jobs, int), np.tile([0, -1], (jobs, 1)),
+            durations, np.array([3]), arrivals)
+    np.testing.assert_array_equal(run_arrays(*args).finish, run_reference(*args).finish)

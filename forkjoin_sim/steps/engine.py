@@ -337,7 +337,7 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     q = np.empty((S, cap), np.int64)
     qh = np.zeros(S, np.int64)
     ql = np.zeros(S, np.int64)
-    ht = np.full(max(1024, 8 * M + 16), np.inf)
+    ht = np.full(max(1024, 2 * min(clients, J) + 8 * M + 16), np.inf)
     hk = np.full(ht.shape[0], _NO_KEY)
     ready = np.empty(M, np.int64)
     freed = np.empty(M + 1, np.int64)
