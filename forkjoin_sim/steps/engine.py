@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.steps.graph import Compiled, Layout, Template, compile_templates, \
@@ -109,9 +112,41 @@ def _grow_heap(ht, hk, n):
     return nt, nk
 
 
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Ask the processor to bring ``array[index]`` into cache (``llvm.prefetch``)."""
+    def codegen(context, builder, signature, args):
+        kind = signature.args[0]
+        data = context.make_array(kind)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, kind, data, [args[1]],
+                                           wraparound=False)
+        byte = ir.IntType(8).as_pointer()
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte] + [ir.IntType(32)] * 3),
+            "llvm.prefetch")
+        # read, keep in all cache levels, data cache
+        builder.call(function, [builder.bitcast(pointer, byte), ir.Constant(ir.IntType(32), 0),
+                                ir.Constant(ir.IntType(32), 3), ir.Constant(ir.IntType(32), 1)])
+        return context.get_dummy_value()
+    return types.void(array, index), codegen
+
+
+@njit(cache=True)
+def _fetch_job(station, dur, prog, base, M):
+    """Prefetch a job's rows, some jobs before it needs them: its first touch of
+    each row otherwise waits for memory."""
+    for x in range(0, M, 8):
+        _prefetch(dur, base + x)
+    for x in range(0, M, 32):
+        _prefetch(station, base + x)
+        _prefetch(prog, base + x)
+
+
 # registers of the event loop kept between calls of `_events`
 _ISSUED, _NEXT_ARRIVAL, _LONGEST, _SH, _HEAP = 0, 1, 2, 3, 4
 _DONE, _GROW_HEAP, _GROW_LINES = 0, 1, 2
+#: open loop: prefetch the job this many arrivals ahead
+_AHEAD = 8
 
 
 @njit(cache=True)
@@ -155,6 +190,8 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 arrive = True
                 j = ja
                 t = ta
+                if ap + _AHEAD < J:
+                    _fetch_job(station, dur, prog, order[ap + _AHEAD] * M, M)
         if not arrive:
             if hn == 0:
                 break
@@ -197,6 +234,7 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             if o == steps[c] - 1:
                 finish[j] = t
                 if closed and issued < J:
+                    _fetch_job(station, dur, prog, issued * M, M)
                     client_of[issued] = client_of[j]
                     pt[npush] = t + think[issued]
                     pk[npush] = issued << SH
@@ -328,7 +366,8 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     while (1 << SH) < M + 1:
         SH += 1
     regs[_SH] = SH
-    prog = np.zeros(J * M, np.int16)
+    prog = np.empty(J * M, np.int16)
+    prog[:] = 0     # touched now, so that prefetches find mapped pages
     need8 = need << 3
     busy = np.zeros(S, np.int64)
     cap = 64
