@@ -187,3 +187,22 @@ def test_more_clients_than_the_first_heap_holds():
     args = (compile_templates([template]), np.zeros(jobs, int), np.tile([0, -1], (jobs, 1)),
             durations, np.array([3]), arrivals)
     np.testing.assert_array_equal(run_arrays(*args).finish, run_reference(*args).finish)
+
+
+def test_many_delays_in_flight_grow_the_heap():
+    # 20,000 hops under way at once (more than the first heap holds), then one server
+    template = Template((Op("hop"), Op("x", (0,), party=0, stage="s")), parties=1)
+    jobs = 20_000
+    rng = np.random.default_rng(2)
+    durations = np.column_stack([rng.uniform(100, 200, jobs), rng.exponential(1e-3, jobs)])
+    arrivals = rng.uniform(0, 1, jobs)
+    out = simulate(template, single_station(1), np.zeros((jobs, 1), int), durations,
+                   Open(arrivals), record_steps=True)
+    np.testing.assert_array_equal(out.steps[:, 0], arrivals + durations[:, 0])
+    # the server then works FIFO in order of the hops' ends (Lindley)
+    order = np.argsort(out.steps[:, 0], kind="stable")
+    free, expected = 0.0, np.empty(jobs)
+    for j in order:
+        free = max(free, out.steps[j, 0]) + durations[j, 1]
+        expected[j] = free
+    np.testing.assert_array_equal(out.finish, expected)
