@@ -127,3 +127,10 @@ def test_layouts_shared_and_pools():
 def test_fork_join_shapes_are_checked(args, message):
     with pytest.raises(ConfigError, match=message):
         fork_join(*args)
+
+
+def test_cassandra_shapes_are_checked():
+    with pytest.raises(ConfigError, match="replicas >= 1"):
+        cassandra_read(0, 1)
+    with pytest.raises(ConfigError, match="1 <= quorum <= replicas"):
+        cassandra_write(3, 4)

@@ -22,6 +22,8 @@ STAGES = ("native", "messaging", "read", "mutation", "response")
 
 
 def _check_quorum(nodes, replicas, quorum):
+    if replicas < 1:
+        raise ConfigError(f"replicas={replicas}; use replicas >= 1")
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"replicas={replicas} with nodes={nodes}; use "
                           "1 <= replicas <= nodes")
@@ -120,7 +122,7 @@ def cassandra_read(replicas: int, quorum: int, local: bool = False,
     """A read at consistency ``quorum`` of ``replicas``: client work, hop, coordinator
     work, fork to the replicas (remote ones through messages and hops), join at the
     ``quorum``-th reply on the coordinator's response stage, hop, client work."""
-    _check_quorum(max(replicas, 1), replicas, quorum)
+    _check_quorum(replicas, replicas, quorum)
     return _cassandra(replicas, quorum, local, "replica_read", "read", purging, "read")
 
 
@@ -128,7 +130,7 @@ def cassandra_write(replicas: int, quorum: int, local: bool = False,
                     purging: bool = False) -> Template:
     """A write: as `cassandra_read` with the replicas' ``mutation`` stage doing
     ``replica_write`` work."""
-    _check_quorum(max(replicas, 1), replicas, quorum)
+    _check_quorum(replicas, replicas, quorum)
     return _cassandra(replicas, quorum, local, "replica_write", "mutation", purging,
                       "write")
 
