@@ -24,7 +24,8 @@ from forkjoin_sim.steps.graph import Compiled
 
 class _Ordered(simpy.Event):
     """A timeout that comes after SimPy's ordinary events of the same time, and after
-    every ``_Ordered`` of the same time and smaller ``rank``."""
+    every ``_Ordered`` of the same time and smaller ``rank`` (built as
+    ``simpy.Timeout`` builds itself, with a priority of its own)."""
 
     def __init__(self, env, delay, rank):
         super().__init__(env)
