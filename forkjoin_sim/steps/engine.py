@@ -203,7 +203,8 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             if o < 0:
                 arrive = True
         c = job_class[j]
-        base = j * M
+        # unsigned positions (u...): indexing with them needs no negative-index fix-up
+        ub = np.uint64(j * M)
         nready = 0
         nfreed = 0
         npush = 0
@@ -212,22 +213,23 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             for i in range(roots_ptr[c, 0], roots_ptr[c, 1]):
                 ready[nready] = roots[c, i]
                 nready += 1
-        elif prog[base + o] & 7 == RUNNING:
-            idx = base + o
-            prog[idx] += DONE - RUNNING
+        elif prog[ub + np.uint64(o)] & 7 == RUNNING:
+            ui = ub + np.uint64(o)
+            prog[ui] += DONE - RUNNING
             if record:
                 op_done[j, o] = t
-            st = station[base + o]
+            st = station[ui]
             if st >= 0:
-                busy[st] -= 1
+                busy[np.uint64(st)] -= 1
                 freed[nfreed] = st
                 nfreed += 1
             for i in range(succ_ptr[c, o], succ_ptr[c, o + 1]):
                 s = succ[c, i]
                 # one more predecessor done; equal to need << 3 iff the count
                 # reaches need and the step is still idle
-                v = prog[base + s] + 8
-                prog[base + s] = v
+                ux = ub + np.uint64(s)
+                v = prog[ux] + 8
+                prog[ux] = v
                 if v == need8[c, s]:
                     ready[nready] = s
                     nready += 1
@@ -244,55 +246,61 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
         # after the lines its purging (if any) freed have taken their servers
         for r in range(-1, nready):
             s = 0
-            idx = 0
+            ux = ub
             if r >= 0:
                 s = ready[r]
-                idx = base + s
-                if prog[idx] & 7 != IDLE:
+                ux = ub + np.uint64(s)
+                if prog[ux] & 7 != IDLE:
                     continue  # cancelled by a join readied in this same event
                 for i in range(purge_ptr[c, s], purge_ptr[c, s + 1]):
-                    ip = base + purge[c, i]
-                    sp = prog[ip] & 7
+                    up = ub + np.uint64(purge[c, i])
+                    sp = prog[up] & 7
                     if sp == RUNNING:
-                        prog[ip] += CANCELLED - sp
-                        st = station[base + purge[c, i]]
+                        prog[up] += CANCELLED - sp
+                        st = station[up]
                         if st >= 0:
-                            busy[st] -= 1
+                            busy[np.uint64(st)] -= 1
                             freed[nfreed] = st
                             nfreed += 1
                     elif sp == IDLE or sp == WAITING:
-                        prog[ip] += CANCELLED - sp
+                        prog[up] += CANCELLED - sp
             for f in range(nfreed):
-                st = freed[f]
-                while ql[st] > 0 and busy[st] < servers[st]:
-                    wkey = q[st, qh[st]]
-                    qh[st] = (qh[st] + 1) & mask
-                    ql[st] -= 1
-                    item = (wkey >> SH) * M + (wkey & LOW) - 1
-                    if prog[item] & 7 != WAITING:
+                us = np.uint64(freed[f])
+                while ql[us] > 0 and busy[us] < servers[us]:
+                    wkey = q[us, np.uint64(qh[us])]
+                    qh[us] = (qh[us] + 1) & mask
+                    ql[us] -= 1
+                    uw = np.uint64((wkey >> SH) * M + (wkey & LOW) - 1)
+                    if prog[uw] & 7 != WAITING:
                         continue  # cancelled while waiting
-                    prog[item] += RUNNING - WAITING
-                    busy[st] += 1
-                    pt[npush] = t + dur[item]
+                    prog[uw] += RUNNING - WAITING
+                    busy[us] += 1
+                    pt[npush] = t + dur[uw]
                     pk[npush] = wkey
                     npush += 1
             nfreed = 0
             if r < 0:
                 continue
-            st = station[base + s]
-            if st < 0 or busy[st] < servers[st]:
-                if st >= 0:
-                    busy[st] += 1
-                prog[idx] += RUNNING - IDLE
-                pt[npush] = t + dur[idx]
+            st = station[ux]
+            if st < 0:
+                prog[ux] += RUNNING - IDLE
+                pt[npush] = t + dur[ux]
+                pk[npush] = (j << SH) | (s + 1)
+                npush += 1
+                continue
+            us = np.uint64(st)
+            if busy[us] < servers[us]:
+                busy[us] += 1
+                prog[ux] += RUNNING - IDLE
+                pt[npush] = t + dur[ux]
                 pk[npush] = (j << SH) | (s + 1)
                 npush += 1
             else:
-                prog[idx] += WAITING - IDLE
-                q[st, (qh[st] + ql[st]) & mask] = (j << SH) | (s + 1)
-                ql[st] += 1
-                if ql[st] > longest:
-                    longest = ql[st]
+                prog[ux] += WAITING - IDLE
+                q[us, np.uint64((qh[us] + ql[us]) & mask)] = (j << SH) | (s + 1)
+                ql[us] += 1
+                if ql[us] > longest:
+                    longest = ql[us]
         # the pushes: the first takes a spent root's place (sifting down), the others
         # sift up; with no push a spent root is replaced by the last entry
         first = 0
@@ -308,43 +316,45 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 ht[hn] = np.inf
                 hk[hn] = _NO_KEY
             if hn > 0:
-                i = 0
+                # unsigned positions (u...): indexing needs no negative-index fix-up
+                u = np.uint64(0)
+                un = np.uint64(hn)
                 while True:
-                    ch = 2 * i + 1
-                    if ch >= hn:
+                    uc = u + u + np.uint64(1)
+                    if uc >= un:
                         break
-                    tm = ht[ch]
-                    td = ht[ch + 1]
+                    tm = ht[uc]
+                    td = ht[uc + np.uint64(1)]
                     # the smaller child without a data-dependent branch (equal
                     # times are rare, so that branch is predictable)
                     if td == tm:
-                        m = ch + np.int64(hk[ch + 1] < hk[ch])
+                        um = uc + np.uint64(hk[uc + np.uint64(1)] < hk[uc])
                     else:
-                        m = ch + np.int64(td < tm)
+                        um = uc + np.uint64(td < tm)
                     tm = min(td, tm)
-                    if tm < tx or (tm == tx and hk[m] < kx):
-                        ht[i] = tm
-                        hk[i] = hk[m]
-                        i = m
+                    if tm < tx or (tm == tx and hk[um] < kx):
+                        ht[u] = tm
+                        hk[u] = hk[um]
+                        u = um
                     else:
                         break
-                ht[i] = tx
-                hk[i] = kx
+                ht[u] = tx
+                hk[u] = kx
         for e in range(first, npush):
             tx = pt[e]
             kx = pk[e]
-            i = hn
+            u = np.uint64(hn)
             hn += 1
-            while i > 0:
-                par = (i - 1) >> 1
-                tp = ht[par]
-                if tp < tx or (tp == tx and hk[par] < kx):
+            while u > np.uint64(0):
+                up = (u - np.uint64(1)) >> np.uint64(1)
+                tp = ht[up]
+                if tp < tx or (tp == tx and hk[up] < kx):
                     break
-                ht[i] = tp
-                hk[i] = hk[par]
-                i = par
-            ht[i] = tx
-            hk[i] = kx
+                ht[u] = tp
+                hk[u] = hk[up]
+                u = up
+            ht[u] = tx
+            hk[u] = kx
     regs[_ISSUED] = issued
     regs[_NEXT_ARRIVAL] = ap
     regs[_LONGEST] = longest
