@@ -202,16 +202,16 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             o = (key & LOW) - 1
             if o < 0:
                 arrive = True
-        c = job_class[j]
+        c = np.uint64(job_class[np.uint64(j)])
         # unsigned positions (u...): indexing with them needs no negative-index fix-up
         ub = np.uint64(j * M)
         nready = 0
         nfreed = 0
         npush = 0
         if arrive:
-            start[j] = t
-            for i in range(roots_ptr[c, 0], roots_ptr[c, 1]):
-                ready[nready] = roots[c, i]
+            start[np.uint64(j)] = t
+            for i in range(roots_ptr[c, np.uint64(0)], roots_ptr[c, np.uint64(1)]):
+                ready[np.uint64(nready)] = roots[c, np.uint64(i)]
                 nready += 1
         elif prog[ub + np.uint64(o)] & 7 == RUNNING:
             ui = ub + np.uint64(o)
@@ -221,25 +221,25 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             st = station[ui]
             if st >= 0:
                 busy[np.uint64(st)] -= 1
-                freed[nfreed] = st
+                freed[np.uint64(nfreed)] = st
                 nfreed += 1
-            for i in range(succ_ptr[c, o], succ_ptr[c, o + 1]):
-                s = succ[c, i]
+            for i in range(succ_ptr[c, np.uint64(o)], succ_ptr[c, np.uint64(o + 1)]):
+                s = succ[c, np.uint64(i)]
                 # one more predecessor done; equal to need << 3 iff the count
                 # reaches need and the step is still idle
                 ux = ub + np.uint64(s)
                 v = prog[ux] + 8
                 prog[ux] = v
-                if v == need8[c, s]:
-                    ready[nready] = s
+                if v == need8[c, np.uint64(s)]:
+                    ready[np.uint64(nready)] = s
                     nready += 1
             if o == steps[c] - 1:
-                finish[j] = t
+                finish[np.uint64(j)] = t
                 if closed and issued < J:
                     _fetch_job(station, dur, prog, issued * M, M)
-                    client_of[issued] = client_of[j]
-                    pt[npush] = t + think[issued]
-                    pk[npush] = issued << SH
+                    client_of[np.uint64(issued)] = client_of[np.uint64(j)]
+                    pt[np.uint64(npush)] = t + think[np.uint64(issued)]
+                    pk[np.uint64(npush)] = issued << SH
                     npush += 1
                     issued += 1
         # r = -1 serves the lines freed by the finished task; r >= 0 starts ready[r]
@@ -248,24 +248,24 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             s = 0
             ux = ub
             if r >= 0:
-                s = ready[r]
+                s = ready[np.uint64(r)]
                 ux = ub + np.uint64(s)
                 if prog[ux] & 7 != IDLE:
                     continue  # cancelled by a join readied in this same event
-                for i in range(purge_ptr[c, s], purge_ptr[c, s + 1]):
-                    up = ub + np.uint64(purge[c, i])
+                for i in range(purge_ptr[c, np.uint64(s)], purge_ptr[c, np.uint64(s + 1)]):
+                    up = ub + np.uint64(purge[c, np.uint64(i)])
                     sp = prog[up] & 7
                     if sp == RUNNING:
                         prog[up] += CANCELLED - sp
                         st = station[up]
                         if st >= 0:
                             busy[np.uint64(st)] -= 1
-                            freed[nfreed] = st
+                            freed[np.uint64(nfreed)] = st
                             nfreed += 1
                     elif sp == IDLE or sp == WAITING:
                         prog[up] += CANCELLED - sp
             for f in range(nfreed):
-                us = np.uint64(freed[f])
+                us = np.uint64(freed[np.uint64(f)])
                 while ql[us] > 0 and busy[us] < servers[us]:
                     wkey = q[us, np.uint64(qh[us])]
                     qh[us] = (qh[us] + 1) & mask
@@ -275,8 +275,8 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                         continue  # cancelled while waiting
                     prog[uw] += RUNNING - WAITING
                     busy[us] += 1
-                    pt[npush] = t + dur[uw]
-                    pk[npush] = wkey
+                    pt[np.uint64(npush)] = t + dur[uw]
+                    pk[np.uint64(npush)] = wkey
                     npush += 1
             nfreed = 0
             if r < 0:
@@ -284,16 +284,16 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             st = station[ux]
             if st < 0:
                 prog[ux] += RUNNING - IDLE
-                pt[npush] = t + dur[ux]
-                pk[npush] = (j << SH) | (s + 1)
+                pt[np.uint64(npush)] = t + dur[ux]
+                pk[np.uint64(npush)] = (j << SH) | (s + 1)
                 npush += 1
                 continue
             us = np.uint64(st)
             if busy[us] < servers[us]:
                 busy[us] += 1
                 prog[ux] += RUNNING - IDLE
-                pt[npush] = t + dur[ux]
-                pk[npush] = (j << SH) | (s + 1)
+                pt[np.uint64(npush)] = t + dur[ux]
+                pk[np.uint64(npush)] = (j << SH) | (s + 1)
                 npush += 1
             else:
                 prog[ux] += WAITING - IDLE
