@@ -143,7 +143,7 @@ def _fetch_job(station, dur, prog, base, M):
 
 
 # registers of the event loop kept between calls of `_events`
-_ISSUED, _NEXT_ARRIVAL, _LONGEST, _SH, _HEAP = 0, 1, 2, 3, 4
+_ISSUED, _NEXT_ARRIVAL, _LONGEST, _SH, _HEAP, _ISSUES = 0, 1, 2, 3, 4, 5
 _DONE, _GROW_HEAP, _GROW_LINES = 0, 1, 2
 #: open loop: prefetch the job this many arrivals ahead
 _AHEAD = 8
@@ -153,7 +153,7 @@ _AHEAD = 8
 def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             job_class, station, dur, servers, order, arrival, clients, think,
             record, op_done, start, finish, client_of,
-            prog, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs):
+            prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk, regs):
     """Handle events until none is left or the heap or a line may overflow (returns
     which). ``prog`` holds per job and step its state (low 3 bits) and how many of
     its predecessors are done (the rest)."""
@@ -165,6 +165,7 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     ap = regs[_NEXT_ARRIVAL]
     longest = regs[_LONGEST]
     hn = regs[_HEAP]
+    an = regs[_ISSUES]
     closed = clients > 0
     mask = q.shape[1] - 1
     hcap = ht.shape[0] - 2 * M - 8
@@ -192,6 +193,40 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 t = ta
                 if ap + _AHEAD < J:
                     _fetch_job(station, dur, prog, order[ap + _AHEAD] * M, M)
+        elif an > 0:
+            # closed loop: the next issue comes from the issues' own heap
+            ta = at[0]
+            ka = ak[0]
+            if hn == 0 or ta < ht[0] or (ta == ht[0] and ka < hk[0]):
+                arrive = True
+                j = ka >> SH
+                t = ta
+                an -= 1
+                tx = at[np.uint64(an)]
+                kx = ak[np.uint64(an)]
+                at[np.uint64(an)] = np.inf
+                ak[np.uint64(an)] = _NO_KEY
+                u = np.uint64(0)
+                un = np.uint64(an)
+                while True:
+                    uc = u + u + np.uint64(1)
+                    if uc >= un:
+                        break
+                    tm = at[uc]
+                    td = at[uc + np.uint64(1)]
+                    if td == tm:
+                        um = uc + np.uint64(ak[uc + np.uint64(1)] < ak[uc])
+                    else:
+                        um = uc + np.uint64(td < tm)
+                    tm = min(td, tm)
+                    if tm < tx or (tm == tx and ak[um] < kx):
+                        at[u] = tm
+                        ak[u] = ak[um]
+                        u = um
+                    else:
+                        break
+                at[u] = tx
+                ak[u] = kx
         if not arrive:
             if hn == 0:
                 break
@@ -238,10 +273,20 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 if closed and issued < J:
                     _fetch_job(station, dur, prog, issued * M, M)
                     client_of[np.uint64(issued)] = client_of[np.uint64(j)]
-                    pt[np.uint64(npush)] = t + think[np.uint64(issued)]
-                    pk[np.uint64(npush)] = issued << SH
-                    npush += 1
+                    tx = t + think[np.uint64(issued)]
+                    kx = issued << SH
                     issued += 1
+                    u = np.uint64(an)
+                    an += 1
+                    while u > np.uint64(0):
+                        up = (u - np.uint64(1)) >> np.uint64(1)
+                        if at[up] < tx or (at[up] == tx and ak[up] < kx):
+                            break
+                        at[u] = at[up]
+                        ak[u] = ak[up]
+                        u = up
+                    at[u] = tx
+                    ak[u] = kx
         # r = -1 serves the lines freed by the finished task; r >= 0 starts ready[r]
         # after the lines its purging (if any) freed have taken their servers
         for r in range(-1, nready):
@@ -359,6 +404,7 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     regs[_NEXT_ARRIVAL] = ap
     regs[_LONGEST] = longest
     regs[_HEAP] = hn
+    regs[_ISSUES] = an
     return code
 
 
@@ -369,7 +415,7 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     J = start.shape[0]
     M = need.shape[1]
     S = servers.shape[0]
-    regs = np.zeros(5, np.int64)
+    regs = np.zeros(6, np.int64)
     # event key = job << SH | (step + 1), step -1 = the job's arrival (shifts, not
     # divisions, in the hot loop)
     SH = 1
@@ -386,23 +432,26 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     q = np.empty((S, cap), np.int64)
     qh = np.zeros(S, np.int64)
     ql = np.zeros(S, np.int64)
-    ht = np.full(max(1024, 2 * min(clients, J) + 8 * M + 16), np.inf)
+    ht = np.full(max(1024, 8 * M + 16), np.inf)
     hk = np.full(ht.shape[0], _NO_KEY)
     ready = np.empty(M, np.int64)
     freed = np.empty(M + 1, np.int64)
     pt = np.empty(2 * M + 4, np.float64)
     pk = np.empty(2 * M + 4, np.int64)
+    at = np.full(max(clients, 1) + 2, np.inf)
+    ak = np.full(at.shape[0], _NO_KEY)
     if clients > 0:
         regs[_ISSUED] = min(clients, J)
         for c in range(regs[_ISSUED]):
             client_of[c] = c
-            _push(ht, hk, c, think[c], c << SH)
-        regs[_HEAP] = regs[_ISSUED]
+            _push(at, ak, c, think[c], c << SH)
+        regs[_ISSUES] = regs[_ISSUED]
     while True:
         code = _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                        job_class, station, dur, servers, order, arrival, clients, think,
                        record, op_done, start, finish, client_of,
-                       prog, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs)
+                       prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk,
+                       regs)
         if code == _GROW_HEAP:
             ht, hk = _grow_heap(ht, hk, regs[_HEAP])
         elif code == _GROW_LINES:
