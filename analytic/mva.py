@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Sequence
 
-from .errors import ConfigError
+from analytic.errors import ConfigError
 
 
 class MVAResult(NamedTuple):

@@ -21,7 +21,7 @@ from fractions import Fraction
 from math import comb
 from numbers import Integral
 
-from .errors import ConfigError
+from analytic.errors import ConfigError
 
 
 def p_miss(n: int, r: int, w: int) -> Fraction:

@@ -20,7 +20,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from forkjoin_sim.engines import FastEngine, SimPyEngine  # noqa: E402
 from forkjoin_sim.model import ForkJoinModel  # noqa: E402
-from forkjoin_sim.samplepath import draw_sample_path  # noqa: E402
+from forkjoin_sim.randomness.samplepath import draw_sample_path  # noqa: E402
 from forkjoin_sim.simulation import simulate  # noqa: E402
 
 # (9,3,2), exponential service, per-node load r*rho/n = 0.9.

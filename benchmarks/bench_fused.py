@@ -21,8 +21,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from forkjoin_sim.empirical import Empirical
-from forkjoin_sim.engines.fused_kernel import JobClass, KernelModel, poisson, run_fused
+from forkjoin_sim.laws.empirical import Empirical
+from forkjoin_sim.engines.fused.kernel import JobClass, KernelModel, poisson, run_fused
 
 NODES, REPLICAS, QUORUM, RATE = 9, 3, 2, 2.7
 
@@ -70,8 +70,8 @@ def fused_rate(model: KernelModel, jobs: int, workers: int = 1) -> tuple[float, 
 
 _MEMORY_CHILD = """
 import sys, time
-from forkjoin_sim.engines.fused_kernel import JobClass, KernelModel, poisson, run_fused
-from forkjoin_sim.kernel_laws import exponential
+from forkjoin_sim.engines.fused.kernel import JobClass, KernelModel, poisson, run_fused
+from forkjoin_sim.engines.fused.laws import exponential
 jobs, workers = int(sys.argv[1]), int(sys.argv[2])
 model = KernelModel((1.0,) * 9, (JobClass(3, 2, exponential(1.0)),), arrival=poisson(2.7))
 start = time.perf_counter()

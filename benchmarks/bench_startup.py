@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "forkjoin_sim.cli", "simulate", "--nodes", "9", "--replicas",
+CLI = [sys.executable, "-m", "forkjoin_cli", "simulate", "--nodes", "9", "--replicas",
        "3", "--quorum", "2", "--rho", "2.7", "--jobs", "100000", "--seed", "1", "--json"]
 MINIMAL = """import numba
 

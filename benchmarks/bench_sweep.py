@@ -39,7 +39,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from forkjoin_sim.sweeps import expand, sweep  # noqa: E402
+from forkjoin_sim.sweep.runner import expand, sweep  # noqa: E402
 
 
 def spec(jobs: int, quick: bool) -> dict:

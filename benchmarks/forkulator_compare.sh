@@ -68,8 +68,8 @@ rows = [("forkulator (Java), round-robin placement, 1 thread", wall, cpu,
          float(out.strip().splitlines()[-1].split("|")[7]))]
 child = """
 import sys
-from forkjoin_sim.engines.fused_kernel import JobClass, KernelModel, poisson, run_fused
-from forkjoin_sim.kernel_laws import exponential
+from forkjoin_sim.engines.fused.kernel import JobClass, KernelModel, poisson, run_fused
+from forkjoin_sim.engines.fused.laws import exponential
 jobs, workers = int(sys.argv[1]), int(sys.argv[2])
 model = KernelModel((1.0,) * 9, (JobClass(3, 2, exponential(1.0)),), arrival=poisson(2.7))
 r = run_fused(model, total_jobs=jobs // workers, replications=workers, workers=workers,
@@ -80,7 +80,7 @@ for workers in (1, 2):
     out, wall, cpu = timed([sys.executable, "-c", child, str(jobs), str(workers)])
     rows.append((f"fused kernel, random placement, {workers} thread(s)", wall, cpu,
                  float(out)))
-cli = [sys.executable, "-m", "forkjoin_sim.cli", "simulate", "--nodes", "9",
+cli = [sys.executable, "-m", "forkjoin_cli.main", "simulate", "--nodes", "9",
        "--replicas", "3", "--quorum", "2", "--rho", "2.7", "--jobs", str(jobs),
        "--sample-every", "10", "--engine", "fused", "--replications", "2",
        "--workers", "2", "--seed", "1", "--json"]

@@ -37,11 +37,14 @@ def main(argv=None) -> int:
     import pandas as pd
 
     import forkjoin_sim
+    from sizing.sweep_columns import annotate
+
+    ANALYTIC = (annotate,)  # Theorem 3 beside each simulated row
     from latency_vs_load import load_curve_spec, table
 
     spec = load_curve_spec(args.tiny)
     started = time.perf_counter()
-    frame = forkjoin_sim.sweep(spec, backend="dask", address=args.address,
+    frame = forkjoin_sim.sweep(spec, annotate=ANALYTIC, backend="dask", address=args.address,
                                workers=args.workers if args.address == "local" else None,
                                out=args.out)
     where = (f"a {args.workers}-worker LocalCluster" if args.address == "local"
@@ -51,7 +54,7 @@ def main(argv=None) -> int:
     print(table(frame))
     print(f"rows: {args.out}")
     if args.compare:
-        local = forkjoin_sim.sweep(spec, backend="processes", progress=False)
+        local = forkjoin_sim.sweep(spec, annotate=ANALYTIC, backend="processes", progress=False)
         # Wall-clock seconds per point are the one column that may differ.
         pd.testing.assert_frame_equal(frame.drop(columns="seconds"),
                                       local.drop(columns="seconds"), check_exact=True)

@@ -22,7 +22,10 @@ from pathlib import Path
 
 import analytic
 import forkjoin_sim
-from forkjoin_sim.io import atomic_write
+from sizing.sweep_columns import annotate as _analytic
+from forkjoin_sim.files.io import atomic_write
+
+ANALYTIC = (_analytic,)  # Theorem 3 beside each simulated row
 
 HERE = Path(__file__).resolve().parent
 # Relative to HERE: a point's seed derives from its description, service text
@@ -80,7 +83,7 @@ def main(argv=None) -> None:
 
     out = Path(args.out).resolve()
     os.chdir(HERE)  # so that the empirical service's relative path resolves
-    frame = forkjoin_sim.sweep(sensitivity_spec(args.tiny), workers=args.workers)
+    frame = forkjoin_sim.sweep(sensitivity_spec(args.tiny), annotate=ANALYTIC, workers=args.workers)
     frame = with_estimates(frame)
     with atomic_write(out) as handle:
         frame.to_csv(handle, index=False)

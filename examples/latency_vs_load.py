@@ -17,6 +17,9 @@ import os
 
 import analytic
 import forkjoin_sim
+from sizing.sweep_columns import annotate as _analytic
+
+ANALYTIC = (_analytic,)  # Theorem 3 beside each simulated row
 
 NODES, REPLICAS = 6, 3
 LEVELS = ("ONE", "QUORUM", "ALL")
@@ -55,7 +58,7 @@ def plot(frame, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from forkjoin_sim.io import atomic_save
+    from forkjoin_sim.files.io import atomic_save
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for (quorum, group), level in zip(frame.groupby("quorum", sort=True), LEVELS):
@@ -84,7 +87,7 @@ def main(argv=None) -> None:
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args(argv)
 
-    frame = forkjoin_sim.sweep(load_curve_spec(args.tiny), workers=args.workers,
+    frame = forkjoin_sim.sweep(load_curve_spec(args.tiny), annotate=ANALYTIC, workers=args.workers,
                                out=args.out)
     print(table(frame))
     print(f"rows: {args.out}")

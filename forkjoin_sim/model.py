@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from . import arrivals as arrival_processes
-from .errors import ConfigError, numbers_in_range
-from .exponential import Exponential
-from .placement import PLACEMENTS
-from .system import RunInput, law_mean, single_class
+from forkjoin_sim import arrivals as arrival_processes
+from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.laws.exponential import Exponential
+from forkjoin_sim.placement import PLACEMENTS
+from forkjoin_sim.system import RunInput, law_mean, single_class
 
 ARRIVAL_KINDS = ("poisson", "deterministic")
 

@@ -3,7 +3,7 @@
 Every simulation in the package (the plain queue, workloads, Cassandra at both
 levels, the experiments in ``validation``) goes through `run_path`: draw a block of
 the path, let the engine compute its completions, hand the per-job values to the
-`~forkjoin_sim.statistics.SojournRecorder` (which alone decides what is measured),
+`~forkjoin_sim.measure.statistics.SojournRecorder` (which alone decides what is measured),
 and account each node's busy time.
 """
 
@@ -15,11 +15,11 @@ from typing import Callable
 
 import numpy as np
 
-from .arrivals import is_closed
-from .engines import ENGINES
-from .errors import ConfigError
-from .samplepath import PathSampler
-from .statistics import SojournRecorder
+from forkjoin_sim.arrivals import is_closed
+from forkjoin_sim.engines import ENGINES
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.randomness.samplepath import PathSampler
+from forkjoin_sim.measure.statistics import SojournRecorder
 
 #: Jobs per block of a block-wise engine: large enough to amortise numpy calls, small
 #: enough to keep memory flat (about 50 MB at r = 9). Results do not depend on it
@@ -144,7 +144,7 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     size = block_jobs(width) if getattr(engine, "blockwise", True) else jobs
     from tqdm.auto import tqdm
 
-    from .nodes import is_plain
+    from forkjoin_sim.nodes import is_plain
 
     staged = not is_plain(node)
     stage_of = node.stage_of if staged else None
@@ -207,8 +207,8 @@ def simulate_nested_basic(system, arrivals, sizes, jobs: int, seed,
     exact sample of its own queue, and their errors largely cancel in Theorem 1's
     alternating sum. Returns ``{i: (measured sojourns, their class labels)}``.
     """
-    from .engines import FastEngine
-    from .samplepath import PathReplay, leading_columns
+    from forkjoin_sim.engines import FastEngine
+    from forkjoin_sim.randomness.samplepath import PathReplay, leading_columns
 
     jobs = check_run(jobs)
     path = PathSampler(system, arrivals, seed).draw(jobs)

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError, numbers_in_range
-from .exponential import Exponential
-from .options import is_plain_whole, plain_float
-from .placement import get_placement
+from forkjoin_sim.randomness.streams import STRAGGLERS
+from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.laws.exponential import Exponential
+from forkjoin_sim.checks import is_plain_whole, plain_float
+from forkjoin_sim.placement import get_placement
 
 #: Most nodes a system may have (per-node state is kept in arrays of this length).
 MAX_NODES = 1_000_000
@@ -25,7 +26,7 @@ MAX_NODES = 1_000_000
 FRACTION_TOLERANCE = 1e-9
 #: Child index of the run's SeedSequence that draws which nodes straggle; far from
 #: the per-class streams so adding classes never moves it.
-STRAGGLER_STREAM = 63
+STRAGGLER_STREAM = STRAGGLERS
 
 
 def _whole(name: str, value, low: int = 1) -> int:
@@ -151,7 +152,7 @@ class JobClass:
         for t, law in enumerate(self.task_services):
             law_mean(law, f"class {self.name!r} service of task {t}")
         if self.kinds is not None:
-            from .nodes import KINDS
+            from forkjoin_sim.nodes import KINDS
 
             if not isinstance(self.kinds, (str, list, tuple)):
                 raise ConfigError(f"class {self.name!r}: kinds {self.kinds!r} must be a "
@@ -206,7 +207,7 @@ class Stragglers:
 
     def draw(self, nodes: int, seed) -> np.ndarray:
         """Per-node speeds for one run: ``count`` distinct slow nodes, chosen by seed."""
-        from .streams import child_rng
+        from forkjoin_sim.randomness.streams import child_rng
 
         speeds = np.ones(nodes)
         slow = child_rng(seed, STRAGGLER_STREAM).permutation(nodes)[:self.count(nodes)]
@@ -351,13 +352,13 @@ class System:
     @property
     def node_model(self):
         """The node model (`SharedQueue()` when none was given)."""
-        from .nodes import SharedQueue
+        from forkjoin_sim.nodes import SharedQueue
 
         return self.node if self.node is not None else SharedQueue()
 
     def stage_work_per_job(self) -> np.ndarray:
         """Mean work one job brings to each stage of the node model (speed 1)."""
-        from .nodes import KINDS
+        from forkjoin_sim.nodes import KINDS
 
         stage_of = self.node_model.stage_of
         work = np.zeros(self.node_model.stage_threads.size)
@@ -430,7 +431,7 @@ class RunInput:
         """Store ``system`` and the arrival process the model asks for: Poisson at
         ``rate`` (stability checked) or closed-loop ``clients``, exactly one of them.
         Returns the process."""
-        from .arrivals import ClosedLoop, Poisson
+        from forkjoin_sim.arrivals import ClosedLoop, Poisson
 
         object.__setattr__(self, "_system", system)
         if (clients is None) == (rate is None):

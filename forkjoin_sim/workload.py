@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, numbers_in_range
-from .simulation import SimulationResult, simulate
-from .system import FRACTION_TOLERANCE, JobClass, RunInput, System  # noqa: F401
+from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.simulation import SimulationResult, simulate
+from forkjoin_sim.system import FRACTION_TOLERANCE, JobClass, RunInput, System  # noqa: F401
 
 #: A workload run's result is the one result type.
 WorkloadResult = SimulationResult

@@ -34,9 +34,9 @@ from scipy import stats
 
 from forkjoin_sim.cassandra.cluster import CassandraCluster
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.io import atomic_write, read_toml
+from forkjoin_sim.files.io import atomic_write, read_toml
 from forkjoin_sim.nodes import Stages
-from forkjoin_sim.service import Deterministic
+from forkjoin_sim.laws.service import Deterministic
 
 #: The fitted parameters, in the order of every vector and covariance matrix.
 PARAMETERS = ("data_read_ms", "digest_ratio", "write_ms", "overhead_ms", "think_ms")

@@ -25,7 +25,7 @@ The method, in four steps:
 
 The fitted model is then confirmed with long simulations (`predict`), each row
 carrying its simulation interval, its convergence warnings and the jobs it would
-need for a +-1% interval (`forkjoin_sim.convergence`); a run too short for that is
+need for a +-1% interval (`forkjoin_sim.measure.convergence`); a run too short for that is
 rerun once with up to `LONGEST_RUN` times its jobs.
 """
 
@@ -38,12 +38,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize, stats
 
-from forkjoin_sim.convergence import convergence_notes, needed_jobs
+from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.simulation import simulate
 
-from .calibrated_model import PARAMETERS, CalibratedModel
-from .measurements import Measurement
+from sizing.calibrated_model import PARAMETERS, CalibratedModel
+from sizing.measurements import Measurement
 
 THREAD_CANDIDATES = (1, 2, 4, 8, 16, 32)
 COARSE_JOBS, SEARCH_JOBS, CONFIRM_JOBS = 6_000, 25_000, 200_000

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from forkjoin_sim.cassandra.model import consistency_quorum
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.options import plain_float
+from forkjoin_sim.checks import plain_float
 
 REQUIRED = ("operation", "consistency", "mean_ms")
 LOAD = ("threads", "rate")
@@ -242,7 +242,7 @@ def read_measurements(path: str, replicas: int,
     negative value, a row with both or neither of ``threads`` and ``rate``, or an
     impossible row (see the module docstring); warns about suspect rows.
     """
-    from forkjoin_sim.options import check_input_file
+    from forkjoin_sim.checks import check_input_file
 
     check_input_file(path, "measurement file")  # missing, a directory, a FIFO, not UTF-8
     try:

@@ -42,7 +42,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
-from .tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdfs_on_grid,
+from sizing.tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdfs_on_grid,
                     is_exponential, model_distribution, percentile_interval)
 
 DEFAULT_LEVELS = ("ONE", "QUORUM", "ALL")

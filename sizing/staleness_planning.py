@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.options import plain_float, whole
+from forkjoin_sim.checks import plain_float
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
 
@@ -236,26 +236,6 @@ def key_for(replicas: int, rate: float, write_share: float, structure: str = "st
 #: Threads per stage the command line accepts (as ``mix``).
 MAX_THREADS = 100_000
 
-def add_staleness_arguments(parser) -> None:
-    """The options ``plan-consistency`` needs for a staleness constraint."""
-    parser.add_argument("--staleness", metavar="CONSTRAINT",
-                        help="plan partial quorums too, under load: t=T[,window=D]:P "
-                             "(P(consistent T..T+D after commit) >= P) or behind=M:P (P(at "
-                             "most M versions behind) >= P), e.g. t=10:0.999")
-    # Defaults are None so that an option given without --staleness (where it would
-    # do nothing) can be refused; check_staleness_arguments fills them in.
-    parser.add_argument("--structure", choices=["stages", "shared"],
-                        help="replica structure for --staleness: separate read and "
-                             "mutation stages (Cassandra, the default) or one FIFO queue")
-    parser.add_argument("--read-threads", type=whole(1, MAX_THREADS, "--read-threads"),
-                        help="threads of the read stage for --staleness (of the queue, "
-                             "with --structure shared; default 1)")
-    parser.add_argument("--write-threads", type=whole(1, MAX_THREADS, "--write-threads"),
-                        help="threads of the mutation stage for --staleness (stages "
-                             "only; default 1)")
-    parser.add_argument("--delays",
-                        help="one-way message delay law (W, A, R, S) for --staleness "
-                             f"(default {STALENESS_DEFAULTS['delays']})")
 
 
 def _only(flags: list[str]) -> str:
@@ -311,7 +291,7 @@ def plan_from_args(args, read_service, write_service) -> StalenessPlan:
     (n, r) cluster; the model's replica set of one key is given that rate, so a
     replica works as hard as in the cluster (all operations are on that key).
     """
-    from forkjoin_sim.service import parse_service
+    from forkjoin_sim.laws.service import parse_service
     from forkjoin_sim.staleness.wars import MessageLaws
 
     _fill_defaults(args)

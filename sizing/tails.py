@@ -30,7 +30,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.simulation import simulate
-from forkjoin_sim.statistics import Interval, batch_means_ci
+from forkjoin_sim.measure.statistics import Interval, batch_means_ci
 
 #: Basic-queue sources: "simulation" or an analytic approximation's name.
 BASIC_SOURCES = ("simulation",) + tuple(BASIC_APPROXIMATIONS)

@@ -46,7 +46,7 @@ def service_distributions():
     and an empirical one (resampled from fixed Weibull draws)."""
     from scipy import stats
 
-    from forkjoin_sim.empirical import Empirical
+    from forkjoin_sim.laws.empirical import Empirical
 
     return st.sampled_from([
         stats.expon(), stats.lognorm(1.0), stats.uniform(0.5, 1.0), stats.gamma(0.5),
@@ -83,8 +83,8 @@ def closed_loop_models(draw, max_nodes=6):
 def latency_mixtures(draw, max_components=3):
     """A ``Mixture`` of 1..max_components laws from ``service_distributions`` (point
     masses too), with random weights normalised to sum to 1."""
-    from forkjoin_sim.mixture import Mixture
-    from forkjoin_sim.service import Deterministic
+    from forkjoin_sim.laws.mixture import Mixture
+    from forkjoin_sim.laws.service import Deterministic
 
     laws = st.one_of(service_distributions(),
                      st.floats(0.1, 5.0).map(Deterministic))

@@ -5,11 +5,11 @@ import pytest
 from scipy import stats
 
 import forkjoin_sim as fj
-from forkjoin_sim import sweeps
+from forkjoin_sim.sweep import runner as sweeps
 from forkjoin_sim.arrivals import Trace
 from forkjoin_sim.cassandra import CassandraModel, simulate_cassandra
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.statistics import summarize
+from forkjoin_sim.measure.statistics import summarize
 from forkjoin_sim.workload import JobClass, Workload
 
 MODEL = fj.ForkJoinModel(6, 3, 2, load=0.9)
@@ -103,7 +103,7 @@ def test_messages_name_the_cause(tmp_path):
     with pytest.raises(ConfigError, match="3,000 replications of 2,000 jobs"):
         fj.simulate(MODEL, jobs=2000, engine="fused", replications=3000)
     # a byte-order mark (Windows editors) before TOML is not an "invalid statement"
-    from forkjoin_sim.io import read_toml
+    from forkjoin_sim.files.io import read_toml
 
     spec = tmp_path / "spec.toml"
     spec.write_bytes(b"\xef\xbb\xbfnodes = 6\n")
@@ -112,7 +112,7 @@ def test_messages_name_the_cause(tmp_path):
 
 def test_messages_say_what_is_wrong():
     from forkjoin_sim.cassandra.staged import StagedConfig
-    from forkjoin_sim.mixture import Mixture
+    from forkjoin_sim.laws.mixture import Mixture
     from forkjoin_sim.system import parse_speeds
 
     with pytest.raises(ConfigError, match="7 slow nodes of 6"):

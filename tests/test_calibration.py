@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from forkjoin_sim.cli import main
+from forkjoin_cli.main import main
 from forkjoin_sim.errors import ConfigError
 from sizing.calibrated_model import CalibratedModel, read_model, write_model
 from sizing.calibration import calibrate, predict, simulate_row

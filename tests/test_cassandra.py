@@ -14,11 +14,11 @@ from forkjoin_sim.cassandra import (CassandraModel, StagedConfig, WritePathSampl
                                     policy_local_fraction, simulate_basic,
                                     simulate_cassandra, simulate_quorums)
 from forkjoin_sim.cassandra.staged import StagedEngine
-from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
-from forkjoin_sim.samplepath import PathSampler
-from forkjoin_sim.service import Deterministic
+from forkjoin_sim.randomness.samplepath import PathSampler
+from forkjoin_sim.laws.service import Deterministic
 from forkjoin_sim.simulation import simulate
 
 LOCAL = stats.expon(scale=0.2)

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from forkjoin_sim import cli, simulate
+from forkjoin_sim import simulate
+
+from forkjoin_cli import main as cli
 from forkjoin_sim.cassandra import CassandraCluster
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.nodes import SharedQueue, Stages
@@ -66,11 +68,11 @@ def test_bad_clusters_say_how_to_fix():
 
 
 def test_mix_options_set_the_laws_they_name():
-    from forkjoin_sim.cli import build_parser
-    from forkjoin_sim.mix_cli import cluster_from_args
+    from forkjoin_cli.main import build_parser
+    from forkjoin_cli.mix import cluster_from_args
 
     def laws(*argv):
-        args = build_parser()[0].parse_args(["mix", "--nodes", "5", "--replicas", "3",
+        args = build_parser("mix").parse_args(["mix", "--nodes", "5", "--replicas", "3",
                                               "--rate", "0.5", *argv])
         cluster = cluster_from_args(args)
         return (cluster.data_read.mean(), cluster.digest_read.mean(),

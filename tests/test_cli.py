@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from forkjoin_sim.cli import main
+from forkjoin_cli.main import main
 
 SIMULATE = ["simulate", "--nodes", "5", "--replicas", "3", "--quorum", "2",
             "--rho", "0.8", "--jobs", "20000", "--seed", "3"]
@@ -60,7 +60,7 @@ def test_bad_input_is_one_line_and_status_2(change, fragment):
         argv[argv.index(change[0]) + 1] = change[1]
     else:
         argv += change
-    proc = subprocess.run([sys.executable, "-m", "forkjoin_sim.cli", *argv],
+    proc = subprocess.run([sys.executable, "-m", "forkjoin_cli.main", *argv],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -82,7 +82,7 @@ def test_hopeless_runs_are_refused_before_any_job_runs(change, fragment):
             argv[argv.index(option) + 1] = value
         else:
             argv += [option, value]
-    proc = subprocess.run([sys.executable, "-m", "forkjoin_sim.cli", *argv],
+    proc = subprocess.run([sys.executable, "-m", "forkjoin_cli.main", *argv],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     # nothing else on stderr, not even a progress bar cleared before the error
@@ -91,7 +91,8 @@ def test_hopeless_runs_are_refused_before_any_job_runs(change, fragment):
 
 
 def test_the_cli_and_the_model_share_one_cluster_limit():
-    from forkjoin_sim import cli, system
+    from forkjoin_sim import system
+    from forkjoin_cli import main as cli
     from forkjoin_sim.errors import ConfigError
     from forkjoin_sim.model import ForkJoinModel
 
@@ -103,7 +104,7 @@ def test_the_cli_and_the_model_share_one_cluster_limit():
 def test_unwritable_standard_output_is_one_line_not_a_traceback():
     import os
 
-    command = [sys.executable, "-m", "forkjoin_sim.cli", *SIMULATE, "--json"]
+    command = [sys.executable, "-m", "forkjoin_cli.main", *SIMULATE, "--json"]
     if os.path.exists("/dev/full"):
         with open("/dev/full", "w") as full:
             proc = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
@@ -135,14 +136,14 @@ def _closing(streams: str, command: list[str], **kwargs):
                           capture_output=True, text=True, timeout=120, **kwargs)
 
 
-TIMEOUTS = [sys.executable, "-m", "forkjoin_sim.cli", "timeouts", "--nodes", "6",
+TIMEOUTS = [sys.executable, "-m", "forkjoin_cli.main", "timeouts", "--nodes", "6",
             "--replicas", "3", "--quorum", "2", "--loads", "0.5", "--timeouts", "1,2",
             "--basic", "independent", "--sim-jobs", "2000"]
 
 
 def test_closed_standard_output_is_refused_before_the_work_unless_there_is_out(tmp_path):
     # 5*10^7 jobs take a while; the refusal comes first, and without progress output
-    proc = _closing(">&-", [sys.executable, "-m", "forkjoin_sim.cli", *SIMULATE[:-4],
+    proc = _closing(">&-", [sys.executable, "-m", "forkjoin_cli.main", *SIMULATE[:-4],
                             "--jobs", "50000000"])
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
@@ -162,7 +163,7 @@ def test_closed_standard_output_is_refused_before_the_work_unless_there_is_out(t
 def test_a_numba_setting_it_refuses_is_one_line_naming_the_variable():
     import os
 
-    proc = subprocess.run([sys.executable, "-m", "forkjoin_sim.cli", *SIMULATE],
+    proc = subprocess.run([sys.executable, "-m", "forkjoin_cli.main", *SIMULATE],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "NUMBA_NUM_THREADS": "0"})
     assert proc.returncode == 2
@@ -175,8 +176,9 @@ def test_a_numba_setting_it_refuses_is_one_line_naming_the_variable():
 # temporary files exist, as it does for fig2 in its write phase.
 _INTERRUPTED_WRITER = """
 import os, signal, sys, time
-from forkjoin_sim import cli
-from forkjoin_sim.io import atomic_group, atomic_write
+from forkjoin_cli import main as cli
+from forkjoin_cli import simulate as command
+from forkjoin_sim.files.io import atomic_group, atomic_write
 
 def writer(args):
     out = sys.argv[2]
@@ -194,7 +196,7 @@ def writer(args):
             time.sleep(30)
     return 0
 
-cli._cmd_simulate = writer
+command._cmd_simulate = writer
 sys.exit(cli.main(["simulate", "--nodes", "3", "--replicas", "2", "--quorum", "1",
                    "--rho", "0.5"]))
 """

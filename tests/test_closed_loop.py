@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 
 from analytic.mva import mean_value_analysis
-from forkjoin_sim import cli, run
+from forkjoin_sim import run
+from forkjoin_cli import main as cli
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.simulation import simulate
 from forkjoin_sim.workload import JobClass, Workload

@@ -1,12 +1,12 @@
-"""Run length for a stated interval width (forkjoin_sim.convergence)."""
+"""Run length for a stated interval width (forkjoin_sim.measure.convergence)."""
 
 import numpy as np
 import pytest
 from scipy import signal
 
-from forkjoin_sim.convergence import convergence_notes, needed_jobs
+from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.statistics import Interval, summarize
+from forkjoin_sim.measure.statistics import Interval, summarize
 
 
 def _half_width(summary):

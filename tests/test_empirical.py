@@ -1,4 +1,4 @@
-"""Tests for forkjoin_sim.empirical: the distribution of measured latencies."""
+"""Tests for forkjoin_sim.laws.empirical: the distribution of measured latencies."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from scipy import integrate, stats
 
-from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
 from strategies import latency_samples
 
@@ -429,7 +429,7 @@ def test_devices_and_pipes_are_refused_before_reading(tmp_path):
     # /dev/zero and a FIFO without a writer would be read (or waited on) for ever
     import os
 
-    from forkjoin_sim.options import check_input_file
+    from forkjoin_sim.checks import check_input_file
 
     fifo = tmp_path / "latencies.fifo"
     os.mkfifo(fifo)

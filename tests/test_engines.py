@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from forkjoin_sim.engines import FastEngine, SimPyEngine
 from forkjoin_sim.model import ForkJoinModel
-from forkjoin_sim.samplepath import SamplePath, draw_sample_path
+from forkjoin_sim.randomness.samplepath import SamplePath, draw_sample_path
 from strategies import fork_join_models
 
 

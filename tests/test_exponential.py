@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.exponential import Exponential
-from forkjoin_sim.service import describe_service, parse_service, rescale
+from forkjoin_sim.laws.exponential import Exponential
+from forkjoin_sim.laws.service import describe_service, parse_service, rescale
 
 scales = st.floats(1e-6, 1e6)
 locs = st.one_of(st.just(0.0), st.floats(1e-3, 1e3))
@@ -78,7 +78,7 @@ def test_refuses_what_is_not_a_law(scale, loc):
 def test_a_plain_simulate_command_does_not_import_scipy_stats():
     # importing scipy.stats costs most of a second of start-up (BENCHMARKS.md)
     code = ("import sys, io, contextlib\n"
-            "from forkjoin_sim.cli import main\n"
+            "from forkjoin_cli.main import main\n"
             "for engine in ('fast', 'fused'):\n"
             "    with contextlib.redirect_stdout(io.StringIO()):\n"
             "        assert main(['simulate', '--nodes', '5', '--replicas', '3', "

@@ -9,13 +9,14 @@ import pytest
 from scipy import stats
 
 from analytic.mva import mean_value_analysis
-from forkjoin_sim import ForkJoinModel, JobClass, Workload, cli, simulate
+from forkjoin_sim import ForkJoinModel, JobClass, Workload, simulate
+from forkjoin_cli import main as cli
 from forkjoin_sim.engines import FastEngine, SimPyEngine
-from forkjoin_sim.engines.fused import kernel_model
-from forkjoin_sim.engines.fused_kernel import draw_twin_path, run_fused
+from forkjoin_sim.engines.fused.engine import kernel_model
+from forkjoin_sim.engines.fused.kernel import draw_twin_path, run_fused
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.nodes import Stages
-from forkjoin_sim.samplepath import SamplePath
+from forkjoin_sim.randomness.samplepath import SamplePath
 
 
 def _twin(model, jobs, seed):

@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 from scipy import stats
 from strategies import latency_samples, stable_queues
 
-from forkjoin_sim.empirical import Empirical
-from forkjoin_sim.engines.fused_kernel import (JobClass, KernelModel, draw_twin_path,
+from forkjoin_sim.laws.empirical import Empirical
+from forkjoin_sim.engines.fused.kernel import (JobClass, KernelModel, draw_twin_path,
                                                measured_count, poisson, renewal,
                                                run_fused)
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.kernel_laws import exponential
-from forkjoin_sim.service import Deterministic
-from forkjoin_sim.sketch import BINS, bucket
+from forkjoin_sim.engines.fused.laws import exponential
+from forkjoin_sim.laws.service import Deterministic
+from forkjoin_sim.measure.sketch import BINS, bucket
 
 SPEEDS = (1.0, 0.5, 2.0, 1.0, 1.0, 0.8)
 MEASURED_DATA = Empirical(np.random.default_rng(9).gamma(2.0, 0.4, 300))
@@ -178,7 +178,7 @@ def test_results_do_not_depend_on_chunks_or_workers():
 def test_wide_jobs_and_progress_callbacks():
     # 50 tasks per job (the kernel selects the 20th instead of sorting), in chunks
     # of CHUNK_TASKS tasks, each reported to on_chunk
-    from forkjoin_sim.engines import fused_kernel
+    from forkjoin_sim.engines.fused import kernel as fused_kernel
 
     model = KernelModel((1.0,) * 60, (JobClass(50, 20, exponential(1.0)),),
                         arrival=poisson(0.6))

@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from forkjoin_sim.io import atomic_save, atomic_write
+from forkjoin_sim.files.io import atomic_save, atomic_write
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_debris(tmp_path):
@@ -40,7 +40,7 @@ def test_atomic_save_with_a_saver_function(tmp_path):
 
 
 def test_a_group_commits_every_file_together(tmp_path):
-    from forkjoin_sim.io import atomic_group
+    from forkjoin_sim.files.io import atomic_group
 
     with atomic_group() as group:
         with group.open(tmp_path / "a.csv") as handle:
@@ -54,7 +54,7 @@ def test_a_group_commits_every_file_together(tmp_path):
 
 
 def test_a_failed_group_changes_no_file_and_leaves_no_debris(tmp_path):
-    from forkjoin_sim.io import atomic_group
+    from forkjoin_sim.files.io import atomic_group
 
     (tmp_path / "a.csv").write_text("old a\n")
     (tmp_path / "b.png").write_text("old b\n")
@@ -73,7 +73,7 @@ def test_json_text_is_strict_json():
 
     import numpy as np
 
-    from forkjoin_sim.io import json_text
+    from forkjoin_sim.files.io import json_text
 
     value = {"mean": float("nan"), "high": float("inf"), "n": np.int64(3),
              "p": np.float32(0.5), "rows": (1, np.array([2.0, np.nan]))}
@@ -86,7 +86,7 @@ def test_a_pipe_given_as_a_toml_or_measurement_file_is_refused_not_read(tmp_path
     import os
 
     from forkjoin_sim.errors import ConfigError
-    from forkjoin_sim.io import read_toml
+    from forkjoin_sim.files.io import read_toml
     from sizing.measurements import read_measurements
 
     fifo = tmp_path / "model.fifo"
@@ -116,7 +116,7 @@ def test_a_signal_during_the_renames_waits_for_their_end_even_with_other_threads
     import threading
     import time
 
-    from forkjoin_sim.io import _signals_held
+    from forkjoin_sim.files.io import _signals_held
 
     events = []
     previous = signal.signal(signal.SIGTERM, lambda *_: events.append("signal"))
@@ -137,7 +137,7 @@ def test_a_signal_during_the_renames_waits_for_their_end_even_with_other_threads
 
 
 def test_an_output_that_is_a_link_updates_the_file_it_points_to(tmp_path):
-    from forkjoin_sim.io import atomic_group, atomic_save, atomic_write
+    from forkjoin_sim.files.io import atomic_group, atomic_save, atomic_write
 
     target = tmp_path / "real.csv"
     target.write_text("old\n")

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.kernel_laws import (EMPIRICAL, EXPONENTIAL, GAMMA, LOGNORMAL, PARETO,
+from forkjoin_sim.engines.fused.laws import (EMPIRICAL, EXPONENTIAL, GAMMA, LOGNORMAL, PARETO,
                                       TABLE, TABLE_ERROR, UNIFORM, WEIBULL, Law, draw,
                                       law_mean, law_of, pack, scaled)
-from forkjoin_sim.kernel_rng import SERVICE, seed_states
-from forkjoin_sim.service import Deterministic
+from forkjoin_sim.engines.fused.rng import SERVICE, seed_states
+from forkjoin_sim.laws.service import Deterministic
 
 
 @numba.njit

@@ -5,7 +5,7 @@ import numba
 import numpy as np
 from scipy import stats
 
-from forkjoin_sim.kernel_rng import STREAMS, below, next_u64, seed_states, uniform
+from forkjoin_sim.engines.fused.rng import STREAMS, below, next_u64, seed_states, uniform
 
 
 @numba.njit

@@ -1,4 +1,4 @@
-"""Tests for forkjoin_sim.mixture: moments, cdf/ppf, sampling, specs, errors."""
+"""Tests for forkjoin_sim.laws.mixture: moments, cdf/ppf, sampling, specs, errors."""
 
 import math
 
@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from scipy import integrate, stats
 
-from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.mixture import Mixture
-from forkjoin_sim.service import Deterministic, parse_service, rescale
+from forkjoin_sim.laws.mixture import Mixture
+from forkjoin_sim.laws.service import Deterministic, parse_service, rescale
 from strategies import latency_mixtures
 
 # PBS's LNKD-SSD one-way fit (VLDB 2012, Table 3): a Pareto body, exponential tail.

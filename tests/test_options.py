@@ -7,7 +7,8 @@ import socket
 import pytest
 from hypothesis import given, strategies as st
 
-from forkjoin_sim import options
+from forkjoin_sim import checks as options
+from forkjoin_cli import types
 from forkjoin_sim.errors import ConfigError
 
 
@@ -15,12 +16,12 @@ from forkjoin_sim.errors import ConfigError
                                   "0x10", "nan", "--3"])
 def test_whole_numbers_are_ascii_digits_only(text):
     with pytest.raises(argparse.ArgumentTypeError, match="not a whole number"):
-        options.whole()(text)
+        types.whole()(text)
 
 
 @given(st.integers(-10**30, 10**30))
 def test_every_written_whole_number_reads_back(value):
-    assert options.whole()(str(value)) == value
+    assert types.whole()(str(value)) == value
 
 
 @pytest.mark.parametrize("text", ["1_000", "\uff11", "\u0661", "\u00b2", "x", ""])
@@ -34,8 +35,8 @@ def test_plain_float_reads_every_written_float(value):
     assert options.plain_float(repr(value)) == value
 
 
-@pytest.mark.parametrize("convert", [options.real_list(what="--x"),
-                                     options.whole_list(what="--x")])
+@pytest.mark.parametrize("convert", [types.real_list(what="--x"),
+                                     types.whole_list(what="--x")])
 def test_list_options_refuse_a_repeated_value(convert):
     assert convert("3,1,2") == [3, 1, 2]
     with pytest.raises(argparse.ArgumentTypeError, match="gives 1 more than once"):
@@ -43,7 +44,7 @@ def test_list_options_refuse_a_repeated_value(convert):
 
 
 def test_whole_numbers_outside_the_bounds_say_the_bound():
-    convert = options.count(100, "--jobs")
+    convert = types.count(100, "--jobs")
     assert convert("100") == 100
     with pytest.raises(argparse.ArgumentTypeError, match="at least 1"):
         convert("0")
@@ -52,38 +53,38 @@ def test_whole_numbers_outside_the_bounds_say_the_bound():
 
 
 def test_seeds_are_non_negative_and_below_2_to_the_63():
-    assert options.seed(str(2**63 - 1)) == 2**63 - 1
+    assert types.seed(str(2**63 - 1)) == 2**63 - 1
     for bad in ("-1", str(2**63)):
         with pytest.raises(argparse.ArgumentTypeError):
-            options.seed(bad)
+            types.seed(bad)
 
 
 @pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e400", "0x1p3", "one", "",
                                   "1,5", "True"])
 def test_reals_are_finite_decimal_numbers(text):
     with pytest.raises(argparse.ArgumentTypeError):
-        options.real()(text)
+        types.real()(text)
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_every_finite_float_reads_back(value):
-    assert options.real()(repr(value)) == value
+    assert types.real()(repr(value)) == value
 
 
 def test_real_ranges_open_and_closed():
-    assert options.fraction("0") == 0.0 and options.fraction("1") == 1.0
+    assert types.fraction("0") == 0.0 and types.fraction("1") == 1.0
     with pytest.raises(argparse.ArgumentTypeError, match="> 0"):
-        options.positive_real("0")
+        types.positive_real("0")
     with pytest.raises(argparse.ArgumentTypeError, match="< 100"):
-        options.percentile("100")
+        types.percentile("100")
 
 
 def test_lists_refuse_empty_items_and_unknown_names():
-    assert options.real_list(0, low_open=True)("0.5, 2") == [0.5, 2.0]
+    assert types.real_list(0, low_open=True)("0.5, 2") == [0.5, 2.0]
     for bad in ("", "0.5,,2", "0.5,"):
         with pytest.raises(argparse.ArgumentTypeError, match="empty item"):
-            options.real_list()(bad)
-    levels = options.choice_list(("ONE", "QUORUM", "ALL"), "--levels")
+            types.real_list()(bad)
+    levels = types.choice_list(("ONE", "QUORUM", "ALL"), "--levels")
     assert levels("one,ALL") == ["ONE", "ALL"]
     for bad, message in (("a", "unknown 'a'"), ("", "empty item"),
                          ("ONE,one", "twice")):
@@ -104,7 +105,7 @@ def test_python_values_refuse_bools_and_non_finite_numbers():
 def test_input_files_must_exist_be_files_and_be_utf8(tmp_path):
     good = tmp_path / "good.txt"
     good.write_text("1.5\n2.5\n", encoding="utf-8")
-    assert options.input_file(str(good)) == str(good)
+    assert types.input_file(str(good)) == str(good)
     latin = tmp_path / "latin.csv"
     latin.write_bytes("x\n1.5\ncafé\n".encode("latin-1"))
     cut = tmp_path / "cut.txt"
@@ -250,8 +251,8 @@ def test_a_name_the_system_cannot_look_up_is_one_line(tmp_path):
 
 
 def test_inputs_nested_or_named_beyond_what_the_system_reads_are_one_line(tmp_path):
-    from forkjoin_sim.empirical import Empirical
-    from forkjoin_sim.io import read_toml
+    from forkjoin_sim.laws.empirical import Empirical
+    from forkjoin_sim.files.io import read_toml
 
     deep = tmp_path / "deep.toml"
     deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
@@ -270,7 +271,7 @@ def test_values_of_any_length_give_a_short_line():
     from forkjoin_sim.errors import LONGEST_WORD
 
     with pytest.raises(argparse.ArgumentTypeError, match="has 5,000 digits"):
-        options.whole(what="--jobs")("1" * 5000)
+        types.whole(what="--jobs")("1" * 5000)
     message = str(ConfigError("service " + "x" * 10**6 + " is unknown; use exp"))
     assert len(message) < 2 * LONGEST_WORD and message.endswith("is unknown; use exp")
     assert "(999,880 characters)" in message

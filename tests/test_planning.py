@@ -5,8 +5,7 @@ import math
 
 import pytest
 
-import validation.commands
-from forkjoin_sim.cli import main
+from forkjoin_cli.main import main
 from forkjoin_sim.errors import ConfigError
 import sizing.planning
 from sizing.planning import (
@@ -118,9 +117,6 @@ def test_capacity_planner_bad_input(capsys):
 
 @pytest.fixture
 def cli(monkeypatch):
-    # Only this package's commands: the validation ones are not needed here.
-    monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", ())
-
     def run(argv):
         # A value refused while parsing exits through argparse (SystemExit).
         try:

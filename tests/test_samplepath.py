@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from forkjoin_sim.model import ForkJoinModel
-from forkjoin_sim.samplepath import PathSampler, draw_placement, draw_sample_path
+from forkjoin_sim.randomness.samplepath import PathSampler, draw_placement, draw_sample_path
 
 
 @settings(max_examples=50, deadline=None)

@@ -7,7 +7,7 @@ from forkjoin_sim.engines.fast import FastEngine
 from forkjoin_sim.engines.select import SMALL, kth_smallest
 from forkjoin_sim.engines.simpy_engine import SimPyEngine
 from forkjoin_sim.model import ForkJoinModel
-from forkjoin_sim.samplepath import draw_sample_path
+from forkjoin_sim.randomness.samplepath import draw_sample_path
 
 
 @settings(max_examples=300, deadline=None)

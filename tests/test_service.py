@@ -1,4 +1,4 @@
-"""Tests for forkjoin_sim.service: spec strings, rescaling, point masses, labels."""
+"""Tests for forkjoin_sim.laws.service: spec strings, rescaling, point masses, labels."""
 
 import math
 
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import special, stats
 
-from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.service import Deterministic, describe_service, parse_service, rescale
+from forkjoin_sim.laws.service import Deterministic, describe_service, parse_service, rescale
 from strategies import latency_samples
 
 # E[X^2] / E[X]^2 of each shape, from textbook formulas (not from scipy), so the
@@ -68,7 +68,7 @@ def test_explicit_exp_mean_overrides_the_argument():
     "lognorm:0.5", "deterministic", "mix:0.5*exp;0.5*exp:2", "mix:0.9*exp:1;0.1*exp:9",
     "mix:0.9*pareto:10,scale=0.235;0.1*exp:rate=1.66", "empirical:LAT"])
 def test_fixes_own_scale_says_whether_the_mean_argument_matters(spec, tmp_path):
-    from forkjoin_sim.service import fixes_own_scale
+    from forkjoin_sim.laws.service import fixes_own_scale
 
     path = tmp_path / "lat.txt"
     path.write_text("1\n2\n6\n")

@@ -8,9 +8,9 @@ from scipy import stats
 from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
-from forkjoin_sim.samplepath import draw_sample_path
+from forkjoin_sim.randomness.samplepath import draw_sample_path
 from forkjoin_sim.simulation import simulate
-from forkjoin_sim.statistics import batch_means_ci, littles_law
+from forkjoin_sim.measure.statistics import batch_means_ci, littles_law
 
 
 def assert_covers(result, exact, confidence=0.999):
@@ -168,7 +168,8 @@ def test_progress_none_shows_a_bar_for_long_runs_only(monkeypatch, estimate, sho
 
 
 def test_wide_jobs_come_in_smaller_blocks_and_count_in_the_memory_check(monkeypatch):
-    from forkjoin_sim import options, run
+    from forkjoin_sim import run
+    from forkjoin_sim import checks as options
 
     assert run.block_jobs(3) == run.BLOCK_JOBS
     assert run.block_jobs(1000) * 1000 <= run.BLOCK_TASKS

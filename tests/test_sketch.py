@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from forkjoin_sim.sketch import (BINS, EMAX, EMIN, RELATIVE_ERROR, batch_interval,
+from forkjoin_sim.measure.sketch import (BINS, EMAX, EMIN, RELATIVE_ERROR, batch_interval,
                                  bucket, bucket_bounds, quantiles, t_interval)
 
 

@@ -1,4 +1,4 @@
-"""Tests for forkjoin_sim.staleness_cli: ``forkjoin-sim staleness``."""
+"""Tests for forkjoin_cli.staleness: ``forkjoin-sim staleness``."""
 
 import json
 
@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from forkjoin_sim.cli import _Parser
+from forkjoin_cli.main import _Parser
 from forkjoin_sim.nodes import SharedQueue
 from forkjoin_sim.staleness.queueing import ReplicatedKey, simulate_staleness
-from forkjoin_sim.staleness_cli import JSON_KEYS, register
+from forkjoin_cli.staleness import JSON_KEYS, register
 
 
 def run(argv):

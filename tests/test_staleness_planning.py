@@ -118,7 +118,8 @@ def test_bad_planner_arguments():
 def test_command_line_glue():
     import argparse
 
-    from sizing.staleness_planning import add_staleness_arguments, plan_from_args
+    from forkjoin_cli._tails import add_staleness_arguments
+    from sizing.staleness_planning import plan_from_args
 
     parser = argparse.ArgumentParser()
     for name, kind in (("--nodes", int), ("--replicas", int), ("--rate", float),

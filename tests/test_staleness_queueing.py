@@ -10,7 +10,7 @@ from scipy import stats
 
 from analytic.staleness import p_miss
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.mixture import Mixture
+from forkjoin_sim.laws.mixture import Mixture
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, draw_path,
                                              exponential_delays, simulate_closed,

@@ -1,4 +1,4 @@
-"""Tests of forkjoin_sim.statistics: warm-up, batch means, summaries, Little's law."""
+"""Tests of forkjoin_sim.measure.statistics: warm-up, batch means, summaries, Little's law."""
 
 import math
 import tracemalloc
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy import signal, stats
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.statistics import (
+from forkjoin_sim.measure.statistics import (
     SojournRecorder,
     Summary,
     apply_warmup,

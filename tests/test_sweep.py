@@ -7,11 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forkjoin_sim import cli
+from forkjoin_cli import main as cli
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.sweep_cli import register
+from forkjoin_cli.sweep import register
 
-from forkjoin_sim import sweeps
+from forkjoin_sim.sweep import runner as sweeps
+from sizing.sweep_columns import annotate
+
+ANALYTIC = (annotate,)  # Theorem 3 beside each row, as the sweep command adds
 
 # Small but not trivial: 2 node counts x 3 quorums x 2 loads x 2 services, of which
 # the 6 with nodes=3, rho=1.2 are unstable; two replications: 36 rows.
@@ -44,7 +47,7 @@ def dask_cluster():
 
 @pytest.fixture(scope="module")
 def serial_frame():
-    return sweeps.sweep(SPEC, backend="serial", progress=False)
+    return sweeps.sweep(SPEC, backend="serial", progress=False, annotate=ANALYTIC)
 
 
 def _without_timing(frame):
@@ -147,7 +150,7 @@ def test_bad_toml_files_raise_config_errors_naming_the_problem(tmp_path):
 def test_a_sweep_with_no_valid_point_is_an_error():
     with pytest.raises(ConfigError, match="no valid point"):
         sweeps.sweep({"nodes": 3, "replicas": 3, "quorum": 1, "rho": 5.0},
-                     backend="serial", progress=False)
+                     backend="serial", progress=False, annotate=ANALYTIC)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -159,16 +162,16 @@ def test_a_sweep_with_no_valid_point_is_an_error():
 ])
 def test_bad_run_options_raise_config_errors(kwargs, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
-        sweeps.sweep(SPEC, progress=False, **kwargs)
+        sweeps.sweep(SPEC, progress=False, annotate=ANALYTIC, **kwargs)
 
 
 # --- determinism ----------------------------------------------------------------
 
 def test_results_are_identical_across_backends_and_worker_counts(serial_frame,
                                                                  dask_cluster):
-    processes = sweeps.sweep(SPEC, backend="processes", workers=2, progress=False)
+    processes = sweeps.sweep(SPEC, backend="processes", workers=2, progress=False, annotate=ANALYTIC)
     dask = sweeps.sweep(SPEC, backend="dask", address=dask_cluster.scheduler_address,
-                        progress=False)
+                        progress=False, annotate=ANALYTIC)
     assert len(serial_frame) == ROWS and (serial_frame["status"] == "ok").all()
     for other in (processes, dask):
         pd.testing.assert_frame_equal(_without_timing(serial_frame),
@@ -177,7 +180,7 @@ def test_results_are_identical_across_backends_and_worker_counts(serial_frame,
 
 def test_a_point_has_the_same_numbers_alone_as_in_a_grid(serial_frame):
     alone = sweeps.sweep({**SPEC, "nodes": 6, "quorum": 2, "rho": 1.2,
-                          "service": "lognormal:1.0"}, backend="serial", progress=False)
+                          "service": "lognormal:1.0"}, backend="serial", progress=False, annotate=ANALYTIC)
     in_grid = serial_frame[(serial_frame["nodes"] == 6) & (serial_frame["quorum"] == 2)
                            & (serial_frame["rho"] == 1.2)
                            & (serial_frame["service"] == "lognormal:1.0")]
@@ -198,7 +201,7 @@ def test_an_empirical_point_depends_on_the_data_not_on_the_file_path(tmp_path):
     def mean(path):
         spec = {"nodes": 4, "replicas": 2, "quorum": 1, "arrival_rate": 0.5,
                 "service": f"empirical:{path}", "jobs": 4000, "seed": 3}
-        return sweeps.sweep(spec, backend="serial", progress=False)["mean"].iloc[0]
+        return sweeps.sweep(spec, backend="serial", progress=False, annotate=ANALYTIC)["mean"].iloc[0]
 
     assert mean(tmp_path / "a" / "lat.txt") == mean(tmp_path / "copy.txt")
     assert mean(tmp_path / "a" / ".." / "copy.txt") == mean(tmp_path / "copy.txt")
@@ -249,7 +252,7 @@ def test_a_failed_point_is_recorded_in_the_file_and_rerun_by_resume(tmp_path,
     spec = {"nodes": 6, "replicas": 3, "quorum": [1, 2, 3], "rho": 0.9, "jobs": 2000,
             "seed": 5}
     reference = tmp_path / "reference.csv"
-    sweeps.sweep(spec, backend="serial", out=reference, progress=False)
+    sweeps.sweep(spec, backend="serial", out=reference, progress=False, annotate=ANALYTIC)
 
     import forkjoin_sim.simulation as simulation
     real = simulation.simulate
@@ -261,7 +264,7 @@ def test_a_failed_point_is_recorded_in_the_file_and_rerun_by_resume(tmp_path,
 
     monkeypatch.setattr(simulation, "simulate", crashing)
     out = tmp_path / "results.csv"
-    frame = sweeps.sweep(spec, backend="serial", out=out, progress=False)
+    frame = sweeps.sweep(spec, backend="serial", out=out, progress=False, annotate=ANALYTIC)
     assert list(frame["status"]) == ["ok", "error", "ok"]
     assert "RuntimeError: node 4 lost its disk" in frame.loc[1, "message"]
     written = pd.read_csv(out)
@@ -270,7 +273,7 @@ def test_a_failed_point_is_recorded_in_the_file_and_rerun_by_resume(tmp_path,
     assert list(written.loc[[0, 2], "mean"]) == list(expected.loc[[0, 2], "mean"])
 
     monkeypatch.setattr(simulation, "simulate", real)
-    sweeps.sweep(spec, backend="serial", out=out, resume=True, progress=False)
+    sweeps.sweep(spec, backend="serial", out=out, resume=True, progress=False, annotate=ANALYTIC)
     assert _text_without_timing(out) == _text_without_timing(reference)
 
 
@@ -278,10 +281,9 @@ def test_failing_analytic_columns_keep_the_statistics(monkeypatch):
     def broken(point, row):
         raise ZeroDivisionError("no estimate here")
 
-    monkeypatch.setattr(sweeps, "annotators", lambda: [broken])
     point = sweeps.expand({"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5,
                            "jobs": 2000})[0][0]
-    row = sweeps.run_point(point)
+    row = sweeps.run_point(point, annotate=(broken,))
     assert row["status"] == "error"
     assert row["message"].startswith("analytic columns failed: ZeroDivisionError")
     assert row["mean"] == sweeps.run_point(point, annotate=False)["mean"]
@@ -306,7 +308,7 @@ def _interrupt_after(monkeypatch, calls: int) -> list:
 def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkeypatch,
                                                                 serial_frame):
     uninterrupted = tmp_path / "uninterrupted.csv"
-    sweeps.sweep(SPEC, backend="serial", out=uninterrupted, progress=False)
+    sweeps.sweep(SPEC, backend="serial", out=uninterrupted, progress=False, annotate=ANALYTIC)
 
     out = tmp_path / "results.csv"
     _interrupt_after(monkeypatch, 7)
@@ -314,7 +316,7 @@ def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkey
     # interrupt are not a prefix of the grid, so only the final sort restores it.
     shuffled = {**SPEC, "quorum": [3, 1, 2], "service": SPEC["service"][::-1]}
     with pytest.raises(KeyboardInterrupt):
-        sweeps.sweep(shuffled, backend="serial", out=out, progress=False)
+        sweeps.sweep(shuffled, backend="serial", out=out, progress=False, annotate=ANALYTIC)
     partial = pd.read_csv(out)  # a valid CSV of the finished points
     assert len(partial) == 7 and (partial["status"] == "ok").all()
     # A run killed in the middle of writing a row leaves a truncated last line.
@@ -323,7 +325,7 @@ def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkey
 
     monkeypatch.undo()
     ran = _interrupt_after(monkeypatch, 10**9)
-    frame = sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False)
+    frame = sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False, annotate=ANALYTIC)
     assert len(ran) == ROWS - 7
     assert _text_without_timing(out) == _text_without_timing(uninterrupted)
     pd.testing.assert_frame_equal(_without_timing(frame), _without_timing(serial_frame),
@@ -332,17 +334,17 @@ def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkey
     # Resuming a finished file runs nothing and changes nothing.
     before = out.read_bytes()
     ran.clear()
-    sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False)
+    sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False, annotate=ANALYTIC)
     assert ran == [] and out.read_bytes() == before
 
 
 def test_resume_refuses_a_file_of_another_sweep(tmp_path):
     out = tmp_path / "results.csv"
     small = {"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5, "jobs": 500}
-    sweeps.sweep(small, backend="serial", out=out, progress=False)
+    sweeps.sweep(small, backend="serial", out=out, progress=False, annotate=ANALYTIC)
     with pytest.raises(ConfigError, match="not points of this sweep"):
         sweeps.sweep({**small, "seed": 1}, backend="serial", out=out, resume=True,
-                     progress=False)
+                     progress=False, annotate=ANALYTIC)
 
 
 def test_parquet_results_read_back_as_the_csv_ones(tmp_path, monkeypatch):
@@ -350,14 +352,14 @@ def test_parquet_results_read_back_as_the_csv_ones(tmp_path, monkeypatch):
     spec = {"nodes": 6, "replicas": 3, "quorum": [1, 3], "rho": [0.5, 0.9],
             "service": ["exp", "gamma:2"], "jobs": 1000, "seed": 2}
     csv_frame = sweeps.sweep(spec, backend="serial", out=tmp_path / "r.csv",
-                             progress=False)
+                             progress=False, annotate=ANALYTIC)
     out = tmp_path / "r.parquet"
     _interrupt_after(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
-        sweeps.sweep(spec, backend="serial", out=out, progress=False)
+        sweeps.sweep(spec, backend="serial", out=out, progress=False, annotate=ANALYTIC)
     assert not out.exists() and len(pd.read_csv(tmp_path / "r.parquet.partial.csv")) == 3
     monkeypatch.undo()
-    sweeps.sweep(spec, backend="serial", out=out, resume=True, progress=False)
+    sweeps.sweep(spec, backend="serial", out=out, resume=True, progress=False, annotate=ANALYTIC)
     assert not (tmp_path / "r.parquet.partial.csv").exists()
     pd.testing.assert_frame_equal(_without_timing(pd.read_parquet(out)),
                                   _without_timing(csv_frame), check_exact=True)
@@ -469,7 +471,7 @@ def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
     spec = tmp_path / "long.toml"
     spec.write_text("nodes = 6\nreplicas = 3\nquorum = [1, 2, 3]\nrho = 0.5\n"
                     "jobs = 50000000\n")
-    proc = subprocess.Popen([sys.executable, "-m", "forkjoin_sim.cli", "sweep", str(spec),
+    proc = subprocess.Popen([sys.executable, "-m", "forkjoin_cli.main", "sweep", str(spec),
                              "--out", str(tmp_path / "out.csv"), "--workers", "2",
                              "--quiet", "--no-analytic"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -494,7 +496,8 @@ def test_resume_refuses_a_file_written_with_other_analytic_settings(tmp_path):
     sweeps.sweep(small, backend="serial", out=out, annotate=False, progress=False)
     before = out.read_bytes()
     with pytest.raises(ConfigError, match="without the analytic columns"):
-        sweeps.sweep(small, backend="serial", out=out, resume=True, progress=False)
+        sweeps.sweep(small, backend="serial", out=out, resume=True, progress=False,
+                     annotate=ANALYTIC)
     assert out.read_bytes() == before
 
 
@@ -541,12 +544,14 @@ def test_closed_loop_and_uneven_points_keep_their_own_spelling_and_skip_closed_f
             "points": [{"clients": 4}, {"rho": 0.9, "speeds": "1,1,1,1,1,0.5"},
                        {"rho": 0.9}]}
     out = tmp_path / "o.csv"
-    frame = sweeps.sweep(spec, out=out, backend="serial", progress=False)
+    frame = sweeps.sweep(spec, out=out, backend="serial", progress=False,
+                         annotate=ANALYTIC)
     assert list(frame["status"]) == ["ok", "ok", "ok"]
     assert frame["clients"].tolist()[0] == 4 and pd.isna(frame["think"].tolist()[0])
     assert frame["speeds"].tolist()[1] == "1,1,1,1,1,0.5"
     assert frame["approx"].isna().tolist() == [True, True, False]
-    again = sweeps.sweep(spec, out=out, backend="serial", progress=False, resume=True)
+    again = sweeps.sweep(spec, out=out, backend="serial", progress=False, resume=True,
+                         annotate=ANALYTIC)
     pd.testing.assert_frame_equal(again, frame)
 
 
@@ -569,13 +574,13 @@ def test_resume_from_a_file_it_did_not_write_is_one_line_and_cut_rows_rerun(tmp_
                      "1", "--quiet"]) == 2
     assert "cannot resume from" in capsys.readouterr().err
     # a row cut before its statistics (status written, mean not) is run again
-    frame = sweeps.sweep(str(spec), out=out, backend="serial", progress=False)
+    frame = sweeps.sweep(str(spec), out=out, backend="serial", progress=False, annotate=ANALYTIC)
     lines = out.read_text().splitlines()
     header = lines[0].split(",")
     cut = lines[1].split(",")
     cut[header.index("mean")] = ""
     out.write_text("\n".join([lines[0], ",".join(cut), lines[2]]) + "\n")
-    again = sweeps.sweep(str(spec), out=out, backend="serial", progress=False,
+    again = sweeps.sweep(str(spec), out=out, backend="serial", progress=False, annotate=ANALYTIC,
                          resume=True)
     pd.testing.assert_frame_equal(_without_timing(again), _without_timing(frame))
 
@@ -609,7 +614,7 @@ def test_a_pool_sweep_with_standard_error_closed_completes(tmp_path):
                     "jobs = 400000\n")
     out = tmp_path / "out.csv"
     proc = subprocess.run(
-        ["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "forkjoin_sim.cli",
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "forkjoin_cli.main",
          "sweep", str(spec), "--out", str(out), "--workers", "2", "--no-analytic"],
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0
@@ -619,7 +624,7 @@ def test_a_pool_sweep_with_standard_error_closed_completes(tmp_path):
 
 _LEFT_EARLY = """
 import sys
-from forkjoin_sim import sweeps
+from forkjoin_sim.sweep import runner as sweeps
 
 quick, _ = sweeps.expand({"nodes": 6, "replicas": 3, "quorum": 1, "rho": 0.5,
                           "jobs": 2000})
@@ -663,7 +668,7 @@ def test_sigterm_ends_estimators_referee_and_its_pool_workers(tmp_path):
     errors = tmp_path / "stderr.txt"
     # stderr to a file, not a pipe: orphaned workers would hold a pipe open for ever
     with open(errors, "w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "forkjoin_sim.cli", "estimators",
+        proc = subprocess.Popen([sys.executable, "-m", "forkjoin_cli.main", "estimators",
                                  "referee", "--set", "six-three", "--out", str(out),
                                  "--workers", "2"],
                                 stdout=subprocess.DEVNULL, stderr=stderr,

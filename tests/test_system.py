@@ -8,7 +8,7 @@ from forkjoin_sim.arrivals import Periodic, Poisson, Trace
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.placement import get_placement
-from forkjoin_sim.samplepath import draw_sample_path
+from forkjoin_sim.randomness.samplepath import draw_sample_path
 from forkjoin_sim.simulation import simulate
 from forkjoin_sim.system import JobClass, Stragglers, System, parse_speeds
 

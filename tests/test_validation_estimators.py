@@ -60,7 +60,7 @@ def test_cli_accuracy_and_estimate(tmp_path, capsys):
     import argparse
 
     from forkjoin_sim.errors import ConfigError
-    from validation import estimators_cli
+    from forkjoin_cli import estimators as estimators_cli
 
     assert estimators_cli.estimate("interpolation", 2, 2, 2, 0.5) == pytest.approx(2.875)
     with pytest.raises(ConfigError, match="unknown"):

@@ -5,17 +5,14 @@ import pandas as pd
 import pytest
 
 import analytic
-import validation.commands
-from forkjoin_sim import cli
-from forkjoin_sim.statistics import summarize
+from forkjoin_cli import main as cli
+from forkjoin_sim.measure.statistics import summarize
 from validation import fig2
 
 
 @pytest.fixture
-def registered(monkeypatch):
-    names = tuple(validation.commands._COMMAND_MODULES)
-    if "fig2" not in names:
-        monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", names + ("fig2",))
+def registered():
+    """Every command is in forkjoin_cli.main.COMMANDS; nothing to register."""
 
 
 def test_paper_protocol_measures_exactly_100000_jobs():
@@ -27,7 +24,7 @@ def test_paper_protocol_measures_exactly_100000_jobs():
 
 
 def test_full_grid_is_the_papers_400_points():
-    from forkjoin_sim.sweeps import expand
+    from forkjoin_sim.sweep.runner import expand
     points, _ = expand(fig2.grid_spec(jobs=1000))
     cells = {(p["nodes"], p["replicas"], p["quorum"]) for p in points}
     assert len(cells) == 50 and len(points) == 400

@@ -5,16 +5,12 @@ import re
 import pandas as pd
 import pytest
 
-import validation.commands
-from forkjoin_sim import cli
+from forkjoin_cli import main as cli
 from validation import fig2, report, theorems
 
 
 @pytest.fixture
 def tiny_grids(monkeypatch):
-    names = tuple(validation.commands._COMMAND_MODULES)
-    if "report" not in names:
-        monkeypatch.setattr(validation.commands, "_COMMAND_MODULES", names + ("report",))
     monkeypatch.setattr(fig2, "NODES", (3, 5))
     monkeypatch.setattr(fig2, "REPLICAS", (3,))
     monkeypatch.setattr(fig2, "LOADS", (0.5,))

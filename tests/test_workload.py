@@ -6,8 +6,8 @@ from scipy import stats
 
 from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.statistics import batch_means_ci
-from forkjoin_sim.samplepath import PathSampler
+from forkjoin_sim.measure.statistics import batch_means_ci
+from forkjoin_sim.randomness.samplepath import PathSampler
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
 

@@ -15,13 +15,11 @@ calibration timing uses.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import numpy as np
 
-from forkjoin_sim import options
-from forkjoin_sim.io import atomic_write
+from forkjoin_sim.files.io import atomic_write
 from sizing.calibrated_model import CalibratedModel
 from sizing.calibration import calibrate, predict, simulate_row
 from sizing.measurements import Measurement, read_measurements
@@ -165,18 +163,8 @@ def write_synthetic(path: str, model: CalibratedModel = SYNTHETIC, seed: int = 9
         writer.writerows(rows)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*")
-    parser.add_argument("--write-synthetic", metavar="PATH",
-                        help="write the synthetic 30-row file with known parameters")
-    parser.add_argument("--nodes", type=options.whole(1, 10**9, "--nodes"), default=3)
-    parser.add_argument("--replicas", type=options.whole(1, 10**9, "--replicas"), default=3)
-    parser.add_argument("--scenarios", default="abc")
-    parser.add_argument("--seed", type=options.seed, default=0)
-    parser.add_argument("--summary-only", action="store_true",
-                        help="print only the MAPE table at the end")
-    args = parser.parse_args(argv)
+def run(args) -> int:
+    """Run the experiment with the options of ``forkjoin-sim experiment calibration-holdout``."""
     if args.write_synthetic:
         write_synthetic(args.write_synthetic)
     results = []
@@ -191,6 +179,3 @@ def main(argv=None) -> int:
         print(summary(results))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

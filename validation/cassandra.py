@@ -21,8 +21,8 @@ import analytic
 from forkjoin_sim.cassandra import (CassandraModel, StagedConfig, basic_latencies,
                                     consistency_quorum, simulate_quorums)
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.io import atomic_save, atomic_write
-from forkjoin_sim.statistics import summarize
+from forkjoin_sim.files.io import atomic_save, atomic_write
+from forkjoin_sim.measure.statistics import summarize
 
 #: The paper's experiment (Section 3): 6 nodes, r = 1..5, ONE/QUORUM/ALL, policies
 #: all-local, all-remote and round-robin, two loads.

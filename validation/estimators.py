@@ -84,8 +84,8 @@ def quorum_sweep(nodes: int, replicas: int, load: float, jobs: int, seed: int = 
     from forkjoin_sim.engines import FastEngine
     from forkjoin_sim.model import ForkJoinModel
     from forkjoin_sim.run import run_path
-    from forkjoin_sim.samplepath import PathSampler
-    from forkjoin_sim.statistics import SojournRecorder, batch_means_ci
+    from forkjoin_sim.randomness.samplepath import PathSampler
+    from forkjoin_sim.measure.statistics import SojournRecorder, batch_means_ci
 
     model = ForkJoinModel(nodes, replicas, replicas, load=load)
     sampler = PathSampler(model.system, model.arrival_process,
@@ -125,7 +125,7 @@ def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_
         results = map(_quorum_sweep_task, tasks)
         rows = [row for result in results for row in result]
     else:
-        from forkjoin_sim.sweeps import process_pool
+        from forkjoin_sim.sweep.runner import process_pool
 
         # workers that end with the command (Ctrl-C, SIGTERM, or a killed parent)
         # instead of running on for minutes
@@ -218,6 +218,6 @@ def error_figure(panels: dict, out) -> None:
     axes[0][0].set_ylabel("share of points with error <= x")
     axes[0][-1].legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    from forkjoin_sim.io import atomic_save
+    from forkjoin_sim.files.io import atomic_save
     atomic_save(out, fig.savefig, dpi=120)
     plt.close(fig)

@@ -8,17 +8,15 @@ The grid is the paper's: n in {3,5,7,9}, r in {3,5,7,9} with r <= n, k = 1..r (5
 from __future__ import annotations
 
 import ast
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analytic.estimators import ESTIMATORS
-from forkjoin_sim import options
-from forkjoin_sim.io import atomic_group, atomic_save
-from forkjoin_sim.sweeps import sweep
+from forkjoin_sim.files.io import atomic_group, atomic_save
+from forkjoin_sim.sweep.runner import sweep
+from sizing.sweep_columns import annotate
 from validation.estimators import accuracy, error_figure, with_estimates
 
 from validation.paper_grid import (LOADS, NODES, PAPER_SAMPLE_EVERY,  # noqa: F401
@@ -120,7 +118,8 @@ def run_fig2(jobs: int | None = None, paper: bool = False, workers: int | None =
         jobs = jobs or jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY)
     else:
         sample_every, jobs = 1, jobs or QUICK_JOBS
-    frame = sweep(grid_spec(jobs, sample_every, seed), workers=workers, progress=progress)
+    frame = sweep(grid_spec(jobs, sample_every, seed), workers=workers, progress=progress,
+                  annotate=(annotate,))
     failures = failed_points(frame)
     if failures:
         raise RuntimeError("Fig. 2 points failed to simulate:\n" + "\n".join(failures))
@@ -320,7 +319,7 @@ def write_outputs(table: pd.DataFrame, out_dir, group=None) -> tuple[Path, Path]
     the paths of the first two.
 
     The three files appear together or not at all (an interrupt while plotting leaves
-    the old ones); pass an :func:`~forkjoin_sim.io.atomic_group` as ``group`` to commit
+    the old ones); pass an :func:`~forkjoin_sim.files.io.atomic_group` as ``group`` to commit
     them with other files.
     """
     out_dir = Path(out_dir)
@@ -334,51 +333,3 @@ def write_outputs(table: pd.DataFrame, out_dir, group=None) -> tuple[Path, Path]
     plot_fig2(table, group.path(png_path))
     error_figure({"Fig. 2 grid": table}, group.path(errors_path))
     return csv_path, png_path
-
-
-# --- the command ------------------------------------------------------------------
-
-def _cmd_fig2(args) -> int:
-    import time
-
-    options.check_output_dir(args.out, OUTPUT_FILES)
-    jobs = args.jobs or (jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY) if args.paper
-                         else QUICK_JOBS)
-    options.check_jobs_fit(jobs, runs=args.workers or os.cpu_count() or 1)
-    started = time.perf_counter()
-    table = run_fig2(jobs=args.jobs, paper=args.paper, workers=args.workers,
-                     seed=args.seed, progress=sys.stderr.isatty())
-    seconds = time.perf_counter() - started
-    csv_path, png_path = write_outputs(table, args.out)
-    print(summary_text(table))
-    print(estimators_text(table))
-    print(f"simulated {len(table)} points in {seconds:.1f} s; wrote {csv_path} and "
-          f"{png_path}")
-    suspect = int((table["sim_warnings"] != "").sum())
-    if suspect:
-        print(f"warning: {suspect} of {len(table)} points carry convergence warnings "
-              "(their sim_warnings column says which and how many jobs they need); "
-              "their errors are not to be trusted: run more --jobs", file=sys.stderr)
-    return 0
-
-
-def register(subparsers) -> None:
-    """Add ``fig2`` to the ``forkjoin-sim`` sub-commands."""
-    p = subparsers.add_parser(
-        "fig2", help="reproduce the paper's Fig. 2 (Theorem 3 vs simulation)",
-        description="Simulate the paper's 400-point grid (n in 3,5,7,9; r <= n in "
-                    "3,5,7,9; k = 1..r; 8 loads; exponential service) and compare it "
-                    "with Theorem 3. Writes OUT/fig2.csv and OUT/fig2.png and prints "
-                    "where |error| exceeds 25%.")
-    p.add_argument("--jobs", type=options.count(MAX_JOBS, "--jobs", low=2), default=None,
-                   help=f"jobs per point, warm-up included (default {QUICK_JOBS:,}; "
-                        f"with --paper, enough for {PAPER_SAMPLES:,} samples)")
-    p.add_argument("--paper", action="store_true",
-                   help="the paper's protocol: after a 10%% warm-up keep every 10th "
-                        f"job, {PAPER_SAMPLES:,} samples per point "
-                        f"({jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY):,} jobs)")
-    p.add_argument("--out", default="results/fig2", help="output directory")
-    p.add_argument("--workers", type=options.workers, default=None,
-                   help="worker processes (default: one per CPU)")
-    p.add_argument("--seed", type=options.seed, default=0, help="base seed of the sweep")
-    p.set_defaults(handler=_cmd_fig2)

@@ -8,8 +8,6 @@ beside each published value. Run ``python -m validation.pbs_reproduction``.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import zlib
 from pathlib import Path
 
@@ -17,7 +15,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from forkjoin_sim import options
 from forkjoin_sim.staleness import exponential_profile, profile, simulate_wars
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "data" / "pbs_published.csv"
@@ -124,18 +121,11 @@ def _percent(x: float) -> str:
     return f"{100 * x:.2f}%" if x < 0.999 else f"{100 * x:.5f}%"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=options.whole(1, 10**9, "--trials"), default=2_000_000)
-    parser.add_argument("--seed", type=options.seed, default=2012)
-    parser.add_argument("--out", type=Path, help="write the comparison as CSV here")
-    args = parser.parse_args(argv)
+def run(args) -> int:
+    """Run the experiment with the options of ``forkjoin-sim experiment pbs-reproduction``."""
     table = reproduce(published(), args.trials, args.seed)
     if args.out:
         table.to_csv(args.out, index=False, float_format="%.6g")
     print(markdown(table))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,7 +20,6 @@ ms of time), one thread per stage.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -29,8 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from analytic.staleness import p_consistent
-from forkjoin_sim import options
-from forkjoin_sim.io import atomic_save, atomic_write
+from forkjoin_sim.files.io import atomic_save, atomic_write
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
                                              simulate_queues)
@@ -223,16 +221,8 @@ def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path) ->
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--operations", type=options.whole(1, 10**9, "--operations"), default=400_000,
-                        help="operations per queueing run (one run serves every pair)")
-    parser.add_argument("--wars-trials", type=options.whole(1, 10**9, "--wars-trials"), default=400_000)
-    parser.add_argument("--seed", type=options.seed, default=2026)
-    parser.add_argument("--out-dir", default="docs/staleness")
-    parser.add_argument("--plot-only", action="store_true",
-                        help="redraw the figures from OUT_DIR/load.csv")
-    args = parser.parse_args(argv)
+def run(args) -> int:
+    """Run the experiment with the options of ``forkjoin-sim experiment staleness-load``."""
     out = Path(args.out_dir)
     started = time.time()
     if args.plot_only:
@@ -248,6 +238,3 @@ def main(argv: list[str] | None = None) -> int:
           "load.png, load_latency.png, load_visibility.png")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

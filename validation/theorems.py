@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 import analytic
-from forkjoin_sim.sweeps import sweep
+from forkjoin_sim.sweep.runner import sweep
+from sizing.sweep_columns import annotate
 
 #: Per-node loads and replica counts of the Theorem 1 check.
 THEOREM1_LOADS = (0.5, 0.9)
@@ -41,7 +42,7 @@ def write_empirical_samples(path) -> str:
     They stand in for measured latencies: the simulator resamples them as an
     ``Empirical`` distribution (``empirical:PATH``).
     """
-    from forkjoin_sim.io import atomic_write
+    from forkjoin_sim.files.io import atomic_write
 
     rng = np.random.default_rng(EMPIRICAL_SEED)
     draws = rng.lognormal(mean=-EMPIRICAL_SIGMA ** 2 / 2, sigma=EMPIRICAL_SIGMA,
@@ -83,7 +84,7 @@ def simulate_entries(entries: list[dict], jobs: int, sample_every: int = 1,
     """Run the sweep-spec ``entries`` (a ``points`` list) as one sweep."""
     spec = {"points": entries, "jobs": jobs, "sample_every": sample_every, "seed": seed,
             "warmup": 0.1}
-    frame = sweep(spec, workers=workers, progress=progress)
+    frame = sweep(spec, workers=workers, progress=progress, annotate=(annotate,))
     bad = frame[frame["status"] != "ok"]
     if len(bad):
         raise RuntimeError("points failed to simulate:\n" + "\n".join(

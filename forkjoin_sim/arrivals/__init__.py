@@ -10,10 +10,10 @@ an *output* of the engine. A new process is one class in one module here.
 
 from __future__ import annotations
 
-from .closed_loop import ClosedLoop
-from .poisson import Periodic, Poisson
-from .renewal import Renewal
-from .trace import Trace
+from forkjoin_sim.arrivals.closed_loop import ClosedLoop
+from forkjoin_sim.arrivals.poisson import Periodic, Poisson
+from forkjoin_sim.arrivals.renewal import Renewal
+from forkjoin_sim.arrivals.trace import Trace
 
 __all__ = ["ClosedLoop", "Periodic", "Poisson", "Renewal", "Trace", "is_closed"]
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..errors import ConfigError
+from forkjoin_sim.errors import ConfigError
 
 
 def positive_rate(rate, what: str = "arrival rate") -> float:

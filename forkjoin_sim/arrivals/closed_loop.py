@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, numbers_in_range
+from forkjoin_sim.errors import ConfigError, numbers_in_range
 
 
 @numbers_in_range

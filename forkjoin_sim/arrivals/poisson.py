@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import positive_rate
+from forkjoin_sim.arrivals._checks import positive_rate
 
 
 @dataclass(frozen=True)

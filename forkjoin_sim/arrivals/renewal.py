@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from ._checks import positive_rate
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.arrivals._checks import positive_rate
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
+from forkjoin_sim.errors import ConfigError
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,8 +43,8 @@ class Trace:
     @classmethod
     def from_file(cls, path: str | Path, scale: float = 1.0) -> "Trace":
         """One timestamp per line (``#`` comments allowed), multiplied by ``scale``."""
-        from ..empirical import _content, _is_number, _read_lines
-        from ..options import plain_float
+        from forkjoin_sim.laws.empirical import _content, _is_number, _read_lines
+        from forkjoin_sim.checks import plain_float
 
         name = str(path)
         if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)) \

@@ -15,13 +15,13 @@ Simulation
     CassandraResult
 """
 
-from .cluster import CassandraCluster
-from .model import (CONSISTENCY_LEVELS, POLICIES, CassandraModel, consistency_quorum,
+from forkjoin_sim.cassandra.cluster import CassandraCluster
+from forkjoin_sim.cassandra.model import (CONSISTENCY_LEVELS, POLICIES, CassandraModel, consistency_quorum,
                     policy_local_fraction)
-from .writes import WritePath, WritePathSampler, basic_write_path
-from .staged import (DEFAULT_STAGED_CONFIG, StagedConfig, StagedEngine,
+from forkjoin_sim.cassandra.writes import WritePath, WritePathSampler, basic_write_path
+from forkjoin_sim.cassandra.staged import (DEFAULT_STAGED_CONFIG, StagedConfig, StagedEngine,
                      load_staged_config)
-from .simulation import (CassandraResult, basic_latencies, simulate_basic, simulate_cassandra,
+from forkjoin_sim.cassandra.simulation import (CassandraResult, basic_latencies, simulate_basic, simulate_cassandra,
                          simulate_quorums)
 
 __all__ = [

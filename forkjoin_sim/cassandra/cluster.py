@@ -30,13 +30,13 @@ from typing import Any
 
 from scipy import stats
 
-from ..errors import ConfigError
-from ..model import check_cluster
-from ..nodes import Stages
-from ..placement import RingSubset
-from ..sumlaw import SumOf
-from ..system import JobClass, RunInput, System, law_mean
-from .model import consistency_quorum
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.model import check_cluster
+from forkjoin_sim.nodes import Stages
+from forkjoin_sim.placement import RingSubset
+from forkjoin_sim.laws.sumlaw import SumOf
+from forkjoin_sim.system import JobClass, RunInput, System, law_mean
+from forkjoin_sim.cassandra.model import consistency_quorum
 
 
 @dataclass(frozen=True)

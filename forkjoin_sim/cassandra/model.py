@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arrivals import ClosedLoop, Poisson
-from ..errors import ConfigError, numbers_in_range
-from ..options import plain_float
-from ..model import distribution_mean, check_cluster
+from forkjoin_sim.arrivals import ClosedLoop, Poisson
+from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.checks import plain_float
+from forkjoin_sim.model import distribution_mean, check_cluster
 
 #: Consistency level names and how many acknowledgements each needs.
 CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")

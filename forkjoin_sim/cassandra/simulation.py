@@ -10,13 +10,13 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..engines import FastEngine
-from ..errors import ConfigError
-from ..run import check_run, check_work, run_path
-from ..statistics import Interval, SojournRecorder, Summary, summarize
-from .model import CassandraModel
-from .staged import StagedConfig, StagedEngine, check_stable, stage_utilisation
-from .writes import STAGES, WritePath, WritePathSampler, basic_write_path, spawn_streams
+from forkjoin_sim.engines import FastEngine
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.run import check_run, check_work, run_path
+from forkjoin_sim.measure.statistics import Interval, SojournRecorder, Summary, summarize
+from forkjoin_sim.cassandra.model import CassandraModel
+from forkjoin_sim.cassandra.staged import StagedConfig, StagedEngine, check_stable, stage_utilisation
+from forkjoin_sim.cassandra.writes import STAGES, WritePath, WritePathSampler, basic_write_path, spawn_streams
 
 LEVELS = (1, 2)
 
@@ -203,7 +203,7 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
     if isinstance(config, dict):  # the tables of a TOML config, as a notebook has them
         config = StagedConfig.from_mapping(config)
     elif isinstance(config, (str, os.PathLike)):
-        from .staged import load_staged_config
+        from forkjoin_sim.cassandra.staged import load_staged_config
 
         config = load_staged_config(config)
     elif config is not None and not isinstance(config, StagedConfig):
@@ -211,7 +211,7 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
                           f"the path of a TOML file; got {type(config).__name__}")
     _check_run(jobs, level, model.replicas)
     if model.arrival_rate is not None:
-        from ..arrivals._checks import check_clock
+        from forkjoin_sim.arrivals._checks import check_clock
 
         check_clock(model.arrival_rate, int(jobs),
                     min(float(model.local_service.mean()),
@@ -220,7 +220,7 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
                            sample_every, progress=progress)
     summary = recorder.summary()
     if summary.warnings:
-        from ..convergence import convergence_notes
+        from forkjoin_sim.measure.convergence import convergence_notes
 
         summary = dataclasses.replace(summary, warnings=convergence_notes(summary,
                                                                           int(jobs)))

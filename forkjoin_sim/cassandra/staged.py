@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import simpy
 
-from ..errors import ConfigError
-from ..service import parse_service
-from .writes import WritePath
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.laws.service import parse_service
+from forkjoin_sim.cassandra.writes import WritePath
 
 #: The level-2 defaults (see the module docstring for their sources).
 DEFAULT_STAGED_CONFIG: dict[str, Any] = {
@@ -150,7 +150,7 @@ def load_staged_config(path: str | Path | None = None) -> StagedConfig:
     """The defaults, overridden by the TOML file at ``path`` if given."""
     if path is None:
         return StagedConfig.from_mapping()
-    from ..io import read_toml
+    from forkjoin_sim.files.io import read_toml
 
     return StagedConfig.from_mapping(read_toml(
         path, "staged config file", "give an existing TOML file or leave --config out"))

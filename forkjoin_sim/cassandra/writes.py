@@ -1,6 +1,6 @@
 """Write paths: a Cassandra write workload drawn before any queueing happens.
 
-A :class:`WritePath` is a :class:`~forkjoin_sim.samplepath.SamplePath` (arrivals,
+A :class:`WritePath` is a :class:`~forkjoin_sim.randomness.samplepath.SamplePath` (arrivals,
 replica nodes, per-task service, quorum) plus what the staged model also needs: each
 write's coordinator and which task, if any, is the coordinator's own replica.
 """
@@ -12,16 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..arrivals import Poisson
-from ..samplepath import SamplePath, draw_placement
-from ..streams import child_rng
-from .model import CassandraModel
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.arrivals import Poisson
+from forkjoin_sim.randomness.samplepath import SamplePath, draw_placement
+from forkjoin_sim.randomness.streams import child_rng
+from forkjoin_sim.cassandra.model import CassandraModel
 
-#: Child streams of the run's SeedSequence. The first three match
-#: ``samplepath.PathSampler`` (arrivals, placement, service), so a write workload
-#: with no local writes is the plain ring-placement queue's path, number for number.
-ARRIVALS, PLACEMENT, REMOTE_SERVICE, COORDINATOR, LOCAL_SERVICE, STAGES = range(6)
+#: Child streams of the run's SeedSequence (see the table in `randomness.streams`).
+from forkjoin_sim.randomness.streams import (  # noqa: E402  (the table of purposes)
+    WRITES_ARRIVALS as ARRIVALS, WRITES_COORDINATOR as COORDINATOR,
+    WRITES_LOCAL_SERVICE as LOCAL_SERVICE, WRITES_PLACEMENT as PLACEMENT,
+    WRITES_REMOTE_SERVICE as REMOTE_SERVICE, WRITES_STAGES as STAGES)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Engines turn a sample path into per-task completion times."""
 
-from .fast import FastEngine
-from .simpy_engine import SimPyEngine
+from forkjoin_sim.engines.fast import FastEngine
+from forkjoin_sim.engines.simpy_engine import SimPyEngine
 
 ENGINES = {"fast": FastEngine, "simpy": SimPyEngine}
 #: Every engine ``simulate`` takes: the fused one runs whole replications itself.

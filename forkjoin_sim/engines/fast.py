@@ -17,9 +17,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..errors import ConfigError
-from ..samplepath import SamplePath
-from .select import SMALL, kth_smallest
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.randomness.samplepath import SamplePath
+from forkjoin_sim.engines.select import SMALL, kth_smallest
 
 
 @numba.njit(cache=True, inline="always")
@@ -178,7 +178,7 @@ class FastEngine:
 
     def __init__(self, node_count: int, initial_release: np.ndarray | None = None,
                  node=None):
-        from ..nodes import is_plain
+        from forkjoin_sim.nodes import is_plain
 
         if isinstance(node_count, bool) or not isinstance(node_count, (int, np.integer)) \
                 or node_count < 1:

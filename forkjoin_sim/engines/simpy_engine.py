@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from ..samplepath import SamplePath
+from forkjoin_sim.randomness.samplepath import SamplePath
 
 
 class SimPyEngine:
@@ -25,7 +25,7 @@ class SimPyEngine:
 
     def __init__(self, node_count: int, purging: bool = False,
                  initial_release: np.ndarray | None = None, node=None):
-        from ..nodes import SharedQueue
+        from forkjoin_sim.nodes import SharedQueue
 
         node = node if node is not None else SharedQueue()
         self.env = simpy.Environment()

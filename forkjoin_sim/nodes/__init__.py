@@ -15,8 +15,8 @@ indexed by kind) and ``threads`` (threads per stage).
 
 from __future__ import annotations
 
-from .shared_queue import SharedQueue
-from .stages import Stages
+from forkjoin_sim.nodes.shared_queue import SharedQueue
+from forkjoin_sim.nodes.stages import Stages
 
 #: Task kinds, the column codes of ``SamplePath.kinds``.
 TASK, READ, DIGEST, WRITE = 0, 1, 2, 3

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
+from forkjoin_sim.errors import ConfigError
 
 
 @dataclass(frozen=True)

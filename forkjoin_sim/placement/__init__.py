@@ -7,10 +7,10 @@ A new policy is one class in one module here, added to ``PLACEMENTS``.
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .random_subset import RandomPlacement
-from .ring import RingPlacement
-from .ring_subset import RingSubset
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.placement.random_subset import RandomPlacement
+from forkjoin_sim.placement.ring import RingPlacement
+from forkjoin_sim.placement.ring_subset import RingSubset
 
 PLACEMENTS = {p.name: p for p in (RandomPlacement(), RingPlacement())}
 

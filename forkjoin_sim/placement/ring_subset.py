@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
-from .random_subset import _random_subsets
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.placement.random_subset import _random_subsets
 
 
 @dataclass(frozen=True)

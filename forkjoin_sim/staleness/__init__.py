@@ -11,14 +11,14 @@ published production latency profiles.
 =========================  =================================================
 """
 
-from .profiles import PROFILES, exponential_profile, profile
-from .wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
+from forkjoin_sim.staleness.profiles import PROFILES, exponential_profile, profile
+from forkjoin_sim.staleness.wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
 
 __all__ = ["MessageLaws", "PROFILES", "WarsResult", "exponential_profile", "profile",
            "quorum_latencies", "simulate_wars"]
 
 # Under load (queues at the replicas): forkjoin_sim.staleness.queueing.
-from .queueing import (ClosedLoop, ReplicatedKey, StalenessResult,  # noqa: E402
+from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, StalenessResult,  # noqa: E402
                        simulate_closed, simulate_queues, simulate_staleness)
 
 __all__ += ["ClosedLoop", "ReplicatedKey", "StalenessResult", "simulate_closed",

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from scipy import stats
 
-from ..errors import ConfigError
-from ..mixture import Mixture
-from .wars import MessageLaws
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.laws.mixture import Mixture
+from forkjoin_sim.staleness.wars import MessageLaws
 
 
 def pareto(scale: float, alpha: float):

@@ -48,15 +48,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import ConfigError
-from ..nodes import READ, WRITE, SharedQueue, Stages
-from ..streams import child_rng
-from .wars import MessageLaws
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.nodes import READ, WRITE, SharedQueue, Stages
+from forkjoin_sim.randomness.streams import child_rng
+from forkjoin_sim.staleness.wars import MessageLaws
 
 # Child streams of the run's seed, one per purpose (common random numbers: the
 # engines, the quorum sizes and the structures all see the same draws).
-_ARRIVALS, _KINDS, _WRITE, _ACK, _READ, _RESPONSE, _WRITE_SERVICE, _READ_SERVICE = range(8)
-_THINK, _KEYS = 8, 9
+from forkjoin_sim.randomness.streams import (  # noqa: E402  (the table of purposes)
+    QUEUED_ACK as _ACK, QUEUED_ARRIVALS as _ARRIVALS, QUEUED_KEYS as _KEYS,
+    QUEUED_KINDS as _KINDS, QUEUED_READ as _READ, QUEUED_READ_SERVICE as _READ_SERVICE,
+    QUEUED_RESPONSE as _RESPONSE, QUEUED_THINK as _THINK, QUEUED_WRITE as _WRITE,
+    QUEUED_WRITE_SERVICE as _WRITE_SERVICE)
 
 
 def exponential_delays(mean: float = 0.5) -> MessageLaws:
@@ -146,7 +149,7 @@ class ReplicatedKey:
         resolve an operation's latency, the sum of its mean delays and services (a
         rate of 1e-300). Single tiny terms (delays of 1e-9 standing for none) are
         allowed to round away."""
-        from ..arrivals._checks import check_clock
+        from forkjoin_sim.arrivals._checks import check_clock
 
         if self.rate is None:
             return
@@ -487,7 +490,7 @@ class StalenessResult:
                 versions: Sequence[int] = (1, 2, 3),
                 percentiles: Sequence[float] = (50, 99, 99.9)) -> dict:
         """A JSON-ready dict of every measure (keys documented in
-        ``forkjoin_sim.staleness_cli.JSON_KEYS``)."""
+        ``forkjoin_cli.staleness.JSON_KEYS``)."""
         stale, low, high = self.stale()
         return {
             "replicas": self.key.replicas, "keys": self.key.keys, "zipf": self.key.zipf,

@@ -28,12 +28,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import ConfigError, numbers_in_range
-from ..streams import child_rng
+from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.randomness.streams import child_rng
 
 # Child streams of the seed, one per purpose, so that e.g. changing the read quorum
 # leaves the write delays of every trial unchanged (common random numbers).
-_WRITE, _ACK, _READ, _RESPONSE, _LOCAL = range(5)
+from forkjoin_sim.randomness.streams import (  # noqa: E402  (the table of purposes)
+    WARS_ACK as _ACK, WARS_LOCAL as _LOCAL, WARS_READ as _READ,
+    WARS_RESPONSE as _RESPONSE, WARS_WRITE as _WRITE)
 
 
 @numbers_in_range
@@ -147,7 +149,7 @@ def simulate_wars(laws: MessageLaws, replicas: int, read_quorum: int,
     """Run ``trials`` independent WARS trials (one write, then one read).
 
     Vectorised: each law draws a (trials, replicas) array from its own child of
-    ``seed`` (``forkjoin_sim.streams.child_rng``), so results are a function of the
+    ``seed`` (``forkjoin_sim.randomness.streams.child_rng``), so results are a function of the
     seed alone and the quorum sizes share their delays (common random numbers).
     """
     replicas = _whole(replicas, "replicas", 1)
@@ -158,7 +160,7 @@ def simulate_wars(laws: MessageLaws, replicas: int, read_quorum: int,
             raise ConfigError(f"{label} quorum {quorum} exceeds replicas {replicas}; "
                               f"use 1 <= {label} quorum <= replicas")
     trials = _whole(trials, "trials", 1)
-    from ..options import check_memory
+    from forkjoin_sim.checks import check_memory
 
     # about a dozen (trials, replicas) float arrays live at once
     check_memory(96.0 * trials * replicas, f"trials={trials:,} on {replicas} replicas",

@@ -1,0 +1,205 @@
+"""``forkjoin-sim cassandra calibrate`` and ``cassandra predict --model``: the work
+behind the two commands (their options live in ``forkjoin_cli/cassandra.py``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+import warnings
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import atomic_write, json_text
+
+from sizing.calibrated_model import PARAMETERS, file_sha256, read_model, write_model
+from sizing.calibration import LABELS, calibrate, predict
+from sizing.measurements import PERCENTILE_COLUMNS, read_measurements
+
+REPORT_SUFFIXES = (".md", ".json")
+
+
+def check_writable(path: str, option: str, suffixes: tuple[str, ...] = (),
+                   inputs=()) -> None:
+    """Raise `ConfigError` unless ``path`` can be written without replacing one of
+    ``inputs`` (checked before any work)."""
+    from forkjoin_sim.checks import check_output_file
+
+    check_output_file(path, option, suffixes or None, inputs)
+
+
+#: Most effective threads per stage a candidate may have (Cassandra's default
+#: read and mutation stages have 32).
+MAX_STAGE_THREADS = 4096
+
+
+def parse_threads(text: str) -> tuple[int, ...]:
+    """``"1,2,4"`` as ``(1, 2, 4)``: candidate effective threads per stage."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdigit() and 1 <= int(p) <= MAX_STAGE_THREADS
+               for p in parts):
+        raise ConfigError(f"--threads {text!r}: give whole numbers in "
+                          f"1..{MAX_STAGE_THREADS} separated by commas, e.g. "
+                          "--threads 1,2,4,8")
+    values = [int(p) for p in parts]
+    if len(set(values)) < len(values):
+        raise ConfigError(f"--threads {text!r} gives a candidate more than once; list "
+                          "each once")
+    return tuple(sorted(values))
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def report_dict(calibration, measurements: str) -> dict:
+    """The fit report: parameters with intervals, warnings, residual per row."""
+    model = calibration.model
+    intervals = model.intervals()
+    rows = []
+    for row, pred in zip(calibration.rows, calibration.confirmed):
+        entry = {"row": row.label(), "measured_mean_ms": row.mean_ms,
+                 "predicted_mean_ms": pred["predicted_mean_ms"],
+                 "simulation_ci_low_ms": pred["simulation_ci_low_ms"],
+                 "simulation_ci_high_ms": pred["simulation_ci_high_ms"],
+                 "residual_mean": pred["predicted_mean_ms"] / row.mean_ms - 1,
+                 "measured_throughput": row.throughput,
+                 "predicted_throughput": pred["predicted_throughput"],
+                 "residual_throughput": (pred["predicted_throughput"] / row.throughput - 1
+                                         if row.throughput else None),
+                 "notes": pred["notes"]}
+        rows.append(entry)
+    return {"measurements": measurements, "sha256": file_sha256(measurements),
+            "nodes": model.nodes, "replicas": model.replicas,
+            "threads_per_stage": model.threads,
+            "threads_cost": {str(k): v for k, v in calibration.threads_cost.items()},
+            "parameters": {name: {"value": getattr(model, name),
+                                  "interval_95": list(intervals.get(name, ())),
+                                  "fitted": name in model.free}
+                           for name in PARAMETERS},
+            "warnings": list(calibration.warnings), "rows": rows,
+            "seconds": calibration.seconds, "evaluations": calibration.evaluations}
+
+
+def report_markdown(report: dict) -> str:
+    lines = [f"# Calibration of {report['measurements']}", "",
+             f"{report['nodes']} nodes, {report['replicas']} replicas; effective "
+             f"threads per stage {report['threads_per_stage']} (cost per candidate: "
+             + ", ".join(f"{k}: {v:.3g}" for k, v in report["threads_cost"].items())
+             + f"); {report['evaluations']} objective evaluations, "
+               f"{report['seconds']:.0f} s.", "",
+             "| parameter | value | 95% interval |", "|---|---|---|"]
+    for name, p in report["parameters"].items():
+        interval = (f"[{p['interval_95'][0]:.4g}, {p['interval_95'][1]:.4g}]"
+                    if p["interval_95"] else "not fitted")
+        lines.append(f"| {LABELS[name]} (`{name}`) | {p['value']:.4g} | {interval} |")
+    lines += ["", "## Warnings", ""]
+    lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
+    lines += ["", "## Residual per row (confirmed by long simulations)", "",
+              "| row | measured ms | model ms | simulation 95% CI | error | measured "
+              "ops/s | model ops/s | error |", "|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        x_err = ("" if r["residual_throughput"] is None
+                 else f"{100 * r['residual_throughput']:+.1f}%")
+        lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
+                     f"{r['predicted_mean_ms']:.4g} | [{r['simulation_ci_low_ms']:.4g}, "
+                     f"{r['simulation_ci_high_ms']:.4g}] | "
+                     f"{100 * r['residual_mean']:+.1f}% | "
+                     f"{_fmt(r['measured_throughput'])} | "
+                     f"{r['predicted_throughput']:.4g} | {x_err} |")
+    notes = [f"- {r['row']}: {n}" for r in report["rows"] for n in r["notes"]]
+    if notes:
+        lines += ["", "## Convergence", ""] + notes
+    return "\n".join(lines) + "\n"
+
+
+def cmd_calibrate(args) -> int:
+    """``cassandra calibrate``: fit, write the model (and report), print a summary."""
+    check_writable(args.out, "--out", (".toml",), inputs=(args.measurements,))
+    if args.report:
+        check_writable(args.report, "--report", REPORT_SUFFIXES,
+                       inputs=(args.measurements, args.out))
+    if args.nodes is None or args.replicas is None:
+        raise ConfigError("calibrate needs --nodes N and --replicas R of the measured "
+                          "cluster")
+    from forkjoin_sim.model import check_cluster
+
+    check_cluster(args.nodes, args.replicas)
+    threads = parse_threads(args.threads)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows, _ = read_measurements(args.measurements, args.replicas)
+    doubts = [str(item.message) for item in caught]
+    for doubt in doubts:  # shown when the command ends, and kept in model and report
+        warnings.warn(doubt, UserWarning, stacklevel=1)
+    _stderr(f"calibrate: {len(rows)} rows from {args.measurements}")
+    calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
+                            threads=threads, progress=_stderr)
+    model = calibration.model
+    fit = dict(model.fit, measurements=args.measurements,
+               measurements_sha256=file_sha256(args.measurements),
+               warnings=doubts + list(model.fit.get("warnings", [])))
+    from dataclasses import replace
+
+    write_model(replace(model, fit=fit), args.out)
+    report = report_dict(calibration, args.measurements)
+    report["warnings"] = doubts + report["warnings"]
+    if args.report:
+        with atomic_write(args.report) as handle:
+            if args.report.endswith(".json"):
+                handle.write(json_text(report, indent=1))
+            else:
+                handle.write(report_markdown(report))
+    print(report_markdown(report) if not args.json else json_text(report))
+    _stderr(f"calibrate: wrote {args.out}" + (f" and {args.report}" if args.report
+                                                 else ""))
+    return 0
+
+
+PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
+             "predicted_throughput")
+
+
+def cmd_predict_model(args) -> int:
+    """``cassandra predict --model``: every query row with its predicted columns."""
+    if args.out is not None:
+        check_writable(args.out, "--out", (".csv",),
+                       inputs=(args.measurements, args.model))
+    if not args.measurements:
+        raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
+    model = read_model(args.model)
+    rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
+    wanted = [c for c in PERCENTILE_COLUMNS if c in names]
+    predictions = predict(model, rows, seed=args.seed, progress=_stderr)
+    columns = list(names) + list(PREDICTED) + [f"predicted_{c}" for c in wanted]
+    table = []
+    for row, pred in zip(rows, predictions):
+        entry = {c: row.raw.get(c, "") for c in names}
+        entry.update({c: pred[c] for c in columns if c.startswith("predicted_")})
+        table.append(entry)
+        for note in pred["notes"]:
+            _stderr(f"predict: {row.label()}: warning: {note}")
+    if args.out:
+        with atomic_write(args.out, newline="") as handle:
+            _write_csv(handle, columns, table)
+    if args.json:
+        print(json_text(table))
+    else:
+        buffer = io.StringIO()
+        _write_csv(buffer, columns, table)
+        print(buffer.getvalue(), end="")
+    return 0
+
+
+def _write_csv(handle, columns, table) -> None:
+    writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for entry in table:
+        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v)
+                         for k, v in entry.items()})

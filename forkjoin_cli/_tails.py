@@ -1,0 +1,303 @@
+"""CLI sub-commands ``timeouts``, ``plan-consistency`` and ``plan-capacity``.
+
+Thin wrappers: parse arguments, call `validation.tails` / `validation.planning`,
+print a table and (``--out``) write it as CSV atomically. Bad input raises
+``ConfigError``, which the CLI prints as one line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import sys
+import warnings
+
+from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
+from forkjoin_sim import checks as options
+from forkjoin_cli import types
+from forkjoin_cli.types import whole
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import atomic_write
+from forkjoin_sim.laws.service import parse_service
+
+from sizing.planning import DEFAULT_LEVELS, MAX_NODES
+from sizing.tails import BASIC_SOURCES
+
+#: Largest --jobs / --sim-jobs / --validate: a billion jobs is hours of simulation.
+MAX_JOBS = 10 ** 9
+#: Largest --nodes / --replicas / --quorum of a direct (n,r,k) simulation.
+MAX_SIZE = 10_000
+
+_jobs = types.count(MAX_JOBS, "jobs")
+_size = types.count(MAX_SIZE, "size")
+
+
+def _service(spec: str, mu: float | None):
+    """The service law of ``spec`` with mean 1/mu (``mu`` None: not given, 1)."""
+    return parse_service(spec, mean=1.0 if mu is None else 1.0 / mu)
+
+
+def _check_clock(rate: float, jobs: int, law) -> None:
+    """Refuse, before any work, runs whose clock cannot resolve the service times
+    (e.g. --mu 1e20 at one request per unit time)."""
+    from forkjoin_sim.arrivals._checks import check_clock
+
+    check_clock(rate, jobs, float(law.mean()))
+
+
+def _check_mu(mu: float | None, *specs: tuple[str, str]) -> None:
+    """Refuse --mu when every (flag, spec) it would scale fixes its own scale."""
+    from forkjoin_sim.laws.service import check_mean_applies, fixes_own_scale
+
+    if mu is not None and all(fixes_own_scale(spec) for _, spec in specs):
+        flag, spec = specs[0]
+        check_mean_applies(spec, flag, "--mu")
+
+
+def _warnings_after_success(handler):
+    """``handler`` with its warnings shown only if it succeeds (an error is then the
+    only line of a failed command)."""
+    import functools
+
+    @functools.wraps(handler)
+    def run(args):
+        with options.warnings_after_success():
+            return handler(args)
+    return run
+
+
+@contextlib.contextmanager
+def _validating(jobs: int):
+    """Name --validate in the error of a validation run that cannot go on."""
+    try:
+        yield
+    except ConfigError as exc:
+        raise ConfigError(f"--validate {jobs}: {exc}") from None
+
+
+def _check_before_work(args, *jobs) -> None:
+    """The output path and the memory of the largest run, before anything runs."""
+    if args.basic is None:
+        args.basic = "simulation"
+    if args.out:
+        options.check_output_file(args.out, "--out", suffixes=(".csv",))
+    options.check_jobs_fit(max(jobs))
+
+
+def _emit(rows: list[dict], out: str | None) -> None:
+    """Write ``rows`` as CSV to ``out`` (atomically) or to standard output."""
+    if not rows:
+        return
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    if out:
+        with atomic_write(out, encoding="utf-8") as handle:
+            handle.write(buffer.getvalue())
+        print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(buffer.getvalue())
+
+
+def _common(p, jobs_default: int) -> None:
+    # None (not given) becomes "simulation" in _check_before_work, after
+    # plan-consistency --staleness has refused it as an option with no effect.
+    p.add_argument("--basic", choices=BASIC_SOURCES, default=None,
+                   help="basic-queue CDFs: simulation (any service) or an analytic "
+                        "approximation (exponential service only)")
+    p.add_argument("--jobs", type=_jobs, default=jobs_default,
+                   help="jobs per basic-queue simulation")
+    p.add_argument("--seed", type=types.seed, default=0)
+    p.add_argument("--out", help="CSV file to write (default: standard output)")
+
+
+def _cmd_timeouts(args) -> int:
+    from sizing.tails import timeout_table
+
+    _check_before_work(args, args.jobs, args.sim_jobs)
+    service = _service(args.service, args.mu)
+    _check_mu(args.mu, ("--service", args.service))
+    rows = timeout_table(args.nodes, args.replicas, args.quorum,
+                         args.loads, args.timeouts,
+                         service=service, basic=args.basic,
+                         jobs=args.sim_jobs, basic_jobs=args.jobs, seed=args.seed)
+    _emit(rows, args.out)
+    return 0
+
+
+def _cmd_plan_consistency(args) -> int:
+    from sizing.planning import plan_consistency, simulate_consistency
+    from sizing.staleness_planning import check_staleness_arguments
+
+    check_staleness_arguments(args, {"validate": 0, "basic": None})
+    _check_before_work(args, args.jobs, args.validate)
+    read_service = _service(args.read_service, args.mu)
+    write_service = (_service(args.write_service, args.mu)
+                     if args.write_service else None)
+    _check_mu(args.mu, ("--read-service", args.read_service),
+              ("--write-service", args.write_service or args.read_service))
+    for law in (read_service, write_service or read_service):
+        _check_clock(args.rate, max(args.jobs, args.validate), law)
+    if args.staleness:
+        from sizing.staleness_planning import plan_from_args
+
+        plan = plan_from_args(args, read_service, write_service)
+        print(plan.report(), file=sys.stderr)
+        _emit(plan.rows(), args.out)
+        return 0
+    plan = plan_consistency(args.nodes, args.replicas, args.read_fraction, args.rate,
+                            read_service=read_service, write_service=write_service,
+                            percentile=args.percentile, objective=args.objective,
+                            basic=args.basic, jobs=args.jobs, seed=args.seed)
+    rows = []
+    for option in plan.options:
+        row = option.as_row()
+        row["best"] = option == plan.best
+        if args.validate and option.node_load < 1:
+            with _validating(args.validate):
+                sim = simulate_consistency(
+                    args.nodes, args.replicas, args.read_fraction, args.rate,
+                    option.read_quorum, option.write_quorum, read_service,
+                    write_service, args.percentile, jobs=args.validate,
+                    seed=args.seed + 1)
+            row.update({f"sim_{k}": v for k, v in sim.items()
+                        if k not in ("read_quorum", "write_quorum")})
+        rows.append(row)
+    # Printed once every simulation has run: a failing one leaves one error line.
+    print(plan.report(), file=sys.stderr)
+    _emit(rows, args.out)
+    return 0
+
+
+def _cmd_plan_capacity(args) -> int:
+    from sizing.planning import plan_capacity, simulate_capacity
+
+    _check_before_work(args, args.jobs, args.validate)
+    service = _service(args.service, args.mu)
+    _check_mu(args.mu, ("--service", args.service))
+    _check_clock(args.write_rate, max(args.jobs, args.validate), service)
+    plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
+                         service=service, levels=args.levels,
+                         min_replicas=args.min_replicas, max_replicas=args.max_replicas,
+                         min_nodes=args.min_nodes, max_nodes=args.max_nodes,
+                         basic=args.basic, jobs=args.jobs, seed=args.seed,
+                         progress=True)
+    sim = None
+    if args.validate and plan.best is not None:
+        with _validating(args.validate):
+            sim = simulate_capacity(plan.best, args.write_rate, args.percentile, service,
+                                    jobs=args.validate, seed=args.seed + 1)
+    print(plan.report(), file=sys.stderr)
+    if sim is not None:
+        print(f"simulated p{args.percentile:g} of the best: {sim.mean:.4g} "
+              f"[{sim.low:.4g}, {sim.high:.4g}]", file=sys.stderr)
+        if sim.low > args.target:
+            warnings.warn(f"the simulation puts the best's p{args.percentile:g} at "
+                          f"{sim.mean:.4g} [{sim.low:.4g}, {sim.high:.4g}], above the "
+                          f"target {args.target:g}: the plan from {args.jobs:,} jobs per "
+                          "basic queue is wrong here; run again with a larger --jobs",
+                          RuntimeWarning, stacklevel=1)
+    rows = [dict(c.as_row(), best=c == plan.best) for c in plan.candidates]
+    _emit(rows, args.out)
+    return 0
+
+
+def register_timeouts(subparsers) -> None:
+    """Add ``timeouts``."""
+    p = subparsers.add_parser("timeouts", help="availability and waiting time under "
+                              "client timeouts, model vs simulation")
+    p.add_argument("--nodes", type=_size, required=True)
+    p.add_argument("--replicas", type=_size, required=True)
+    p.add_argument("--quorum", type=_size, required=True)
+    p.add_argument("--loads", type=types.real_list(0.0, low_open=True, what="--loads"),
+                   required=True,
+                   help="job loads rho = lambda*E[X], comma-separated (per-node load "
+                        "is r*rho/n)")
+    p.add_argument("--timeouts", required=True, help="timeouts, comma-separated",
+                   type=types.real_list(0.0, low_open=True, what="--timeouts"))
+    p.add_argument("--service", default="exp")
+    p.add_argument("--mu", type=types.positive_real, default=None,
+                   help="service rate (mean 1/mu, default 1)")
+    p.add_argument("--sim-jobs", type=_jobs, default=100_000,
+                   help="jobs of the direct (n,r,k) simulation per load")
+    _common(p, 100_000)
+    p.set_defaults(handler=_warnings_after_success(_cmd_timeouts))
+
+
+def register_plan_consistency(subparsers) -> None:
+    """Add ``plan-consistency``."""
+    p = subparsers.add_parser("plan-consistency", help="read/write quorums (R, W) with "
+                              "R + W > r: predicted mean and percentile of the mix")
+    p.add_argument("--nodes", type=_size, required=True)
+    p.add_argument("--replicas", type=_size, required=True)
+    p.add_argument("--read-fraction", type=types.fraction, required=True)
+    p.add_argument("--rate", type=types.positive_real, required=True,
+                   help="requests (reads + writes) per unit time")
+    p.add_argument("--read-service", default="exp")
+    p.add_argument("--write-service", default=None,
+                   help="default: the read service")
+    p.add_argument("--mu", type=types.positive_real, default=None,
+                   help="service rate of parametric services (mean 1/mu, default 1)")
+    p.add_argument("--percentile", type=types.percentile, default=99)
+    p.add_argument("--objective", choices=["percentile", "mean"], default="percentile")
+    p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
+                   default=0, metavar="JOBS",
+                   help="also simulate each pair on shared nodes with JOBS jobs")
+    _common(p, 100_000)
+    add_staleness_arguments(p)
+    p.set_defaults(handler=_warnings_after_success(_cmd_plan_consistency))
+
+
+def register_plan_capacity(subparsers) -> None:
+    """Add ``plan-capacity``."""
+    p = subparsers.add_parser("plan-capacity", help="smallest (n, r, consistency) "
+                              "meeting a write-latency percentile SLA")
+    p.add_argument("--write-rate", type=types.positive_real, required=True,
+                   help="writes per unit time (lambda)")
+    p.add_argument("--target", type=types.positive_real, required=True,
+                   help="latency the percentile must not exceed")
+    p.add_argument("--percentile", type=types.percentile, default=99)
+    p.add_argument("--service", default="exp")
+    p.add_argument("--mu", type=types.positive_real, default=None,
+                   help="service rate of parametric services (mean 1/mu, default 1)")
+    p.add_argument("--levels", default=list(DEFAULT_LEVELS),
+                   type=types.choice_list(LEVELS, "--levels"),
+                   help="allowed consistency levels, comma-separated (default "
+                        f"{','.join(DEFAULT_LEVELS)})")
+    p.add_argument("--min-replicas", type=types.count(MAX_NODES, "--min-replicas"),
+                   default=1)
+    p.add_argument("--max-replicas", type=types.count(MAX_NODES, "--max-replicas"),
+                   default=5)
+    p.add_argument("--min-nodes", type=types.count(MAX_NODES, "--min-nodes"), default=1)
+    p.add_argument("--max-nodes", type=types.count(MAX_NODES, "--max-nodes"), default=20,
+                   help=f"largest cluster searched (at most {MAX_NODES:,})")
+    p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
+                   default=0, metavar="JOBS",
+                   help="also simulate the chosen cluster with JOBS jobs")
+    _common(p, 100_000)
+    p.set_defaults(handler=_warnings_after_success(_cmd_plan_capacity))
+
+def add_staleness_arguments(parser) -> None:
+    from sizing.staleness_planning import MAX_THREADS, STALENESS_DEFAULTS
+
+    """The options ``plan-consistency`` needs for a staleness constraint."""
+    parser.add_argument("--staleness", metavar="CONSTRAINT",
+                        help="plan partial quorums too, under load: t=T[,window=D]:P "
+                             "(P(consistent T..T+D after commit) >= P) or behind=M:P (P(at "
+                             "most M versions behind) >= P), e.g. t=10:0.999")
+    # Defaults are None so that an option given without --staleness (where it would
+    # do nothing) can be refused; check_staleness_arguments fills them in.
+    parser.add_argument("--structure", choices=["stages", "shared"],
+                        help="replica structure for --staleness: separate read and "
+                             "mutation stages (Cassandra, the default) or one FIFO queue")
+    parser.add_argument("--read-threads", type=whole(1, MAX_THREADS, "--read-threads"),
+                        help="threads of the read stage for --staleness (of the queue, "
+                             "with --structure shared; default 1)")
+    parser.add_argument("--write-threads", type=whole(1, MAX_THREADS, "--write-threads"),
+                        help="threads of the mutation stage for --staleness (stages "
+                             "only; default 1)")
+    parser.add_argument("--delays",
+                        help="one-way message delay law (W, A, R, S) for --staleness "
+                             f"(default {STALENESS_DEFAULTS['delays']})")

@@ -1,0 +1,193 @@
+"""Shared argument parsing: the parser class every command uses, and the model and
+closed-loop options of ``simulate`` that other commands reuse."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from forkjoin_sim.errors import ConfigError
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (what is wrong, where to look), options
+    are never abbreviated (``--job`` is not ``--jobs``) and an option given twice is
+    an error, not "the last one wins"."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        from forkjoin_sim.errors import shorten
+
+        self.exit(EXIT_BAD_INPUT,
+                  f"{self.prog}: error: {shorten(message)} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._refuse_repeats(sys.argv[1:] if args is None else list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args) -> None:
+        seen: dict[argparse.Action, str] = {}
+        for token in args:
+            if token == "--":
+                break
+            if not token.startswith("--"):
+                continue
+            action = self._option_string_actions.get(token.split("=", 1)[0])
+            if action is None or not isinstance(action, (
+                    argparse._StoreAction, argparse._StoreConstAction)):
+                continue  # another parser's option, or one meant to repeat
+            name = token.split("=", 1)[0]
+            if action in seen:
+                alias = f" (also as {seen[action]})" if seen[action] != name else ""
+                self.error(f"{name} is given twice{alias}; give it once")
+            seen[action] = name
+
+
+#: The largest cluster the CLI takes: `forkjoin_sim.system.MAX_NODES` (not imported
+#: from there, which would load numba before the arguments are even parsed; a test
+#: keeps the two equal).
+MAX_NODES = 1_000_000
+
+
+def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
+    """The model and run options shared by ``simulate`` and other commands."""
+    from forkjoin_sim.checks import SEED_LIMIT
+    from forkjoin_cli.types import whole
+
+    p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True,
+                   help="n, number of nodes")
+    p.add_argument("--replicas", type=whole(1, MAX_NODES, "--replicas"), required=True,
+                   help="r, tasks per job")
+    p.add_argument("--quorum", type=whole(1, MAX_NODES, "--quorum"), required=True,
+                   help="k, completions a job waits for")
+    from forkjoin_cli.types import real
+
+    p.add_argument("--rho", type=real(0.0, 1e100, low_open=True, what="--rho"),
+                   help="load per job, rho = lambda*E[X]; per-node load is r*rho/n "
+                        "(open arrivals; not with --clients)")
+    p.add_argument("--mu", type=real(1e-100, 1e100, what="--mu"), default=None,
+                   help="service rate; parametric services are scaled to mean 1/mu "
+                        "(default 1)")
+    p.add_argument("--service", default="exp",
+                   help="exp | erlang:K | lognormal:SIGMA | weibull:SHAPE | gamma:SHAPE | "
+                        "deterministic | empirical:PATH | NAME:ARGS (scipy.stats)")
+    p.add_argument("--placement", choices=["random", "ring"], default="random")
+    p.add_argument("--purging", action="store_true",
+                   help="cancel unfinished tasks at the k-th completion (SimPy engine)")
+    p.add_argument("--jobs", type=parse_jobs, default=200_000,
+                   help="jobs to simulate, or 'auto': as many as a +-1%% interval "
+                        "needs (200,000 first; at most 50 million)")
+    p.add_argument("--warmup", default="0.1",
+                   help="fraction of jobs dropped as warm-up, or 'auto' (MSER-5)")
+    p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1,
+                   help="keep every s-th job after warm-up (the paper uses 10)")
+    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
+    p.add_argument("--engine", choices=["fast", "fused", "simpy"], default="fast",
+                   help="fast: numba Lindley over drawn blocks, exact percentiles; "
+                        "fused: one compiled loop, constant memory, every core "
+                        "(percentiles within 0.8%%); simpy: event-level reference")
+    p.add_argument("--replications", type=whole(1, 10_000, "--replications"), default=1,
+                   help="fused engine: independent replications (the numbers depend "
+                        "on this, not on --workers)")
+    p.add_argument("--workers", type=whole(1, 1024, "--workers"),
+                   help="fused engine: threads (default: every core)")
+    add_closed_loop_arguments(p)
+    p.add_argument("--speeds", metavar="SPEC",
+                   help="uneven nodes: one speed factor per node (1,1,1,1,1,0.5), "
+                        "slow:K:SPEED (the first K nodes at SPEED) or "
+                        "stragglers:FRACTION:SPEED (drawn per seed); a task takes "
+                        "service/speed")
+
+
+def add_closed_loop_arguments(p: argparse.ArgumentParser) -> None:
+    """``--clients``, ``--think``, ``--think-law``: closed-loop clients (YCSB threads)."""
+    g = p.add_argument_group(
+        "closed loop", "N client threads, each sending its next request a think time "
+        "after the previous one completed (as YCSB and cassandra-stress do); "
+        "throughput is then an output")
+    from forkjoin_cli.types import whole
+
+    g.add_argument("--clients", type=whole(1, 10_000_000, "--clients"), metavar="N",
+                   help="number of clients")
+    from forkjoin_cli.types import real
+
+    g.add_argument("--think", type=real(0.0, 1e100, what="--think"), default=None,
+                   metavar="Z",
+                   help="mean think time, same unit as the service mean (default 0)")
+    g.add_argument("--think-law", default=None, metavar="SPEC",
+                   help="shape of the think time, a --service spec rescaled to mean Z "
+                        "(default exp); a spec with its own scale (e.g. exp:2) needs "
+                        "no --think")
+
+
+def closed_loop_from_args(args) -> dict:
+    """The closed-loop keyword arguments of a model, or {} without ``--clients``."""
+    from forkjoin_sim.laws.service import check_mean_applies, fixes_own_scale, parse_service
+
+    if args.clients is None:
+        if args.think is not None or args.think_law is not None:
+            raise ConfigError("--think and --think-law describe closed-loop clients; "
+                              "add --clients N")
+        return {}
+    think, law = (0.0 if args.think is None else args.think), None
+    if args.think_law is not None and fixes_own_scale(args.think_law):
+        law = parse_service(args.think_law)
+        if args.think is not None:
+            check_mean_applies(args.think_law, "--think-law", "--think")
+        think = float(law.mean())
+    elif args.think_law is not None:
+        if think == 0:
+            raise ConfigError(f"--think-law {args.think_law!r} is a shape rescaled to "
+                              "the mean think time; add --think Z > 0 (or give the law "
+                              "its own scale, e.g. exp:2)")
+        law = parse_service(args.think_law, mean=think)
+    return {"clients": args.clients, "think": think, "think_law": law}
+
+
+def parse_jobs(text: str):
+    """``--jobs``: a whole number, or ``auto``."""
+    from forkjoin_sim.checks import parse_whole
+
+    if text.strip() == "auto":
+        return "auto"
+    return parse_whole(text, "--jobs", low=2, error=argparse.ArgumentTypeError)
+
+
+def parse_warmup(text: str):
+    """``--warmup``: a fraction in [0, 1), or ``auto`` (MSER-5)."""
+    from forkjoin_sim.checks import parse_real
+
+    if text == "auto":
+        return "auto"
+    return parse_real(text, "--warmup (a fraction in [0, 1) or 'auto')", 0.0, 1.0,
+                      high_open=True)
+
+
+def model_from_args(args):
+    """Build the :class:`ForkJoinModel` that ``add_simulate_arguments`` describes."""
+    from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.laws.service import check_mean_applies, parse_service
+
+    from forkjoin_sim.system import parse_speeds
+
+    mu = 1.0 if args.mu is None else args.mu
+    closed = closed_loop_from_args(args)
+    if closed and args.rho is not None:
+        raise ConfigError("--rho sets an open arrival rate; with --clients the "
+                          "throughput is an output: drop one of them")
+    if not closed and args.rho is None:
+        raise ConfigError("give --rho (open arrivals) or --clients N (closed loop)")
+    service = parse_service(args.service, mean=1.0 / mu)
+    if args.mu is not None:
+        check_mean_applies(args.service, "--service", "--mu")
+    speeds = None if args.speeds is None else parse_speeds(args.speeds, args.nodes)
+    return ForkJoinModel(args.nodes, args.replicas, args.quorum, load=args.rho,
+                         service=service, placement=args.placement,
+                         purging=args.purging, speeds=speeds, **closed)
+
+

@@ -1,0 +1,360 @@
+"""``forkjoin-sim cassandra``: Theorem 4 predictions, Cassandra write simulations, the
+validation of one against the other (the paper's Figs. 5 and 6), and a model
+calibrated from benchmark summaries (``calibrate``, ``predict --model``)."""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+from decimal import Decimal
+
+from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
+                                    policy_local_fraction, simulate_cassandra)
+from forkjoin_cli.main import (_Parser, add_closed_loop_arguments, closed_loop_from_args,
+                              parse_warmup)
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import json_text
+from forkjoin_sim.checks import is_plain_whole, plain_float
+from forkjoin_cli.types import choice_list, real, real_list, seed, whole
+from forkjoin_sim.laws.service import check_mean_applies, describe_service, parse_service
+
+from validation import cassandra as experiment
+
+POLICY_HELP = "token-aware | round-robin | remote | local-fraction:L"
+#: Warn when the inputs' rounding can move a level's latency by more than this fraction.
+ROUNDING_WARNING = 0.05
+SPEC_HELP = ("exp:MEAN | a scipy.stats name with its shapes (e.g. lognormal:0.8, "
+             "gamma:2), rescaled to the matching --*-mean | empirical:PATH")
+
+
+class Written(float):
+    """A number read from text, with ``half_unit``: half a unit in its last written
+    digit ("1.23" -> 0.005, "12" -> 0.5, "1.5e3" -> 50), how precisely a measured
+    value written that way is known."""
+
+    half_unit: float
+
+    def __new__(cls, text: str) -> "Written":
+        value = super().__new__(cls, text)
+        value.half_unit = 0.5 * 10.0 ** Decimal(text.strip()).as_tuple().exponent
+        return value
+
+
+def _number(text: str, what: str) -> float:
+    if text is None:  # a CSV row with fewer cells than the header
+        raise ConfigError(f"{what} is missing; give a number")
+    try:
+        value = plain_float(text)
+    except ValueError:
+        raise ConfigError(f"{what} {text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{what} {text!r} must be a positive finite number")
+    try:
+        return Written(str(text))
+    except (ArithmeticError, ValueError):  # float() reads forms Decimal does not
+        return value
+
+
+def parse_remote_basic(text: str) -> dict[int, float]:
+    """``"1:RT1,2:RT2,..."`` as ``{1: RT1, 2: RT2, ...}``."""
+    out = {}
+    for part in text.split(","):
+        size, sep, value = part.partition(":")
+        if not sep or not is_plain_whole(size) or int(size) < 1:
+            raise ConfigError(f"--remote-basic entry {part!r} must look like I:MEAN with "
+                              "a whole I >= 1, e.g. --remote-basic 1:0.9,2:1.4,3:1.8")
+        if int(size) in out:
+            raise ConfigError(f"--remote-basic gives RT({int(size)},{int(size)},"
+                              f"{int(size)}) twice; give each I once")
+        out[int(size)] = _number(value.strip(), f"--remote-basic RT({size},{size},{size})")
+    return out
+
+
+def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
+    """LT(1,1,1) and RT(i,i,i) from a CSV with columns kind (local/remote), size, mean.
+
+    The ``cassandra_basic_inputs.csv`` that ``cassandra validate`` writes has these
+    columns; keep the rows of one configuration only.
+    """
+    from forkjoin_sim.checks import check_input_file
+
+    check_input_file(path, "--basic-csv")
+    local, remote = None, {}
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise ConfigError(f"basic-input CSV {path} does not exist") from None
+    if not rows or not {"kind", "size", "mean"} <= set(rows[0]):
+        raise ConfigError(f"{path} needs columns kind, size, mean (kind local or "
+                          "remote, size = i of RT(i,i,i))")
+    for row in rows:
+        kind, size = row["kind"].strip(), row["size"].strip()
+        mean = _number(row["mean"], f"{path}: mean of {kind} {size}")
+        if kind == "local":
+            if local is not None:
+                raise ConfigError(f"{path} has several local rows; keep one "
+                                  "configuration's rows (e.g. one level and load)")
+            local = mean
+        elif kind == "remote" and is_plain_whole(size):
+            if int(size) in remote:
+                raise ConfigError(f"{path} has several rows for RT({size},{size},{size});"
+                                  " keep one configuration's rows")
+            remote[int(size)] = mean
+        else:
+            raise ConfigError(f"{path}: row kind={kind!r} size={size!r}; use kind local "
+                              "or remote and a whole size")
+    return local, remote
+
+
+THEOREM4_OPTIONS = ("nodes", "replicas", "local_fraction", "policy", "local_basic",
+                    "remote_basic", "basic_csv")
+
+
+def _cmd_predict(args) -> int:
+    theorem4 = [o for o in THEOREM4_OPTIONS if getattr(args, o) is not None]
+    if args.model is not None:
+        if theorem4:
+            raise ConfigError(f"--model predicts from a calibrated model and cannot be "
+                              f"combined with --{theorem4[0].replace('_', '-')}; drop "
+                              "the Theorem 4 options, or drop --model for Theorem 4")
+        from forkjoin_cli._calibration import cmd_predict_model
+
+        return cmd_predict_model(args)
+    if args.measurements is not None or args.out is not None:
+        raise ConfigError("--measurements and --out go with --model MODEL.toml; for "
+                          "Theorem 4 give --nodes, --replicas and --policy")
+    if args.nodes is None or args.replicas is None or \
+            (args.policy is None and args.local_fraction is None):
+        raise ConfigError("give --nodes, --replicas and --policy or --local-fraction "
+                          "(Theorem 4), or --model MODEL.toml --measurements QUERY.csv "
+                          "(calibrated model)")
+    if args.local_fraction is not None:
+        fraction = args.local_fraction
+        if not 0 <= fraction <= 1:
+            raise ConfigError(f"--local-fraction {fraction} must lie in [0, 1]")
+    else:
+        fraction = policy_local_fraction(args.policy, args.nodes, args.replicas)
+    local, remote = (read_basic_csv(args.basic_csv) if args.basic_csv
+                     else (None, {}))
+    if args.local_basic is not None:
+        local = _number(args.local_basic, "--local-basic")
+    if args.remote_basic is not None:
+        remote = parse_remote_basic(args.remote_basic)
+    if not remote:
+        raise ConfigError("give the remote basic latencies: --remote-basic "
+                          "1:RT1,2:RT2,... or --basic-csv PATH")
+    if local is None and fraction > 0:
+        raise ConfigError(f"with local fraction {fraction:.4g} > 0, ONE needs the local "
+                          "basic latency: give --local-basic LT (or a 'local' row in "
+                          "--basic-csv)")
+    values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
+    sizes = sorted(remote)
+    falling = [(i, j) for i, j in zip(sizes, sizes[1:]) if remote[j] < remote[i]]
+    if falling:
+        i, j = falling[0]
+        # RT(j,j,j) is the mean of the slowest of j replicas: it cannot fall as j grows
+        print(f"warning: RT({j},{j},{j}) = {remote[j]:g} < RT({i},{i},{i}) = "
+              f"{remote[i]:g}: the slowest of more replicas cannot be faster; check the "
+              "measured basic latencies (the predictions below rest on them)",
+              file=sys.stderr)
+    half_units = {i: getattr(v, "half_unit", 0.0) for i, v in remote.items()}
+    half_units["LT"] = getattr(local, "half_unit", 0.0)
+    bounds = experiment.rounding_bounds(args.replicas, fraction, half_units)
+    inputs = [(local, half_units["LT"])] + [(v, half_units[i]) for i, v in remote.items()]
+    # Warn where the sum amplifies: a level's spread is large and more than twice the
+    # inputs' own relative rounding (LT = 1 written "1" is +-50% all by itself).
+    own = max((h / abs(v) for v, h in inputs if v), default=0.0)
+    uncertain = [f"{name} {value:.4g} +- {bounds[name]:.2g}"
+                 for name, value in values.items()
+                 if bounds[name] > max(ROUNDING_WARNING, 2 * own) * abs(value)]
+    if uncertain:
+        print(f"warning: Theorem 4's alternating sums amplify the rounding of the inputs "
+              f"(each known to half a unit in its last written digit): "
+              f"{', '.join(uncertain)}; give LT(1,1,1) and RT(i,i,i) with more digits",
+              file=sys.stderr)
+    negative = [name for name, value in values.items() if value < 0]
+    if negative:
+        # Theorem 4's alternating sums cancel: inputs measured with few digits (or a
+        # remote latency that does not grow with i) can make a level negative.
+        print(f"warning: Theorem 4 gives negative latencies for {', '.join(negative)}: "
+              "the alternating sum cancelled; check that RT(i,i,i) grows with i and give "
+              "the inputs with more digits", file=sys.stderr)
+    if args.json:
+        print(json_text(values))
+        return 0
+    print(f"Theorem 4: {args.nodes} nodes, {args.replicas} replicas, local fraction "
+          f"{fraction:.4g}")
+    for name, value in values.items():
+        print(f"{name:<7} {value:.6g}")
+    return 0
+
+
+def _cmd_calibrate(args) -> int:
+    from forkjoin_cli._calibration import cmd_calibrate
+
+    return cmd_calibrate(args)
+
+
+def _model(args) -> CassandraModel:
+    local = parse_service(args.local_service, mean=args.local_mean or 1.0)
+    remote = parse_service(args.remote_service, mean=args.remote_mean or 1.0)
+    for spec, flag, mean in ((args.local_service, "--local-service", args.local_mean),
+                             (args.remote_service, "--remote-service", args.remote_mean)):
+        if mean is not None:
+            check_mean_applies(spec, flag, flag.replace("-service", "-mean"))
+    closed = closed_loop_from_args(args)
+    if bool(closed) == (args.rate is not None):
+        raise ConfigError("give --rate (open, Poisson writes) or --clients N (closed "
+                          "loop), not both")
+    return CassandraModel(args.nodes, args.replicas, args.consistency, args.rate,
+                          local, remote, args.policy, **closed)
+
+
+def _cmd_simulate(args) -> int:
+    from forkjoin_sim.checks import check_jobs_fit
+
+    if args.level == 1 and args.config is not None:
+        raise ConfigError("--config describes the stages of --level 2; add --level 2 or "
+                          "drop --config")
+    model = _model(args)
+    # Level 1 keeps every measured write; level 2 draws the whole run first.
+    check_jobs_fit(args.jobs, "--jobs", runs=1 if args.level == 1 else 20)
+    config = load_staged_config(args.config) if args.level == 2 else None
+    result = simulate_cassandra(model, jobs=args.jobs, seed=args.seed, level=args.level,
+                                config=config, warmup=parse_warmup(args.warmup),
+                                sample_every=args.sample_every, progress=not args.json)
+    print(json_text(result.to_dict()) if args.json else result.report())
+    return 0
+
+
+def _cmd_validate(args) -> int:
+    local = parse_service(args.local_service, mean=0.2)
+    remote = parse_service(args.remote_service, mean=1.0)
+    config = load_staged_config(args.config)
+    size = "quick" if args.quick else "full"
+    levels = [int(x) for x in args.levels]
+    loads = args.loads
+    if not loads or any(not 0 < x < 1 for x in loads):
+        raise ConfigError(f"--loads {args.loads!r}: use fractions in (0, 1), e.g. 0.4,0.8")
+    from forkjoin_sim.checks import check_output_dir
+
+    check_output_dir(args.out, ["cassandra_validation.csv", "cassandra_basic_inputs.csv",
+                                "cassandra_summary.md"]
+                     + [f"cassandra_level{level}.png" for level in levels])
+    tables = {}
+    for level in levels:
+        jobs = args.jobs or experiment.JOBS[size][level]
+        tables[level] = experiment.run_validation(
+            level, local, remote, jobs=jobs, loads=loads, seed=args.seed, config=config,
+            progress=None if args.json else (lambda m: print(m, flush=True)))
+    labels = f"local {describe_service(local)}, remote {describe_service(remote)}"
+    paths = experiment.write_outputs(tables, args.out, labels)
+    if args.json:
+        print(json_text(paths))
+    else:
+        print(experiment.summary_text(
+            __import__("pandas").concat([t for t, _ in tables.values()])))
+        for path in paths.values():
+            print(f"wrote {path}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``cassandra predict | simulate | validate`` to the ``forkjoin-sim`` commands."""
+    top = subparsers.add_parser(
+        "cassandra", help="Cassandra write latency: Theorem 4, simulation, validation",
+        description="Theorem 4 of Wang, Li & Shen (Cassandra write latency) and "
+                    "simulations of Cassandra writes at two levels of detail.")
+    sub = top.add_subparsers(dest="cassandra_command", required=True,
+                             parser_class=_Parser)
+
+    p = sub.add_parser("predict", help="Theorem 4 for every consistency level, or a "
+                                        "calibrated model (--model) for measured rows")
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), help="n, cluster size")
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"),
+                   help="r, replication factor")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--local-fraction", type=real(0.0, 1.0, what="--local-fraction"), help="l, fraction of local writes")
+    how.add_argument("--policy", help=POLICY_HELP)
+    p.add_argument("--local-basic", help="LT(1,1,1), mean latency of a local write")
+    p.add_argument("--remote-basic", help="1:RT(1,1,1),2:RT(2,2,2),... mean latencies")
+    p.add_argument("--basic-csv", help="CSV with columns kind (local/remote), size, mean "
+                                       "(e.g. rows of cassandra_basic_inputs.csv)")
+    p.add_argument("--json", action="store_true",
+                   help="print one object: consistency level -> predicted mean (with "
+                        "--model: a list, one object per query row)")
+    g = p.add_argument_group("calibrated model", "instead of the Theorem 4 options")
+    g.add_argument("--model", help="MODEL.toml written by cassandra calibrate")
+    g.add_argument("--measurements", help="QUERY.csv: rows to predict (columns of a "
+                                          "measurement file; mean_ms may be empty)")
+    g.add_argument("--out", help="also write the predicted rows to this CSV")
+    g.add_argument("--seed", type=seed, default=0)
+    p.set_defaults(handler=_cmd_predict)
+
+    p = sub.add_parser("calibrate", help="fit a model to benchmark summaries "
+                                         "(throughput, mean latency per configuration)")
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), required=True,
+                   help="nodes of the measured cluster")
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"), required=True,
+                   help="its replication factor")
+    p.add_argument("--measurements", required=True,
+                   help="FIT.csv: operation,consistency,threads|rate,throughput,mean_ms"
+                        "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction]")
+    p.add_argument("--out", required=True, help="MODEL.toml to write")
+    p.add_argument("--report", help="fit report REPORT.md or REPORT.json")
+    p.add_argument("--threads", default="1,2,4,8,16,32",
+                   help="candidate effective threads per stage, tried in turn "
+                        "(default 1,2,4,8,16,32)")
+    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=_cmd_calibrate)
+
+    p = sub.add_parser("simulate", help="simulate one Cassandra write configuration")
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), required=True)
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"), required=True)
+    p.add_argument("--consistency", required=True,
+                   help="ONE | TWO | THREE | QUORUM | ALL | a whole number k")
+    p.add_argument("--policy", required=True, help=POLICY_HELP)
+    p.add_argument("--rate", type=real(0.0, low_open=True, what="--rate"),
+                   help="writes per unit time (open, Poisson); or use --clients")
+    p.add_argument("--local-service", required=True, help=SPEC_HELP)
+    p.add_argument("--remote-service", required=True, help=SPEC_HELP)
+    p.add_argument("--local-mean", type=real(0.0, low_open=True, what="--local-mean"),
+                   default=None,
+                   help="mean of a parametric --local-service (default 1)")
+    p.add_argument("--remote-mean", type=real(0.0, low_open=True, what="--remote-mean"),
+                   default=None,
+                   help="mean of a parametric --remote-service (default 1)")
+    p.add_argument("--level", type=whole(1, 2, "--level"), choices=[1, 2], default=1,
+                   help="1: one FCFS queue per node; 2: staged write path (SimPy)")
+    p.add_argument("--config", help="TOML overriding the level-2 defaults")
+    p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"), default=200_000,
+                   help="writes to simulate")
+    p.add_argument("--warmup", default="0.1")
+    p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1)
+    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (the keys of forkjoin-sim simulate --json)")
+    add_closed_loop_arguments(p)
+    p.set_defaults(handler=_cmd_simulate)
+
+    p = sub.add_parser("validate", help="Theorem 4 vs simulation (paper's Figs. 5, 6)")
+    p.add_argument("--out", required=True, help="directory for CSV, PNG and summary")
+    p.add_argument("--quick", action="store_true", help="small runs (minutes)")
+    p.add_argument("--levels", type=choice_list(["1", "2"], "--levels"),
+                   default=["1", "2"], help="1, 2 or 1,2")
+    p.add_argument("--loads", type=real_list(0.0, 1.0, low_open=True, what="--loads"),
+                   default=list(experiment.LOADS),
+                   help="per-node utilisation of the busiest configuration (r=5, all "
+                        "remote) at level 1, of one mutation thread at level 2")
+    p.add_argument("--local-service", default="exp", help=SPEC_HELP + " (mean 0.2)")
+    p.add_argument("--remote-service", default="lognormal:0.8",
+                   help=SPEC_HELP + " (mean 1)")
+    p.add_argument("--config", help="TOML overriding the level-2 defaults")
+    p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"),
+                   help="writes per run (default by --quick)")
+    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--json", action="store_true", help="print the written paths as JSON")
+    p.set_defaults(handler=_cmd_validate)

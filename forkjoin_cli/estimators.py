@@ -1,0 +1,175 @@
+"""CLI sub-command ``estimators``: referee tables and the accuracy of every estimator.
+
+    forkjoin-sim estimators referee --set grid --out docs/data/estimators_long_grid.csv
+    forkjoin-sim estimators accuracy --referee docs/data/estimators_long_grid.csv
+    forkjoin-sim estimators figure docs/data/estimators_long_*.csv --out errors.png
+
+``referee`` simulates (long all-quorum runs, or the paper-size sweep) and writes a
+CSV; ``accuracy`` reads one and prints, per estimator, max and mean |APP/SIM - 1|.
+For ``approx --method`` the estimators themselves are :data:`ESTIMATORS` and
+:func:`all_estimates` (re-exported from :mod:`analytic.estimators`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
+from forkjoin_sim import checks as options
+from forkjoin_cli import types
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import atomic_write
+
+__all__ = ["ESTIMATORS", "RECOMMENDED", "all_estimates", "estimate", "register"]
+
+#: Referee sets of ``estimators referee --set`` (see :func:`_referee`).
+REFEREE_SETS = ("grid", "paper-size", "six-three", "offgrid")
+
+
+def estimate(method: str, n: int, r: int, k: int, rho: float, mu: float = 1.0) -> float:
+    """The estimate of T(n,r,k; rho) by the estimator named ``method``."""
+    if method not in ESTIMATORS:
+        raise ConfigError(f"estimator {method!r} is unknown; use one of "
+                          f"{', '.join(ESTIMATORS)}")
+    return float(ESTIMATORS[method](n, r, k, rho, mu))
+
+
+def _referee(name: str, seed: int, workers: int):
+    from validation import estimators as harness
+
+    if name == "grid":
+        configs = sorted({(n, r, rho) for n, r, _, rho in harness.paper_grid()})
+        return harness.long_table(configs, seed=seed, workers=workers)
+    if name == "paper-size":
+        from validation.fig2 import paper_size_table
+
+        return paper_size_table(workers=workers, seed=seed)
+    if name == "six-three":
+        return harness.long_table(harness.cassandra_configs(), seed=seed, workers=workers)
+    return harness.long_table(harness.offgrid_configs(), seed=seed, workers=workers,
+                              scale=harness.OFFGRID_JOBS_SCALE, cap=harness.OFFGRID_JOBS_MAX)
+
+
+#: Columns a referee table must have.
+REFEREE_COLUMNS = ("n", "r", "k", "rho", "sim_mean", "sim_ci_low", "sim_ci_high")
+
+
+def _read_referee(path: str):
+    """A referee table: a readable UTF-8 CSV with the referee columns and at least one
+    row of numbers."""
+    import pandas as pd
+
+    options.check_input_file(path, "referee table")
+    try:
+        referee = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"referee table {path!r} is not a CSV table ({reason}); make "
+                          "one with 'forkjoin-sim estimators referee'") from None
+    missing = set(REFEREE_COLUMNS) - set(referee)
+    if missing:
+        raise ConfigError(f"referee table {path!r} lacks column(s) "
+                          f"{', '.join(sorted(missing))}; make one with "
+                          "'forkjoin-sim estimators referee'")
+    if referee.empty:
+        raise ConfigError(f"referee table {path!r} has no rows; make one with "
+                          "'forkjoin-sim estimators referee'")
+    columns = referee[list(REFEREE_COLUMNS)]
+    numeric = columns.apply(pd.to_numeric, errors="coerce")
+    bad = numeric.isna()
+    if bad.to_numpy().any():
+        row, col = next(zip(*bad.to_numpy().nonzero()))
+        raise ConfigError(f"referee table {path!r} row {row + 2} column "
+                          f"{REFEREE_COLUMNS[col]!r} is not a number "
+                          f"({columns.iat[row, col]!r}); fix or regenerate the file")
+    referee[list(REFEREE_COLUMNS)] = numeric
+    whole = numeric[["n", "r", "k"]]
+    if not (whole == whole.round()).to_numpy().all():
+        raise ConfigError(f"referee table {path!r} has a fractional n, r or k; "
+                          "fix or regenerate the file")
+    referee[["n", "r", "k"]] = whole.astype(int)
+    return referee
+
+
+def _image_suffixes() -> set[str]:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return {f".{ext}" for ext in FigureCanvasBase.get_supported_filetypes()}
+
+
+def _cmd_referee(args) -> int:
+    options.check_output_file(args.out, "--out", suffixes=(".csv",))
+    table = _referee(args.set, args.seed, args.workers)
+    with atomic_write(args.out, encoding="utf-8") as handle:
+        table.to_csv(handle, index=False)
+    print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_accuracy(args) -> int:
+    from validation.estimators import accuracy, accuracy_markdown, with_estimates
+
+    if args.out is not None:
+        options.check_output_file(args.out, "--out", suffixes=(".csv",),
+                                  inputs=(args.referee,))
+    referee = _read_referee(args.referee)
+    with options.warnings_after_success():
+        compared = with_estimates(referee, mu=args.mu)
+        table = accuracy(compared)
+    print(accuracy_markdown(table) if args.markdown else table.to_string(
+        float_format=lambda v: f"{v:.4f}"))
+    if args.out:
+        with atomic_write(args.out, encoding="utf-8") as handle:
+            compared.to_csv(handle, index=False)
+        print(f"wrote {len(compared)} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_figure(args) -> int:
+    from validation.estimators import error_figure, with_estimates
+
+    suffixes = _image_suffixes()
+    options.check_output_file(args.out, "--out", suffixes=sorted(suffixes),
+                              inputs=args.referee)
+    referees = {path: _read_referee(path) for path in args.referee}
+    panels = {}
+    with options.warnings_after_success():
+        for path, referee in referees.items():
+            panels[Path(path).stem] = with_estimates(referee, mu=args.mu)
+    error_figure(panels, args.out)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``estimators referee``, ``estimators accuracy`` and ``estimators figure``."""
+    p = subparsers.add_parser(
+        "estimators", help="compare the closed-form estimators with simulation",
+        description="Referee simulations and the accuracy of every closed-form "
+                    f"estimator ({', '.join(ESTIMATORS)}; recommended: {RECOMMENDED}).")
+    actions = p.add_subparsers(dest="action", required=True)
+
+    ref = actions.add_parser("referee", help="simulate a referee table (CSV)")
+    ref.add_argument("--set", choices=REFEREE_SETS, default="grid",
+                     help="grid: Fig. 2's 400 points, long all-quorum runs; paper-size: "
+                          "the same points at the paper's run size; six-three: (6,3,k); "
+                          "offgrid: up to 20 nodes and 15 replicas")
+    ref.add_argument("--out", required=True, help="CSV file to write")
+    ref.add_argument("--seed", type=types.seed, default=2019)
+    ref.add_argument("--workers", type=types.workers, default=2)
+    ref.set_defaults(handler=_cmd_referee)
+
+    acc = actions.add_parser("accuracy", help="errors of every estimator on a referee table")
+    acc.add_argument("--referee", required=True, help="CSV from 'estimators referee'")
+    acc.add_argument("--mu", type=types.positive_real, default=1.0, help="service rate of the referee")
+    acc.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    acc.add_argument("--out", help="also write every point with every estimate (CSV)")
+    acc.set_defaults(handler=_cmd_accuracy)
+
+    fig = actions.add_parser("figure", help="plot every estimator's errors (one panel "
+                                            "per referee table)")
+    fig.add_argument("referee", nargs="+", help="CSV files from 'estimators referee'")
+    fig.add_argument("--out", required=True, help="image file to write (PNG, PDF ...)")
+    fig.add_argument("--mu", type=types.positive_real, default=1.0, help="service rate of the referees")
+    fig.set_defaults(handler=_cmd_figure)

@@ -1,0 +1,127 @@
+"""``forkjoin-sim mix``: a Cassandra cluster serving a read/write mix.
+
+Reads at one consistency level and writes at another share the nodes, which queue
+them in separate read and mutation stages (``--structure stages``, Cassandra's
+default) or in one FIFO queue (``--structure shared``). Load is open (``--rate``
+operations per unit time) or closed (``--clients`` threads, as YCSB runs). Results
+per operation type.
+"""
+
+from __future__ import annotations
+
+
+from forkjoin_sim.errors import ConfigError
+
+YCSB_MIXES = {"A": 0.5, "B": 0.95, "C": 1.0}
+
+
+def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None = None):
+    """The law of ``spec`` rescaled to ``mean`` (None: not given, 1), refusing a
+    ``mean_flag`` given for a spec that fixes its own scale."""
+    from forkjoin_sim.laws.service import check_mean_applies, parse_service
+
+    if spec is None:
+        return None
+    law = parse_service(spec, mean=1.0 if mean is None else mean)
+    if mean is not None:
+        check_mean_applies(spec, what, mean_flag)
+    return law
+
+
+def cluster_from_args(args):
+    """The `CassandraCluster` that ``mix``'s options describe."""
+    from forkjoin_sim.cassandra import CassandraCluster
+    from forkjoin_cli.main import closed_loop_from_args
+    from forkjoin_sim.nodes import SharedQueue, Stages
+
+    reads = args.reads
+    if isinstance(reads, str):
+        key = reads.strip().upper()
+        if key in YCSB_MIXES:
+            reads = YCSB_MIXES[key]
+        else:
+            try:
+                reads = float(reads)
+            except ValueError:
+                raise ConfigError(f"--reads {args.reads!r}: give a fraction in [0, 1] or "
+                                  "a YCSB workload letter A, B or C") from None
+    closed = closed_loop_from_args(args)
+    if bool(closed) == (args.rate is not None):
+        raise ConfigError("give --rate (open, operations per unit time) or --clients N "
+                          "(closed loop), not both")
+    node = (Stages(args.read_threads, args.write_threads) if args.structure == "stages"
+            else SharedQueue(args.read_threads))
+    return CassandraCluster(
+        args.nodes, args.replicas, reads, args.read_consistency, args.write_consistency,
+        data_read=_law(args.data_read, args.data_mean, "--data-read", "--data-mean"),
+        # --digest-mean alone: a digest read of the data read's shape with that mean.
+        digest_read=_law(args.digest_read or (args.data_read if args.digest_mean
+                                              else None),
+                         args.digest_mean, "--digest-read" if args.digest_read
+                         else "--data-read", "--digest-mean"),
+        write=_law(args.write, args.write_mean, "--write", "--write-mean"),
+        coordinator=_law(args.coordinator, None, "--coordinator"),
+        client_hop=_law(args.client_hop, None, "--client-hop"),
+        node=node, rate=args.rate, **closed)
+
+
+def _cmd_mix(args) -> int:
+    from forkjoin_cli.main import parse_warmup
+    from forkjoin_sim.simulation import simulate
+
+    cluster = cluster_from_args(args)
+    # simulate() checks the run against memory before any work
+    result = simulate(cluster, jobs=args.jobs, seed=args.seed, engine=args.engine,
+                      warmup=parse_warmup(args.warmup), progress=not args.json)
+    from forkjoin_sim.files.io import json_text
+
+    print(json_text(result.to_dict()) if args.json else result.report())
+    return 0
+
+
+def register(subparsers) -> None:
+    from forkjoin_cli.main import add_closed_loop_arguments
+
+    p = subparsers.add_parser(
+        "mix", help="a Cassandra read/write mix: read path, stages, open or closed loop",
+        description=__doc__.splitlines()[0])
+    from forkjoin_cli.main import MAX_NODES, parse_jobs
+    from forkjoin_sim.checks import SEED_LIMIT
+    from forkjoin_cli.types import real, whole
+
+    p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True)
+    p.add_argument("--replicas", type=whole(1, MAX_NODES, "--replicas"), required=True,
+                   help="replication factor r")
+    p.add_argument("--reads", default="C",
+                   help="share of reads in [0, 1], or YCSB A (0.5), B (0.95), C (1)")
+    p.add_argument("--read-consistency", default="ONE",
+                   help="ONE | TWO | THREE | QUORUM | ALL | k")
+    p.add_argument("--write-consistency", default="ONE")
+    p.add_argument("--data-read", default="exp", help="service of a data read (spec)")
+    p.add_argument("--data-mean", type=real(0.0, low_open=True, what="--data-mean"),
+                   help="mean of a data read (default 1)")
+    p.add_argument("--digest-read", help="service of a digest read (default: as data)")
+    p.add_argument("--digest-mean", type=real(0.0, low_open=True, what="--digest-mean"),
+                   help="mean of a digest read (default: as a data read)")
+    p.add_argument("--write", default="exp", help="service of a mutation (spec)")
+    p.add_argument("--write-mean", type=real(0.0, low_open=True, what="--write-mean"),
+                   help="mean of a mutation (default 1)")
+    p.add_argument("--coordinator", help="coordinator time per operation (spec with its "
+                                         "mean, e.g. exp:0.1)")
+    p.add_argument("--client-hop", help="one-way client-coordinator time (e.g. exp:0.1)")
+    p.add_argument("--structure", choices=["stages", "shared"], default="stages",
+                   help="separate read and mutation stages (Cassandra) or one FIFO queue")
+    p.add_argument("--read-threads", type=whole(1, 100_000, "--read-threads"), default=1,
+                   help="threads of the read stage (of the queue, with shared)")
+    p.add_argument("--write-threads", type=whole(1, 100_000, "--write-threads"),
+                   default=1)
+    p.add_argument("--rate", type=real(0.0, low_open=True, what="--rate"),
+                   help="operations per unit time (open loop)")
+    add_closed_loop_arguments(p)
+    p.add_argument("--jobs", type=parse_jobs, default=200_000,
+                   help="operations to simulate, or 'auto' (a +-1%% interval)")
+    p.add_argument("--warmup", default="0.1")
+    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
+    p.add_argument("--engine", choices=["fast", "simpy"], default="fast")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_mix)

@@ -1,0 +1,357 @@
+"""``forkjoin-sim staleness``: how stale, and how fast, partial quorums are under load.
+
+One key (or ``--keys K``, uniform or ``--zipf S`` popular) on N replicas; reads and
+writes arrive as an open Poisson stream (or from closed-loop clients, ``--clients``)
+and queue at every replica, in one FIFO queue
+(``--structure shared``) or in separate read and mutation stages (``--structure
+stages``, Cassandra). Per (R, W) and rate:
+t-visibility, k-staleness, read and write latency percentiles
+(``forkjoin_sim.staleness.queueing``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from forkjoin_sim import checks as options
+from forkjoin_cli import types
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import json_text, strict_json
+
+#: Operations per closed-loop client a run needs at least (each client's first
+#: operations start from an empty system).
+CLIENT_OPERATIONS = 10
+#: Bytes a run keeps per operation and replica (delays, service, arrival, finish,
+#: order, states, plus slack for the per-pair arrays).
+BYTES_PER_TASK = 120
+
+
+#: What each key of ``StalenessResult.summary()`` holds (the JSON keys).
+JSON_KEYS = {
+    "replicas": "N, replicas of every key (every node of the group)",
+    "keys": "keys the group holds (each operation is for one of them)",
+    "zipf": "key popularity exponent (0: uniform)",
+    "read_quorum": "R, replies a read waits for",
+    "write_quorum": "W, acknowledgements a write waits for",
+    "rate": "operations per unit time (open Poisson; null for a closed loop)",
+    "write_share": "fraction of operations that are writes",
+    "structure": "shared (one FIFO queue per replica) or stages (read and mutation)",
+    "work_per_replica": "service work a replica receives per unit time",
+    "utilisation": "busy fraction per thread of the busiest stage of any replica (measured)",
+    "throughput": "operations issued per unit time after warm-up (measured)",
+    "reads": "measured reads (after warm-up, with a committed version before them)",
+    "writes": "measured writes",
+    "stale, stale_low, stale_high": "P(read older than the latest commit before it) "
+                                    "and its 95% Wilson interval",
+    "visibility": "t-visibility rows: t_low, t_high (bin of time since that commit), "
+                  "reads, consistent, probability, low, high (95% Wilson)",
+    "k_staleness": "rows k, probability (read among the k latest committed versions), "
+                   "low, high",
+    "latency": "rows percentile, read, read_low, read_high, write, write_low, "
+               "write_high (read: R-th reply - issue; write: commit - issue)",
+}
+
+
+def _epilog() -> str:
+    keys = "\n".join(f"  {key}: {text}" for key, text in JSON_KEYS.items())
+    return ("--json prints (and --out FILE.json writes) a list with one object per "
+            "(rate, R, W):\n" + keys + "\n--out FILE.csv writes one row per (rate, R, "
+            "W) with these columns flattened: visible_T, visible_T_low, visible_T_high "
+            "(bin starting at T), k_K(_low/_high), read_pP/write_pP(_low/_high).")
+
+
+def _law(spec: str, what: str):
+    from forkjoin_sim.laws.service import parse_service
+
+    if spec.strip().lower() == "none":
+        return None
+    try:
+        return parse_service(spec)
+    except ConfigError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+
+
+def _delays(args):
+    from forkjoin_sim.staleness.queueing import exponential_delays
+    from forkjoin_sim.staleness.wars import MessageLaws
+
+    if args.profile:
+        from forkjoin_sim.staleness.profiles import profile
+
+        return profile(args.profile)
+    default = exponential_delays(0.5)
+    laws = []
+    for role, spec, option in (("write", args.delay_w, "--delay-w"),
+                               ("ack", args.delay_a, "--delay-a"),
+                               ("read", args.delay_r, "--delay-r"),
+                               ("response", args.delay_s, "--delay-s")):
+        laws.append(getattr(default, role) if spec is None else _law(spec, option))
+        if laws[-1] is None:
+            raise ConfigError(f"{option} none: message delays cannot be absent; give a "
+                              "law such as exp:0.5")
+    return MessageLaws(*laws)
+
+
+def keys_from_args(args) -> list:
+    """One ``ReplicatedKey`` per rate of ``--rate``, checked (stability included)."""
+    from forkjoin_sim.nodes import SharedQueue, Stages
+    from forkjoin_sim.staleness.queueing import ReplicatedKey
+
+    node = (Stages(args.read_threads, args.write_threads) if args.structure == "stages"
+            else SharedQueue(args.read_threads))
+    read_service = _law(args.read_service, "--read-service")
+    write_service = _law(args.write_service, "--write-service")
+    delays = _delays(args)
+    if (args.rate is None) == (args.clients is None):
+        raise ConfigError("give --rate (open loop, operations per unit time) or "
+                          "--clients N (closed loop): one of them, not both"
+                          if args.rate is not None else
+                          "give --rate (open loop, operations per unit time) or "
+                          "--clients N (closed loop)")
+    if args.think is not None and args.clients is None:
+        raise ConfigError("--think describes closed-loop clients; add --clients N")
+    rates = [None] if args.rate is None else args.rate
+    return [ReplicatedKey(args.replicas, rate, args.write_share, node=node,
+                          read_service=read_service, write_service=write_service,
+                          delays=delays, keys=args.keys, zipf=args.zipf)
+            for rate in rates]
+
+
+def pairs_from_args(args) -> list[tuple[int, int]]:
+    """The (R, W) pairs asked for, each checked against 1..N."""
+    n = args.replicas
+    if args.all_pairs:
+        if args.read_quorum is not None or args.write_quorum is not None:
+            raise ConfigError("give --all-pairs or --read-quorum/--write-quorum, not both")
+        return [(r, w) for r in range(1, n + 1) for w in range(1, n + 1)]
+    if args.read_quorum is None or args.write_quorum is None:
+        raise ConfigError("give --read-quorum R and --write-quorum W (or --all-pairs)")
+    for label, value in (("read", args.read_quorum), ("write", args.write_quorum)):
+        if not 1 <= value <= n:
+            raise ConfigError(f"--{label}-quorum {value} is outside 1..N={n}; use "
+                              f"1 <= {label[0].upper()} <= {n}")
+    return [(args.read_quorum, args.write_quorum)]
+
+
+def flat_row(summary: dict) -> dict:
+    """A summary dict flattened into one CSV row."""
+    row = {k: v for k, v in summary.items()
+           if k not in ("visibility", "k_staleness", "latency")}
+    for bin_ in summary["visibility"]:
+        name = f"visible_{bin_['t_low']:g}"
+        row[name], row[f"{name}_low"], row[f"{name}_high"] = (
+            bin_["probability"], bin_["low"], bin_["high"])
+        row[f"{name}_reads"] = bin_["reads"]
+    for item in summary["k_staleness"]:
+        name = f"k_{item['k']}"
+        row[name], row[f"{name}_low"], row[f"{name}_high"] = (
+            item["probability"], item["low"], item["high"])
+    for item in summary["latency"]:
+        for kind in ("read", "write"):
+            name = f"{kind}_p{item['percentile']:g}"
+            row[name] = item[kind]
+            row[f"{name}_low"], row[f"{name}_high"] = item[f"{kind}_low"], item[f"{kind}_high"]
+    return row
+
+
+def plot_visibility(summaries: list[dict], path) -> None:
+    """P(consistent) against time after commit, one curve per (R, W) and rate, in
+    the style of PBS's t-visibility figures."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from forkjoin_sim.files.io import atomic_save
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    rates = sorted({s["rate"] for s in summaries})
+    pairs = sorted({(s["read_quorum"], s["write_quorum"]) for s in summaries})
+    for s in summaries:
+        bins = [b for b in s["visibility"] if b["reads"] > 0]
+        mids = [b["t_low"] if b["t_high"] is None else (b["t_low"] + b["t_high"]) / 2
+                for b in bins]
+        label = f"R={s['read_quorum']}, W={s['write_quorum']}"
+        if len(rates) > 1:
+            label += f", {s['rate']:g} ops/unit (util {s['utilisation']:.2f})"
+        colour = f"C{pairs.index((s['read_quorum'], s['write_quorum'])) % 10}"
+        style = ("-", "--", ":", "-.")[rates.index(s["rate"]) % 4]
+        ax.plot(mids, [b["probability"] for b in bins], "o" + style, color=colour, ms=3,
+                label=label)
+        ax.fill_between(mids, [b["low"] for b in bins], [b["high"] for b in bins],
+                        color=colour, alpha=0.2, lw=0)
+    first = summaries[0]
+    ax.set_xlabel("t after commit (time unit of the laws, ms for Cassandra); "
+                  "points at bin centres")
+    ax.set_ylabel("P(consistent)")
+    ax.set_title(f"N={first['replicas']}, {first['structure']}, write share "
+                 f"{first['write_share']:g}", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    atomic_save(path, fig.savefig, dpi=130)
+    plt.close(fig)
+
+
+def _write(summaries: list[dict], path) -> None:
+    import pandas as pd
+
+    from forkjoin_sim.files.io import atomic_write
+
+    if str(path).lower().endswith(".json"):
+        with atomic_write(path) as handle:
+            handle.write(json_text(summaries, indent=1))
+    else:
+        with atomic_write(path, newline="") as handle:
+            pd.DataFrame([flat_row(s) for s in summaries]).to_csv(handle, index=False)
+
+
+def _cmd_staleness(args) -> int:
+    from forkjoin_sim.staleness.queueing import simulate_queues
+
+    pairs = pairs_from_args(args)
+    keys = keys_from_args(args)
+    if args.out is not None:
+        options.check_output_file(args.out, "--out", suffixes=(".csv", ".json"))
+    if args.figure is not None:
+        options.check_output_file(args.figure, "--figure", suffixes=(".png", ".pdf",
+                                                                     ".svg"))
+    options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK,
+                         f"--jobs {args.jobs:,}", "use fewer operations")
+    loop = None
+    if args.clients is not None:
+        from forkjoin_sim.staleness.queueing import ClosedLoop
+
+        if args.jobs < CLIENT_OPERATIONS * args.clients:
+            raise ConfigError(f"--clients {args.clients:,} with --jobs {args.jobs:,}: each "
+                              f"client would issue fewer than {CLIENT_OPERATIONS} "
+                              "operations, too few to reach a steady state; give --jobs "
+                              f">= {CLIENT_OPERATIONS * args.clients:,} or fewer clients")
+
+        think = None if args.think is None else _law(args.think, "--think")
+        loop = ClosedLoop(args.clients, think)
+    for key in keys:
+        key.check_run(args.jobs)
+    summaries = []
+    for key in keys:
+        if loop is None:
+            run = simulate_queues(key, args.jobs, args.seed, args.warmup)
+            results = (run.outcome(r, w) for r, w in pairs)
+        else:
+            from forkjoin_sim.staleness.queueing import simulate_closed
+
+            results = (simulate_closed(key, r, w, loop, args.jobs, args.seed, args.warmup)
+                       for r, w in pairs)
+        for result in results:
+            summaries.append(result.summary(args.t_grid, args.versions,
+                                            args.percentiles))
+    summaries = strict_json(summaries)  # NaN as None, as the report and files expect
+    if args.out:
+        _write(summaries, args.out)
+    if args.figure:
+        plot_visibility(summaries, args.figure)
+    if args.json:
+        print(json_text(summaries))
+    else:
+        print(report(summaries))
+    return 0
+
+
+def report(summaries: list[dict]) -> str:
+    """A short human-readable table: one line per (rate, R, W)."""
+    lines = [f"{'ops/t':>7} {'util':>5} {'R':>2} {'W':>2} {'P(stale)':>18} "
+             f"{'P(cons|first bin)':>18} {'read p99':>9} {'write p99':>9}"]
+    for s in summaries:
+        first = s["visibility"][0]
+        p99 = {row["percentile"]: row for row in s["latency"]}.get(99.0)
+        read99 = p99["read"] if p99 else math.nan
+        write99 = p99["write"] if p99 else math.nan
+        stale = (f"{s['stale']:.4f} [{s['stale_low']:.4f},{s['stale_high']:.4f}]"
+                 if s["stale"] is not None else "n/a")
+        cons = f"{first['probability']:.3f}" if first["probability"] is not None else "n/a"
+        pace = s["rate"] if s["rate"] is not None else s["throughput"]
+        lines.append(f"{_num(pace):>7} {s['utilisation']:5.2f} {s['read_quorum']:>2} "
+                     f"{s['write_quorum']:>2} {stale:>18} {cons:>18} "
+                     f"{_num(read99):>9} {_num(write99):>9}")
+    return "\n".join(lines)
+
+
+def _num(value) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.4g}"
+
+
+def _grid(text: str) -> list[float]:
+    values = types.real_list(0.0, what="--t-grid")(text)
+    if any(b <= a for a, b in zip(values, values[1:])):
+        raise argparse.ArgumentTypeError(f"--t-grid {text!r} must increase, e.g. "
+                                         "0,1,2,5,10")
+    return values
+
+
+def register(subparsers) -> tuple[type[BaseException], ...]:
+    """Add ``staleness``."""
+    p = subparsers.add_parser(
+        "staleness", help="staleness (t-visibility, k-staleness) and latency of "
+        "partial quorums under load", description=__doc__.split("\n\n")[1],
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--replicas", type=types.whole(1, 64, "--replicas"), required=True,
+                   help="N, replicas of every key (every node holds one)")
+    p.add_argument("--keys", type=types.whole(1, 10_000_000, "--keys"), default=1,
+                   help="keys sharing the N replicas (default 1, the worst case: "
+                        "every write makes every later read's target move)")
+    p.add_argument("--zipf", type=types.real(0.0, 10.0, what="--zipf"), default=0.0,
+                   help="key popularity: key j drawn with probability ~ j**-S "
+                        "(default 0, uniform; YCSB zipfian is 0.99)")
+    p.add_argument("--read-quorum", type=types.whole(what="--read-quorum"),
+                   help="R: replies a read waits for")
+    p.add_argument("--write-quorum", type=types.whole(what="--write-quorum"),
+                   help="W: acknowledgements a write waits for")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="every (R, W) in 1..N (one queueing run serves them all)")
+    p.add_argument("--rate", type=types.real_list(0.0, low_open=True, what="--rate"),
+                   help="operations per unit time, comma-separated for several loads "
+                        "(open loop)")
+    p.add_argument("--clients", type=types.whole(1, 100_000, "--clients"),
+                   help="closed loop: client threads, each waiting for its operation "
+                        "and thinking before the next (SimPy, event level: about 5000 "
+                        "operations per second; one run per (R, W))")
+    p.add_argument("--think", help="think time law of --clients (spec, e.g. exp:2); "
+                                   "default none")
+    p.add_argument("--write-share", type=types.fraction, default=0.5,
+                   help="fraction of operations that are writes (default 0.5)")
+    p.add_argument("--structure", choices=["stages", "shared"], default="stages",
+                   help="separate read and mutation stages (Cassandra, default) or one "
+                        "FIFO queue per replica")
+    p.add_argument("--read-threads", type=types.whole(1, 4096, "--read-threads"),
+                   default=1, help="threads of the read stage (of the queue, shared)")
+    p.add_argument("--write-threads", type=types.whole(1, 4096, "--write-threads"),
+                   default=1)
+    spec_help = ("service law spec (exp, exp:MEAN, erlang:K, lognormal:SIGMA, "
+                 "pareto:ALPHA, empirical:PATH, mix:W1*SPEC1;W2*SPEC2 ...), or none")
+    p.add_argument("--read-service", default="exp", help=f"read {spec_help}; default "
+                   "exp (mean 1)")
+    p.add_argument("--write-service", default="exp", help="write service, as above")
+    for role, name in (("w", "write propagation W"), ("a", "write ack A"),
+                       ("r", "read request R"), ("s", "read response S")):
+        p.add_argument(f"--delay-{role}", help=f"{name} one-way delay law (default "
+                       "exp:0.5)")
+    p.add_argument("--profile", choices=["LNKD-SSD", "LNKD-DISK", "YMMR"],
+                   help="PBS's fitted delays for W, A, R, S (instead of --delay-*)")
+    p.add_argument("--t-grid", type=_grid, default=[0, 1, 2, 5, 10],
+                   help="left edges of the bins of time after commit (default "
+                        "0,1,2,5,10)")
+    p.add_argument("--versions", type=types.whole_list(1, 10**6, what="--versions"),
+                   default=[1, 2, 3], help="k of k-staleness (default 1,2,3)")
+    p.add_argument("--percentiles", type=types.percentile_list("--percentiles"),
+                   default=[50, 99, 99.9])
+    p.add_argument("--jobs", type=types.count(10**9, "--jobs", low=2), default=200_000,
+                   help="operations to simulate per rate (default 200000)")
+    p.add_argument("--warmup", type=types.real(0.0, 1.0, high_open=True,
+                                                 what="--warmup"),
+                   default=0.1, help="fraction of operations not measured")
+    p.add_argument("--seed", type=types.seed, default=0)
+    p.add_argument("--out", help="results file, .csv or .json (written atomically)")
+    p.add_argument("--figure", help="t-visibility figure (.png, .pdf or .svg)")
+    p.add_argument("--json", action="store_true", help="print one JSON list")
+    p.set_defaults(handler=_cmd_staleness)
+    return (ConfigError,)

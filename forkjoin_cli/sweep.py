@@ -1,0 +1,103 @@
+"""The ``forkjoin-sim sweep`` sub-command: run a TOML sweep spec into a results file."""
+
+from __future__ import annotations
+
+import sys
+
+from forkjoin_sim import checks as options
+
+from forkjoin_cli import types
+from forkjoin_sim.errors import ConfigError
+
+EXAMPLE_SPEC = """\
+# sweep.toml: the simulate options, with underscores; a list is a grid axis
+nodes = 6
+replicas = 3
+quorum = [1, 2, 3]
+rho = [0.3, 0.9, 1.5]
+service = ["exp", "lognormal:1.0"]
+jobs = 100000
+replications = 2
+seed = 1"""
+
+#: Seconds a remote Dask scheduler has to accept a connection before the sweep starts.
+DASK_TIMEOUT = 5.0
+#: Failed points listed on stderr at the end; the rest are in the file.
+SHOWN_FAILURES = 5
+
+
+def register(subparsers) -> tuple[type[BaseException], ...]:
+    """Add ``sweep`` to ``subparsers``; return the exceptions that mean bad input."""
+    import argparse
+
+    p = subparsers.add_parser(
+        "sweep", help="run a grid of simulations from a TOML spec",
+        description="Simulate every point of a grid. The spec's keys are the simulate "
+                    "options with underscores; a list is an axis, a scalar is fixed; "
+                    "jobs, replications and seed are fixed keys; [[points]] tables "
+                    "list points explicitly. Rows are written as points finish; the "
+                    "finished file is in grid order. Exit status 1 if a point failed "
+                    "(its row says why), 2 for a bad spec.",
+        epilog="example spec:\n" + EXAMPLE_SPEC,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", help="the sweep spec, a TOML file")
+    p.add_argument("--out", required=True,
+                   help="results file, .csv or .parquet (parquet needs pyarrow)")
+    p.add_argument("--workers", type=types.workers, default=None,
+                   help="local worker processes (default: all CPUs; 1 runs in this "
+                        "process) or, with --dask local, the LocalCluster's workers")
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run on Dask: 'local' starts a LocalCluster, otherwise a "
+                        "scheduler address such as tcp://10.0.0.1:8786 (it must answer "
+                        f"within {DASK_TIMEOUT:g} s)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the points already in --out (failed ones run again)")
+    p.add_argument("--no-analytic", action="store_true",
+                   help="leave out the analytic columns (Theorem 3 estimate, bounds)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_cmd_sweep)
+    return (ConfigError,)
+
+
+def _cmd_sweep(args) -> int:
+    from forkjoin_sim.sweep.results_file import check_results_path
+    from forkjoin_sim.sweep.runner import check_run_settings, expand, load_spec, sweep
+    from sizing.sweep_columns import annotate
+
+    # Everything that can be refused is refused here, before any point runs.
+    options.check_input_file(args.spec, "sweep spec")
+    check_results_path(args.out, inputs=(args.spec,))
+    spec = load_spec(args.spec)
+    try:
+        points, notes = expand(spec)
+        if not points:
+            raise ConfigError("no valid point: " + ("; ".join(notes[:3]) or
+                                                    "the spec is empty"))
+        check_run_settings(points, args.workers)
+    except ConfigError as exc:
+        raise ConfigError(f"{args.spec}: {exc}") from None
+    if args.dask is not None:  # --dask '' is a wrong address, not "no Dask"
+        import importlib.util
+        if importlib.util.find_spec("distributed") is None:
+            raise ConfigError("--dask needs dask.distributed; pip install "
+                              "'dask[distributed]'")
+        options.check_scheduler(args.dask, DASK_TIMEOUT)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    backend = "dask" if args.dask is not None else "processes"
+    try:
+        frame = sweep(spec, backend=backend, workers=args.workers, out=args.out,
+                      annotate=() if args.no_analytic else (annotate,), progress=not args.quiet,
+                      resume=args.resume, address=args.dask)
+    except KeyboardInterrupt:
+        print(f"the finished points are in {args.out}; run again with --resume to "
+              "complete it", file=sys.stderr)
+        raise
+    failed = frame[frame["status"] != "ok"]
+    print(f"{len(frame)} rows ({len(frame) - len(failed)} ok, {len(failed)} failed) "
+          f"-> {args.out}")
+    for _, row in failed.head(SHOWN_FAILURES).iterrows():
+        print(f"failed: nodes={row['nodes']} replicas={row['replicas']} "
+              f"quorum={row['quorum']} service={row['service']} "
+              f"replication={row['replication']}: {row['message']}", file=sys.stderr)
+    return 1 if len(failed) else 0

@@ -1,0 +1,164 @@
+"""The fused engine as ``simulate(..., engine="fused")`` sees it.
+
+`forkjoin_sim.engines.fused.kernel` draws, queues and measures in one compiled
+loop (xoshiro256** streams, constant memory, replications on threads). This module
+maps a run-stack model (a `System` and an arrival process) onto the kernel's
+`KernelModel`, and the kernel's `FusedResult` back onto the one result type,
+`SimulationResult`. What the kernel does not model (staged or multi-thread nodes,
+time outside the queues, purging, trace arrivals) is refused with a message that
+names the fast engine.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.engines.fused import kernel
+
+
+def _unsupported(what: str) -> ConfigError:
+    return ConfigError(f"{what} is not in the fused engine; use engine fast "
+                       "(--engine fast)")
+
+
+def kernel_model(system, arrivals, seed) -> kernel.KernelModel:
+    """The kernel's description of ``system`` under ``arrivals`` (node speeds drawn
+    for ``seed`` when they are stragglers)."""
+    from forkjoin_sim.arrivals import ClosedLoop, Periodic, Poisson, Renewal
+    from forkjoin_sim.nodes import is_plain
+    from forkjoin_sim.placement import RandomPlacement, RingPlacement, get_placement
+    from forkjoin_sim.laws.service import Deterministic
+
+    if system.purging:
+        raise ConfigError("purging is modelled by the SimPy engine only; use engine "
+                          "simpy")
+    if not is_plain(system.node):
+        raise _unsupported("a node of several stages or threads")
+    classes = []
+    for c in system.classes:
+        if c.overhead is not None:
+            raise _unsupported(f"class {c.name!r}: time outside the queues (overhead)")
+        placement = get_placement(c.placement if c.placement is not None
+                                  else system.placement)
+        if not isinstance(placement, (RandomPlacement, RingPlacement)):
+            raise _unsupported(f"class {c.name!r}: placement {placement.name!r}")
+        classes.append(kernel.JobClass(c.replicas, c.quorum, c.service, c.fraction,
+                                       placement.name))
+    speeds = tuple(float(s) for s in system.node_speeds(seed))
+    if isinstance(arrivals, ClosedLoop):
+        think = None
+        if arrivals.think > 0:
+            think = arrivals.think_law
+            if think is None:
+                from forkjoin_sim.laws.exponential import Exponential
+
+                think = Exponential(arrivals.think)
+            else:
+                from forkjoin_sim.laws.service import rescale
+
+                think = rescale(think, arrivals.think)
+        return kernel.KernelModel(speeds, tuple(classes), clients=arrivals.clients,
+                                  think=think)
+    if type(arrivals) is Poisson:
+        gaps = kernel.poisson(arrivals.rate)
+    elif type(arrivals) is Periodic:
+        gaps = kernel.renewal(Deterministic(1.0), arrivals.rate)
+    elif isinstance(arrivals, Renewal):
+        gaps = kernel.renewal(arrivals.law, arrivals.rate)
+    else:
+        raise _unsupported(f"{type(arrivals).__name__} arrivals")
+    return kernel.KernelModel(speeds, tuple(classes), arrival=gaps)
+
+
+def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
+                   replications: int, workers: int | None, started: float,
+                   progress: bool = False):
+    """`simulate` on the fused engine: ``replications`` independent replications of
+    ``jobs // replications`` jobs each, pooled."""
+    import time
+
+    from forkjoin_sim.run import check_run
+    from forkjoin_sim.measure.result import SimulationResult, overload_notes
+    from forkjoin_sim.measure.statistics import (DEFAULT_BATCHES, Interval, _check_sample_every,
+                              _check_warmup, summary_from_batches, warmup_count)
+
+    if (isinstance(replications, bool) or not isinstance(replications, (int, np.integer))
+            or replications < 1):
+        raise ConfigError(f"replications must be a whole number >= 1, got "
+                          f"{replications!r}")
+    if workers is None:
+        workers = kernel_workers()
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) \
+            or workers < 1:
+        raise ConfigError(f"workers must be a whole number >= 1, got {workers!r}")
+    jobs = check_run(jobs)
+    if _check_warmup(warmup) == "auto":
+        raise ConfigError("the fused engine takes a warm-up fraction, not 'auto' "
+                          "(MSER-5 needs every job); use e.g. warmup=0.1")
+    every = _check_sample_every(sample_every)
+    per = jobs // replications
+    system = model.system
+    arrivals = model.arrival_process
+    if not getattr(arrivals, "closed", False):
+        system.check_stable(arrivals.rate)
+    start = warmup_count(per, warmup)
+    measured = kernel.measured_count(per, start, every)
+    batches = min(DEFAULT_BATCHES, max(2, measured // 2))
+    from tqdm.auto import tqdm
+
+    from forkjoin_sim.run import PROGRESS_DELAY
+
+    with tqdm(total=per * replications, disable=not progress or sys.stderr is None,
+              unit="job", unit_scale=True, desc=getattr(model, "progress_label", "simulate"),
+              delay=PROGRESS_DELAY, leave=False) as bar:
+        result = kernel.run_fused(kernel_model(system, arrivals, seed), total_jobs=per,
+                                  first_measured=start, sample_every=every,
+                                  batches=batches, seed=seed, replications=replications,
+                                  workers=int(workers), on_chunk=bar.update)
+    names = [c.name for c in system.classes]
+
+    def summary(job_class):
+        row = result._row(job_class)
+        counts = result.batch_counts[:, row]
+        used = counts > 0
+        means = result.batch_sums[:, row][used] / counts[used]
+        p = result.percentiles(job_class)
+        percentiles = {50: p["p50"], 90: p["p90"], 95: p["p95"], 99: p["p99"],
+                       99.9: p["p999"]}
+        return summary_from_batches(result.mean(job_class), means, percentiles,
+                                    result.jobs_measured(job_class),
+                                    start * replications, every, 0.95,
+                                    batches * replications, [])
+
+    overall = summary(None)
+    classes = ({name: summary(i) for i, name in enumerate(names)}
+               if len(names) > 1 else {})
+    rate, low, high = result.throughput()
+    utilisation = result.utilisation()
+    notes = overload_notes(utilisation, system.classes)
+    if replications > 1:
+        notes += (f"{replications} independent replications of {per:,} jobs, each with "
+                  f"its own warm-up",)
+    return SimulationResult(model=model, engine="fused", jobs=per * replications,
+                            seed=seed if isinstance(seed, (int, np.integer)) else -1,
+                            sojourns=np.empty(0), summary=overall,
+                            utilisation=utilisation,
+                            seconds=time.perf_counter() - started, classes=classes,
+                            throughput=Interval(float(rate), float(low), float(high)),
+                            speeds=np.asarray(system.node_speeds(seed)), notes=notes)
+
+
+def kernel_workers() -> int:
+    """Cores this process may use (the default number of worker threads)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+__all__ = ["kernel_model", "kernel_workers", "simulate_fused"]

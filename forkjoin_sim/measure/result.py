@@ -1,0 +1,176 @@
+"""The result of one run: estimates with intervals, percentiles, warnings, and the
+run's description."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from forkjoin_sim.arrivals import is_closed
+from forkjoin_sim.measure.statistics import Interval, Summary
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """The outcome of one simulation run.
+
+    Attributes
+    ----------
+    model : the model simulated (`ForkJoinModel`, `Workload` ...)
+    engine, jobs, seed : the run's configuration
+    sojourns : the measured sojourn times (after warm-up, every s-th job), in order
+    summary : mean with batch-means confidence interval, percentiles (all jobs)
+    utilisation : per-node busy fraction: service handed to the node over the time
+        the jobs were sent (docs/model.md, section 6); None under purging, where
+        cancelled partial service is not tracked
+    seconds : wall-clock time of the run
+    labels : class index of each measured job (None for one class)
+    classes : class name -> `Summary` of that class's measured jobs (several classes)
+    throughput : jobs per unit time over the measured jobs, with its interval
+    speeds : this run's node speed factors
+    """
+
+    model: object
+    engine: str
+    jobs: int
+    seed: int
+    sojourns: np.ndarray
+    summary: Summary
+    utilisation: np.ndarray | None
+    seconds: float
+    labels: np.ndarray | None = None
+    classes: dict = field(default_factory=dict)
+    throughput: Interval | None = None
+    speeds: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Doubts about the run: the summary's (warm-up, batches) and the run's own."""
+        return tuple(self.summary.warnings) + tuple(self.notes)
+
+    @property
+    def mean(self) -> float:
+        return self.summary.mean
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return (self.summary.ci_low, self.summary.ci_high)
+
+    # A multi-class run's names, kept for workload code.
+    @property
+    def summaries(self) -> dict:
+        return self.classes
+
+    @property
+    def overall(self) -> Summary:
+        return self.summary
+
+    @property
+    def workload(self):
+        return self.model
+
+    def class_sojourns(self, name: str) -> np.ndarray:
+        """Measured sojourns of the class called ``name``, in arrival order."""
+        index = self.model.system.index(name)
+        if self.labels is None:
+            return self.sojourns
+        return self.sojourns[self.labels == index]
+
+    def response_time_law(self) -> dict | None:
+        """Closed loop: the two sides of R = N/X - Z (Little's law on the whole loop)
+        with the mean response R measured directly, X the measured throughput."""
+        process = self.model.arrival_process
+        if not is_closed(process) or self.throughput is None:
+            return None
+        x = self.throughput
+        return {"measured_mean": self.mean,
+                "law_mean": process.clients / x.mean - process.think,
+                "law_ci_low": process.clients / x.high - process.think,
+                "law_ci_high": process.clients / x.low - process.think}
+
+    def to_dict(self) -> dict:
+        """Flat, JSON-ready statistics (the ``simulate --json`` object)."""
+        out = dict(self.summary.to_dict())
+        out["warnings"] = list(self.warnings)
+        out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
+                   seed=self.seed)
+        out.update(self.model.summary_fields())
+        if self.throughput is not None:
+            out.update(throughput=self.throughput.mean,
+                       throughput_ci_low=self.throughput.low,
+                       throughput_ci_high=self.throughput.high)
+        if self.utilisation is not None:
+            out["utilisation_mean"] = float(np.mean(self.utilisation))
+            out["utilisation_max"] = float(np.max(self.utilisation))
+        if self.speeds is not None and np.any(self.speeds != 1):
+            out["speeds"] = [float(s) for s in self.speeds]
+        if self.classes:
+            out["classes"] = {name: s.to_dict() for name, s in self.classes.items()}
+        return out
+
+    def report(self) -> str:
+        s = self.summary
+        lines = [self.model.describe(),
+                 f"jobs simulated {self.jobs:,}, measured {s.jobs_measured:,} "
+                 f"({self.engine} engine, {self.seconds:.2f} s)",
+                 f"mean sojourn  {s.mean:.6g}  95% CI [{s.ci_low:.6g}, {s.ci_high:.6g}]",
+                 f"percentiles   p50 {s.p50:.4g}  p90 {s.p90:.4g}  p95 {s.p95:.4g}  "
+                 f"p99 {s.p99:.4g}  p99.9 {s.p999:.4g}"]
+        for name, c in self.classes.items():
+            lines.append(f"{name:>10}: n={c.jobs_measured:,} mean {c.mean:.5g} "
+                         f"[{c.ci_low:.5g}, {c.ci_high:.5g}]  p50 {c.p50:.4g}  "
+                         f"p95 {c.p95:.4g}  p99 {c.p99:.4g}")
+        if self.throughput is not None:
+            x = self.throughput
+            lines.append(f"throughput    {x.mean:.6g} jobs per unit time  95% CI "
+                         f"[{x.low:.6g}, {x.high:.6g}]")
+        law = self.response_time_law()
+        if law is not None:
+            lines.append(f"response time law  N/X - Z = {law['law_mean']:.6g}  "
+                         f"(measured mean {law['measured_mean']:.6g})")
+        if self.utilisation is not None and self.utilisation.ndim == 2:
+            names = self.model.system.node_model.stage_names
+            for stage, name in enumerate(names):
+                busy = self.utilisation[:, stage]
+                lines.append(f"{name} stage utilisation  mean {busy.mean():.4f}  "
+                             f"(min {busy.min():.4f}, max {busy.max():.4f})")
+        elif self.utilisation is not None:
+            lines.append(f"node utilisation  mean {np.mean(self.utilisation):.4f}  "
+                         f"(min {np.min(self.utilisation):.4f}, "
+                         f"max {np.max(self.utilisation):.4f})")
+        for note in self.warnings:
+            lines.append(f"warning: {note}")
+        return "\n".join(lines)
+
+
+#: Busy fraction above which a node is reported as overloaded. A stable node's
+#: measured fraction exceeds 1 only by the work still queued at the end of the run.
+OVERLOAD_ALARM = 1.05
+
+
+def overload_notes(utilisation: np.ndarray | None, classes=()) -> tuple[str, ...]:
+    """A warning when a node was handed more work than it can do in the run's time.
+
+    Under a closed loop this happens without any instability check failing: with
+    quorum k < r a job does not wait for its slowest tasks, so clients can go on
+    sending work to a slow node faster than it serves it, and its backlog grows for
+    ever (non-purging). Such a run has no steady state at that node. When every
+    class waits for all its tasks (k = r) no backlog can outgrow the clients' jobs:
+    a value just above 1 at the bottleneck is the work still queued when the run
+    stops (of order clients x service time over the run's length), not an overload.
+    """
+    if utilisation is None:
+        return ()
+    if classes and all(c.quorum == c.replicas for c in classes):
+        return ()
+    per_node = utilisation if utilisation.ndim == 1 else utilisation.max(axis=1)
+    over = np.flatnonzero(per_node > OVERLOAD_ALARM)
+    if over.size == 0:
+        return ()
+    nodes = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5])
+    return (f"node(s) {nodes} received more work than they can serve (busy fraction "
+            "> 1): their backlog grows without bound, so the run has no steady state "
+            "there; jobs complete only because their quorum skips those nodes. Use "
+            "purging, faster nodes, or fewer clients",)

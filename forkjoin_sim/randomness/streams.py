@@ -1,0 +1,68 @@
+"""The run's random streams: independent generators, each a pure function of the seed.
+
+Every ingredient of a sample path (arrivals, placement and service of each class,
+class labels, stragglers ...) has its own child of the run's ``SeedSequence``, so its
+numbers do not depend on the others, on block sizes, or on the engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------
+# The one table of stream purposes. Every random number of the package is a function
+# of (seed, purpose, index): child ``purpose`` of the run's SeedSequence, drawn in
+# index order. Each model family has its own run (its own seed), so families may
+# reuse numbers; within a family each purpose has one number, and numbers never
+# change (they are what makes a seed's results reproducible across versions).
+# ---------------------------------------------------------------------------------
+
+#: The fork-join run (`samplepath`, every engine). Class c >= 1 uses
+#: ``CLASS_BASE + 2*(c-1)`` (placement) and the next one (service); class 0 keeps 1
+#: and 2, so a one-class run draws exactly what the plain fork-join queue draws.
+ARRIVALS, PLACEMENT, SERVICE, CLASS_LABELS, CLASS_BASE = 0, 1, 2, 3, 4
+#: Class c's overhead (time outside the node queues) uses child OVERHEAD_BASE + c.
+OVERHEAD_BASE = 40
+#: Which nodes are the stragglers (`system.Stragglers`).
+STRAGGLERS = 63
+
+#: Cassandra writes (`cassandra.writes`): the first three match the fork-join run
+#: (arrivals, placement, service), so a write workload with no local writes is the
+#: plain ring-placement queue's path, number for number.
+(WRITES_ARRIVALS, WRITES_PLACEMENT, WRITES_REMOTE_SERVICE, WRITES_COORDINATOR,
+ WRITES_LOCAL_SERVICE, WRITES_STAGES) = range(6)
+
+#: WARS without load (`staleness.wars`, `staleness.channels`): one stream per message
+#: type, so changing the read quorum leaves every write delay unchanged.
+WARS_WRITE, WARS_ACK, WARS_READ, WARS_RESPONSE, WARS_LOCAL = range(5)
+
+#: Staleness under load (`staleness.queueing`).
+(QUEUED_ARRIVALS, QUEUED_KINDS, QUEUED_WRITE, QUEUED_ACK, QUEUED_READ, QUEUED_RESPONSE,
+ QUEUED_WRITE_SERVICE, QUEUED_READ_SERVICE, QUEUED_THINK, QUEUED_KEYS) = range(10)
+
+
+def as_seed_sequence(seed) -> np.random.SeedSequence:
+    """``seed`` (a whole number >= 0, or a SeedSequence) as a SeedSequence."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        from forkjoin_sim.errors import ConfigError
+
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}; e.g. --seed 1")
+    return np.random.SeedSequence(int(seed))
+
+
+def child_rng(seed, *key: int) -> np.random.Generator:
+    """The generator of child ``key`` of ``seed``, as ``seed.spawn`` would give it,
+    built without advancing the SeedSequence."""
+    seq = as_seed_sequence(seed)
+    return np.random.default_rng(np.random.SeedSequence(
+        seq.entropy, spawn_key=seq.spawn_key + key, pool_size=seq.pool_size))
+
+
+def class_streams(seed, index: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """(placement, service) generators of class ``index``."""
+    if index == 0:
+        return child_rng(seed, PLACEMENT), child_rng(seed, SERVICE)
+    base = CLASS_BASE + 2 * (index - 1)
+    return child_rng(seed, base), child_rng(seed, base + 1)

@@ -1,0 +1,271 @@
+"""The points of a sweep: a spec (dict or TOML) expanded into simulation points.
+
+A sweep spec is a dict (or TOML file) whose keys are the ``forkjoin-sim simulate``
+option names with underscores. A list is a grid axis, a scalar is fixed; ``jobs``,
+``replications`` and ``seed`` are fixed keys. An optional ``points`` list holds
+explicit entries (tables in TOML), each expanded like a spec of its own on top of
+the shared keys. Each point's seed is derived from the base seed and the point's
+canonical description (``point_seed``), so the numbers of a point never depend on
+the backend, the number of workers or the order in which points finish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forkjoin_sim.errors import ConfigError
+
+POINT_DEFAULTS: dict[str, Any] = {
+    "nodes": None, "replicas": None, "quorum": None, "rho": None, "arrival_rate": None,
+    "mu": 1.0, "service": "exp", "placement": "random", "purging": False,
+    "engine": "fast", "warmup": 0.1, "sample_every": 1,
+    "clients": None, "think": None, "speeds": None,
+}
+#: Keys added after the first sweeps: left out of a point's identity while unset, so
+#: the seeds (and numbers) of earlier sweeps do not change.
+OPTIONAL_KEYS = ("clients", "think", "speeds")
+FIXED_KEYS = ("jobs", "replications", "seed")
+RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
+# Zero replications would be a sweep with nothing to run; jobs are checked with the
+# other run settings (check_run_settings).
+RUN_MINIMUM = {"jobs": 0, "replications": 1, "seed": 0}
+#: The columns that identify a point (its ``point_key``), first in every results file.
+KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
+#: Most points one sweep may have (each is a row of the results file).
+MAX_POINTS = 1_000_000
+#: Parameters that are real numbers, however the spec spells them.
+REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup", "think")
+#: Parameters that are whole numbers.
+WHOLE_KEYS = ("nodes", "replicas", "quorum", "sample_every", "clients")
+#: Parameters that are names.
+TEXT_KEYS = ("service", "placement", "engine")
+
+
+
+# ---------------------------------------------------------------------------
+# Specs and points
+# ---------------------------------------------------------------------------
+
+def load_spec(source) -> dict:
+    """A sweep spec: ``source`` itself if it is a dict, else the TOML file it names."""
+    if isinstance(source, dict):
+        return source
+    if not isinstance(source, (str, os.PathLike)):
+        raise ConfigError(f"a sweep spec is a dict or the path of a TOML file, got "
+                          f"{type(source).__name__}")
+    from forkjoin_sim.files.io import read_toml
+
+    return read_toml(Path(source), "sweep spec",
+                     "give the path of a TOML file such as sweep.toml")
+
+
+def _plain(value):
+    """numpy scalars as Python ones, so a point's key and seed do not depend on them."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _axis(value) -> list:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else [_plain(value)]
+
+
+def _check_keys(keys, where: str) -> None:
+    unknown = set(keys) - set(POINT_DEFAULTS) - set(FIXED_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown sweep key(s) {', '.join(sorted(unknown))}{where}; "
+                          f"valid keys: {', '.join([*POINT_DEFAULTS, *FIXED_KEYS])} "
+                          "(and 'points', a list of tables)")
+
+
+def _check_type(name: str, value) -> None:
+    """Refuse a value of the wrong kind (a spec error, not a combination to skip)."""
+    if value is None:
+        return
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if name in WHOLE_KEYS:
+        wrong = not (number and isinstance(value, int))
+        kind = "whole numbers, e.g. 3"
+    elif name in REAL_KEYS:
+        wrong = not (number or (name == "warmup" and value == "auto"))
+        kind = "numbers, e.g. 0.5" + (" (or 'auto')" if name == "warmup" else "")
+    elif name in TEXT_KEYS:
+        wrong, kind = not isinstance(value, str), "text in quotes, e.g. \"exp\""
+    elif name == "purging":
+        wrong, kind = not isinstance(value, bool), "true or false"
+    else:
+        return
+    if wrong:
+        hint = (" (in TOML: no quotes around numbers, no decimal point in whole numbers)"
+                if name in WHOLE_KEYS or name in REAL_KEYS else "")
+        raise ConfigError(f"sweep key {name!r} takes {kind}; {value!r} is not one{hint}")
+
+
+def _check_run_point(params: dict) -> None:
+    """Raise ConfigError for an engine choice the simulator would refuse."""
+    from forkjoin_sim.engines import ENGINES
+
+    if params["engine"] not in ENGINES:
+        raise ConfigError(f"engine {params['engine']!r} is unknown; use one of "
+                          f"{', '.join(ENGINES)}")
+    if params["purging"] and params["engine"] != "simpy":
+        raise ConfigError("purging is modelled by the SimPy engine only; "
+                          "use engine = 'simpy'")
+
+
+def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
+    """The valid points of one grid (no ``points`` key), with notes for the rest."""
+    for need in ("nodes", "replicas", "quorum"):
+        if need not in spec:
+            raise ConfigError(f"sweep spec needs {need!r} (a number or a list)")
+    if (("rho" in spec) + ("arrival_rate" in spec) + ("clients" in spec)) != 1:
+        raise ConfigError("sweep spec needs exactly one of 'rho', 'arrival_rate' "
+                          "(open arrivals) and 'clients' (closed loop)")
+    names = list(POINT_DEFAULTS)
+    axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
+    for name, axis in zip(names, axes):
+        for value in axis:
+            _check_type(name, value)
+    size = math.prod(len(axis) for axis in axes) * run["replications"]
+    if size > MAX_POINTS:
+        raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "
+                          f"than {MAX_POINTS:,}; split it into several sweeps or use "
+                          "fewer values per axis")
+    points = []
+    for values in itertools.product(*axes):
+        params = dict(zip(names, values))
+        for name in REAL_KEYS:
+            # rho = 1 and rho = 1.0 are one point, with one key and one seed.
+            if isinstance(params[name], int) and not isinstance(params[name], bool):
+                params[name] = float(params[name])
+        try:
+            from forkjoin_sim.simulation import check_clock_of
+
+            check_clock_of(build_model(params), run["jobs"])
+            _check_run_point(params)
+        except ConfigError as exc:
+            shown = {k: v for k, v in params.items() if v is not None and k in spec}
+            notes.append(f"skipped {shown}: {exc}")
+            continue
+        for replication in range(run["replications"]):
+            points.append({**params, "jobs": run["jobs"], "replication": replication,
+                           "seed": run["seed"]})
+    return points
+
+
+def expand(spec: dict) -> tuple[list[dict], list[str]]:
+    """The points of a sweep spec, and a note for each combination that is skipped.
+
+    Returns ``(points, notes)``. A point is a dict of every parameter in
+    ``POINT_DEFAULTS`` plus ``jobs``, ``replication`` and ``seed``; invalid
+    combinations (k > r, unstable load ...) are skipped with a note, not fatal.
+    With a ``points`` list, each entry is a grid of its own over the shared keys
+    (an entry's keys win), in the order listed; a point listed twice runs once.
+    """
+    spec = load_spec(spec)
+    entries = spec.get("points")
+    shared = {k: v for k, v in spec.items() if k != "points"}
+    _check_keys(shared, "")
+    run = {key: spec.get(key, default) for key, default in RUN_DEFAULTS.items()}
+    for key, value in run.items():
+        value = _plain(value)
+        least = RUN_MINIMUM[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigError(f"sweep key {key!r} must be one whole number >= {least}, "
+                              f"got {value!r}")
+        run[key] = value
+    if entries is None:
+        grids = [shared]
+    else:
+        if not isinstance(entries, (list, tuple)) or not entries or not all(
+                isinstance(e, dict) for e in entries):
+            raise ConfigError("sweep key 'points' must be a non-empty list of tables "
+                              "(dicts), e.g. [[points]] nodes = 6 ... in TOML")
+        grids = []
+        for i, entry in enumerate(entries):
+            _check_keys(entry, f" in points[{i}]")
+            fixed = set(entry) & set(FIXED_KEYS)
+            if fixed:
+                raise ConfigError(f"points[{i}] sets {', '.join(sorted(fixed))}; jobs, "
+                                  "replications and seed apply to the whole sweep: "
+                                  "set them at the top level")
+            grid = {**shared, **entry}
+            given = [k for k in ("rho", "arrival_rate", "clients") if k in entry]
+            if given:
+                for other in {"rho", "arrival_rate", "clients"} - set(given):
+                    grid.pop(other, None)
+            grids.append(grid)
+    points, notes, seen = [], [], set()
+    for grid in grids:
+        for point in _grid(grid, run, notes):
+            key = point_key(point)
+            if key in seen:
+                notes.append(f"point {key} is listed twice; it runs once")
+                continue
+            seen.add(key)
+            points.append(point)
+    return points, notes
+
+
+def point_key(point: dict) -> str:
+    """Canonical text of a point (sorted JSON): its identity for seeds and resume."""
+    return json.dumps({k: point[k] for k in sorted(point)
+                       if not (k in OPTIONAL_KEYS and point[k] is None)},
+                      sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _service_identity(service):
+    """``empirical:PATH`` as the SHA-256 of the file's bytes: a point's numbers then
+    depend on the measured data, not on where the file lies or how its path is
+    spelled. Other services (and unreadable files, whose point fails when it builds
+    its model) are left as they are."""
+    if isinstance(service, str) and service.startswith("empirical:"):
+        try:
+            data = Path(service[len("empirical:"):]).read_bytes()
+        except OSError:
+            return service
+        return "empirical-sha256:" + hashlib.sha256(data).hexdigest()
+    return service
+
+
+def point_seed(point: dict) -> np.random.SeedSequence:
+    """The point's SeedSequence: base seed plus a hash of its canonical description
+    (an empirical service described by its data)."""
+    described = {**point, "service": _service_identity(point.get("service"))}
+    digest = hashlib.sha256(point_key(described).encode()).digest()
+    words = np.frombuffer(digest, dtype=np.uint32)
+    return np.random.SeedSequence([int(point["seed"]), *map(int, words)])
+
+
+def build_model(params: dict):
+    """The :class:`ForkJoinModel` of a point (raises ConfigError if invalid)."""
+    from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.laws.service import parse_service
+
+    mu = params.get("mu", 1.0)
+    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu > 0:
+        raise ConfigError(f"mu={mu!r} must be a positive number")
+    from forkjoin_sim.system import parse_speeds
+
+    service = parse_service(params.get("service", "exp"), mean=1.0 / mu)
+    closed = {}
+    if params.get("clients") is not None:
+        closed = {"clients": params["clients"], "think": params.get("think") or 0.0}
+    elif params.get("think") is not None:
+        raise ConfigError("sweep key 'think' describes closed-loop clients; add 'clients'")
+    speeds = params.get("speeds")
+    if isinstance(speeds, str):
+        speeds = parse_speeds(speeds, params["nodes"])
+    # No int() here: the model itself refuses 3.5 nodes rather than truncating them.
+    return ForkJoinModel(params["nodes"], params["replicas"], params["quorum"],
+                         load=params.get("rho"), arrival_rate=params.get("arrival_rate"),
+                         service=service, placement=params.get("placement", "random"),
+                         purging=params.get("purging", False), speeds=speeds, **closed)

@@ -1,0 +1,65 @@
+"""Analytic columns beside a simulated sweep row: the closed forms that apply to it.
+
+Pass ``annotate=(annotate,)`` to ``forkjoin_sim.sweep`` (the ``sweep`` command does)
+to add them to every row. Theorem 3 (``nelson``, ``lower``, ``lower_pk``, ``upper``,
+``approx``, ``error``) holds only for the paper's queue: exponential service, random
+placement, non-purging. Theorem 2's general lower bound (``lower_general``) holds for
+any service distribution of a non-purging, random-placement queue.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+import analytic
+from forkjoin_sim.laws.service import parse_service
+
+_EXPON = type(stats.expon)
+
+
+def _service(point: dict):
+    """The point's service distribution, with mean 1/mu as the simulator builds it."""
+    return parse_service(str(point.get("service", "exp")), mean=1.0 / point.get("mu", 1.0))
+
+
+def _is_exponential(dist) -> bool:
+    """True for an exponential distribution starting at 0 (the paper's service)."""
+    return isinstance(getattr(dist, "dist", None), _EXPON) and float(dist.support()[0]) == 0
+
+
+def _job_load(point: dict, service_mean: float) -> float:
+    """rho = lambda * E[X], from whichever of load and arrival rate the point gives."""
+    if point.get("rho") is not None:
+        return float(point["rho"])
+    return float(point["arrival_rate"]) * service_mean
+
+
+def annotate(point: dict, row: dict) -> dict:
+    """Analytic columns for one sweep ``point`` whose simulated statistics are ``row``.
+
+    Returns ``{}`` when no closed form applies (purging, ring placement, closed-loop
+    clients or uneven node speeds: the theorems assume Poisson arrivals on identical
+    nodes); otherwise
+    ``lower_general`` (Theorem 2, any service) and, for exponential service, the
+    Theorem 3 columns of :func:`analytic.estimates` plus ``error = approx/mean - 1``.
+    """
+    if (point.get("purging") or point.get("placement", "random") != "random"
+            or point.get("clients") is not None or point.get("speeds") is not None):
+        return {}
+    nodes, replicas, quorum = (int(point[key]) for key in ("nodes", "replicas", "quorum"))
+    dist = _service(point)
+    mean_service = float(dist.mean())
+    load = _job_load(point, mean_service)
+    out = {"lower_general": analytic.lower_bound_general(dist, nodes, replicas, quorum,
+                                                         load)}
+    if _is_exponential(dist):
+        out.update(analytic.estimates(nodes, replicas, quorum, load, mu=1.0 / mean_service))
+        if out["lower_pk"] is None:
+            out["lower_pk"] = math.nan
+        simulated = row.get("mean")
+        out["error"] = (out["approx"] / simulated - 1
+                        if isinstance(simulated, (int, float)) and simulated > 0
+                        else math.nan)
+    return out
