@@ -40,7 +40,7 @@ from pathlib import Path
 
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.options import check_input_file, plain_float
+from forkjoin_sim.checks import check_input_file, plain_float
 from sizing.measurements import COLUMNS
 
 YCSB = "ycsb"

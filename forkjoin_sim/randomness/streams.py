@@ -35,6 +35,16 @@ STRAGGLERS = 63
 #: WARS without load (`staleness.wars`, `staleness.channels`): one stream per message
 #: type, so changing the read quorum leaves every write delay unchanged.
 WARS_WRITE, WARS_ACK, WARS_READ, WARS_RESPONSE, WARS_LOCAL = range(5)
+#: Ordered channels and coordinators (`staleness.channels`): each operation's
+#: coordinator, and a read's start after the write.
+WARS_COORDINATOR, WARS_READ_DELAY = 5, 6
+
+#: Jobs as steps (`steps.draws`): (purpose, chunk) keys, one row per job, chunked so
+#: that values do not depend on block size; a step's service time uses
+#: (STEP_BASE, crc32 of its kind).
+STEP_PURPOSES = {"arrival": (1,), "think": (2,), "coordinator": (3,), "placement": (4,),
+                 "class": (5,)}
+STEP_BASE = 10
 
 #: Staleness under load (`staleness.queueing`).
 (QUEUED_ARRIVALS, QUEUED_KINDS, QUEUED_WRITE, QUEUED_ACK, QUEUED_READ, QUEUED_RESPONSE,

@@ -8,14 +8,20 @@ published production latency profiles.
 ``quorum_latencies``       read/write latency percentiles of every quorum size
 ``PROFILES``, ``profile``  PBS's fits: LNKD-SSD, LNKD-DISK, YMMR, WAN
 ``exponential_profile``    PBS's synthetic exponential sweep
+``simulate_wars_ordered``  WARS with ordered (FIFO) connections and coordinators
+``netem``                  a constant plus jitter, as ``tc netem`` injects delays
+``simulate_wars_ordered``  WARS with ordered (FIFO) connections and coordinators
+``netem``                  a constant plus jitter, as ``tc netem`` injects delays
 =========================  =================================================
 """
 
+from forkjoin_sim.staleness.channels import OrderedResult, simulate_wars_ordered
+from forkjoin_sim.staleness.netem import netem
 from forkjoin_sim.staleness.profiles import PROFILES, exponential_profile, profile
 from forkjoin_sim.staleness.wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
 
-__all__ = ["MessageLaws", "PROFILES", "WarsResult", "exponential_profile", "profile",
-           "quorum_latencies", "simulate_wars"]
+__all__ = ["MessageLaws", "OrderedResult", "PROFILES", "WarsResult", "exponential_profile",
+           "netem", "profile", "quorum_latencies", "simulate_wars", "simulate_wars_ordered"]
 
 # Under load (queues at the replicas): forkjoin_sim.staleness.queueing.
 from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, StalenessResult,  # noqa: E402

@@ -39,16 +39,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..errors import ConfigError
-from ..streams import child_rng
-from .wars import MessageLaws
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.randomness.streams import WARS_COORDINATOR as _COORDINATOR
+from forkjoin_sim.randomness.streams import WARS_READ_DELAY as _READ_DELAY
+from forkjoin_sim.randomness.streams import child_rng
+from forkjoin_sim.staleness.wars import MessageLaws
 
 CHANNELS = ("fifo", "independent")
 COORDINATORS = ("one", "random", "token-aware")
-# The delays use child streams 0-3 of the seed in simulate_wars's order (write, ack,
-# read, response), so the same seed gives the same delays; 4 is its WAN layout.
+# The delays use the WARS streams of `randomness.streams` in simulate_wars's order
+# (write, ack, read, response), so the same seed gives the same delays.
 _ROLES = ("write", "ack", "read", "response")
-_COORDINATOR, _READ_DELAY = 5, 6
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import math
 
 from scipy import stats
 
-from ..errors import ConfigError
+from forkjoin_sim.errors import ConfigError
 
 DISTRIBUTIONS = ("uniform", "normal")
 

@@ -19,20 +19,15 @@ import zlib
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.randomness.streams import STEP_BASE, STEP_PURPOSES
 
 #: Jobs per child stream. Changing it changes every drawn value.
 CHUNK = 4096
 
 #: Purpose -> spawn-key prefix. Step durations use ``("step", kind)``, whose prefix is
 #: ``(10, crc32(kind))`` so that any kind name has a stable stream of its own.
-PURPOSES = {
-    "arrival": (1,),        # gaps between open-loop arrivals
-    "think": (2,),          # closed-loop think time before job j
-    "coordinator": (3,),    # the node a job's client contacts
-    "placement": (4,),      # the nodes holding a job's replicas
-    "class": (5,),          # which job class (read or write, ...) job j is
-}
-_STEP = 10
+PURPOSES = STEP_PURPOSES  # the table of purposes is in randomness.streams
+_STEP = STEP_BASE
 
 
 def _key(purpose) -> tuple:

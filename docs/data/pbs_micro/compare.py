@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from forkjoin_sim.empirical import Empirical
+from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.staleness.channels import simulate_wars_ordered
 from forkjoin_sim.staleness.wars import MessageLaws
 
