@@ -1,11 +1,11 @@
-"""Tests for forkjoin_sim.staleness.netem: netem-style one-way delay laws."""
+"""Tests for forkjoin_sim.laws.netem: netem-style one-way delay laws."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.staleness.netem import netem
+from forkjoin_sim.laws.netem import netem
 
 
 def test_uniform_jitter_spans_mean_plus_minus_jitter():
@@ -69,3 +69,34 @@ def test_bad_numbers_are_refused(mean, jitter):
 def test_unknown_distribution_is_refused_naming_the_choices():
     with pytest.raises(ConfigError, match="uniform, normal"):
         netem(1.0, 0.5, "pareto")
+
+
+def test_specs_name_the_same_laws_as_the_function():
+    from forkjoin_sim.laws.service import fixes_own_scale, parse_service
+
+    uniform = parse_service("netem:10:2", mean=5.0)  # not rescaled to 5
+    assert uniform.support() == pytest.approx((8.0, 12.0))
+    normal = parse_service("netem:10:2:normal")
+    assert normal.mean() == pytest.approx(netem(10.0, 2.0, "normal").mean())
+    assert normal.std() == pytest.approx(netem(10.0, 2.0, "normal").std())
+    constant = parse_service("netem:3")
+    assert constant.rvs(size=4, random_state=np.random.default_rng(0)) == pytest.approx(
+        [3.0] * 4)
+    assert fixes_own_scale("netem:10:2")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("netem:2:3", "jitter 3 exceeds mean 2"),
+    ("netem:2:x", "JITTER 'x' is not a number"),
+    ("netem:2:1:pareto", "use uniform or normal"),
+    ("netem:1:2:3:4", "write netem:MEAN:JITTER"),
+    ("netem:-1", "mean must be a finite number >= 0"),
+])
+def test_bad_specs_say_what_to_write(spec, message):
+    from forkjoin_sim.laws.service import parse_service
+
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as caught:
+        parse_service(spec)
+    assert "\n" not in str(caught.value)
+    if "exceeds" in message:
+        assert "netem:2:3:normal" in str(caught.value)

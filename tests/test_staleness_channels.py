@@ -9,7 +9,7 @@ from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.staleness.channels import simulate_wars_ordered
-from forkjoin_sim.staleness.netem import netem
+from forkjoin_sim.laws.netem import netem
 from forkjoin_sim.staleness.wars import MessageLaws, simulate_wars
 
 EXP = stats.expon()

@@ -27,7 +27,9 @@ SPEC_FORMS = ("exp", "exp:MEAN", "erlang:K", "lognormal:SIGMA", "weibull:SHAPE",
               "any of these but exp, deterministic and empirical with ,loc=L,scale=S "
               "(fixed, not rescaled; e.g. pareto:10,scale=0.235)",
               "mix:W1*SPEC1;W2*SPEC2;... (weights summing to 1, e.g. "
-              "mix:0.9122*pareto:10,scale=0.235;0.0878*exp:rate=1.66)")
+              "mix:0.9122*pareto:10,scale=0.235;0.0878*exp:rate=1.66)",
+              "netem:MEAN:JITTER[:normal] (a delay as tc netem injects it: uniform "
+              "on MEAN +- JITTER, or normal with sd JITTER truncated at 0)")
 
 
 
@@ -60,6 +62,10 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
 
     "empirical:PATH" reads a latency file (``Empirical.from_file``) and is *not*
     rescaled: measured latencies keep their own mean, whatever ``mean`` says.
+
+    "netem:MEAN:JITTER" (uniform on [MEAN - JITTER, MEAN + JITTER]) and
+    "netem:MEAN:JITTER:normal" are ``forkjoin_sim.laws.netem.netem``'s delay laws,
+    in the time unit of MEAN, not rescaled.
     """
     _check_mean(mean, "mean")
     if not isinstance(spec, str):
@@ -77,6 +83,8 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
     argument = argument.strip()
     if name == "mix":
         return _mixture(argument, spec, mean)
+    if name == "netem":
+        return _netem(argument, spec)
     if name == "exp":
         if argument.replace(" ", "").lower().startswith("rate="):
             return Exponential(1.0 / _positive(argument.split("=", 1)[1].strip(),
@@ -113,7 +121,7 @@ def fixes_own_scale(spec: str) -> bool:
     """
     name, _, argument = str(spec).strip().partition(":")
     name, argument = name.strip().lower(), argument.strip()
-    if name == "empirical":
+    if name in ("empirical", "netem"):
         return True
     if name == "exp":
         return bool(argument)
@@ -189,6 +197,31 @@ def _empirical(argument: str, spec: str) -> Any:
 
 
 # --- helpers ----------------------------------------------------------------------
+
+def _netem(argument: str, spec: str) -> Any:
+    """``MEAN[:JITTER[:uniform|normal]]`` as ``netem(MEAN, JITTER, distribution)``."""
+    from forkjoin_sim.laws.netem import DISTRIBUTIONS, netem
+
+    parts = [part.strip() for part in argument.split(":")]
+    if not 1 <= len(parts) <= 3:
+        raise ConfigError(f"service {spec!r}: write netem:MEAN:JITTER or "
+                          "netem:MEAN:JITTER:normal, e.g. netem:10:2")
+    mean = _number(parts[0], spec, "MEAN")
+    jitter = _number(parts[1], spec, "JITTER") if len(parts) > 1 else 0.0
+    distribution = parts[2].lower() if len(parts) == 3 else "uniform"
+    if distribution not in DISTRIBUTIONS:
+        raise ConfigError(f"service {spec!r}: netem distribution {parts[2]!r} is not "
+                          f"supported; use {' or '.join(DISTRIBUTIONS)}")
+    if distribution == "uniform" and 0 <= mean < jitter:
+        raise ConfigError(f"service {spec!r}: jitter {jitter:g} exceeds mean {mean:g}, "
+                          "so the uniform law would give negative delays; use JITTER "
+                          f"<= MEAN, or netem:{mean:g}:{jitter:g}:normal (normal law "
+                          "truncated at 0)")
+    try:
+        return netem(mean, jitter, distribution)
+    except ConfigError as exc:
+        raise ConfigError(f"service {spec!r}: {exc}") from None
+
 
 def _number(text: str, spec: str, what: str) -> float:
     try:

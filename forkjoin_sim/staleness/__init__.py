@@ -10,13 +10,11 @@ published production latency profiles.
 ``exponential_profile``    PBS's synthetic exponential sweep
 ``simulate_wars_ordered``  WARS with ordered (FIFO) connections and coordinators
 ``netem``                  a constant plus jitter, as ``tc netem`` injects delays
-``simulate_wars_ordered``  WARS with ordered (FIFO) connections and coordinators
-``netem``                  a constant plus jitter, as ``tc netem`` injects delays
 =========================  =================================================
 """
 
 from forkjoin_sim.staleness.channels import OrderedResult, simulate_wars_ordered
-from forkjoin_sim.staleness.netem import netem
+from forkjoin_sim.laws.netem import netem
 from forkjoin_sim.staleness.profiles import PROFILES, exponential_profile, profile
 from forkjoin_sim.staleness.wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
 
