@@ -1,7 +1,7 @@
 """Staleness of partial quorums without queues: the WARS Monte Carlo of PBS and its
 published production latency profiles.
 
-=========================  =================================================
+=========================  ======================================================
 ``MessageLaws``            the four WARS one-way delay laws (+ WAN layout)
 ``simulate_wars``          Monte Carlo trials -> ``WarsResult``
 ``WarsResult``             t-visibility with intervals, latency percentiles
@@ -10,16 +10,19 @@ published production latency profiles.
 ``exponential_profile``    PBS's synthetic exponential sweep
 ``simulate_wars_ordered``  WARS with ordered (FIFO) connections and coordinators
 ``netem``                  a constant plus jitter, as ``tc netem`` injects delays
-=========================  =================================================
+``simulate_session``       read-your-writes / monotonic-reads sessions -> ``SessionResult``
+=========================  ======================================================
 """
 
 from forkjoin_sim.staleness.channels import OrderedResult, simulate_wars_ordered
 from forkjoin_sim.laws.netem import netem
+from forkjoin_sim.staleness.sessions import SessionResult, simulate_session
 from forkjoin_sim.staleness.profiles import PROFILES, exponential_profile, profile
 from forkjoin_sim.staleness.wars import MessageLaws, WarsResult, quorum_latencies, simulate_wars
 
-__all__ = ["MessageLaws", "OrderedResult", "PROFILES", "WarsResult", "exponential_profile",
-           "netem", "profile", "quorum_latencies", "simulate_wars", "simulate_wars_ordered"]
+__all__ = ["MessageLaws", "OrderedResult", "PROFILES", "SessionResult", "WarsResult",
+           "exponential_profile", "netem", "profile", "quorum_latencies",
+           "simulate_session", "simulate_wars", "simulate_wars_ordered"]
 
 # Under load (queues at the replicas): forkjoin_sim.staleness.queueing.
 from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, StalenessResult,  # noqa: E402

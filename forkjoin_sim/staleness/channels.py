@@ -161,7 +161,6 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     index = np.arange(replicas)
     # A node's messages to itself take no time.
     local_write = writer[:, None] == index
-    local_read = reader[:, None] == index
     reached = np.where(local_write, 0.0, delays["write"])
     acked = reached + np.where(local_write, 0.0, delays["ack"])
     commit = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
@@ -169,19 +168,47 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     start = _read_delays(read_delays, trials, seed)
     if after == "commit":
         start = start + commit
-    asked = start[:, None] + np.where(local_read, 0.0, delays["read"])
-    shared = (writer == reader)[:, None] if channels == "fifo" else False
-    # FIFO, same coordinator: the read request follows the write request on the
-    # channel coordinator -> i ...
-    asked = np.where(shared, np.maximum(asked, reached), asked)
-    answered = asked + np.where(local_read, 0.0, delays["response"])
-    # ... and the response, sent after the ack, follows it on i -> coordinator.
-    answered = np.where(shared, np.maximum(answered, acked), answered)
-    first = np.argsort(answered, axis=1, kind="stable")[:, :read_quorum]
-    read_latency = np.take_along_axis(answered, first[:, -1:], axis=1)[:, 0] - start
-    is_new = np.take_along_axis(reached <= asked, first, axis=1).any(axis=1)
+    earlier = [(writer, reached, acked)] if channels == "fifo" else []
+    asked, answered = read_messages(start, reader, delays["read"], delays["response"],
+                                    earlier)
+    is_new, returned = read_outcome(asked, answered, reached, read_quorum)
     return OrderedResult(replicas, read_quorum, write_quorum, channels, coordinators,
-                         nodes, commit, start, is_new, read_latency)
+                         nodes, commit, start, is_new, returned - start)
+
+
+def read_messages(start: np.ndarray, reader: np.ndarray, request: np.ndarray,
+                  response: np.ndarray, earlier: Sequence[tuple] = ()
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(arrival of the read request at each replica, arrival of its response back at
+    the coordinator), both (trials, replicas), for a read that coordinator ``reader``
+    starts at ``start`` with one-way delays ``request`` and ``response``.
+
+    ``earlier``: messages sent before on the same channels, as (coordinator, arrival
+    at each replica, arrival of the reply back); on FIFO channels the read's request
+    and response arrive no earlier than those of an earlier message of the same
+    coordinator. Give none for independent channels.
+    """
+    local = reader[:, None] == np.arange(request.shape[1])
+    # A node's messages to itself take no time.
+    asked = start[:, None] + np.where(local, 0.0, request)
+    for sender, sent_arrival, _ in earlier:
+        asked = np.where((sender == reader)[:, None], np.maximum(asked, sent_arrival),
+                         asked)
+    answered = asked + np.where(local, 0.0, response)
+    for sender, _, reply_arrival in earlier:
+        answered = np.where((sender == reader)[:, None],
+                            np.maximum(answered, reply_arrival), answered)
+    return asked, answered
+
+
+def read_outcome(asked: np.ndarray, answered: np.ndarray, reached: np.ndarray,
+                 read_quorum: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per trial: whether the read returned the new version (one of its first
+    ``read_quorum`` responders had the write, arriving at ``reached``, when the
+    request arrived), and when it returned."""
+    first = np.argsort(answered, axis=1, kind="stable")[:, :read_quorum]
+    returned = np.take_along_axis(answered, first[:, -1:], axis=1)[:, 0]
+    return np.take_along_axis(reached <= asked, first, axis=1).any(axis=1), returned
 
 
 def _draw(laws: MessageLaws, replicas: int, trials: int, seed) -> dict[str, np.ndarray]:
