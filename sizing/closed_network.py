@@ -1,0 +1,232 @@
+"""Approximate mean-value analysis of Cassandra's read and write path as a closed network.
+
+A closed loop of ``threads`` clients, each thinking ``think_ms`` between a reply and its
+next request, sends requests along the path of `forkjoin_sim.steps.builders`: client
+work, a hop, coordinator work, a fork to the replicas (a remote replica behind a message
+on each side and a hop each way), a join at the ``quorum``-th reply, a hop, client work.
+
+Stations and approximations (all stated here, tested against the steps engine in
+tests/test_closed_network.py):
+
+- **Nodes are symmetric**: the coordinator is a uniformly random node and replica sets
+  uniform, so every node carries ``1/nodes`` of a request's node work. A node is one
+  FCFS station of ``cores`` servers (the ``shared`` layout).
+- **Multi-server stations by Seidmann's approximation**: ``c`` servers with demand
+  ``D`` are one server of demand ``D/c`` plus a delay of ``D (c-1)/c``; the single
+  server's queue follows Schweitzer's arrival approximation (an arrival sees the
+  queue of ``threads - 1`` clients, ``(T-1)/T`` of the mean queue). Given throughput
+  ``X`` the queue is then closed form, ``X D/c / (1 - (T-1)/T X D/c)``, and the mean
+  residence of every visit is its work times one stretch factor per station.
+- **The k-of-r join** is the expected ``quorum``-th order statistic of independent
+  branch times, each a constant (its hops) plus an exponential whose mean is the
+  branch's residence at the nodes (an M/M/1 sojourn is exponential; a sum of them is
+  approximated by one exponential of the summed mean). Branches that are not awaited
+  still load the nodes (Cassandra does not cancel them).
+- Throughput solves ``X (think + R(X)) = threads`` (bisection on ``X``).
+
+Structures (what queues): ``replica-queues`` (only replica work queues on the node
+cores; coordinator, message and client work are constant delays, like the model of
+`sizing.calibration`), ``shared`` (coordinator, messages and replica work queue on the
+node's shared cores; reads ask every replica, as the steps builders do),
+``shared-digest`` (as ``shared``, but a read asks only ``quorum`` replicas: one data
+read, the others digests, as Cassandra does) and ``shared-digest-client`` (plus the
+client machine as a station of ``client_cores`` servers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from forkjoin_sim.errors import ConfigError
+
+#: Model structures, in the order of the report.
+STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client")
+
+#: Per-visit demands (ms), the fitted parameters.
+DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
+           "digest_ratio")
+
+#: Gauss-Legendre points per smooth piece of the order-statistic integral.
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
+
+
+@dataclass(frozen=True)
+class Demands:
+    """Per-request demands in ms: ``client`` (client-machine work, half before and half
+    after), ``hop_client`` (one way, client-coordinator), ``hop_replica`` (one way,
+    coordinator-replica), ``coordinate`` (coordinator work, half before the fork and
+    half at the join), ``message`` (per message send or receive), ``work`` (a data read
+    or a mutation at a replica), ``digest_ratio`` (digest read / data read)."""
+
+    client: float = 0.0
+    hop_client: float = 0.0
+    hop_replica: float = 0.0
+    coordinate: float = 0.0
+    message: float = 0.0
+    work: float = 1.0
+    digest_ratio: float = 1.0
+
+    def vector(self) -> np.ndarray:
+        """The demands in the order of `DEMANDS`."""
+        return np.array([getattr(self, name) for name in DEMANDS], float)
+
+
+@numba.njit(cache=True)
+def _survival(t, shift, scale, count, quorum, prob):
+    """P(fewer than ``quorum`` of the branches are done by ``t``) (Poisson-binomial)."""
+    prob[:] = 0.0
+    prob[0] = 1.0
+    for i in range(count):
+        p = 0.0
+        if t > shift[i]:
+            p = 1.0 - np.exp(-(t - shift[i]) / max(scale[i], 1e-12))
+        for j in range(i + 1, 0, -1):
+            prob[j] = prob[j] * (1.0 - p) + prob[j - 1] * p
+        prob[0] *= 1.0 - p
+    survive = 0.0
+    for j in range(quorum):
+        survive += prob[j]
+    return survive
+
+
+@numba.njit(cache=True)
+def _kth_mean(shift, scale, count, quorum, nodes, weights):
+    """Mean of the ``quorum``-th smallest of ``count`` independent ``shift + Exp(scale)``:
+    the integral of its survival function, exact below the smallest shift, Gauss-Legendre
+    between consecutive shifts (where it is smooth) and on 40 scales past the last."""
+    ends = np.sort(shift[:count])
+    longest = 1e-12
+    for i in range(count):
+        longest = max(longest, scale[i])
+    prob = np.zeros(count + 1)
+    total = ends[0]
+    for piece in range(count):
+        a = ends[piece]
+        b = ends[piece + 1] if piece + 1 < count else a + 40.0 * longest
+        if b <= a:
+            continue
+        half = 0.5 * (b - a)
+        for g in range(len(nodes)):
+            if piece + 1 < count:
+                total += half * weights[g] * _survival(a + half * (nodes[g] + 1.0), shift,
+                                                       scale, count, quorum, prob)
+            else:
+                # the tail decays exponentially: integrate in u = 1 - exp(-(t-a)/L)
+                u = 0.5 * (nodes[g] + 1.0) * (1.0 - np.exp(-40.0))
+                t = a - longest * np.log1p(-u)
+                total += 0.5 * (1.0 - np.exp(-40.0)) * weights[g] * longest / (1.0 - u) \
+                    * _survival(t, shift, scale, count, quorum, prob)
+    return total
+
+
+@numba.njit(cache=True)
+def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
+         queue_coordinator, digest_reads, client_station):
+    """(mean latency, throughput) of one row; ``d`` in the order of `DEMANDS`."""
+    client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
+        d[5], d[6]
+    local_p = replicas / nodes
+    asked = replicas if (write or not digest_reads) else quorum
+    # replica work of one request, over all asked replicas
+    if write or not digest_reads:
+        replica_work = asked * work
+    else:
+        replica_work = work + (asked - 1) * work * digest
+    remote_asked = asked - local_p
+    message_work = 4.0 * msg * remote_asked
+    node_queued = replica_work
+    if queue_coordinator:
+        node_queued += coord + message_work
+    per_node = node_queued / nodes
+    client_queued = client if client_station else 0.0
+    a = (threads - 1.0) / threads
+    # bisection on throughput below the saturation of the busiest station
+    x_max = 1e300
+    if per_node > 0:
+        x_max = min(x_max, cores / (a * per_node) if a > 0 else 1e300)
+    if client_queued > 0:
+        x_max = min(x_max, client_cores / (a * client_queued) if a > 0 else 1e300)
+    shift = np.zeros(replicas)
+    scale = np.zeros(replicas)
+    hi = min(x_max, threads / max(think + client + 2 * hop_c + coord, 1e-12))
+    hi = hi * (1.0 - 1e-12)
+    lo = hi * 1e-15
+    response = 0.0
+    # geometric bisection: the bracket spans many orders of magnitude
+    for _ in range(56):
+        x = np.sqrt(lo * hi)
+        # Seidmann + Schweitzer stretch per station
+        u = x * per_node / cores
+        q = u / (1.0 - a * u) if u < 1.0 else 1e12
+        f_node = (1.0 + a * q) / cores + (cores - 1.0) / cores
+        uc = x * client_queued / client_cores
+        qc = uc / (1.0 - a * uc) if uc < 1.0 else 1e12
+        f_client = (1.0 + a * qc) / client_cores + (client_cores - 1.0) / client_cores
+        f_coord = f_node if queue_coordinator else 1.0
+        f_cl = f_client if client_station else 1.0
+        fixed = client * f_cl + 2.0 * hop_c + coord * f_coord
+        join = 0.0
+        for case in range(2):
+            weight = local_p if case == 0 else 1.0 - local_p
+            if weight <= 0.0:
+                continue
+            for i in range(asked):
+                # branch 0 is the data read (the local replica when there is one)
+                w = work if (write or not digest_reads or i == 0) else work * digest
+                if case == 0 and i == 0:
+                    shift[i] = 0.0
+                    scale[i] = w * f_node
+                else:
+                    shift[i] = 2.0 * hop_r
+                    scale[i] = w * f_node + 4.0 * msg * f_coord
+            need = quorum if (write or not digest_reads) else asked
+            join += weight * _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS)
+        response = fixed + join
+        if x * (think + response) > threads:
+            hi = x
+        else:
+            lo = x
+    # near saturation R(X) is steep: Little's law at the bracketed X is the sharper answer
+    x = np.sqrt(lo * hi)
+    return threads / x - think, x
+
+
+def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
+            client_cores: int = 4):
+    """Mean latency (ms) and throughput (ops/ms) per row.
+
+    ``demands``: a `Demands` or an array in the order of `DEMANDS`. ``rows``: a mapping
+    of equal-length arrays ``threads``, ``think_ms``, ``nodes``, ``replicas``,
+    ``quorum``, ``write`` (bool).
+    """
+    if structure not in STRUCTURES:
+        raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
+    d = demands.vector() if isinstance(demands, Demands) else np.asarray(demands, float)
+    if d.shape != (len(DEMANDS),) or np.any(d < 0):
+        raise ConfigError(f"demands {d}; give {len(DEMANDS)} values >= 0 in the order "
+                          f"{', '.join(DEMANDS)}")
+    threads = np.asarray(rows["threads"], float)
+    if np.any(threads < 1):
+        raise ConfigError("threads < 1 in a row; give at least one client thread")
+    replicas = np.asarray(rows["replicas"], np.int64)
+    quorum = np.asarray(rows["quorum"], np.int64)
+    nodes = np.asarray(rows["nodes"], np.int64)
+    if np.any((quorum < 1) | (quorum > replicas) | (replicas > nodes)):
+        raise ConfigError("a row has quorum > replicas or replicas > nodes; use "
+                          "1 <= quorum <= replicas <= nodes")
+    think = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)
+    write = np.asarray(rows["write"], bool)
+    queue_coordinator = structure != "replica-queues"
+    digest_reads = structure.startswith("shared-digest")
+    client_station = structure == "shared-digest-client"
+    latency = np.empty(len(threads))
+    throughput = np.empty(len(threads))
+    for i in range(len(threads)):
+        latency[i], throughput[i] = _row(d, threads[i], think[i], nodes[i], replicas[i],
+                                         quorum[i], write[i], cores, client_cores,
+                                         queue_coordinator, digest_reads,
+                                         client_station)
+    return latency, throughput
