@@ -65,11 +65,47 @@ def cluster_from_args(args):
         node=node, rate=args.rate, **closed)
 
 
+def _cmd_mix_steps(args, cluster) -> int:
+    """``mix`` with queued work: the cluster's operations as step graphs."""
+    from forkjoin_cli import _steps
+    from forkjoin_cli.main import parse_warmup
+    from forkjoin_sim.files.io import json_text
+
+    if args.coordinator is not None:
+        raise ConfigError("--coordinator is unqueued coordinator time; with the "
+                          "queued-work options give --coordinator-work SPEC instead")
+    laws = _steps.step_laws(args)
+    laws["replica_read"] = _steps._read_law(cluster.data_read, cluster.digest_read)
+    laws["replica_write"] = cluster.write
+    inputs = _steps.cassandra_inputs(
+        cluster.nodes, cluster.replicas, cluster.read_quorum, cluster.write_quorum,
+        1.0 - cluster.read_fraction, laws, args.seed, args.jobs,
+        client_hop=cluster.client_hop)
+    templates, classes, parties, durations = inputs
+    closed = cluster.clients is not None
+    result, fields = _steps.run(
+        layout=_steps.layout_from_args(args, cluster.nodes), templates=templates,
+        classes=classes, parties=parties, durations=durations, seed=args.seed,
+        jobs=args.jobs, warmup=parse_warmup(args.warmup), rate=cluster.rate,
+        clients=cluster.clients if closed else None,
+        think=cluster.think if closed else 0.0,
+        think_law=cluster.think_law if closed else None,
+        engine="simpy" if args.engine == "simpy" else "steps")
+    result.update(cluster.summary_fields())
+    result.update(fields)
+    result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS})
+    print(json_text(result) if args.json else _steps.report(result))
+    return 0
+
+
 def _cmd_mix(args) -> int:
+    from forkjoin_cli import _steps
     from forkjoin_cli.main import parse_warmup
     from forkjoin_sim.simulation import simulate
 
     cluster = cluster_from_args(args)
+    if _steps.wants_steps(args):
+        return _cmd_mix_steps(args, cluster)
     # simulate() checks the run against memory before any work
     result = simulate(cluster, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), progress=not args.json)
@@ -124,4 +160,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
     p.add_argument("--engine", choices=["fast", "simpy"], default="fast")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    from forkjoin_cli._steps import add_step_arguments
+
+    add_step_arguments(p)
     p.set_defaults(handler=_cmd_mix)
