@@ -7,6 +7,12 @@ and queue at every replica, in one FIFO queue
 stages``, Cassandra). Per (R, W) and rate:
 t-visibility, k-staleness, read and write latency percentiles
 (``forkjoin_sim.staleness.queueing``).
+
+Without --rate and --clients: no load (PBS's WARS), with ordered or independent
+channels (``--channels``) and one, random or token-aware coordinators
+(``--coordinators``): P(stale) of a read started t after commit for each t of
+--t-grid (``forkjoin_sim.staleness.channels``), or, with ``--session``, P(a
+session guarantee is violated) (``forkjoin_sim.staleness.sessions``).
 """
 
 from __future__ import annotations
@@ -53,12 +59,53 @@ JSON_KEYS = {
 }
 
 
+#: The JSON keys of the no-load run (no --rate, no --clients), one object per (R, W).
+NO_LOAD_KEYS = {
+    "replicas": "N, replicas of the key",
+    "read_quorum, write_quorum": "R and W",
+    "read_level, write_level": "Cassandra's names of R and W (e.g. TWO/QUORUM; - if none)",
+    "channels": "independent (every message delay its own draw, WARS) or fifo (each "
+                "ordered pair of nodes one connection delivering in order)",
+    "coordinators": "one (the same node for every operation), random (any node per "
+                    "operation) or token-aware (a replica per operation)",
+    "nodes": "nodes of the cluster (replicas + 1 for one coordinator: it holds no "
+             "replica)",
+    "trials": "(write, read) pairs per time t",
+    "stale, stale_low, stale_high": "P(a read started at commit returns the old "
+                                    "version) and its 95% Wilson interval",
+    "visibility": "rows t (read start after commit), stale (P(old version)), low, "
+                  "high (95% Wilson)",
+    "latency": "rows percentile, read, write (read: R-th reply - start; write: "
+               "commit - start)",
+}
+#: The JSON keys of --session, one object per (R, W).
+SESSION_KEYS = {
+    "replicas, read_quorum, write_quorum, read_level, write_level, channels, "
+    "coordinators, nodes": "as without load",
+    "session": "read-your-writes (a read --session-gap after the client's own write "
+               "returns sees it?) or monotonic-reads (a read --session-gap after "
+               "another client's write starts, then a second read when the first "
+               "returns: new then old?)",
+    "sessions, violations": "sessions simulated, and those violating the guarantee",
+    "probability, low, high": "P(violated) and its 95% Wilson interval",
+    "by_gap": "rows gap_low, gap_high (bins of --t-grid over the gap; null: open), "
+              "sessions, violations, probability, low, high",
+}
+
+
 def _epilog() -> str:
-    keys = "\n".join(f"  {key}: {text}" for key, text in JSON_KEYS.items())
+    def lines(table):
+        return "\n".join(f"  {key}: {text}" for key, text in table.items())
+
     return ("--json prints (and --out FILE.json writes) a list with one object per "
-            "(rate, R, W):\n" + keys + "\n--out FILE.csv writes one row per (rate, R, "
-            "W) with these columns flattened: visible_T, visible_T_low, visible_T_high "
-            "(bin starting at T), k_K(_low/_high), read_pP/write_pP(_low/_high).")
+            "(rate, R, W):\n" + lines(JSON_KEYS) + "\n--out FILE.csv writes one row "
+            "per (rate, R, W) with these columns flattened: visible_T, visible_T_low, "
+            "visible_T_high (bin starting at T), k_K(_low/_high), "
+            "read_pP/write_pP(_low/_high).\n\nWithout load (no --rate, no --clients) "
+            "one object per (R, W):\n" + lines(NO_LOAD_KEYS) + "\n\nWith --session, "
+            "one object per (R, W):\n" + lines(SESSION_KEYS) + "\n--out FILE.csv "
+            "then writes one row per (R, W) without the nested rows; --figure plots "
+            "P(stale) or P(violated) against the time between write and read.")
 
 
 def _law(spec: str, what: str):
@@ -209,6 +256,17 @@ def _write(summaries: list[dict], path) -> None:
 def _cmd_staleness(args) -> int:
     from forkjoin_sim.staleness.queueing import simulate_queues
 
+    if args.rate is None and args.clients is None:
+        return _cmd_no_load(args)
+    for given, option in ((args.channels == "fifo", "--channels fifo"),
+                          (args.coordinators is not None, "--coordinators"),
+                          (args.session is not None, "--session"),
+                          (args.session_gap is not None, "--session-gap")):
+        if given:
+            raise ConfigError(f"{option} works without load only for now (the queueing "
+                              "model draws every message delay independently and has "
+                              "no coordinators); leave out --rate/--clients for the "
+                              f"no-load run, or leave out {option.split()[0]}")
     pairs = pairs_from_args(args)
     keys = keys_from_args(args)
     if args.out is not None:
@@ -255,6 +313,211 @@ def _cmd_staleness(args) -> int:
     else:
         print(report(summaries))
     return 0
+
+
+#: Options of the run under load and their defaults; without load a value other
+#: than the default would do nothing, so it is refused.
+_LOAD_ONLY = {"keys": 1, "zipf": 0.0, "write_share": 0.5, "structure": "stages",
+              "read_threads": 1, "write_threads": 1, "read_service": "exp",
+              "write_service": "exp", "warmup": 0.1, "versions": [1, 2, 3], "think": None}
+
+
+def _cmd_no_load(args) -> int:
+    """WARS without load, or sessions (``--session``): one object per (R, W)."""
+    from forkjoin_sim.staleness.sessions import simulate_session
+
+    for name, default in _LOAD_ONLY.items():
+        if getattr(args, name) != default:
+            option = "--" + name.replace("_", "-")
+            raise ConfigError(f"{option} describes the run under load; add --rate or "
+                              f"--clients, or leave out {option}")
+    if args.session_gap is not None and args.session is None:
+        raise ConfigError("--session-gap is the time between write and read of "
+                          "--session; add --session read-your-writes|monotonic-reads")
+    pairs = pairs_from_args(args)
+    laws = _delays(args)
+    coordinators = args.coordinators or "one"
+    if args.out is not None:
+        options.check_output_file(args.out, "--out", suffixes=(".csv", ".json"))
+    if args.figure is not None:
+        options.check_output_file(args.figure, "--figure", suffixes=(".png", ".pdf",
+                                                                     ".svg"))
+    options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK * 2,
+                         f"--jobs {args.jobs:,}", "use fewer trials")
+    common = dict(channels=args.channels, coordinators=coordinators, trials=args.jobs,
+                  seed=args.seed)
+    summaries = []
+    for r, w in pairs:
+        if args.session:
+            gap = _gap(args.session_gap)
+            result = simulate_session(args.session, laws, args.replicas, r, w, gap=gap,
+                                      **common)
+            summaries.append(session_summary(result, args.t_grid))
+        else:
+            summaries.append(no_load_summary(laws, args.replicas, r, w, args.t_grid,
+                                             args.percentiles, common))
+    summaries = strict_json(summaries)
+    if args.out:
+        _write_flat(summaries, args.out)
+    if args.figure:
+        plot_violations(summaries, args.figure)
+    if args.json:
+        print(json_text(summaries))
+    else:
+        print(session_report(summaries) if args.session else no_load_report(summaries))
+    return 0
+
+
+def _gap(text):
+    """``--session-gap``: a number (constant) or a law spec; 0 when absent."""
+    if text is None:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        return _law(text, "--session-gap")
+    if not (math.isfinite(value) and value >= 0):
+        raise ConfigError(f"--session-gap {text!r} must be a time >= 0 or a law such as "
+                          "exp:2")
+    return value
+
+
+def no_load_summary(laws, replicas: int, read_quorum: int, write_quorum: int,
+                    times, percentiles, common: dict) -> dict:
+    """``NO_LOAD_KEYS`` of one (R, W): one ``simulate_wars_ordered`` run per time t
+    after commit, all on the same seed (common random numbers)."""
+    from forkjoin_sim.staleness.channels import simulate_wars_ordered
+    from forkjoin_sim.staleness.sessions import level_names
+
+    rows, first = [], None
+    for t in times:
+        run = simulate_wars_ordered(laws, replicas, read_quorum, write_quorum,
+                                    read_delays=float(t), after="commit", **common)
+        stale = run.summary().set_index("event").loc["stale"]
+        rows.append({"t": float(t), "stale": float(stale.probability),
+                     "low": float(stale.low), "high": float(stale.high)})
+        first = first or run
+    at_commit = (rows[0] if times[0] == 0 else
+                 _stale_row(simulate_wars_ordered(laws, replicas, read_quorum,
+                                                  write_quorum, after="commit", **common)))
+    latency = first.latency_quantiles(percentiles)
+    return {"replicas": replicas, "read_quorum": read_quorum,
+            "write_quorum": write_quorum,
+            "read_level": level_names(read_quorum, replicas),
+            "write_level": level_names(write_quorum, replicas),
+            "channels": first.channels, "coordinators": first.coordinators,
+            "nodes": first.nodes, "trials": first.trials, "stale": at_commit["stale"],
+            "stale_low": at_commit["low"], "stale_high": at_commit["high"],
+            "visibility": rows, "latency": latency.to_dict("records")}
+
+
+def _stale_row(run) -> dict:
+    stale = run.summary().set_index("event").loc["stale"]
+    return {"stale": float(stale.probability), "low": float(stale.low),
+            "high": float(stale.high)}
+
+
+def session_summary(result, edges) -> dict:
+    """``SESSION_KEYS`` of one ``SessionResult``."""
+    from forkjoin_sim.staleness.sessions import level_names
+
+    return {"replicas": result.replicas, "read_quorum": result.read_quorum,
+            "write_quorum": result.write_quorum,
+            "read_level": level_names(result.read_quorum, result.replicas),
+            "write_level": level_names(result.write_quorum, result.replicas),
+            "channels": result.channels, "coordinators": result.coordinators,
+            "nodes": result.nodes, "session": result.guarantee, **result.summary(),
+            "by_gap": result.by_gap(edges).to_dict("records")}
+
+
+def _write_flat(summaries: list[dict], path) -> None:
+    """JSON as printed, or CSV with one row per (R, W) without the nested rows."""
+    import pandas as pd
+
+    from forkjoin_sim.files.io import atomic_write
+
+    if str(path).lower().endswith(".json"):
+        with atomic_write(path) as handle:
+            handle.write(json_text(summaries, indent=1))
+        return
+    rows = [{k: v for k, v in s.items() if not isinstance(v, list)} for s in summaries]
+    with atomic_write(path, newline="") as handle:
+        pd.DataFrame(rows).to_csv(handle, index=False)
+
+
+def plot_violations(summaries: list[dict], path) -> None:
+    """P(stale) (no load) or P(violated) (sessions) against the time between write
+    and read, one curve per (R, W), with 95% Wilson bands."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from forkjoin_sim.files.io import atomic_save
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    session = "session" in summaries[0]
+    for j, s in enumerate(summaries):
+        if session:
+            rows = [b for b in s["by_gap"] if b["sessions"]]
+            xs = [b["gap_low"] if b["gap_high"] is None
+                  else (b["gap_low"] + b["gap_high"]) / 2 for b in rows]
+            ys = [b["probability"] for b in rows]
+        else:
+            rows = s["visibility"]
+            xs, ys = [b["t"] for b in rows], [b["stale"] for b in rows]
+        label = (f"R={s['read_quorum']} ({s['read_level']}), W={s['write_quorum']} "
+                 f"({s['write_level']})")
+        ax.plot(xs, ys, "o-", color=f"C{j % 10}", ms=3, label=label)
+        ax.fill_between(xs, [b["low"] for b in rows], [b["high"] for b in rows],
+                        color=f"C{j % 10}", alpha=0.2, lw=0)
+    first = summaries[0]
+    if session:
+        ax.set_xlabel("time between write and read (bin centres; "
+                      + ("after the write returns)" if first["session"] ==
+                         "read-your-writes" else "after the write starts)"))
+        ax.set_ylabel(f"P({first['session']} violated)")
+    else:
+        ax.set_xlabel("read start after commit (time unit of the laws)")
+        ax.set_ylabel("P(stale read)")
+    ax.set_title(f"N={first['replicas']}, {first['channels']} channels, "
+                 f"{first['coordinators']} coordinator(s), no load", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    atomic_save(path, fig.savefig, dpi=130)
+    plt.close(fig)
+
+
+def no_load_report(summaries: list[dict]) -> str:
+    """One line per (R, W): P(stale) at commit and at each t, read and write p99."""
+    times = [row["t"] for row in summaries[0]["visibility"]]
+    lines = [f"{'R':>2} {'W':>2} {'read level':>12} {'write level':>12} "
+             f"{'P(stale) at commit':>26} "
+             + " ".join(f"{'t=' + format(t, 'g'):>8}" for t in times)]
+    for s in summaries:
+        stale = f"{s['stale']:.4f} [{s['stale_low']:.4f},{s['stale_high']:.4f}]"
+        lines.append(f"{s['read_quorum']:>2} {s['write_quorum']:>2} "
+                     f"{s['read_level']:>12} {s['write_level']:>12} {stale:>26} " + " ".join(f"{row['stale']:8.4f}"
+                                                for row in s["visibility"]))
+    first = summaries[0]
+    lines.append(f"(P(stale) of a read started t after commit; {first['channels']} "
+                 f"channels, {first['coordinators']} coordinator(s), "
+                 f"{first['trials']:,} trials)")
+    return "\n".join(lines)
+
+
+def session_report(summaries: list[dict]) -> str:
+    """One line per (R, W): P(guarantee violated) with its interval."""
+    lines = [f"{'R':>2} {'W':>2} {'read level':>12} {'write level':>12} "
+             f"{'P(' + summaries[0]['session'] + ' violated)':>36}"]
+    for s in summaries:
+        cell = f"{s['probability']:.4f} [{s['low']:.4f},{s['high']:.4f}]"
+        lines.append(f"{s['read_quorum']:>2} {s['write_quorum']:>2} "
+                     f"{s['read_level']:>12} {s['write_level']:>12} {cell:>36}")
+    first = summaries[0]
+    lines.append(f"({first['channels']} channels, {first['coordinators']} "
+                 f"coordinator(s), {first['sessions']:,} sessions)")
+    return "\n".join(lines)
 
 
 def report(summaries: list[dict]) -> str:
@@ -310,7 +573,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    help="every (R, W) in 1..N (one queueing run serves them all)")
     p.add_argument("--rate", type=types.real_list(0.0, low_open=True, what="--rate"),
                    help="operations per unit time, comma-separated for several loads "
-                        "(open loop)")
+                        "(open loop); without --rate and --clients: no load (WARS)")
     p.add_argument("--clients", type=types.whole(1, 100_000, "--clients"),
                    help="closed loop: client threads, each waiting for its operation "
                         "and thinking before the next (SimPy, event level: about 5000 "
@@ -335,6 +598,21 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                        ("r", "read request R"), ("s", "read response S")):
         p.add_argument(f"--delay-{role}", help=f"{name} one-way delay law (default "
                        "exp:0.5)")
+    p.add_argument("--channels", choices=["independent", "fifo"], default="independent",
+                   help="message order between two nodes: independent delays (WARS, "
+                        "default) or fifo (one ordered connection per pair of nodes); "
+                        "fifo only without load")
+    p.add_argument("--coordinators", choices=["one", "random", "token-aware"],
+                   help="who coordinates each operation without load: one node for "
+                        "all (default; it holds no replica), a random node, or a "
+                        "random replica (token-aware)")
+    p.add_argument("--session", choices=["read-your-writes", "monotonic-reads"],
+                   help="without load: P(the session guarantee is violated) instead "
+                        "of t-visibility")
+    p.add_argument("--session-gap", metavar="SPEC",
+                   help="time from the write's return (read-your-writes) or start "
+                        "(monotonic-reads) to the read: a number or a law spec such "
+                        "as exp:2 (default 0); --t-grid bins it")
     p.add_argument("--profile", choices=["LNKD-SSD", "LNKD-DISK", "YMMR"],
                    help="PBS's fitted delays for W, A, R, S (instead of --delay-*)")
     p.add_argument("--t-grid", type=_grid, default=[0, 1, 2, 5, 10],
@@ -345,7 +623,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--percentiles", type=types.percentile_list("--percentiles"),
                    default=[50, 99, 99.9])
     p.add_argument("--jobs", type=types.count(10**9, "--jobs", low=2), default=200_000,
-                   help="operations to simulate per rate (default 200000)")
+                   help="operations to simulate per rate (default 200000); without "
+                        "load: trials per t of --t-grid, or sessions")
     p.add_argument("--warmup", type=types.real(0.0, 1.0, high_open=True,
                                                  what="--warmup"),
                    default=0.1, help="fraction of operations not measured")

@@ -10,7 +10,7 @@ from scipy import stats
 from forkjoin_cli.main import _Parser
 from forkjoin_sim.nodes import SharedQueue
 from forkjoin_sim.staleness.queueing import ReplicatedKey, simulate_staleness
-from forkjoin_cli.staleness import JSON_KEYS, register
+from forkjoin_cli.staleness import JSON_KEYS, NO_LOAD_KEYS, SESSION_KEYS, register
 
 
 def run(argv):
@@ -142,3 +142,104 @@ def test_versions_as_a_user_types_them(capsys):
     rows = summary["k_staleness"]
     assert [row["k"] for row in rows] == [1, 2, 5]
     assert rows[0]["probability"] <= rows[1]["probability"] <= rows[2]["probability"]
+
+
+NO_LOAD = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+           "--profile", "LNKD-SSD", "--t-grid", "0,5", "--json"]
+
+
+def test_fifo_through_one_coordinator_never_reads_stale_and_independent_is_pbs(capsys):
+    """Done-when of issue 28: N=3, R=W=1, no load. Through one coordinator on FIFO
+    channels every read request follows the write's, so no read started after the
+    commit is stale; with independent channels the run is PBS's WARS: the trials of
+    ``simulate_wars`` (same seed), and PBS's published 97.4% consistent at commit
+    (LNKD-SSD, Section 5.6; the published value is rounded to 0.0005)."""
+    from forkjoin_sim.staleness.profiles import profile
+    from forkjoin_sim.staleness.wars import simulate_wars
+
+    assert run(NO_LOAD + ["--channels", "fifo", "--coordinators", "one"]) == 0
+    (fifo,) = json.loads(capsys.readouterr().out)
+    assert (fifo["channels"], fifo["coordinators"], fifo["nodes"]) == ("fifo", "one", 4)
+    assert fifo["stale"] == 0 and all(row["stale"] == 0 for row in fifo["visibility"])
+    assert fifo["trials"] == 200_000
+
+    assert run(NO_LOAD + ["--channels", "independent", "--coordinators", "one"]) == 0
+    (wars,) = json.loads(capsys.readouterr().out)
+    pbs = simulate_wars(profile("LNKD-SSD"), 3, 1, 1, trials=200_000, seed=0)
+    consistent = pbs.consistency([0.0, 5.0])
+    assert [1 - row["stale"] for row in wars["visibility"]] == pytest.approx(
+        list(consistent.probability), abs=1e-12)
+    assert abs(1 - wars["stale"] - 0.974) <= (wars["stale_high"] - wars["stale_low"]) / 2 + 5e-4
+    # "over 99.999% consistent after five milliseconds": P(stale) at 5 ms <= 1e-5
+    assert wars["visibility"][1]["low"] <= 1e-5 < wars["visibility"][0]["low"]
+    assert (wars["read_level"], wars["write_level"]) == ("ONE", "ONE")
+    documented = {name.strip() for key in NO_LOAD_KEYS for name in key.split(",")}
+    assert set(wars) == documented
+
+
+def test_default_channels_and_coordinators_are_independent_and_one(capsys):
+    assert run(NO_LOAD) == 0
+    (default,) = json.loads(capsys.readouterr().out)
+    assert run(NO_LOAD + ["--channels", "independent", "--coordinators", "one"]) == 0
+    assert json.loads(capsys.readouterr().out) == [default]
+
+
+def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
+    """Through another coordinator a session can miss its own write; the figure and
+    the CSV are written."""
+    figure, out = tmp_path / "ryw.png", tmp_path / "ryw.csv"
+    argv = ["staleness", "--replicas", "3", "--all-pairs", "--session",
+            "read-your-writes", "--coordinators", "random", "--session-gap", "exp:1",
+            "--jobs", "20000", "--figure", str(figure), "--out", str(out), "--json"]
+    assert run(argv) == 0
+    summaries = json.loads(capsys.readouterr().out)
+    assert len(summaries) == 9
+    documented = {name.strip() for key in SESSION_KEYS for name in key.split(",")}
+    for s in summaries:
+        assert set(s) == documented
+        assert s["sessions"] == 20_000 == sum(row["sessions"] for row in s["by_gap"])
+        if s["read_quorum"] + s["write_quorum"] > 3:  # strict quorums always overlap
+            assert s["violations"] == 0
+        else:
+            assert s["low"] > 0
+    two = next(s for s in summaries if s["read_quorum"] == 2)
+    assert two["read_level"] == "TWO/QUORUM"
+    assert figure.stat().st_size > 10_000
+    assert len(pd.read_csv(out)) == 9
+
+    assert run(["staleness", "--replicas", "3", "--all-pairs", "--session",
+                "read-your-writes", "--channels", "fifo", "--coordinators", "one",
+                "--session-gap", "exp:1", "--jobs", "20000", "--json"]) == 0
+    assert all(s["violations"] == 0 for s in json.loads(capsys.readouterr().out))
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--rate", "1", "--channels", "fifo"], "--channels fifo works without load only"),
+    (["--clients", "2", "--session", "monotonic-reads"], "--session works without load"),
+    (["--rate", "1", "--coordinators", "random"], "leave out --coordinators"),
+    (["--session-gap", "1"], "add --session read-your-writes|monotonic-reads"),
+    (["--session", "read-your-writes", "--session-gap", "-1"], "must be a time >= 0"),
+    (["--keys", "5"], "--keys describes the run under load"),
+    (["--delay-w", "netem:1:2"], "jitter 2 exceeds mean 1"),
+])
+def test_bad_combinations_are_one_line(extra, message, capsys, monkeypatch):
+    import forkjoin_sim.staleness.channels as channels
+
+    monkeypatch.setattr(channels, "simulate_wars_ordered", None)  # any work would fail
+    assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+                "1", "--jobs", "1000"] + extra) == 2
+    out = capsys.readouterr().out.strip()
+    assert message in out and "\n" not in out
+
+
+def test_netem_delays_reach_the_no_load_run(capsys):
+    """Constant delays through one coordinator that holds no replica: the write
+    commits at 1 + 1, a read started at commit reaches every replica after the
+    write did, so it is never stale; read latency is exactly 2."""
+    assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+                "1", "--jobs", "1000", "--t-grid", "0", "--json"]
+               + [item for role in "wars" for item in (f"--delay-{role}", "netem:1")]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["stale"] == 0
+    assert {row["read"] for row in summary["latency"]} == {2.0}
+    assert {row["write"] for row in summary["latency"]} == {2.0}
