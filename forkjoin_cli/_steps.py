@@ -82,6 +82,12 @@ def step_laws(args) -> dict:
     return laws
 
 
+def unqueued(laws: dict) -> tuple:
+    """The step kinds without work (law 0: their option not given)."""
+    return tuple(kind for kind, law in laws.items()
+                 if isinstance(law, float) and law == 0.0)
+
+
 def _read_law(data, digest):
     """Per read its data read (first replica asked) and digest reads (the others)."""
     def law(generator, shape):
@@ -139,6 +145,20 @@ def cassandra_inputs(nodes, replicas, read_quorum, write_quorum, writes, laws, s
     return templates, classes, parties, times
 
 
+def local_work(templates, classes, durations, law, seed, kind="replica_write"):
+    """Give the coordinator's own replica task of each local job (classes 1 and 3)
+    its own law (e.g. a local write's service), drawn by purpose ``local_<kind>``."""
+    from forkjoin_sim.steps import draws
+
+    values = draws.draw(seed, ("step", f"local_{kind}"), law, 0, len(classes))[:, 0]
+    for c, template in enumerate(templates):
+        steps = [i for i, op in enumerate(template.ops) if op.kind == kind]
+        if c % 2 == 1 and steps:
+            rows = classes == c
+            durations[rows, steps[0]] = values[rows]
+    return durations
+
+
 def layout_from_args(args, nodes):
     """Stations: ``--cores`` shared by a node's stages; else the read and mutation
     stages with their threads (``--structure shared``: one queue of ``--read-threads``)
@@ -148,6 +168,8 @@ def layout_from_args(args, nodes):
     client = args.client_cores or 1
     if args.cores is not None:
         return cassandra_layout(nodes, "shared", cores=args.cores, client_cores=client)
+    if not hasattr(args, "read_threads"):  # cassandra simulate: one queue per node
+        return cassandra_layout(nodes, "shared", cores=1, client_cores=client)
     if getattr(args, "structure", "stages") == "shared":
         return cassandra_layout(nodes, "shared", cores=args.read_threads,
                                 client_cores=client)
@@ -158,9 +180,14 @@ def layout_from_args(args, nodes):
 
 
 def run(*, layout, templates, classes, parties, durations, seed, jobs, warmup,
-        rate=None, clients=None, think=0.0, think_law=None, engine="steps"):
+        rate=None, clients=None, think=0.0, think_law=None, engine="steps",
+        sample_every=1, unqueued=()):
     """Run on the steps engine (or its SimPy reference, ``engine='simpy'``) and
-    measure: the JSON fields of ``mix`` (summary, throughput, utilisation)."""
+    measure: the JSON fields of ``mix`` (summary, throughput, utilisation).
+
+    Steps of the kinds in ``unqueued`` (work not asked for) become zero delays: a step
+    of no work must not wait in a station's line.
+    """
     import numpy as np
     from scipy import stats
 
@@ -181,6 +208,8 @@ def run(*, layout, templates, classes, parties, durations, seed, jobs, warmup,
         rows = classes == c
         station[rows, :len(template.ops)] = stations_of(
             template, layout, parties[rows, :template.parties])
+        skip = [i for i, op in enumerate(template.ops) if op.kind in unqueued]
+        station[np.ix_(np.flatnonzero(rows), skip)] = -1
     servers = np.array(layout.servers)
     started = time.perf_counter()
     runner = run_reference if engine == "simpy" else run_arrays
@@ -188,7 +217,8 @@ def run(*, layout, templates, classes, parties, durations, seed, jobs, warmup,
     seconds = time.perf_counter() - started
     order = np.argsort(out.start, kind="stable")
     is_write = classes[order] >= 2
-    recorder = SojournRecorder(jobs, warmup=warmup, labels=True, times=True)
+    recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
+                               labels=True, times=True)
     recorder.add(out.sojourn[order], labels=is_write.astype(np.int64),
                  times=out.start[order])
     result = recorder.summary().to_dict()

@@ -212,9 +212,49 @@ def _model(args) -> CassandraModel:
                           local, remote, args.policy, **closed)
 
 
+def _cmd_simulate_steps(args, model) -> int:
+    """``cassandra simulate`` with queued work: writes as step graphs."""
+    from forkjoin_cli import _steps
+
+    if args.level != 1 or args.config is not None:
+        raise ConfigError("the queued-work options describe the write path as steps; "
+                          "drop --level 2 and --config")
+    coordinator = {"token-aware": "replica", "round-robin": "random"}.get(
+        args.policy.strip().lower())
+    if coordinator is None:
+        raise ConfigError(f"policy {args.policy!r} with the queued-work options; use "
+                          "token-aware or round-robin")
+    laws = _steps.step_laws(args)
+    laws["replica_write"] = model.remote_service
+    templates, classes, parties, durations = _steps.cassandra_inputs(
+        model.nodes, model.replicas, 1, model.quorum, 1.0, laws, args.seed, args.jobs,
+        coordinator=coordinator)
+    durations = _steps.local_work(templates, classes, durations, model.local_service,
+                                  args.seed)
+    closed = model.clients is not None
+    result, fields = _steps.run(
+        layout=_steps.layout_from_args(args, model.nodes), templates=templates,
+        classes=classes, parties=parties, durations=durations, seed=args.seed,
+        jobs=args.jobs, warmup=parse_warmup(args.warmup), rate=model.arrival_rate,
+        clients=model.clients, think=model.think if closed else 0.0,
+        think_law=model.think_law if closed else None,
+        sample_every=args.sample_every, unqueued=_steps.unqueued(laws))
+    result.update(nodes=model.nodes, replicas=model.replicas, quorum=model.quorum,
+                  consistency=str(model.consistency), policy=model.policy,
+                  local_fraction=model.local_fraction, arrival_rate=model.arrival_rate,
+                  clients=model.clients, think=model.think if closed else None)
+    result.update(fields)
+    result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS})
+    print(json_text(result) if args.json else _steps.report(result))
+    return 0
+
+
 def _cmd_simulate(args) -> int:
+    from forkjoin_cli import _steps
     from forkjoin_sim.checks import check_jobs_fit
 
+    if _steps.wants_steps(args):
+        return _cmd_simulate_steps(args, _model(args))
     if args.level == 1 and args.config is not None:
         raise ConfigError("--config describes the stages of --level 2; add --level 2 or "
                           "drop --config")
@@ -338,6 +378,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (the keys of forkjoin-sim simulate --json)")
     add_closed_loop_arguments(p)
+    from forkjoin_cli._steps import add_step_arguments
+
+    add_step_arguments(p)
     p.set_defaults(handler=_cmd_simulate)
 
     p = sub.add_parser("validate", help="Theorem 4 vs simulation (paper's Figs. 5, 6)")

@@ -90,7 +90,8 @@ def _cmd_mix_steps(args, cluster) -> int:
         clients=cluster.clients if closed else None,
         think=cluster.think if closed else 0.0,
         think_law=cluster.think_law if closed else None,
-        engine="simpy" if args.engine == "simpy" else "steps")
+        engine="simpy" if args.engine == "simpy" else "steps",
+        unqueued=_steps.unqueued(laws))
     result.update(cluster.summary_fields())
     result.update(fields)
     result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS})

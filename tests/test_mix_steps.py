@@ -126,3 +126,52 @@ def test_without_queued_work_mix_keeps_its_engine(capsys):
     status = cli.main(["mix", "--nodes", "3", "--replicas", "3", "--clients", "10",
                        "--jobs", "2000", "--json"])
     assert status == 0 and json.loads(capsys.readouterr().out)["engine"] != "steps"
+
+
+def _json(capsys, argv):
+    status = cli.main(argv)
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    return json.loads(out.out)
+
+
+def _agree(a, b):
+    """Means within the sum of their interval half-widths (two independent runs)."""
+    half = (a["ci_high"] - a["ci_low"] + b["ci_high"] - b["ci_low"]) / 2
+    return abs(a["mean"] - b["mean"]) <= half
+
+
+def test_cores_alone_is_the_shared_queue_of_mix(capsys):
+    # --cores 4 and no work elsewhere: each node one FCFS queue of 4 servers, as
+    # --structure shared --read-threads 4 on the fast engine (other random numbers)
+    common = ["mix", "--nodes", "5", "--replicas", "3", "--read-consistency", "QUORUM",
+              "--clients", "30", "--think", "1", "--jobs", "60000", "--json"]
+    steps = _json(capsys, common + ["--cores", "4"])
+    fast = _json(capsys, common + ["--structure", "shared", "--read-threads", "4"])
+    assert steps["engine"] == "steps" and fast["engine"] != "steps"
+    assert _agree(steps, fast), (steps["mean"], fast["mean"])
+
+
+def test_cores_alone_is_cassandra_level_one(capsys):
+    common = ["cassandra", "simulate", "--nodes", "5", "--replicas", "3",
+              "--consistency", "QUORUM", "--policy", "round-robin", "--clients", "20",
+              "--local-service", "exp", "--remote-service", "exp", "--remote-mean", "2",
+              "--jobs", "60000", "--json"]
+    steps = _json(capsys, common + ["--cores", "1"])
+    fast = _json(capsys, common)
+    assert steps["engine"] == "steps" and fast["engine"] != "steps"
+    assert _agree(steps, fast), (steps["mean"], fast["mean"])
+    assert steps["local_fraction"] == fast["local_fraction"] == 0.6
+
+
+def test_queued_coordinator_work_slows_cassandra_writes(capsys):
+    common = ["cassandra", "simulate", "--nodes", "5", "--replicas", "3",
+              "--consistency", "ONE", "--policy", "token-aware", "--rate", "0.5",
+              "--local-service", "exp", "--remote-service", "exp", "--jobs", "40000",
+              "--cores", "2", "--json"]
+    plain = _json(capsys, common)
+    loaded = _json(capsys, common + ["--coordinator-work", "exp:0.5",
+                                     "--message-work", "exp:0.05", "--hop", "exp:0.1"])
+    # every write's path holds two coordinator steps (1.0 on average, the mean of
+    # 36,000 measured writes within about 0.01 of it) besides any waiting they add
+    assert loaded["ci_low"] > plain["ci_high"] + 1.0 - 0.05
