@@ -149,7 +149,8 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
             (operation == "write" and share == 1):
         raise ConfigError(f"{where}: read_fraction={share:g} must lie in [0, 1] and "
                           f"leave some {operation}s in the run")
-    doubt = _check_possible(values, where)
+    own_share = share if operation == "read" else 1.0 - share
+    doubt = _check_possible(values, where, own_share)
     if doubt and notes is None:
         warnings.warn(doubt, UserWarning, stacklevel=2)
     elif doubt:
@@ -162,8 +163,12 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                        float(share), extra, dict(row))
 
 
-def _check_possible(values: dict, where: str) -> str | None:
-    """Refuse a row no benchmark can have measured; the doubt about a suspect one."""
+def _check_possible(values: dict, where: str, own_share: float = 1.0) -> str | None:
+    """Refuse a row no benchmark can have measured; the doubt about a suspect one.
+
+    ``own_share`` is this operation's share of the run's throughput: in a mixed run
+    only that share of the operations is in flight with this row's mean latency
+    (Little's law per operation), the others with theirs."""
     given = [(c, values[c]) for c in PERCENTILE_COLUMNS if values[c] is not None]
     for (low_name, low), (high_name, high) in zip(given, given[1:]):
         if low > high:
@@ -187,16 +192,21 @@ def _check_possible(values: dict, where: str) -> str | None:
     if not mean:
         return None
     threads = values["threads"]
-    in_flight = throughput * mean / 1000.0  # Little's law: ops/ms * ms
+    in_flight = own_share * throughput * mean / 1000.0  # Little's law: ops/ms * ms
+    share_text = "" if own_share == 1 else f" x this operation's share {own_share:g}"
     if in_flight > (1 + IN_FLIGHT_SLACK) * threads:
-        raise ConfigError(f"{where}: throughput {throughput:g}/s x mean_ms {mean:g} ms = "
+        raise ConfigError(f"{where}: throughput {throughput:g}/s{share_text} x mean_ms "
+                          f"{mean:g} ms = "
                           f"{in_flight:.4g} requests in flight, but {threads:g} threads "
                           f"can have at most {threads:g} (Little's law); check the units "
                           "(mean in microseconds? throughput per minute or summed over "
                           "several clients?)")
-    if in_flight < FEW_IN_FLIGHT * threads:
+    # the doubt is about units, so it reads the row as if every operation took this
+    # mean: a rare operation of a mix is not suspect for being rare
+    as_if_all = throughput * mean / 1000.0
+    if as_if_all < FEW_IN_FLIGHT * threads:
         return (f"{where}: throughput {throughput:g}/s x mean_ms {mean:g} ms = "
-                f"{in_flight:.3g} requests in flight, under {100 * FEW_IN_FLIGHT:g}% of "
+                f"{as_if_all:.3g} requests in flight, under {100 * FEW_IN_FLIGHT:g}% of "
                 f"the {threads:g} threads: each thread waits over 100 times longer "
                 "between requests than for them; unless the clients pause that long "
                 "(think time), mean_ms may be in seconds or throughput per minute")

@@ -290,10 +290,6 @@ def test_ycsb_summary_round_trips_through_the_reader(run, level, tmp_path_factor
     assert m.throughput == pytest.approx(throughput, rel=1e-13)
 
 
-@pytest.mark.xfail(strict=True, raises=ConfigError,
-                   reason="sizing.measurements checks Little's law with the run's "
-                          "throughput times this operation's mean; in a mixed run only "
-                          "this operation's share of the throughput is in flight with it")
 def test_mixed_run_with_a_slow_operation_passes_the_reader(tmp_path):
     # 64 threads, no client time, 50/50: reads 4 ms, updates 1 ms, so the run's mean is
     # 2.5 ms and 64 / 2.5 ms = 25,600 ops/s -- exactly 64 requests in flight.
