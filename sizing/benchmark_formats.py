@@ -41,7 +41,7 @@ from pathlib import Path
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.checks import check_input_file, plain_float
-from sizing.measurements import COLUMNS
+from sizing.columns import COLUMNS
 
 YCSB = "ycsb"
 CASSANDRA_STRESS = "cassandra-stress"
@@ -423,3 +423,26 @@ def write_measurement_file(rows: list[dict], path) -> None:
                                 lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def benchmark_rows(path) -> list[dict] | None:
+    """Measurement rows of ``path`` if it is benchmark output (YCSB, cassandra-stress)
+    or a side table ``file,threads,consistency`` of such outputs (file names relative
+    to the table); None for anything else (a measurement CSV)."""
+    text = Path(path).read_text(encoding="utf-8")
+    first = text.lstrip().split("\n", 1)[0]
+    header = [cell.strip() for cell in first.split(",")]
+    if header and header[0] == "file" and not set(header) - set(SIDE_TABLE_COLUMNS):
+        table = read_side_table(path)
+        rows = []
+        for name in table:
+            rows += read_benchmark_output(Path(path).parent / name, side_table=table)
+        if not rows:
+            raise ConfigError(f"side table {path} lists no benchmark output; add rows "
+                              "file,threads,consistency")
+        return rows
+    try:
+        detect_format(text, str(path))
+    except ConfigError:
+        return None
+    return read_benchmark_output(path)

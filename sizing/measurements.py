@@ -39,15 +39,13 @@ from dataclasses import dataclass, field
 from forkjoin_sim.cassandra.model import consistency_quorum
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.checks import plain_float
+from sizing.benchmark_formats import benchmark_rows
 
-REQUIRED = ("operation", "consistency", "mean_ms")
-LOAD = ("threads", "rate")
+from sizing.columns import (COLUMNS, LOAD, OPERATIONS, OPTIONAL,  # noqa: F401 (public here)
+                            PERCENTILE_COLUMNS, REQUIRED)
+
 #: Most client threads a row may have (each is simulated as one closed-loop client).
 MAX_THREADS = 10_000
-OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction")
-COLUMNS = REQUIRED + LOAD + OPTIONAL
-PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
-OPERATIONS = ("read", "write")
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
@@ -245,7 +243,12 @@ def _warn(notes: list[str], shown: int = MAX_WARNINGS) -> None:
 
 def read_measurements(path: str, replicas: int,
                       need_mean: bool = True) -> tuple[list[Measurement], list[str]]:
-    """The validated rows of a measurement CSV, and its column names in file order.
+    """The validated rows of a measurement file, and its column names in file order.
+
+    The file is a measurement CSV, or benchmark output as the tool printed it (YCSB's
+    summary lines, cassandra-stress's summary; threads and level read from the output),
+    or a side table ``file,threads,consistency`` naming such outputs beside it
+    (`sizing.benchmark_formats`).
 
     Raises `ConfigError` (one message, naming the row) on a missing, unknown or
     repeated column, an unknown operation or consistency level, a non-numeric or
@@ -256,10 +259,15 @@ def read_measurements(path: str, replicas: int,
 
     check_input_file(path, "measurement file")  # missing, a directory, a FIFO, not UTF-8
     try:
-        with open(path, newline="") as handle:
-            reader = csv.DictReader(handle)
-            names = [n.strip() for n in (reader.fieldnames or [])]
-            rows = list(reader)
+        converted = benchmark_rows(path)
+        if converted is not None:  # benchmark output as it comes, turned into rows
+            names = [c for c in COLUMNS if any(c in row for row in converted)]
+            rows = [{c: row.get(c, "") for c in names} for row in converted]
+        else:
+            with open(path, newline="") as handle:
+                reader = csv.DictReader(handle)
+                names = [n.strip() for n in (reader.fieldnames or [])]
+                rows = list(reader)
     except FileNotFoundError:
         raise ConfigError(f"measurement file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:

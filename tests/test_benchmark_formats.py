@@ -300,3 +300,30 @@ def test_mixed_run_with_a_slow_operation_passes_the_reader(tmp_path):
     write_measurement_file(parse_ycsb(text, threads=64, consistency="ONE"), out)
     measured, _ = read_measurements(str(out), replicas=3)
     assert [m.operation for m in measured] == ["read", "write"]
+
+
+def test_the_measurement_reader_takes_benchmark_output_as_it_comes(tmp_path):
+    """``calibrate --measurements`` reads YCSB output directly, and a side table of
+    outputs, giving the same rows as the CSV written from them."""
+    from sizing.measurements import read_measurements
+
+    ycsb = DATA / "ycsb_workloadc_quorum_100threads.txt"
+    direct, _ = read_measurements(str(ycsb), replicas=3)
+    out = tmp_path / "rows.csv"
+    write_measurement_file(read_benchmark_output(ycsb), out)
+    via_csv, _ = read_measurements(str(out), replicas=3)
+    assert direct == via_csv and len(direct) >= 1
+    (tmp_path / "run.txt").write_text(ycsb.read_text())
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nrun.txt,100,QUORUM\n")
+    listed, _ = read_measurements(str(table), replicas=3)
+    assert listed == direct
+
+
+def test_a_side_table_naming_a_missing_output_is_one_error(tmp_path):
+    from sizing.measurements import read_measurements
+
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nnope.txt,100,QUORUM\n")
+    with pytest.raises(ConfigError, match="nope.txt"):
+        read_measurements(str(table), replicas=3)
