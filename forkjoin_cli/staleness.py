@@ -261,7 +261,8 @@ def _cmd_staleness(args) -> int:
     for given, option in ((args.channels == "fifo", "--channels fifo"),
                           (args.coordinators is not None, "--coordinators"),
                           (args.session is not None, "--session"),
-                          (args.session_gap is not None, "--session-gap")):
+                          (args.session_gap is not None, "--session-gap"),
+                          (args.nodes is not None, "--nodes")):
         if given:
             raise ConfigError(f"{option} works without load only for now (the queueing "
                               "model draws every message delay independently and has "
@@ -344,8 +345,12 @@ def _cmd_no_load(args) -> int:
                                                                      ".svg"))
     options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK * 2,
                          f"--jobs {args.jobs:,}", "use fewer trials")
+    if args.nodes is not None and args.nodes < args.replicas:
+        raise ConfigError(f"--nodes {args.nodes} is below --replicas {args.replicas}; the "
+                          f"key's replicas are nodes of the cluster: use --nodes >= "
+                          f"{args.replicas}")
     common = dict(channels=args.channels, coordinators=coordinators, trials=args.jobs,
-                  seed=args.seed)
+                  seed=args.seed, nodes=args.nodes)
     summaries = []
     for r, w in pairs:
         if args.session:
@@ -606,6 +611,10 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    help="who coordinates each operation without load: one node for "
                         "all (default; it holds no replica), a random node, or a "
                         "random replica (token-aware)")
+    p.add_argument("--nodes", type=types.whole(1, 10_000, "--nodes"),
+                   help="nodes of the cluster without load (default replicas + 1 for "
+                        "--coordinators one, so the coordinator holds no replica, else "
+                        "replicas: then random is token-aware)")
     p.add_argument("--session", choices=["read-your-writes", "monotonic-reads"],
                    help="without load: P(the session guarantee is violated) instead "
                         "of t-visibility")

@@ -220,6 +220,8 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
     (["--session-gap", "1"], "add --session read-your-writes|monotonic-reads"),
     (["--session", "read-your-writes", "--session-gap", "-1"], "must be a time >= 0"),
     (["--keys", "5"], "--keys describes the run under load"),
+    (["--nodes", "2"], "use --nodes >= 3"),
+    (["--rate", "1", "--nodes", "5"], "leave out --nodes"),
     (["--delay-w", "netem:1:2"], "jitter 2 exceeds mean 1"),
 ])
 def test_bad_combinations_are_one_line(extra, message, capsys, monkeypatch):
@@ -243,3 +245,26 @@ def test_netem_delays_reach_the_no_load_run(capsys):
     assert summary["stale"] == 0
     assert {row["read"] for row in summary["latency"]} == {2.0}
     assert {row["write"] for row in summary["latency"]} == {2.0}
+
+
+def test_more_nodes_make_a_random_coordinator_a_replica_less_often(capsys):
+    """R = W = 1, every delay 1, a read at the commit, random coordinators (each of
+    the operation's two coordinators uniform over the nodes; replicas 0, 1, 2).
+
+    A writer that is a replica commits at 0 (its own ack), the other replicas get
+    the write at 1; a read through another replica answers at once from itself, old:
+    violated. Any other case is new: a reader that is the writer answers from
+    itself; a non-replica reader's requests arrive at 1, with the write; a writer
+    that is not a replica commits at 2, after every replica has the write.
+    So P(violated) = P(writer a replica) * P(reader another replica):
+    3 nodes: 1 * 2/3; 30 nodes: 3/30 * 2/30 = 1/150.
+    """
+    base = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+            "1", "--session", "read-your-writes", "--coordinators", "random",
+            "--jobs", "40000", "--json"] + [item for role in "wars" for item in
+                                            (f"--delay-{role}", "netem:1")]
+    for nodes, expected in ((3, 2 / 3), (30, 1 / 150)):
+        assert run(base + ["--nodes", str(nodes)]) == 0
+        (summary,) = json.loads(capsys.readouterr().out)
+        assert summary["nodes"] == nodes
+        assert summary["low"] <= expected <= summary["high"]
