@@ -88,7 +88,7 @@ def unqueued(laws: dict) -> tuple:
                  if isinstance(law, float) and law == 0.0)
 
 
-def _read_law(data, digest):
+def read_law(data, digest):
     """Per read its data read (first replica asked) and digest reads (the others)."""
     def law(generator, shape):
         import numpy as np

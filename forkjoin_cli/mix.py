@@ -75,7 +75,7 @@ def _cmd_mix_steps(args, cluster) -> int:
         raise ConfigError("--coordinator is unqueued coordinator time; with the "
                           "queued-work options give --coordinator-work SPEC instead")
     laws = _steps.step_laws(args)
-    laws["replica_read"] = _steps._read_law(cluster.data_read, cluster.digest_read)
+    laws["replica_read"] = _steps.read_law(cluster.data_read, cluster.digest_read)
     laws["replica_write"] = cluster.write
     inputs = _steps.cassandra_inputs(
         cluster.nodes, cluster.replicas, cluster.read_quorum, cluster.write_quorum,

@@ -175,3 +175,17 @@ def test_queued_coordinator_work_slows_cassandra_writes(capsys):
     # every write's path holds two coordinator steps (1.0 on average, the mean of
     # 36,000 measured writes within about 0.01 of it) besides any waiting they add
     assert loaded["ci_low"] > plain["ci_high"] + 1.0 - 0.05
+
+
+def test_engine_simpy_runs_the_steps_reference_on_the_same_numbers(capsys):
+    common = ["mix", "--nodes", "4", "--replicas", "3", "--reads", "A",
+              "--read-consistency", "QUORUM", "--write-consistency", "ONE",
+              "--clients", "12", "--think", "0.5", "--cores", "2", "--hop", "exp:0.1",
+              "--coordinator-work", "exp:0.05", "--message-work", "exp:0.02",
+              "--client-cores", "2", "--client-work", "exp:0.01", "--jobs", "3000",
+              "--json"]
+    compiled = _json(capsys, common)
+    reference = _json(capsys, common + ["--engine", "simpy"])
+    assert (compiled["engine"], reference["engine"]) == ("steps", "steps-simpy")
+    for key in ("mean", "p50", "p99", "throughput"):
+        assert compiled[key] == pytest.approx(reference[key], rel=1e-9), key
