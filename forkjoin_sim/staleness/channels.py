@@ -130,6 +130,17 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     ``channels="independent"``, a coordinator that holds no replica and reads at a
     fixed t after commit the trials are exactly those of ``simulate_wars``.
     """
+    return _trace(laws, replicas, read_quorum, write_quorum, read_delays=read_delays,
+                  after=after, channels=channels, coordinators=coordinators,
+                  nodes=nodes, trials=trials, seed=seed)[0]
+
+
+def _trace(laws: MessageLaws, replicas: int, read_quorum: int, write_quorum: int, *,
+           read_delays: Any, after: str, channels: str, coordinators: str,
+           nodes: int | None, trials: int, seed) -> tuple[OrderedResult, dict]:
+    """``simulate_wars_ordered``'s result and its messages: ``writer``, ``reader``
+    (coordinator per trial), ``reached``, ``acked`` (the write at and back from each
+    replica), ``asked``, ``answered`` (the read's), for sessions that go on."""
     replicas = _whole(replicas, "replicas", 1)
     read_quorum = _whole(read_quorum, "read quorum", 1)
     write_quorum = _whole(write_quorum, "write quorum", 1)
@@ -172,8 +183,10 @@ def simulate_wars_ordered(laws: MessageLaws, replicas: int, read_quorum: int,
     asked, answered = read_messages(start, reader, delays["read"], delays["response"],
                                     earlier)
     is_new, returned = read_outcome(asked, answered, reached, read_quorum)
-    return OrderedResult(replicas, read_quorum, write_quorum, channels, coordinators,
-                         nodes, commit, start, is_new, returned - start)
+    result = OrderedResult(replicas, read_quorum, write_quorum, channels, coordinators,
+                           nodes, commit, start, is_new, returned - start)
+    return result, {"writer": writer, "reader": reader, "reached": reached,
+                    "acked": acked, "asked": asked, "answered": answered}
 
 
 def read_messages(start: np.ndarray, reader: np.ndarray, request: np.ndarray,

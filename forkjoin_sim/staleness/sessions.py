@@ -30,8 +30,8 @@ from scipy import stats
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.randomness.streams import WARS_COORDINATOR, WARS_READ, WARS_READ_DELAY
 from forkjoin_sim.randomness.streams import WARS_RESPONSE, child_rng
-from forkjoin_sim.staleness.channels import (_check_level, _coordinators, _draw,
-                                             _read_delays, read_messages, read_outcome,
+from forkjoin_sim.staleness.channels import (_check_level, _read_delays, _trace,
+                                             read_messages, read_outcome,
                                              simulate_wars_ordered)
 from forkjoin_sim.staleness.wars import MessageLaws
 
@@ -109,30 +109,20 @@ def monotonic_reads(laws: MessageLaws, replicas: int, read_quorum: int,
     """Sessions that read ``gap`` after another client's write starts and again
     ``think`` after that read returns (module docstring). ``gap`` and ``think``: a
     number >= 0, one per trial, or a law with ``rvs``."""
-    # simulate_wars_ordered checks every argument and gives the first read.
-    first = simulate_wars_ordered(laws, replicas, read_quorum, write_quorum,
-                                  read_delays=gap, after="start", channels=channels,
-                                  coordinators=coordinators, nodes=nodes, trials=trials,
-                                  seed=seed)
+    first, messages = _trace(laws, replicas, read_quorum, write_quorum,
+                             read_delays=gap, after="start", channels=channels,
+                             coordinators=coordinators, nodes=nodes, trials=trials,
+                             seed=seed)
     trials, nodes = first.trials, first.nodes
-    delays = _draw(laws, replicas, trials, seed)
-    writer, reader = _coordinators(coordinators, nodes, replicas, trials, seed)
+    writer, reader = messages["writer"], messages["reader"]
     if coordinators == "one":
         second_reader = reader
     else:
         choices = nodes if coordinators == "random" else replicas
         second_reader = child_rng(seed, WARS_COORDINATOR, _SECOND).integers(choices,
                                                                             size=trials)
-    index = np.arange(replicas)
-    local_write = writer[:, None] == index
-    reached = np.where(local_write, 0.0, delays["write"])
-    acked = reached + np.where(local_write, 0.0, delays["ack"])
-    start = first.read_start
-    asked, answered = read_messages(start, reader, delays["read"], delays["response"],
-                                    [(writer, reached, acked)] if channels == "fifo"
-                                    else [])
-    new_first, returned = read_outcome(asked, answered, reached, read_quorum)
-
+    start, reached = first.read_start, messages["reached"]
+    returned = start + first.read_latency
     pause = _second(think, trials, seed)
     request, response = (np.asarray(getattr(laws, role).rvs(
         size=(trials, replicas), random_state=child_rng(seed, purpose, _SECOND)),
@@ -141,13 +131,14 @@ def monotonic_reads(laws: MessageLaws, replicas: int, read_quorum: int,
     if np.any(request < 0) or np.any(response < 0):
         raise ConfigError("WARS read or response law drew negative delays; use a law "
                           "on [0, inf)")
-    earlier = ([(writer, reached, acked), (reader, asked, answered)]
+    earlier = ([(writer, reached, messages["acked"]),
+                (reader, messages["asked"], messages["answered"])]
                if channels == "fifo" else [])
     asked_again, answered_again = read_messages(returned + pause, second_reader,
                                                 request, response, earlier)
     new_second, _ = read_outcome(asked_again, answered_again, reached, read_quorum)
     return SessionResult("monotonic-reads", replicas, read_quorum, write_quorum,
-                         channels, coordinators, nodes, start, new_first & ~new_second)
+                         channels, coordinators, nodes, start, first.new & ~new_second)
 
 
 def simulate_session(guarantee: str, laws: MessageLaws, replicas: int,
