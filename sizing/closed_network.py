@@ -30,7 +30,10 @@ cores; coordinator, message and client work are constant delays, like the model 
 node's shared cores; reads ask every replica, as the steps builders do),
 ``shared-digest`` (as ``shared``, but a read asks only ``quorum`` replicas: one data
 read, the others digests, as Cassandra does) and ``shared-digest-client`` (plus the
-client machine as a station of ``client_cores`` servers).
+client machine as a station of ``client_cores`` servers) and ``client-bound`` (as
+``shared-digest-client``, and the client machine also does ``client_outside`` work per
+request outside the measured latency, e.g. a benchmark tool's own bookkeeping, queued on
+the same cores; only this structure uses ``client_outside``).
 """
 
 from __future__ import annotations
@@ -43,11 +46,12 @@ import numpy as np
 from forkjoin_sim.errors import ConfigError
 
 #: Model structures, in the order of the report.
-STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client")
+STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client",
+              "client-bound")
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
-           "digest_ratio")
+           "digest_ratio", "client_outside")
 
 #: Gauss-Legendre points per smooth piece of the order-statistic integral.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
@@ -59,7 +63,8 @@ class Demands:
     after), ``hop_client`` (one way, client-coordinator), ``hop_replica`` (one way,
     coordinator-replica), ``coordinate`` (coordinator work, half before the fork and
     half at the join), ``message`` (per message send or receive), ``work`` (a data read
-    or a mutation at a replica), ``digest_ratio`` (digest read / data read)."""
+    or a mutation at a replica), ``digest_ratio`` (digest read / data read),
+    ``client_outside`` (client-machine work outside the measured latency)."""
 
     client: float = 0.0
     hop_client: float = 0.0
@@ -68,6 +73,7 @@ class Demands:
     message: float = 0.0
     work: float = 1.0
     digest_ratio: float = 1.0
+    client_outside: float = 0.0
 
     def vector(self) -> np.ndarray:
         """The demands in the order of `DEMANDS`."""
@@ -124,10 +130,11 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights):
 
 @numba.njit(cache=True)
 def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
-         queue_coordinator, digest_reads, client_station):
+         queue_coordinator, digest_reads, client_station, outside_queued):
     """(mean latency, throughput) of one row; ``d`` in the order of `DEMANDS`."""
     client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
         d[5], d[6]
+    outside = d[7] if outside_queued else 0.0
     local_p = replicas / nodes
     asked = replicas if (write or not digest_reads) else quorum
     # replica work of one request, over all asked replicas
@@ -141,7 +148,7 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
     if queue_coordinator:
         node_queued += coord + message_work
     per_node = node_queued / nodes
-    client_queued = client if client_station else 0.0
+    client_queued = client + outside if client_station else 0.0
     a = (threads - 1.0) / threads
     # bisection on throughput below the saturation of the busiest station
     x_max = 1e300
@@ -151,7 +158,7 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
         x_max = min(x_max, client_cores / (a * client_queued) if a > 0 else 1e300)
     shift = np.zeros(replicas)
     scale = np.zeros(replicas)
-    hi = min(x_max, threads / max(think + client + 2 * hop_c + coord, 1e-12))
+    hi = min(x_max, threads / max(think + outside + client + 2 * hop_c + coord, 1e-12))
     hi = hi * (1.0 - 1e-12)
     lo = hi * 1e-15
     response = 0.0
@@ -185,13 +192,14 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
             need = quorum if (write or not digest_reads) else asked
             join += weight * _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS)
         response = fixed + join
-        if x * (think + response) > threads:
+        away = outside * f_cl
+        if x * (think + away + response) > threads:
             hi = x
         else:
             lo = x
     # near saturation R(X) is steep: Little's law at the bracketed X is the sharper answer
     x = np.sqrt(lo * hi)
-    return threads / x - think, x
+    return (threads / x - think) * response / (response + away), x
 
 
 def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
@@ -221,12 +229,14 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     write = np.asarray(rows["write"], bool)
     queue_coordinator = structure != "replica-queues"
     digest_reads = structure.startswith("shared-digest")
-    client_station = structure == "shared-digest-client"
+    digest_reads = digest_reads or structure == "client-bound"
+    client_station = structure in ("shared-digest-client", "client-bound")
+    outside_queued = structure == "client-bound"
     latency = np.empty(len(threads))
     throughput = np.empty(len(threads))
     for i in range(len(threads)):
         latency[i], throughput[i] = _row(d, threads[i], think[i], nodes[i], replicas[i],
                                          quorum[i], write[i], cores, client_cores,
                                          queue_coordinator, digest_reads,
-                                         client_station)
+                                         client_station, outside_queued)
     return latency, throughput

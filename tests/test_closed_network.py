@@ -76,3 +76,13 @@ def test_bad_inputs_say_how_to_fix_them():
         predict(DEMANDS, _rows(5, 1, False), "magic")
     with pytest.raises(ConfigError, match="1 <= quorum <= replicas"):
         predict(DEMANDS, _rows(5, 4, False))
+
+
+def test_client_work_outside_the_latency_caps_throughput_at_the_client_cores():
+    d = Demands(client=0.1, client_outside=0.9, work=0.01)
+    rows = dict(threads=[2000], think_ms=[0.0], nodes=[3], replicas=[3], quorum=[1],
+                write=[False])
+    latency, throughput = predict(d, rows, "client-bound", cores=4, client_cores=4)
+    # 4 client cores / (0.1 + 0.9) ms per request; the latency holds only 0.1 of it
+    assert throughput[0] == pytest.approx(4.0, rel=1e-3)
+    assert latency[0] == pytest.approx(0.1 * 2000 / 4.0, rel=0.02)

@@ -1,0 +1,182 @@
+"""Fitting the closed-network Cassandra model (`sizing.closed_network`) to benchmark rows.
+
+The fit is a maximum a posteriori estimate: least squares on log mean latency (and log
+throughput where a row has one), each row with a relative error of ``noise``, plus one
+residual per coordinate of a Gaussian prior on the log demands. The coordinates are
+scale-free ratios so that a prior carries over between clusters of different speed:
+
+====================  ===========================================================
+``work``              log data read / mutation time at a replica (ms)
+``coordinate_share``  log coordinator work / replica work
+``message_share``     log per-message work / replica work
+``digest_ratio``      log digest read / data read
+``client_share``      log client-machine time / replica work
+``hop_client``        log one-way client-coordinator hop / replica work
+``hop_ratio``         log coordinator-replica hop / client-coordinator hop
+``outside_share``     log client work outside the measured latency / replica work
+====================  ===========================================================
+
+What the rows cannot determine (e.g. ``digest_ratio`` from ONE-only rows, where no
+digest is read) stays at the prior; `Fit.resting_on_prior` names those coordinates by
+how little the rows moved their uncertainty.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from forkjoin_sim.errors import ConfigError
+from sizing.closed_network import DEMANDS, STRUCTURES, predict
+
+#: The prior's coordinates, in order.
+COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
+               "client_share", "hop_client", "hop_ratio", "outside_share")
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Independent Gaussian prior on `COORDINATES` (natural logs): ``mean``, ``sd``."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+    source: str = "vague"
+
+    @classmethod
+    def vague(cls) -> "Prior":
+        """Wide prior: each ratio within a factor of about 20 of 1 at one sd."""
+        return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0]),
+                   np.array([10.0, 3.0, 3.0, 3.0, 3.0, 10.0, 3.0, 10.0]))
+
+    @classmethod
+    def from_fits(cls, points: np.ndarray, source: str, floor: float = 0.5) -> "Prior":
+        """Prior whose mean and sd are those of fitted coordinates ``points`` (one row
+        per data set), the sd at least ``floor`` (few data sets); ``work``,
+        ``hop_client`` and ``outside_share`` stay vague (they belong to one cluster and
+        its client machine)."""
+        points = np.atleast_2d(points)
+        mean = points.mean(axis=0)
+        sd = np.maximum(points.std(axis=0, ddof=1) if len(points) > 1
+                        else np.zeros(points.shape[1]), floor)
+        vague = cls.vague()
+        for name in ("work", "hop_client", "outside_share"):
+            i = COORDINATES.index(name)
+            mean[i], sd[i] = vague.mean[i], vague.sd[i]
+        return cls(mean, sd, source)
+
+    def to_toml(self) -> str:
+        """The prior as a TOML table ``[prior]`` (mean and sd per coordinate)."""
+        lines = ["[prior]", f'source = "{self.source}"']
+        for i, name in enumerate(COORDINATES):
+            lines.append(f"{name} = {{ mean = {self.mean[i]:.4f}, sd = {self.sd[i]:.4f} }}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def read(cls, path: str) -> "Prior":
+        """Read the ``[prior]`` table of a TOML file written by `to_toml`."""
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle).get("prior")
+        if table is None:
+            raise ConfigError(f"{path} has no [prior] table; give a file written by "
+                              "benchmarks/cassandra_heldout.py --write-prior")
+        missing = [name for name in COORDINATES if name not in table]
+        if missing:
+            raise ConfigError(f"{path}: prior lacks {missing}; give mean and sd for each "
+                              f"of {', '.join(COORDINATES)}")
+        return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
+                   np.array([table[n]["sd"] for n in COORDINATES], float),
+                   str(table.get("source", path)))
+
+
+def demands_of(point: np.ndarray) -> np.ndarray:
+    """Demands in the order of `sizing.closed_network.DEMANDS` from a point of
+    `COORDINATES`."""
+    work, coord, msg, digest, client, hop_c, hop_ratio, outside = np.exp(point)
+    hop_client = hop_c * work
+    values = {"client": client * work, "hop_client": hop_client,
+              "hop_replica": hop_ratio * hop_client, "coordinate": coord * work,
+              "message": msg * work, "work": work, "digest_ratio": digest,
+              "client_outside": outside * work}
+    return np.array([values[name] for name in DEMANDS])
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fitted point of `COORDINATES`, its approximate posterior sd (Laplace), and the
+    setting it was fitted in."""
+
+    point: np.ndarray
+    posterior_sd: np.ndarray
+    prior: Prior
+    structure: str
+    cores: int
+    client_cores: int
+    cost: float
+
+    def predict(self, rows, point: np.ndarray | None = None):
+        """Mean latency (ms) and throughput (ops/s) per row."""
+        latency, per_ms = predict(demands_of(self.point if point is None else point), rows,
+                                  self.structure, self.cores, self.client_cores)
+        return latency, per_ms * 1000.0
+
+    def interval(self, rows, samples: int = 200, seed: int = 0, level: float = 0.95):
+        """Prediction interval of the mean latency per row from sampling the Laplace
+        posterior (which holds the prior's spread where the rows say nothing)."""
+        rng = np.random.default_rng(seed)
+        draws = self.point + self.posterior_sd * rng.standard_normal((samples, len(self.point)))
+        values = np.array([self.predict(rows, d)[0] for d in draws])
+        tail = (1 - level) / 2
+        return np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
+
+    def resting_on_prior(self, keep: float = 0.5) -> list[str]:
+        """Coordinates whose posterior sd is more than ``keep`` of the prior's: the rows
+        barely informed them."""
+        return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
+                                                self.prior.sd) if post > keep * pri]
+
+
+def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
+        cores: int = 4, client_cores: int = 4, throughput=None, noise: float = 0.05,
+        starts: int = 2, max_evaluations: int = 80) -> Fit:
+    """MAP fit of the demands to measured mean latencies (ms) and optional throughputs
+    (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`)."""
+    if structure not in STRUCTURES:
+        raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
+    prior = prior or Prior.vague()
+    latency_ms = np.asarray(latency_ms, float)
+    if np.any(~np.isfinite(latency_ms) | (latency_ms <= 0)):
+        raise ConfigError("every fitted row needs a positive mean latency")
+    measured_x = (np.full(len(latency_ms), np.nan) if throughput is None
+                  else np.asarray(throughput, float))
+    has_x = np.isfinite(measured_x) & (measured_x > 0)
+
+    def residuals(point):
+        latency, x = predict(demands_of(point), rows, structure, cores, client_cores)
+        parts = [np.log(latency / latency_ms) / noise,
+                 np.log(x[has_x] * 1000.0 / measured_x[has_x]) / noise,
+                 (point - prior.mean) / prior.sd]
+        return np.concatenate(parts)
+
+    best = None
+    scale = np.log(np.median(latency_ms))
+    for shift in np.linspace(-3.0, 0.0, starts):
+        start = prior.mean.copy()
+        start[0] = scale + shift
+        result = optimize.least_squares(residuals, start, method="trf",
+                                        bounds=(np.full(len(start), -25.0),
+                                                np.full(len(start), 15.0)),
+                                        diff_step=1e-4, x_scale=1.0,
+                                        max_nfev=max_evaluations, ftol=1e-6, xtol=1e-6)
+        if best is None or result.cost < best.cost:
+            best = result
+    jac = best.jac
+    try:
+        covariance = np.linalg.inv(jac.T @ jac)
+        sd = np.sqrt(np.clip(np.diag(covariance), 0, None))
+    except np.linalg.LinAlgError:
+        sd = prior.sd.copy()
+    return Fit(best.x, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
+               float(best.cost))

@@ -1,0 +1,64 @@
+"""MAP fit of the closed-network model: recovers what generated the rows, keeps what the
+rows cannot tell at the prior, and reads back the prior it writes."""
+
+import numpy as np
+import pytest
+
+from sizing.network_fit import COORDINATES, Prior, demands_of, fit
+
+THREADS = np.array([1, 5, 20, 60, 150])
+
+
+def _rows(levels, write=False):
+    threads = np.tile(THREADS, len(levels))
+    n = len(threads)
+    return dict(threads=threads, think_ms=np.zeros(n), nodes=np.full(n, 3),
+                replicas=np.full(n, 3), quorum=np.repeat(levels, len(THREADS)),
+                write=np.full(n, write))
+
+
+TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2])
+
+
+def test_fit_reproduces_rows_of_the_model_itself():
+    rows = _rows([1, 2, 3])
+    from sizing.closed_network import predict
+    latency, _ = predict(demands_of(TRUE), rows, "shared-digest")
+    result = fit(rows, latency, "shared-digest", max_evaluations=200)
+    predicted, _ = result.predict(rows)
+    assert np.max(np.abs(predicted / latency - 1)) < 0.01
+
+
+def test_one_only_rows_leave_the_digest_ratio_at_the_prior():
+    rows = _rows([1])
+    from sizing.closed_network import predict
+    latency, _ = predict(demands_of(TRUE), rows, "shared-digest")
+    prior = Prior.vague()
+    result = fit(rows, latency, "shared-digest", prior)
+    i = COORDINATES.index("digest_ratio")
+    # ONE reads ask one replica: no digest is read, the rows say nothing about it
+    assert result.point[i] == pytest.approx(prior.mean[i], abs=1e-3)
+    assert "digest_ratio" in result.resting_on_prior()
+    low, high = result.interval(_rows([3]), samples=40, seed=1)
+    assert np.all(high > low)
+
+
+def test_prior_round_trips_through_toml(tmp_path):
+    points = np.array([TRUE, TRUE + 0.2, TRUE - 0.1])
+    prior = Prior.from_fits(points, "three fits")
+    path = tmp_path / "prior.toml"
+    path.write_text(prior.to_toml())
+    back = Prior.read(str(path))
+    assert np.allclose(back.mean, prior.mean, atol=1e-4)
+    assert np.allclose(back.sd, prior.sd, atol=1e-4)
+    i = COORDINATES.index("message_share")
+    assert back.mean[i] == pytest.approx(TRUE[i] + 0.1 / 3, abs=1e-4)
+    assert back.sd[i] == 0.5  # the floor: three close fits do not make a narrow prior
+
+
+def test_prior_file_without_a_prior_table_says_what_to_give(tmp_path):
+    path = tmp_path / "model.toml"
+    path.write_text("[model]\nx = 1\n")
+    from forkjoin_sim.errors import ConfigError
+    with pytest.raises(ConfigError, match="no \\[prior\\] table"):
+        Prior.read(str(path))
