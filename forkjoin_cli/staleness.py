@@ -494,7 +494,7 @@ def plot_violations(summaries: list[dict], path) -> None:
 
 
 def no_load_report(summaries: list[dict]) -> str:
-    """One line per (R, W): P(stale) at commit and at each t, read and write p99."""
+    """One line per (R, W): P(stale) at commit, with its interval, and at each t."""
     times = [row["t"] for row in summaries[0]["visibility"]]
     lines = [f"{'R':>2} {'W':>2} {'read level':>12} {'write level':>12} "
              f"{'P(stale) at commit':>26} "
@@ -502,8 +502,8 @@ def no_load_report(summaries: list[dict]) -> str:
     for s in summaries:
         stale = f"{s['stale']:.4f} [{s['stale_low']:.4f},{s['stale_high']:.4f}]"
         lines.append(f"{s['read_quorum']:>2} {s['write_quorum']:>2} "
-                     f"{s['read_level']:>12} {s['write_level']:>12} {stale:>26} " + " ".join(f"{row['stale']:8.4f}"
-                                                for row in s["visibility"]))
+                     f"{s['read_level']:>12} {s['write_level']:>12} {stale:>26} "
+                     + " ".join(f"{row['stale']:8.4f}" for row in s["visibility"]))
     first = summaries[0]
     lines.append(f"(P(stale) of a read started t after commit; {first['channels']} "
                  f"channels, {first['coordinators']} coordinator(s), "
