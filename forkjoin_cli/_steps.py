@@ -124,15 +124,14 @@ def cassandra_inputs(nodes, replicas, read_quorum, write_quorum, writes, laws, s
     # cassandra_jobs forks reads to all replicas; a Cassandra read asks only k of them
     reads = [cassandra_read(read_quorum, read_quorum, local) for local in (False, True)]
     templates = reads + templates[2:]
-    if read_quorum < replicas:
+    if read_quorum < replicas and (classes < 2).any():
+        # the widths cassandra_jobs drew, so a read keeps its values
         full = cassandra_read(replicas, 1)
+        values, offsets = draws.step_values(
+            laws, {kind: full.width(kind) for kind in full.kinds}, seed, 0, jobs)
         for c, template in enumerate(reads):
             rows = classes == c
             if rows.any():
-                # the widths cassandra_jobs drew: a read's values stay the same
-                values, offsets = draws.step_values(
-                    laws, {kind: full.width(kind) for kind in full.kinds}, seed, 0,
-                    jobs)
                 times[rows] = 0.0
                 times[rows, :len(template.ops)] = np.take(
                     values[rows], draws.columns(template, offsets), axis=1)
