@@ -84,8 +84,8 @@ SESSION_KEYS = {
     "coordinators, nodes": "as without load",
     "session": "read-your-writes (a read --session-gap after the client's own write "
                "returns sees it?) or monotonic-reads (a read --session-gap after "
-               "another client's write starts, then a second read when the first "
-               "returns: new then old?)",
+               "another client's write starts, then a second read --session-think "
+               "after the first returns: new then old?)",
     "sessions, violations": "sessions simulated, and those violating the guarantee",
     "probability, low, high": "P(violated) and its 95% Wilson interval",
     "by_gap": "rows gap_low, gap_high (bins of --t-grid over the gap; null: open), "
@@ -262,6 +262,7 @@ def _cmd_staleness(args) -> int:
                           (args.coordinators is not None, "--coordinators"),
                           (args.session is not None, "--session"),
                           (args.session_gap is not None, "--session-gap"),
+                          (args.session_think is not None, "--session-think"),
                           (args.nodes is not None, "--nodes")):
         if given:
             raise ConfigError(f"{option} works without load only for now (the queueing "
@@ -335,6 +336,10 @@ def _cmd_no_load(args) -> int:
     if args.session_gap is not None and args.session is None:
         raise ConfigError("--session-gap is the time between write and read of "
                           "--session; add --session read-your-writes|monotonic-reads")
+    if args.session_think is not None and args.session != "monotonic-reads":
+        raise ConfigError("--session-think is the pause between the two reads of "
+                          "--session monotonic-reads; add it, or leave out "
+                          "--session-think")
     pairs = pairs_from_args(args)
     laws = _delays(args)
     coordinators = args.coordinators or "one"
@@ -354,9 +359,10 @@ def _cmd_no_load(args) -> int:
     summaries = []
     for r, w in pairs:
         if args.session:
-            gap = _gap(args.session_gap)
-            result = simulate_session(args.session, laws, args.replicas, r, w, gap=gap,
-                                      **common)
+            more = ({} if args.session_think is None else
+                    {"think": _gap(args.session_think, "--session-think")})
+            result = simulate_session(args.session, laws, args.replicas, r, w,
+                                      gap=_gap(args.session_gap), **more, **common)
             summaries.append(session_summary(result, args.t_grid))
         else:
             summaries.append(no_load_summary(laws, args.replicas, r, w, args.t_grid,
@@ -373,16 +379,16 @@ def _cmd_no_load(args) -> int:
     return 0
 
 
-def _gap(text):
-    """``--session-gap``: a number (constant) or a law spec; 0 when absent."""
+def _gap(text, option: str = "--session-gap"):
+    """A time option of --session: a number (constant) or a law spec; 0 if absent."""
     if text is None:
         return 0.0
     try:
         value = float(text)
     except ValueError:
-        return _law(text, "--session-gap")
+        return _law(text, option)
     if not (math.isfinite(value) and value >= 0):
-        raise ConfigError(f"--session-gap {text!r} must be a time >= 0 or a law such as "
+        raise ConfigError(f"{option} {text!r} must be a time >= 0 or a law such as "
                           "exp:2")
     return value
 
@@ -622,6 +628,9 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    help="time from the write's return (read-your-writes) or start "
                         "(monotonic-reads) to the read: a number or a law spec such "
                         "as exp:2 (default 0); --t-grid bins it")
+    p.add_argument("--session-think", metavar="SPEC",
+                   help="monotonic-reads: time from the first read's return to the "
+                        "second read, a number or a law spec (default 0)")
     p.add_argument("--profile", choices=["LNKD-SSD", "LNKD-DISK", "YMMR"],
                    help="PBS's fitted delays for W, A, R, S (instead of --delay-*)")
     p.add_argument("--t-grid", type=_grid, default=[0, 1, 2, 5, 10],

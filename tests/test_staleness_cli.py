@@ -221,6 +221,9 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
     (["--session-gap", "1"], "add --session read-your-writes|monotonic-reads"),
     (["--session", "read-your-writes", "--session-gap", "-1"], "must be a time >= 0"),
     (["--keys", "5"], "--keys describes the run under load"),
+    (["--session", "read-your-writes", "--session-think", "1"],
+     "--session-think is the pause between the two reads"),
+    (["--session", "monotonic-reads", "--session-think", "-2"], "must be a time >= 0"),
     (["--nodes", "2"], "use --nodes >= 3"),
     (["--rate", "1", "--nodes", "5"], "leave out --nodes"),
     (["--delay-w", "netem:1:2"], "jitter 2 exceeds mean 1"),
@@ -269,3 +272,20 @@ def test_more_nodes_make_a_random_coordinator_a_replica_less_often(capsys):
         (summary,) = json.loads(capsys.readouterr().out)
         assert summary["nodes"] == nodes
         assert summary["low"] <= expected <= summary["high"]
+
+
+def test_session_think_reaches_monotonic_reads(capsys):
+    """The exact case of tests/test_staleness_sessions.py through the command:
+    N = 2, R = W = 1, token-aware, write delay 2, others 1, first read 0.5 after
+    the write's start; the second read is old iff through the other replica and
+    0.5 + think < 2, so P(violated) = 1/4 for think 1 and 0 for think 1.5."""
+    base = ["staleness", "--replicas", "2", "--read-quorum", "1", "--write-quorum",
+            "1", "--session", "monotonic-reads", "--coordinators", "token-aware",
+            "--session-gap", "0.5", "--delay-w", "netem:2", "--delay-a", "netem:1",
+            "--delay-r", "netem:1", "--delay-s", "netem:1", "--jobs", "40000", "--json"]
+    assert run(base + ["--session-think", "1"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["low"] <= 0.25 <= summary["high"]
+    assert run(base + ["--session-think", "1.5"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["violations"] == 0
