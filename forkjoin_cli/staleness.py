@@ -68,8 +68,8 @@ NO_LOAD_KEYS = {
                 "ordered pair of nodes one connection delivering in order)",
     "coordinators": "one (the same node for every operation), random (any node per "
                     "operation) or token-aware (a replica per operation)",
-    "nodes": "nodes of the cluster (replicas + 1 for one coordinator: it holds no "
-             "replica)",
+    "nodes": "nodes of the cluster (--nodes; default replicas + 1 for one "
+             "coordinator, so it holds no replica, else replicas)",
     "trials": "(write, read) pairs per time t",
     "stale, stale_low, stale_high": "P(a read started at commit returns the old "
                                     "version) and its 95% Wilson interval",
