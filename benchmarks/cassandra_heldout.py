@@ -1,0 +1,249 @@
+"""Held-out errors of the closed-network model structures on the published data sets.
+
+For every data set (Karpenko et al. 2021 clusters C and D, reads and writes; three of
+the saulolks2022 JMeter files) and every structure of `sizing.closed_network`, the four
+protocols of issue 27: (a) fit ONE, predict QUORUM and ALL; (b) fit two levels, predict
+the third (three cases, pooled); (c) fit the smaller half of the thread counts, predict
+the larger; (d) fit reads, predict writes (Karpenko only; a mutation costs what a data
+read costs). Every fit takes its prior from full fits of the *other* clusters. Beside
+each: the naive guess of the same protocol (same as ONE; line in replicas asked; line in
+threads; writes = reads), computed here with the definitions of
+docs/data/karpenko2021/README.md. Also the share of held-out rows inside their 95%
+prediction interval (Laplace posterior, prior spread included).
+
+Usage::
+
+    .venv/bin/python benchmarks/cassandra_heldout.py --out docs/cassandra/heldout.md \
+        [--write-prior sizing/default_prior.toml] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+
+from sizing.closed_network import STRUCTURES
+from sizing.network_fit import Prior, fit
+
+LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
+SAULOLKS = ("rows1000_think100", "rows1000_think1000", "rows5000_think100")
+
+
+def data_sets():
+    """name -> (cluster, table with the columns the model needs, cores, client cores)."""
+    sets = {}
+    for cluster in ("c", "d"):
+        table = pd.read_csv(f"docs/data/karpenko2021/cluster_{cluster}.csv")
+        table["think_ms"] = 0.0
+        for op in ("read", "write"):
+            # t2.xlarge: 4 vCPU per node and on the client machine
+            sets[f"Karpenko {cluster.upper()} {op}s"] = (
+                cluster, table[table.operation == op].reset_index(drop=True), 4, 4)
+    for name in SAULOLKS:
+        table = pd.read_csv(f"docs/data/measurements/saulolks2022_{name}_run1.csv")
+        table["think_ms"] = float(name.split("think")[1])
+        # undocumented cluster: 3 nodes, RF 3, 2 cores (the later Docker setup) assumed
+        sets[f"saulolks {name}"] = ("saulolks", table, 2, 4)
+    return sets
+
+
+def rows_of(table):
+    """Rows in the form `sizing.closed_network.predict` takes."""
+    n = len(table)
+    return dict(threads=table.threads.to_numpy(float), think_ms=table.think_ms.to_numpy(float),
+                nodes=np.full(n, 3), replicas=np.full(n, 3),
+                quorum=table.consistency.map(LEVELS).to_numpy(),
+                write=(table.operation == "write").to_numpy())
+
+
+def _line(x_fit, y_fit, x):
+    slope, intercept = np.polyfit(x_fit, y_fit, 1)
+    return slope * x + intercept
+
+
+def naive(table, protocol, fitted, held):
+    """The naive guess of ``protocol`` for the held-out rows."""
+    def at(level, threads):
+        s = table[table.consistency == level].set_index("threads").mean_ms
+        return s.reindex(threads).to_numpy()
+    if protocol == "a":
+        return at("ONE", held.threads.to_numpy())
+    if protocol == "b":
+        out = np.empty(len(held))
+        for i, (_, row) in enumerate(held.iterrows()):
+            known = [lv for lv in LEVELS if lv != row.consistency]
+            y = [at(lv, [row.threads])[0] for lv in known]
+            out[i] = _line([LEVELS[k] for k in known], y, LEVELS[row.consistency])
+        return out
+    if protocol == "c":
+        out = np.empty(len(held))
+        for i, (_, row) in enumerate(held.iterrows()):
+            s = fitted[fitted.consistency == row.consistency]
+            out[i] = _line(s.threads, s.mean_ms, row.threads)
+        return out
+    raise ValueError(protocol)
+
+
+def splits(table):
+    """protocol -> list of (fitted rows, held-out rows)."""
+    small = table.threads <= np.median(np.unique(table.threads))
+    out = {"a": [(table[table.consistency == "ONE"], table[table.consistency != "ONE"])],
+           "b": [(table[table.consistency != lv], table[table.consistency == lv])
+                 for lv in LEVELS],
+           "c": [(table[small], table[~small])]}
+    return out
+
+
+def _fit(table, structure, prior, cores, client_cores):
+    x = table.throughput.to_numpy(float) if "throughput" in table else None
+    return fit(rows_of(table), table.mean_ms.to_numpy(float), structure, prior, cores,
+               client_cores, throughput=x)
+
+
+def full_fit(job):
+    """Fit of all rows of one data set with the vague prior (for the priors)."""
+    name, structure, (cluster, table, cores, client_cores) = job
+    return name, structure, _fit(table, structure, Prior.vague(), cores, client_cores).point
+
+
+def heldout(job):
+    """Held-out rows of every protocol for one data set and structure."""
+    name, structure, (cluster, table, cores, client_cores), prior, writes = job
+    out = []
+    for protocol, cases in splits(table).items():
+        for fitted, held in cases:
+            f = _fit(fitted, structure, prior, cores, client_cores)
+            rows = rows_of(held)
+            predicted = f.predict(rows)[0]
+            low, high = f.interval(rows, samples=60)
+            guess = naive(table, protocol, fitted, held)
+            out.append(dict(data=name, structure=structure, protocol=protocol,
+                            measured=held.mean_ms.to_numpy(), predicted=predicted,
+                            naive=guess, inside=(held.mean_ms.to_numpy() >= low)
+                            & (held.mean_ms.to_numpy() <= high),
+                            prior_only=",".join(f.resting_on_prior())))
+    if writes is not None:
+        f = _fit(table, structure, prior, cores, client_cores)
+        rows = rows_of(writes)
+        predicted = f.predict(rows)[0]
+        low, high = f.interval(rows, samples=60)
+        guess = table.set_index(["consistency", "threads"]).mean_ms.reindex(
+            pd.MultiIndex.from_frame(writes[["consistency", "threads"]])).to_numpy()
+        m = writes.mean_ms.to_numpy()
+        out.append(dict(data=name, structure=structure, protocol="d", measured=m,
+                        predicted=predicted, naive=guess, inside=(m >= low) & (m <= high),
+                        prior_only=",".join(f.resting_on_prior())))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="write the markdown tables here")
+    parser.add_argument("--write-prior", help="write the default prior (all data sets, "
+                        "best structure) to this TOML")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--structures", default=",".join(STRUCTURES))
+    args = parser.parse_args()
+    structures = args.structures.split(",")
+    sets = data_sets()
+    started = time.time()
+    with ProcessPoolExecutor(args.workers) as pool:
+        points = {(n, s): p for n, s, p in pool.map(
+            full_fit, [(n, s, sets[n]) for n in sets for s in structures])}
+        jobs = []
+        for name, data in sets.items():
+            for s in structures:
+                others = np.array([points[(n, s)] for n in sets if sets[n][0] != data[0]])
+                prior = Prior.from_fits(others, f"full fits of the clusters other than "
+                                                f"{data[0]}, structure {s}")
+                writes = None
+                if name.endswith("reads"):
+                    writes = sets[name.replace("reads", "writes")][1]
+                jobs.append((name, s, data, prior, writes))
+        results = [r for batch in pool.map(heldout, jobs) for r in batch]
+    elapsed = time.time() - started
+    table = summarise(results, structures)
+    text = render(table, structures, elapsed)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write(text)
+    if args.write_prior:
+        best = winner(table, structures)
+        prior = Prior.from_fits(np.array([points[(n, best)] for n in sets]),
+                                f"full fits of {', '.join(sets)}, structure {best} "
+                                "(benchmarks/cassandra_heldout.py)")
+        with open(args.write_prior, "w") as handle:
+            handle.write(f"# default prior of sizing.network_fit, written by\n"
+                         f"# .venv/bin/python benchmarks/cassandra_heldout.py "
+                         f"--write-prior {args.write_prior}\nstructure = \"{best}\"\n\n"
+                         + prior.to_toml())
+
+
+def summarise(results, structures):
+    """One row per data set, protocol and structure: MAPE, max, naive MAPE, coverage."""
+    records = []
+    for r in results:
+        err = np.abs(r["predicted"] / r["measured"] - 1) * 100
+        naive_err = np.abs(r["naive"] / r["measured"] - 1) * 100
+        records.append(dict(data=r["data"], protocol=r["protocol"],
+                            structure=r["structure"], err=err, naive=naive_err,
+                            inside=r["inside"], prior_only=r["prior_only"]))
+    frame = pd.DataFrame(records)
+    grouped = frame.groupby(["data", "protocol", "structure"], sort=False).agg(
+        err=("err", lambda v: np.concatenate(list(v))),
+        naive=("naive", lambda v: np.concatenate(list(v))),
+        inside=("inside", lambda v: np.concatenate(list(v))),
+        prior_only=("prior_only", lambda v: ";".join(sorted(set(v)))))
+    return grouped.reset_index()
+
+
+def winner(table, structures):
+    """The structure with the smallest mean over data sets and protocols of the MAPE."""
+    score = {s: np.mean([e.mean() for e in table[table.structure == s].err])
+             for s in structures}
+    return min(score, key=score.get)
+
+
+def render(table, structures, elapsed):
+    lines = ["| data set | protocol | naive guess | " + " | ".join(structures) + " |",
+             "|---|---|---|" + "---|" * len(structures)]
+    for (data, protocol), group in table.groupby(["data", "protocol"], sort=False):
+        cells = []
+        naive_mape = group.naive.iloc[0].mean()
+        for s in structures:
+            row = group[group.structure == s].iloc[0]
+            mark = "**" if row.err.mean() < naive_mape else ""
+            cells.append(f"{mark}{row.err.mean():.1f} / {row.err.max():.1f}{mark} "
+                         f"({100 * row.inside.mean():.0f}%)")
+        lines.append(f"| {data} | {protocol} | {naive_mape:.1f} / "
+                     f"{group.naive.iloc[0].max():.1f} | " + " | ".join(cells) + " |")
+    score = {s: np.mean([e.mean() for e in table[table.structure == s].err])
+             for s in structures}
+    lines.append("")
+    lines.append("Mean over data sets and protocols of the MAPE: " + ", ".join(
+        f"{s} {v:.1f}%" for s, v in score.items()) + f"; naive guesses "
+        f"{np.mean([g.naive.iloc[0].mean() for _, g in table.groupby(['data', 'protocol'])]):.1f}%.")
+    beats = {s: int(sum(r.err.mean() < r.naive.mean() for _, r in
+                        table[table.structure == s].iterrows())) for s in structures}
+    total = len(table[table.structure == structures[0]])
+    lines.append("Cases (data set x protocol) where the structure beats the naive guess: "
+                 + ", ".join(f"{s} {beats[s]}/{total}" for s in structures) + ".")
+    lines.append(f"Winner by mean MAPE: {winner(table, structures)}. "
+                 f"Run time {elapsed:.0f} s.")
+    lines.append("")
+    lines.append("Coordinates resting on the prior (posterior sd > half the prior's), per "
+                 "data set and protocol, structure " + winner(table, structures) + ":")
+    lines.append("")
+    best = table[table.structure == winner(table, structures)]
+    for _, r in best.iterrows():
+        lines.append(f"- {r.data} ({r.protocol}): {r.prior_only or 'none'}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
