@@ -14,7 +14,7 @@ prediction interval (Laplace posterior, prior spread included).
 Usage::
 
     .venv/bin/python benchmarks/cassandra_heldout.py --out docs/cassandra/heldout.md \
-        [--write-prior sizing/default_prior.toml] [--workers 2]
+        [--write-prior sizing/default_prior.toml] [--workers 2] [--prior vague]
 """
 
 from __future__ import annotations
@@ -147,6 +147,9 @@ def main():
                         "best structure) to this TOML")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--structures", default=",".join(STRUCTURES))
+    parser.add_argument("--prior", choices=("others", "vague"), default="others",
+                        help="priors of the held-out fits: full fits of the other "
+                        "clusters (the issue's rule) or the vague prior (for comparison)")
     args = parser.parse_args()
     structures = args.structures.split(",")
     sets = data_sets()
@@ -160,6 +163,8 @@ def main():
                 others = np.array([points[(n, s)] for n in sets if sets[n][0] != data[0]])
                 prior = Prior.from_fits(others, f"full fits of the clusters other than "
                                                 f"{data[0]}, structure {s}")
+                if args.prior == "vague":
+                    prior = Prior.vague()
                 writes = None
                 if name.endswith("reads"):
                     writes = sets[name.replace("reads", "writes")][1]

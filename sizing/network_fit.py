@@ -132,10 +132,12 @@ class Fit:
         return np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
 
     def resting_on_prior(self, keep: float = 0.5) -> list[str]:
-        """Coordinates whose posterior sd is more than ``keep`` of the prior's: the rows
-        barely informed them."""
+        """Coordinates the structure uses whose posterior sd is more than ``keep`` of
+        the prior's: the rows barely informed them."""
+        unused = set() if self.structure == "client-bound" else {"outside_share"}
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
-                                                self.prior.sd) if post > keep * pri]
+                                                self.prior.sd)
+                if post > keep * pri and name not in unused]
 
 
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,

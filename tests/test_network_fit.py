@@ -39,6 +39,8 @@ def test_one_only_rows_leave_the_digest_ratio_at_the_prior():
     # ONE reads ask one replica: no digest is read, the rows say nothing about it
     assert result.point[i] == pytest.approx(prior.mean[i], abs=1e-3)
     assert "digest_ratio" in result.resting_on_prior()
+    # only the client-bound structure uses client work outside the latency
+    assert "outside_share" not in result.resting_on_prior()
     low, high = result.interval(_rows([3]), samples=40, seed=1)
     assert np.all(high > low)
 
