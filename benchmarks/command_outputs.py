@@ -22,18 +22,22 @@ from pathlib import Path
 #: name -> arguments of ``forkjoin-sim``; OUT stands for an output file of the command.
 COMMANDS: dict[str, list[str]] = {
     "simulate_fast": "simulate --nodes 9 --replicas 3 --quorum 2 --rho 1.5 --jobs 20000 "
-                     "--seed 3 --json".split(),
+                     "--seed 3 --engine fast --json".split(),
     "simulate_simpy": "simulate --nodes 5 --replicas 3 --quorum 2 --rho 1 --jobs 3000 "
                       "--engine simpy --purging --seed 2 --json".split(),
     "simulate_fused": "simulate --nodes 9 --replicas 3 --quorum 2 --rho 2.7 --jobs 50000 "
                       "--engine fused --replications 2 --workers 1 --json".split(),
     "simulate_closed": "simulate --nodes 6 --replicas 1 --quorum 1 --clients 20 --think 2 "
-                       "--jobs 20000 --seed 1 --json".split(),
+                       "--jobs 20000 --seed 1 --engine fast --json".split(),
     "simulate_speeds": "simulate --nodes 6 --replicas 3 --quorum 2 --rho 0.9 "
-                       "--speeds slow:1:0.5 --jobs 20000 --placement ring --json".split(),
+                       "--speeds slow:1:0.5 --jobs 20000 --placement ring --engine fast "
+                       "--json".split(),
+    # the default engine (auto): a run long enough for the fused kernel
+    "simulate_default": "simulate --nodes 9 --replicas 3 --quorum 2 --rho 2.7 "
+                        "--jobs 2000000 --seed 5 --json".split(),
     "approx": "approx --nodes 9 --replicas 3 --quorum 2 --rho 2.7 --json".split(),
     "mix": "mix --nodes 3 --replicas 3 --reads B --read-consistency QUORUM --clients 20 "
-           "--digest-mean 0.4 --write-mean 0.5 --jobs 20000 --json".split(),
+           "--digest-mean 0.4 --write-mean 0.5 --jobs 20000 --engine fast --json".split(),
     "cassandra_predict": "cassandra predict --nodes 6 --replicas 3 --policy round-robin "
                          "--local-basic 0.3 --remote-basic 1:1.2,2:1.9,3:2.5 "
                          "--json".split(),

@@ -87,13 +87,15 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1,
                    help="keep every s-th job after warm-up (the paper uses 10)")
     p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
-    p.add_argument("--engine", choices=["fast", "fused", "simpy"], default="fast",
-                   help="fast: numba Lindley over drawn blocks, exact percentiles; "
+    p.add_argument("--engine", choices=["auto", "fast", "fused", "simpy"], default="auto",
+                   help="auto (default): fused for long runs of a model it covers, else "
+                        "fast (simpy for purging); the output says which and why. "
+                        "fast: numba Lindley over drawn blocks, exact percentiles; "
                         "fused: one compiled loop, constant memory, every core "
                         "(percentiles within 0.8%%); simpy: event-level reference")
-    p.add_argument("--replications", type=whole(1, 10_000, "--replications"), default=1,
+    p.add_argument("--replications", type=whole(1, 10_000, "--replications"), default=None,
                    help="fused engine: independent replications (the numbers depend "
-                        "on this, not on --workers)")
+                        "on this, not on --workers; default 1, 8 when auto picks fused)")
     p.add_argument("--workers", type=whole(1, 1024, "--workers"),
                    help="fused engine: threads (default: every core)")
     add_closed_loop_arguments(p)

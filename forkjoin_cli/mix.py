@@ -159,7 +159,9 @@ def register(subparsers) -> None:
                    help="operations to simulate, or 'auto' (a +-1%% interval)")
     p.add_argument("--warmup", default="0.1")
     p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
-    p.add_argument("--engine", choices=["fast", "simpy"], default="fast")
+    p.add_argument("--engine", choices=["auto", "fast", "fused", "simpy"], default="auto",
+                   help="auto (default): fused for long runs the kernel covers, else "
+                        "fast; the output says which and why")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     from forkjoin_cli._steps import add_step_arguments
 

@@ -12,10 +12,18 @@ HELP = "simulate one (n,r,k) queue"
 def _cmd_simulate(args) -> int:
     from forkjoin_sim.simulation import simulate
 
-    if args.workers is not None and args.engine != "fused":
+    if args.workers is not None and args.engine not in ("fused", "auto"):
         raise ConfigError(f"--workers sets the fused engine's threads; the {args.engine} "
                           "engine runs on one core: add --engine fused or drop --workers")
     model = model_from_args(args)
+    if args.workers is not None and args.engine == "auto":
+        from forkjoin_sim.simulation import choose_engine
+
+        chosen, why = choose_engine(model, args.jobs, args.seed, parse_warmup(args.warmup))
+        if chosen != "fused":
+            raise ConfigError(f"--workers sets the fused engine's threads; the default "
+                              f"engine here is {chosen} ({why}): add --engine fused or "
+                              "drop --workers")
     # simulate() checks the run against memory before any work, as for API callers
     result = simulate(model, jobs=args.jobs, seed=args.seed, engine=args.engine,
                       warmup=parse_warmup(args.warmup), sample_every=args.sample_every,

@@ -37,6 +37,41 @@ CLASS_JOBS = 10
 #: Runs estimated to take longer show a progress bar when ``progress`` is None.
 LONG_RUN_SECONDS = 10.0
 
+#: ``engine=None``: runs of fewer jobs take the fast engine. Measured (BENCHMARKS.md,
+#: "Default engine"): below about a million jobs the fused kernel's start-up (loading
+#: its compiled code, starting threads) costs as much as it saves, and the fast engine
+#: keeps exact order statistics for free.
+AUTO_FUSED_JOBS = 1_000_000
+#: ``engine=None`` on the fused kernel: independent replications, a fixed number so
+#: that the numbers never depend on the machine's cores (they run on every core).
+AUTO_REPLICATIONS = 8
+
+
+def choose_engine(model, jobs, seed=0, warmup=0.1) -> tuple[str, str]:
+    """The engine ``simulate(engine=None)`` runs ``model`` on, and why.
+
+    The fused kernel where the model is in it and the run is long enough to repay
+    its start-up (`AUTO_FUSED_JOBS`); otherwise the fast engine (exact order
+    statistics); the SimPy engine for purging, which only it models.
+    """
+    if model.system.purging:
+        return "simpy", "purging is modelled by the SimPy engine only"
+    if warmup == "auto":
+        return "fast", "warm-up 'auto' (MSER-5) needs every job, which the fast engine keeps"
+    if jobs == "auto":
+        return "fast", "jobs 'auto' starts from short runs, which the fast engine starts sooner"
+    if isinstance(jobs, (int, np.integer)) and jobs < AUTO_FUSED_JOBS:
+        return "fast", (f"fewer than {AUTO_FUSED_JOBS:,} jobs: the fast engine starts "
+                        "sooner than the fused one and keeps exact percentiles")
+    from forkjoin_sim.engines.fused.engine import fused_refusal
+
+    refusal = fused_refusal(model, seed)
+    if refusal is not None:
+        why = refusal.split("; use engine")[0]
+        return "fast", f"not in the fused kernel ({why})"
+    return "fused", (f"the model is in the fused kernel and {int(jobs):,} jobs repay its "
+                     "start-up; runs on every core (--engine fast for exact percentiles)")
+
 
 def check_clock_of(model, jobs: int) -> None:
     """Refuse an open run of ``jobs`` jobs of ``model`` whose clock would end too far
@@ -48,9 +83,9 @@ def check_clock_of(model, jobs: int) -> None:
         check_clock(rate, jobs, min(c.mean_service for c in model.system.classes))
 
 
-def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
+def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None,
              warmup: float | str = 0.1, sample_every: int = 1,
-             progress: bool | None = None, replications: int = 1,
+             progress: bool | None = None, replications: int | None = None,
              workers: int | None = None) -> SimulationResult:
     """Simulate ``jobs`` jobs of ``model`` and summarise the steady state.
 
@@ -68,8 +103,9 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
         engine): ``fast`` and ``simpy`` give the same numbers; ``fused`` draws its own
         (xoshiro256** streams), so it agrees with them statistically, not number for
         number.
-    engine : "fast", "fused" or "simpy"
-        ``fast`` (numba Lindley recursion over drawn blocks, keeps every measured
+    engine : None, "auto", "fast", "fused" or "simpy"
+        None or ``"auto"`` (the default): `choose_engine` picks one and the result
+        says which and why (``engine_reason``). ``fast`` (numba Lindley recursion over drawn blocks, keeps every measured
         sojourn), ``fused`` (drawn and measured inside one compiled loop: constant
         memory, several cores, percentiles from a histogram within 0.39% of the
         exact order statistic) or ``simpy`` (event-level reference, needed for
@@ -86,15 +122,23 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
     replications, workers : int
         ``fused`` only: independent replications of ``jobs // replications`` jobs
         each (seed children), run on ``workers`` threads (default: every core). The
-        numbers depend on ``replications``, never on ``workers``.
+        numbers depend on ``replications``, never on ``workers``. None: 1, or
+        `AUTO_REPLICATIONS` when the default engine is the fused one.
     """
     if not (hasattr(model, "system") and hasattr(model, "arrival_process")):
         raise ConfigError(f"cannot simulate a {type(model).__name__}; give a "
                           "ForkJoinModel or a Workload")
     from forkjoin_sim.run import check_run
 
-    if not isinstance(engine, str):
-        raise ConfigError(f"engine={engine!r}; use 'fast', 'fused' or 'simpy'")
+    if engine is not None and not isinstance(engine, str):
+        raise ConfigError(f"engine={engine!r}; use 'auto', 'fast', 'fused' or 'simpy'")
+    reason = ""
+    if engine is None or engine == "auto":
+        engine, reason = choose_engine(model, jobs, seed, warmup)
+        if replications is None and engine == "fused":
+            replications = AUTO_REPLICATIONS
+    if replications is None:
+        replications = 1
     from forkjoin_sim.randomness.streams import as_seed_sequence
 
     as_seed_sequence(seed)  # every engine takes the same seeds (the fused one, too)
@@ -138,10 +182,12 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str = "fast",
     if progress is None:
         progress = seconds > LONG_RUN_SECONDS
     if jobs == "auto":
-        return _simulate_auto(model, seed, engine, warmup, sample_every, progress,
-                              replications, workers)
+        result = _simulate_auto(model, seed, engine, warmup, sample_every, progress,
+                                replications, workers)
+        return dataclasses.replace(result, engine_reason=reason)
     result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
                        replications, workers)
+    result = dataclasses.replace(result, engine_reason=reason)
     result = dataclasses.replace(result, notes=result.notes + _law_notes(model))
     if result.summary.warnings:
         # A run that doubts its own interval says how long it should have been.

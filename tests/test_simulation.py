@@ -106,7 +106,48 @@ def test_invalid_models_say_how_to_fix_them(kwargs, fragment):
 
 def test_purging_needs_the_simpy_engine():
     with pytest.raises(ConfigError, match="engine='simpy'"):
-        simulate(ForkJoinModel(3, 3, 1, load=0.5, purging=True), jobs=100)
+        simulate(ForkJoinModel(3, 3, 1, load=0.5, purging=True), jobs=100, engine="fast")
+
+
+def test_the_default_engine_runs_purging_on_simpy_and_says_why():
+    result = simulate(ForkJoinModel(3, 3, 1, load=0.5, purging=True), jobs=200)
+    assert result.engine == "simpy"
+    assert "purging" in result.to_dict()["engine_reason"]
+
+
+@pytest.mark.parametrize("model, jobs, warmup, engine, fragment", [
+    (ForkJoinModel(9, 3, 2, load=2.7), 2_000_000, 0.1, "fused", "fused kernel"),
+    (ForkJoinModel(9, 3, 2, load=2.7), 10_000, 0.1, "fast", "fewer than"),
+    (ForkJoinModel(9, 3, 2, load=2.7), 2_000_000, "auto", "fast", "MSER-5"),
+    (ForkJoinModel(9, 3, 2, load=2.7), "auto", 0.1, "fast", "jobs 'auto'"),
+    (ForkJoinModel(3, 3, 1, load=0.5, purging=True), 2_000_000, 0.1, "simpy", "purging"),
+])
+def test_choose_engine_picks_the_fastest_engine_that_can_run_the_model(
+        model, jobs, warmup, engine, fragment):
+    from forkjoin_sim.simulation import choose_engine
+
+    chosen, why = choose_engine(model, jobs, 0, warmup)
+    assert chosen == engine and fragment in why
+
+
+def test_a_model_outside_the_fused_kernel_falls_back_to_fast():
+    from forkjoin_sim.arrivals import Trace
+    from forkjoin_sim.simulation import choose_engine
+
+    model = ForkJoinModel(3, 2, 1, arrivals=Trace(np.arange(1.0, 100.0)))
+    chosen, why = choose_engine(model, 2_000_000)
+    assert chosen == "fast" and "not in the fused kernel" in why
+
+
+def test_the_default_engine_result_depends_on_the_seed_not_on_the_cores():
+    from forkjoin_sim.simulation import AUTO_FUSED_JOBS
+
+    model = ForkJoinModel(9, 3, 2, load=2.7)
+    one = simulate(model, jobs=AUTO_FUSED_JOBS, seed=4, workers=1)
+    two = simulate(model, jobs=AUTO_FUSED_JOBS, seed=4, workers=2)
+    assert one.engine == "fused"
+    assert one.to_dict()["mean"] == two.to_dict()["mean"]
+    assert one.summary.p99 == two.summary.p99
 
 
 def test_jobs_auto_runs_until_the_interval_is_one_percent():

@@ -29,6 +29,8 @@ class SimulationResult:
     classes : class name -> `Summary` of that class's measured jobs (several classes)
     throughput : jobs per unit time over the measured jobs, with its interval
     speeds : this run's node speed factors
+    engine_reason : why the engine ran when the caller left the choice to
+        `forkjoin_sim.simulation.choose_engine`; "" when the caller named it
     """
 
     model: object
@@ -44,6 +46,7 @@ class SimulationResult:
     throughput: Interval | None = None
     speeds: np.ndarray | None = None
     notes: tuple[str, ...] = ()
+    engine_reason: str = ""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -96,6 +99,8 @@ class SimulationResult:
         out["warnings"] = list(self.warnings)
         out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
                    seed=self.seed)
+        if self.engine_reason:
+            out["engine_reason"] = self.engine_reason
         out.update(self.model.summary_fields())
         if self.throughput is not None:
             out.update(throughput=self.throughput.mean,
@@ -115,6 +120,8 @@ class SimulationResult:
         lines = [self.model.describe(),
                  f"jobs simulated {self.jobs:,}, measured {s.jobs_measured:,} "
                  f"({self.engine} engine, {self.seconds:.2f} s)",
+                 *([f"engine        {self.engine}: {self.engine_reason}"]
+                   if self.engine_reason else []),
                  f"mean sojourn  {s.mean:.6g}  95% CI [{s.ci_low:.6g}, {s.ci_high:.6g}]",
                  f"percentiles   p50 {s.p50:.4g}  p90 {s.p90:.4g}  p95 {s.p95:.4g}  "
                  f"p99 {s.p99:.4g}  p99.9 {s.p999:.4g}"]

@@ -73,6 +73,16 @@ def kernel_model(system, arrivals, seed) -> kernel.KernelModel:
     return kernel.KernelModel(speeds, tuple(classes), arrival=gaps)
 
 
+def fused_refusal(model, seed) -> str | None:
+    """Why the fused kernel cannot run ``model`` (its ConfigError's text), or None
+    when it can: the model, its laws and its arrivals all map onto the kernel."""
+    try:
+        kernel._compile(kernel_model(model.system, model.arrival_process, seed))
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
                    replications: int, workers: int | None, started: float,
                    progress: bool = False):
@@ -161,4 +171,4 @@ def kernel_workers() -> int:
         return os.cpu_count() or 1
 
 
-__all__ = ["kernel_model", "kernel_workers", "simulate_fused"]
+__all__ = ["fused_refusal", "kernel_model", "kernel_workers", "simulate_fused"]
