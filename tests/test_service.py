@@ -245,3 +245,15 @@ def test_extreme_but_simulable_shapes_are_kept():
     assert parse_service("gamma:1e300", 2.0).mean() == pytest.approx(2.0)
     assert parse_service("lognormal:3", 2.0).std() / 2.0 == pytest.approx(
         math.sqrt(math.exp(9) - 1), rel=1e-9)
+
+
+def test_an_empirical_file_of_one_sample_is_refused_as_a_constant(tmp_path):
+    from forkjoin_sim.errors import ConfigError
+    from forkjoin_sim.laws.service import parse_service
+
+    path = tmp_path / "one.txt"
+    path.write_text("0.5\n")
+    with pytest.raises(ConfigError, match="one sample is a constant; write deterministic"):
+        parse_service(f"empirical:{path}")
+    path.write_text("0.5\n0.7\n")
+    assert parse_service(f"empirical:{path}").mean() == pytest.approx(0.6)

@@ -193,7 +193,13 @@ def _empirical(argument: str, spec: str) -> Any:
                               f"empirical:PATH; use KEY=VALUE with KEY one of "
                               f"{', '.join(EMPIRICAL_OPTIONS)}")
         kwargs[key] = int(value) if key == "column" and is_plain_whole(value) else value
-    return Empirical.from_file(path.strip(), **kwargs)
+    law = Empirical.from_file(path.strip(), **kwargs)
+    if law.samples.size == 1:
+        raise ConfigError(f"{path.strip()!r} holds one sample ({law.samples[0]:g}): one "
+                          "sample is a constant; write deterministic (its value is the mean, "
+                          "--mu 1/VALUE) for a fixed service time, or give more measured "
+                          "samples")
+    return law
 
 
 # --- helpers ----------------------------------------------------------------------
