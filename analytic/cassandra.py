@@ -28,7 +28,10 @@ def consistency_level_to_k(level, r):
     check_integer(r, "replicas r")
     if r < 1:
         raise ConfigError(f"replicas r={r} must be at least 1; use r >= 1")
-    name = level.strip().upper() if isinstance(level, str) else None
+    if isinstance(level, str) and level != level.strip():
+        raise ConfigError(f"consistency level {level!r} has blanks around it; write "
+                          f"{level.strip()!r} (any case)")
+    name = level.upper() if isinstance(level, str) else None
     fixed = {"ONE": 1, "TWO": 2, "THREE": 3, "QUORUM": r // 2 + 1, "ALL": r}
     if name not in fixed:
         raise ConfigError(

@@ -14,7 +14,7 @@ latencies = st.fractions(Fraction(1, 100), 50)
 
 @pytest.mark.parametrize("level, r, k", [
     ("ONE", 3, 1), ("two", 3, 2), ("Three", 3, 3), ("QUORUM", 3, 2), ("quorum", 4, 3),
-    ("QUORUM", 1, 1), ("QUORUM", 5, 3), ("ALL", 5, 5), (" all ", 2, 2)])
+    ("QUORUM", 1, 1), ("QUORUM", 5, 3), ("ALL", 5, 5), ("all", 2, 2)])
 def test_consistency_levels(level, r, k):
     assert consistency_level_to_k(level, r) == k
 
@@ -70,3 +70,17 @@ def test_invalid(args, message):
     with pytest.raises(ConfigError, match=message):
         cassandra_write_latency(*args)
 
+
+
+@pytest.mark.parametrize("text", ["quorum ", " ONE", "\tall"])
+def test_level_names_with_surrounding_blanks_are_refused_by_both_tables(text):
+    from analytic.cassandra import consistency_level_to_k
+    from forkjoin_sim.cassandra.model import consistency_quorum
+    from forkjoin_sim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="blanks around it"):
+        consistency_quorum(text, 3)
+    with pytest.raises(ValueError, match="blanks around it"):
+        consistency_level_to_k(text, 3)
+    assert consistency_quorum(text.strip().lower(), 3) == \
+        consistency_level_to_k(text.strip().capitalize(), 3)

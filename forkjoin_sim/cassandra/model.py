@@ -33,6 +33,11 @@ def consistency_quorum(level: str | int, replicas: int) -> int:
     """
     # The same table as analytic.consistency_level_to_k, duplicated on purpose:
     # forkjoin_sim must not import analytic, and this mapping is all it needs.
+    # One rule for level names everywhere: any case, no surrounding blanks (a blank
+    # is refused by name, so 'quorum ' does not pass where 'quor um' fails).
+    if isinstance(level, str) and level != level.strip():
+        raise ConfigError(f"consistency level {level!r} has blanks around it; write "
+                          f"{level.strip()!r} (any case)")
     if isinstance(level, (int, np.integer)) and not isinstance(level, bool):
         k = int(level)
     elif isinstance(level, str) and level.strip().isascii() and level.strip().isdigit():
