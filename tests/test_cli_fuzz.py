@@ -93,7 +93,7 @@ def make_files(root: Path) -> dict[str, Path]:
         "referee_text": REFEREE.replace("0.6,", "fast,"), "empty": "",
         "samples": "\n".join(f"{0.5 + 0.01 * i:g}" for i in range(200)) + "\n",
         "samples_tiny": "1e-320\n" * 50, "samples_negative": "-1\n2\n3\n" * 20,
-        "samples_words": "fast\nslow\n",
+        "samples_words": "fast\nslow\n", "samples_one": "0.5\n",
         "config": "[bogus]\ntime_unit = \"furlongs\"\n",
     }
     paths = {}
@@ -504,6 +504,13 @@ ISSUE_EXAMPLES = [
     (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency", "ONE",
       "--policy", "local-fraction:0_5", "--local-service", "exp", "--remote-service",
       "exp", "--rate", "0.2"], "needs a fraction"),
+    # issue 29: one sample is a constant, not a measured law ...
+    (["simulate", *Q, "--rho", "0.5", "--service", "empirical:samples_one.txt"],
+     "one sample is a constant"),
+    # ... and level names take any case but no blanks around them
+    (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency",
+      "quorum ", "--policy", "token-aware", "--local-service", "exp", "--remote-service",
+      "exp", "--rate", "0.2"], "blanks around it"),
 ]
 
 
@@ -523,3 +530,12 @@ def test_the_issue_examples_get_one_line_and_exit_2(argv, message, stubbed, tmp_
         assert code == 2 and out == "", (code, out, err)
         assert len(err.strip().splitlines()) == 1 and message in err, err
         assert _snapshot(tmp_path) == before
+
+
+def test_the_fuzz_covers_every_command_of_main():
+    from forkjoin_cli.main import COMMANDS as REGISTERED
+
+    fuzzed = {words[0] for words, _ in COMMANDS}
+    assert fuzzed == set(REGISTERED)
+    for group in ("cassandra", "estimators", "experiment"):
+        assert sum(words[0] == group and len(words) > 1 for words, _ in COMMANDS) >= 2
