@@ -122,7 +122,9 @@ def test_the_python_api_refuses_what_the_cli_refuses():
     from forkjoin_sim.errors import ConfigError
 
     model = fj.ForkJoinModel(6, 3, 2, load=0.9)
-    for kwargs, message in ((dict(jobs=10**15), "memory"), (dict(engine=None), "engine"),
+    # engine=None is the default (auto); a name that is no engine is refused
+    for kwargs, message in ((dict(jobs=10**15, engine="fast"), "memory"),
+                            (dict(engine=3), "engine"),
                             (dict(engine="warp"), "fast, simpy, fused")):
         with pytest.raises(ConfigError, match=message):
             fj.simulate(model, **kwargs)
