@@ -98,7 +98,7 @@ def simulate_row(model: CalibratedModel, row: Measurement, jobs: int, seed,
     """Simulate the configuration of ``row`` under ``model``."""
     cluster = model.cluster(row)
     jobs = _jobs(row, jobs)
-    result = simulate(cluster, jobs=jobs, seed=seed, progress=False)
+    result = simulate(cluster, jobs=jobs, seed=seed, progress=False, engine="fast")
     summary = result.classes.get(row.operation, result.summary)
     if row.closed and result.throughput is not None:
         throughput = result.throughput.mean * 1000.0

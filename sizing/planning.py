@@ -469,5 +469,5 @@ def simulate_capacity(candidate: CapacityCandidate, write_rate: float,
     service = stats.expon() if service is None else service
     model = ForkJoinModel(candidate.nodes, candidate.replicas, candidate.quorum,
                           arrival_rate=write_rate, service=service)
-    return percentile_interval(simulate(model, jobs=jobs, seed=seed,
+    return percentile_interval(simulate(model, jobs=jobs, seed=seed, engine="fast",
                                         progress=False).sojourns, percentile)

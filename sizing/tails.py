@@ -159,7 +159,7 @@ def simulated_basic_sojourns(sizes: Iterable[int], node_load: float, service: An
         children = _seed_sequence(seed).spawn(sizes[-1] + 1)
         return {i: simulate(ForkJoinModel(i, i, i, load=node_load, service=service),
                             jobs=jobs, seed=children[i], warmup=warmup,
-                            progress=False).sojourns
+                            engine="fast", progress=False).sojourns
                 for i in sizes}
     widest = ForkJoinModel(sizes[-1], sizes[-1], sizes[-1], load=node_load,
                            service=service)
@@ -265,7 +265,8 @@ def compare_percentiles(queues: Sequence[tuple[int, int, int, float]],
     rows = []
     for j, (n, r, k, load) in enumerate(queues):
         direct = simulate(ForkJoinModel(n, r, k, load=load, service=service),
-                          jobs=jobs, seed=children[2 * j], progress=False).sojourns
+                          jobs=jobs, seed=children[2 * j], engine="fast",
+                          progress=False).sojourns
         model = model_distribution(n, r, k, load, service, basic,
                                    jobs=basic_jobs or jobs, seed=children[2 * j + 1],
                                    grid_end=float(direct.max()))
@@ -303,7 +304,7 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     for j, load in enumerate(loads):
         run = simulate(ForkJoinModel(nodes, replicas, quorum, load=load,
                                      service=service),
-                       jobs=jobs, seed=children[2 * j], progress=False)
+                       jobs=jobs, seed=children[2 * j], engine="fast", progress=False)
         direct = run.sojourns
         model = model_distribution(nodes, replicas, quorum, load, service, basic,
                                    jobs=basic_jobs or jobs, seed=children[2 * j + 1],
