@@ -45,6 +45,13 @@ WARS_COORDINATOR, WARS_READ_DELAY = 5, 6
 STEP_PURPOSES = {"arrival": (1,), "think": (2,), "coordinator": (3,), "placement": (4,),
                  "class": (5,)}
 STEP_BASE = 10
+#: Cassandra level 2 on the steps engine (`cassandra.graphs`): the stage times of the
+#: staged write path, one purpose per stage (the writes themselves, arrivals,
+#: placement, coordinators and mutation times, are the `cassandra.writes` path that
+#: level 1 runs too).
+STEP_PURPOSES.update({"staged_request": (20,), "staged_network": (21,),
+                      "staged_response": (22,), "staged_datacentre": (23,),
+                      "staged_client": (24,)})
 
 #: Staleness under load (`staleness.queueing`).
 (QUEUED_ARRIVALS, QUEUED_KINDS, QUEUED_WRITE, QUEUED_ACK, QUEUED_READ, QUEUED_RESPONSE,
