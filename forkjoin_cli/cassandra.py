@@ -368,7 +368,8 @@ def register(subparsers) -> None:
                    default=None,
                    help="mean of a parametric --remote-service (default 1)")
     p.add_argument("--level", type=whole(1, 2, "--level"), choices=[1, 2], default=1,
-                   help="1: one FCFS queue per node; 2: staged write path (SimPy)")
+                   help="1: one FCFS queue per node; 2: staged write path (steps "
+                        "engine)")
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
     p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"), default=200_000,
                    help="writes to simulate")

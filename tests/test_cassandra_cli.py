@@ -82,7 +82,7 @@ def test_simulate_level2_with_config(capsys, tmp_path):
                          "1", "--local-service", "exp:0.2", "--remote-service", "exp:1",
                          "--level", "2", "--config", str(config), "--jobs", "800",
                          "--json")
-    assert status == 0 and json.loads(out)["engine"] == "staged"
+    assert status == 0 and json.loads(out)["engine"] == "steps"
 
 
 def test_quick_validate_writes_its_files(capsys, tmp_path):

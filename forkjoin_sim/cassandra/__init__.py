@@ -8,8 +8,9 @@ Model (writes, Theorem 4)
     CONSISTENCY_LEVELS, POLICIES
 Workloads
     WritePath, WritePathSampler, basic_write_path
-Level 2
-    StagedConfig, load_staged_config, StagedEngine, DEFAULT_STAGED_CONFIG
+Level 2 (the staged write path as a graph of steps, on the steps engine)
+    StagedConfig, load_staged_config, DEFAULT_STAGED_CONFIG, staged_layout,
+    staged_write, staged_jobs, run_staged
 Simulation
     simulate_cassandra, simulate_quorums, simulate_basic, basic_latencies,
     CassandraResult
@@ -19,8 +20,10 @@ from forkjoin_sim.cassandra.cluster import CassandraCluster
 from forkjoin_sim.cassandra.model import (CONSISTENCY_LEVELS, POLICIES, CassandraModel, consistency_quorum,
                     policy_local_fraction)
 from forkjoin_sim.cassandra.writes import WritePath, WritePathSampler, basic_write_path
-from forkjoin_sim.cassandra.staged import (DEFAULT_STAGED_CONFIG, StagedConfig, StagedEngine,
-                     load_staged_config)
+from forkjoin_sim.cassandra.staged import (DEFAULT_STAGED_CONFIG, StagedConfig,
+                                          load_staged_config)
+from forkjoin_sim.cassandra.graphs import (run_staged, staged_jobs, staged_layout,
+                                           staged_write)
 from forkjoin_sim.cassandra.simulation import (CassandraResult, basic_latencies, simulate_basic, simulate_cassandra,
                          simulate_quorums)
 
@@ -28,6 +31,7 @@ __all__ = [
     "CassandraCluster", "CONSISTENCY_LEVELS", "POLICIES", "CassandraModel", "consistency_quorum",
     "policy_local_fraction",
     "WritePath", "WritePathSampler", "basic_write_path",
-    "DEFAULT_STAGED_CONFIG", "StagedConfig", "StagedEngine", "load_staged_config",
+    "DEFAULT_STAGED_CONFIG", "StagedConfig", "load_staged_config", "staged_layout",
+    "staged_write", "staged_jobs", "run_staged",
     "CassandraResult", "basic_latencies", "simulate_basic", "simulate_cassandra", "simulate_quorums",
 ]

@@ -1,4 +1,5 @@
-"""Simulating Cassandra writes at level 1 (fast engine) or level 2 (staged SimPy)."""
+"""Simulating Cassandra writes at level 1 (fast engine) or level 2 (the staged write
+path as a graph of steps, on the steps engine)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.run import check_run, check_work, run_path
 from forkjoin_sim.measure.statistics import Interval, SojournRecorder, Summary, summarize
 from forkjoin_sim.cassandra.model import CassandraModel
-from forkjoin_sim.cassandra.staged import StagedConfig, StagedEngine, check_stable, stage_utilisation
-from forkjoin_sim.cassandra.writes import STAGES, WritePath, WritePathSampler, basic_write_path, spawn_streams
+from forkjoin_sim.cassandra.graphs import run_staged, staged_write
+from forkjoin_sim.cassandra.staged import StagedConfig, check_stable, stage_utilisation
+from forkjoin_sim.cassandra.writes import WritePath, WritePathSampler, basic_write_path
+from forkjoin_sim.checks import check_memory
 
 LEVELS = (1, 2)
+#: Bytes level 2 holds per step of a write while it runs (the whole run is one block:
+#: durations, stations, step states, recorded end times and the drawn stage times).
+BYTES_PER_STEP = 48
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,7 @@ class CassandraResult:
 
     @property
     def engine(self) -> str:
-        return "fast" if self.level == 1 else "staged"
+        return "fast" if self.level == 1 else "steps"
 
     @property
     def mean(self) -> float:
@@ -86,8 +92,13 @@ def _check_run(jobs: int, level: int, replicas: int = 1) -> None:
         raise ConfigError(f"level {level!r} is unknown; use 1 (one FCFS queue per node) "
                           "or 2 (staged write path)")
     check_run(jobs)
-    # level 2 is an event simulation, as slow per task as the SimPy engine
-    check_work(jobs, replicas, "fast" if level == 1 else "simpy")
+    if level == 1:
+        check_work(jobs, replicas, "fast")
+        return
+    # level 2 runs the whole path as one block on the steps engine
+    steps = len(staged_write(replicas, 1, -1, StagedConfig(1, 1, 1, 1, 1)).ops)
+    check_memory(float(jobs) * steps * BYTES_PER_STEP, f"level 2 with {int(jobs):,} "
+                 "writes", "use fewer jobs (level 2 holds the whole run in memory)")
 
 
 def _latencies(completions: np.ndarray, arrivals: np.ndarray,
@@ -96,10 +107,37 @@ def _latencies(completions: np.ndarray, arrivals: np.ndarray,
     return {k: ordered[:, k - 1] - arrivals for k in quorums}
 
 
-def _run_level2(writes: WritePath, config: StagedConfig, rng: np.random.Generator,
+def _run_level2(writes: WritePath, config: StagedConfig, seed,
                 quorums: Iterable[int]) -> dict[int, np.ndarray]:
-    acks, _ = StagedEngine(config, writes.node_count, rng).run(writes)
-    return _latencies(acks, writes.path.arrivals, quorums)
+    """Open-loop writes through the staged path: per quorum, every write's latency
+    (without purging the quorum does not change what the cluster does)."""
+    quorums = list(quorums)
+    start, acks = run_staged(writes, config, seed, min(quorums))
+    return _latencies(acks, start, quorums)
+
+
+class _Level2:
+    """`run_path`'s engine for level 2: a whole write path through the staged graph
+    on the steps engine (closed loop: the issue times are written into the path)."""
+
+    blockwise = False
+
+    def __init__(self, config: StagedConfig, seed, quorum: int, clients=None,
+                 initial_release=None):
+        self.config, self.seed, self.quorum = config, seed, quorum
+        self.clients, self.initial_release = clients, initial_release
+
+    def run(self, writes: WritePath) -> tuple[np.ndarray, np.ndarray]:
+        think = None
+        if self.clients is not None:
+            # client c first waits its own release, then write j waits think[j]
+            think = np.concatenate([self.initial_release, writes.path.think])[
+                :writes.jobs]
+        start, acks = run_staged(writes, self.config, self.seed, self.quorum,
+                                 self.clients, think)
+        writes.path.arrivals[:] = start
+        kth = np.sort(acks, axis=1)[:, self.quorum - 1]
+        return acks, kth - start
 
 
 def _model_stages(model: CassandraModel, config: StagedConfig) -> None:
@@ -128,8 +166,8 @@ def _run_writes(model: CassandraModel, quorums: list[int], jobs: int, seed, leve
         if config.datacentre and len(config.datacentre) != model.nodes:
             raise ConfigError(f"[datacentres] nodes lists {len(config.datacentre)} nodes "
                               f"but the cluster has {model.nodes}; give one per node")
-        engine = StagedEngine(config, model.nodes, sampler.streams[STAGES],
-                          initial_release=sampler.initial_release)
+        engine = _Level2(config, seed, min(quorums), model.clients,
+                         sampler.initial_release)
     recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
                                columns=len(quorums), times=True)
     recorder.check_enough()
@@ -189,8 +227,9 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
         The run is a pure function of its arguments.
     level : 1 or 2
         1: each node one FCFS queue (the paper's Fig. 4), fast engine. 2: the staged
-        write path (:mod:`.staged`), where the local and remote service times are the
-        mutation-stage times and ``config`` adds the other stages.
+        write path as a graph of steps (:mod:`.graphs`) on the steps engine, where the
+        local and remote service times are the mutation-stage times and ``config``
+        adds the other stages.
     config : StagedConfig, optional
         Level 2 only; default ``StagedConfig.from_mapping()``.
     warmup, sample_every : as in :func:`forkjoin_sim.simulation.simulate`.
@@ -252,7 +291,7 @@ def basic_latencies(kind: str, replicas: int, arrival_rate: float, service: Any,
     config = config or StagedConfig.from_mapping()
     acks = 0.0 if kind == "local" else arrival_rate * replicas
     check_stable(stage_utilisation(config, arrival_rate, acks, arrival_rate * mean))
-    return _run_level2(writes, config, spawn_streams(seed)[STAGES], [replicas])[replicas]
+    return _run_level2(writes, config, seed, [replicas])[replicas]
 
 
 def simulate_basic(kind: str, replicas: int, arrival_rate: float, service: Any,

@@ -1,4 +1,8 @@
-"""Level 2: Cassandra's staged (SEDA) write path as a SimPy model.
+"""Level 2: the configuration of Cassandra's staged (SEDA) write path.
+
+The path itself is a graph of steps run by the steps engine (`.graphs`); this module
+holds its thread pools and stage times (`StagedConfig`, from a TOML file with
+`load_staged_config`) and the stability check of its stages.
 
 A write enters its coordinator's request stage (Native-Transport-Requests, a pool of
 ``request_threads``), is sent over the network to each replica (a delay, no
@@ -46,11 +50,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import simpy
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.laws.service import parse_service
-from forkjoin_sim.cassandra.writes import WritePath
 
 #: The level-2 defaults (see the module docstring for their sources).
 DEFAULT_STAGED_CONFIG: dict[str, Any] = {
@@ -182,133 +184,3 @@ def check_stable(utilisation: dict[str, float]) -> None:
             raise ConfigError(f"unstable {stage} stage: each thread is busy a fraction "
                               f"{value:.4g} >= 1; lower the write rate or raise "
                               f"[{stage}] threads")
-
-
-class StagedEngine:
-    """Event-level engine of the staged write path for one whole :class:`WritePath`.
-
-    ``rng`` draws the stage times and network delays. A closed-loop write path
-    (think times set) is driven by client processes whose first requests go out at
-    ``initial_release``.
-    """
-
-    name = "staged"
-    blockwise = False
-
-    def __init__(self, config: StagedConfig, node_count: int,
-                 rng: np.random.Generator | None = None,
-                 initial_release: np.ndarray | None = None):
-        self.config = config
-        self.rng = rng
-        self.initial_release = initial_release
-        self.env = simpy.Environment()
-        self.request = [simpy.Resource(self.env, config.request_threads)
-                        for _ in range(node_count)]
-        self.mutation = [simpy.Resource(self.env, config.mutation_threads)
-                         for _ in range(node_count)]
-        self.response = [simpy.Resource(self.env, config.response_threads)
-                         for _ in range(node_count)]
-
-    def run(self, writes: WritePath,
-            rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Acknowledgement times as the client sees them (jobs, r) and each write's
-        latency (k-th acknowledgement, plus the hop back to the client)."""
-        if self.env.now > 0:
-            raise RuntimeError("a StagedEngine runs one write path; make a new one")
-        rng = rng if rng is not None else self.rng
-        path, c = writes.path, self.config
-        shape = path.nodes.shape
-        self._times = {
-            "request": _times(c.request_time, (path.jobs,), rng),
-            "out": _times(c.network_delay, shape, rng),
-            "back": _times(c.network_delay, shape, rng),
-            "response": _times(c.response_time, shape, rng),
-            "client_out": _times(c.client_delay, (path.jobs,), rng),
-            "client_back": _times(c.client_delay, (path.jobs,), rng),
-            "cross_out": _times(c.cross_delay, shape, rng),
-            "cross_back": _times(c.cross_delay, shape, rng),
-        }
-        if c.datacentre and len(c.datacentre) != writes.node_count:
-            raise ConfigError(f"[datacentres] nodes lists {len(c.datacentre)} nodes but "
-                              f"the cluster has {writes.node_count}; give one per node")
-        self._writes = writes
-        self._acks = np.full(shape, np.nan)
-        self._done = {}
-        if path.closed:
-            counter = [0]
-            for first in self.initial_release:
-                self.env.process(self._client(float(first), counter))
-        else:
-            self.env.process(self._source())
-        self.env.run()
-        if self._times["client_back"] is not None:
-            self._acks += self._times["client_back"][:, None]
-        kth = np.sort(self._acks, axis=1)[np.arange(path.jobs), path.quorum - 1]
-        return self._acks, kth - path.arrivals
-
-    def _source(self):
-        env, arrivals = self.env, self._writes.path.arrivals
-        for j in range(len(arrivals)):
-            yield env.timeout(arrivals[j] - env.now)
-            env.process(self._write(j))
-
-    def _client(self, first: float, counter: list):
-        env, path = self.env, self._writes.path
-        yield env.timeout(first)
-        while counter[0] < path.jobs:
-            j = counter[0]
-            counter[0] += 1
-            path.arrivals[j] = env.now
-            done = self._done[j] = [env.event(), 0]
-            env.process(self._write(j))
-            yield done[0]
-            if self._times["client_back"] is not None:
-                yield env.timeout(self._times["client_back"][j])
-            yield env.timeout(path.think[j])
-
-    def _write(self, j: int):
-        env, writes, times = self.env, self._writes, self._times
-        coordinator = int(writes.coordinator[j])
-        if times["client_out"] is not None:
-            yield env.timeout(times["client_out"][j])
-        if times["request"] is not None:
-            with self.request[coordinator].request() as slot:
-                yield slot
-                yield env.timeout(times["request"][j])
-        for t, node in enumerate(writes.path.nodes[j]):
-            if node >= 0:
-                env.process(self._replica(j, t, int(node), coordinator))
-
-    def _replica(self, j: int, t: int, node: int, coordinator: int):
-        env, times = self.env, self._times
-        local = self._writes.local_slot[j] == t
-        cross = (times["cross_out"] is not None and self.config.data_centre(node)
-                 != self.config.data_centre(coordinator))
-        if not local and times["out"] is not None:
-            yield env.timeout(times["out"][j, t])
-        if cross:
-            yield env.timeout(times["cross_out"][j, t])
-        with self.mutation[node].request() as slot:
-            yield slot
-            yield env.timeout(self._writes.path.service[j, t])
-        if not local:
-            if times["back"] is not None:
-                yield env.timeout(times["back"][j, t])
-            if cross:
-                yield env.timeout(times["cross_back"][j, t])
-            if times["response"] is not None:
-                with self.response[coordinator].request() as slot:
-                    yield slot
-                    yield env.timeout(times["response"][j, t])
-        self._acks[j, t] = env.now
-        done = self._done.get(j)
-        if done is not None:
-            done[1] += 1
-            if done[1] == self._writes.path.quorum[j]:
-                done[0].succeed()
-
-
-def _times(dist: Any, shape: tuple[int, ...], rng: np.random.Generator):
-    if dist is None:
-        return None
-    return np.asarray(dist.rvs(size=shape, random_state=rng), dtype=float).reshape(shape)
