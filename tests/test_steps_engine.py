@@ -18,8 +18,9 @@ from forkjoin_sim.steps.graph import compile_templates, stations_of
 
 @st.composite
 def templates(draw, parties):
-    """A random job graph: tasks at random parties or delays, random predecessors
-    (each step but the last feeds a later one), random quorums, purging or not."""
+    """A random job graph: tasks at random parties, delays or ordered hops between two
+    parties, random predecessors (each step but the last feeds a later one), random
+    quorums, purging or not."""
     size = draw(st.integers(1, 8))
     afters = []
     for i in range(size):
@@ -32,9 +33,12 @@ def templates(draw, parties):
         need = draw(st.integers(1, len(after))) if after else None
         purging = need is not None and need < len(after) and draw(st.booleans())
         party = draw(st.one_of(st.none(), st.integers(0, parties - 1)))
+        link = None
+        if party is None and draw(st.booleans()):
+            link = (draw(st.integers(0, parties - 1)), draw(st.integers(0, parties - 1)))
         ops.append(Op(f"kind{i % 3}", tuple(after), party=party,
                       stage="s" if party is not None else "", need=need,
-                      purging=purging))
+                      purging=purging, link=link))
     return Template(tuple(ops), parties=parties)
 
 
@@ -67,14 +71,15 @@ def systems(draw):
     else:
         think = rng.exponential(0.5, jobs)
         arrivals = Closed(draw(st.integers(1, 5)), np.floor(2 * think) if ties else think)
-    return compiled, which, station, durations, np.array(servers), arrivals
+    return compiled, which, station, durations, np.array(servers), arrivals, layout.channels
 
 
 @settings(max_examples=300)
 @given(systems())
 def test_engine_equals_simpy_reference_per_job_and_step(system):
-    fast = run_arrays(*system, record_steps=True)
-    ref = run_reference(*system, record_steps=True)
+    *system, channels = system
+    fast = run_arrays(*system, record_steps=True, channels=channels)
+    ref = run_reference(*system, record_steps=True, channels=channels)
     np.testing.assert_array_equal(fast.start, ref.start)
     np.testing.assert_array_equal(fast.finish, ref.finish)
     np.testing.assert_array_equal(fast.steps, ref.steps)
@@ -168,7 +173,7 @@ def test_resolved_arrays_are_checked_before_the_kernel_reads_them():
     good = dict(compiled=compiled, classes=np.zeros(2, int), station=np.zeros((2, 1), int),
                 durations=np.ones((2, 1)), servers=np.array([1]),
                 arrivals=Open(np.zeros(2)))
-    for bad, message in [(dict(station=np.full((2, 1), 1)), "use -1 \\(a delay\\) or 0..0"),
+    for bad, message in [(dict(station=np.full((2, 1), 1)), "use -1 \\(a delay\\), 0..0"),
                          (dict(classes=np.ones(2, int)), "indices into the 1"),
                          (dict(station=np.zeros((2, 2), int)), "shape \\(jobs, 1\\)"),
                          (dict(servers=np.array([0])), "servers >= 1")]:
@@ -206,3 +211,47 @@ def test_many_delays_in_flight_grow_the_heap():
         free = max(free, out.steps[j, 0]) + durations[j, 1]
         expected[j] = free
     np.testing.assert_array_equal(out.finish, expected)
+
+
+def hop_template():
+    """One message from party 0 to party 1 on their ordered connection."""
+    return Template((Op("hop", link=(0, 1)),), parties=2)
+
+
+def test_an_ordered_hop_never_overtakes_the_one_sent_before_it():
+    layout = Layout(("a", "b"), (1, 1), ("s",), [[0], [1]])
+    sent = np.array([0.0, 1.0, 2.0, 3.0])
+    delay = np.array([[5.0], [1.0], [4.0], [0.5]])
+    # jobs 0, 1, 3 go from node 0 to node 1; job 2 the other way (its own connection)
+    parties = np.array([[0, 1], [0, 1], [1, 0], [0, 1]])
+    out = simulate(hop_template(), layout, parties, delay, Open(sent))
+    np.testing.assert_array_equal(out.finish, [5.0, 5.0, 6.0, 5.0])
+    plain = simulate(Template((Op("hop"),), parties=2), layout, parties, delay, Open(sent))
+    np.testing.assert_array_equal(plain.finish, [5.0, 2.0, 6.0, 3.5])
+
+
+def test_ordered_hops_keep_each_connection_in_order_on_long_runs():
+    rng = np.random.default_rng(5)
+    jobs, nodes = 3000, 3
+    layout = Layout(("x",), (1,), ("s",), [[0]] * nodes)
+    parties = rng.integers(0, nodes, (jobs, 2))
+    sent = np.cumsum(rng.exponential(0.1, jobs))
+    delay = rng.exponential(1.0, (jobs, 1))
+    out = simulate(hop_template(), layout, parties, delay, Open(sent))
+    assert np.all(out.finish >= sent + delay[:, 0])
+    connection = parties[:, 0] * nodes + parties[:, 1]
+    for c in np.unique(connection):
+        mine = connection == c
+        assert np.all(np.diff(out.finish[mine]) >= 0)   # sent in job order
+    assert np.any(out.finish > sent + delay[:, 0])      # some waited for an earlier one
+
+
+def test_a_link_needs_a_delay_and_known_parties():
+    with pytest.raises(ConfigError, match="only a delay"):
+        Template((Op("hop", party=0, stage="s", link=(0, 1)),), parties=2)
+    with pytest.raises(ConfigError, match="from_party, to_party"):
+        Template((Op("hop", link=(0, 2)),), parties=2)
+    compiled = compile_templates([hop_template()])
+    with pytest.raises(ConfigError, match="ordered hop on channel c < 0"):
+        run_arrays(compiled, np.zeros(1, int), np.full((1, 1), -2), np.ones((1, 1)),
+                   np.array([1]), Open(np.zeros(1)))

@@ -14,6 +14,10 @@ SimPy reference (`reference`) follows this rule too.
 The engine is exact for FCFS ``c``-server stations: a task starts at the later of its
 readiness and a free server, in order of readiness (ties as above).
 
+Ordered hops (station ``-2 - channel``): a delay that ends at the later of its start
+plus its duration and the end of the previous hop started on its channel (in the order
+above), so every connection delivers in order.
+
 Closed loop: ``clients`` threads; client ``c`` thinks ``think[c]`` and issues job ``c``;
 whenever a job finishes, its client takes the next job index (so job index = the order
 in which clients decide to issue, ties by job order of the finishing jobs) and issues
@@ -155,7 +159,7 @@ _AHEAD = 8
 def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             job_class, station, dur, servers, order, arrival, clients, think,
             record, op_done, start, finish, client_of,
-            prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk, regs):
+            prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk, regs, chan):
     """Handle events until none is left or the heap or a line may overflow (returns
     which). ``prog`` holds per job and step its state (low 3 bits) and how many of
     its predecessors are done (the rest)."""
@@ -331,7 +335,13 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             st = station[ux]
             if st < 0:
                 prog[ux] += RUNNING - IDLE
-                pt[np.uint64(npush)] = t + dur[ux]
+                end = t + dur[ux]
+                if st < -1:
+                    # an ordered hop: not before the previous message on its channel
+                    uc = np.uint64(-2 - st)
+                    end = max(end, chan[uc])
+                    chan[uc] = end
+                pt[np.uint64(npush)] = end
                 pk[np.uint64(npush)] = (j << SH) | (s + 1)
                 npush += 1
                 continue
@@ -427,7 +437,7 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
 @njit(cache=True)
 def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
          job_class, station, dur, servers, order, arrival, clients, think,
-         record, op_done, start, finish, client_of):
+         record, op_done, start, finish, client_of, channels):
     J = start.shape[0]
     M = need.shape[1]
     S = servers.shape[0]
@@ -450,6 +460,7 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     ql = np.zeros(S, np.int64)
     ht = np.full(max(1024, 8 * M + 16), np.inf)
     hk = np.full(ht.shape[0], _NO_KEY)
+    chan = np.full(max(channels, 1), -np.inf)
     ready = np.empty(M, np.int64)
     freed = np.empty(M + 1, np.int64)
     pt = np.empty(2 * M + 4, np.float64)
@@ -467,7 +478,7 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                        job_class, station, dur, servers, order, arrival, clients, think,
                        record, op_done, start, finish, client_of,
                        prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk,
-                       regs)
+                       regs, chan)
         if code == _GROW_HEAP:
             ht, hk = _grow_heap(ht, hk, regs[_HEAP])
         elif code == _GROW_LINES:
@@ -513,14 +524,18 @@ def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, par
         rows = np.flatnonzero(classes == c)
         station[rows, :len(template.ops)] = stations_of(
             template, layout, parties[rows, :template.parties])
+    channels = layout.channels if any(t.ordered for t in templates) else 0
     return run_arrays(compiled, classes, station, durations,
-                      np.asarray(layout.servers, np.int64), arrivals, record_steps)
+                      np.asarray(layout.servers, np.int64), arrivals, record_steps,
+                      channels)
 
 
 def run_arrays(compiled: Compiled, classes, station, durations, servers,
-               arrivals: Union[Open, Closed], record_steps: bool = False) -> Outcome:
+               arrivals: Union[Open, Closed], record_steps: bool = False,
+               channels: int = 0) -> Outcome:
     """`simulate` on resolved arrays: per job its class, per job and step its station
-    (-1 for a delay) and duration; per station its servers."""
+    (-1 for a delay, ``-2 - c`` for an ordered hop on channel ``c < channels``) and
+    duration; per station its servers."""
     station = np.asarray(station)
     jobs = station.shape[0] if station.ndim == 2 else -1
     durations = np.ascontiguousarray(durations, np.float64)
@@ -536,10 +551,12 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
                                     < len(compiled.steps)):
         raise ConfigError(f"classes must be {jobs} indices into the "
                           f"{len(compiled.steps)} templates; give one per job")
-    if station.size and not -1 <= station.min() <= station.max() < len(servers):
+    channels = int(channels)
+    if station.size and not -1 - channels <= station.min() <= station.max() < len(servers):
         raise ConfigError(f"stations {station.min()}..{station.max()} for "
-                          f"{len(servers)} stations; use -1 (a delay) or 0.."
-                          f"{len(servers) - 1}")
+                          f"{len(servers)} stations and {channels} channels; use -1 (a "
+                          f"delay), 0..{len(servers) - 1}, or -2 - c for an ordered hop "
+                          f"on channel c < {channels}")
     if not np.all(servers >= 1):
         raise ConfigError("every station needs servers >= 1")
     if not np.all(np.isfinite(durations) & (durations >= 0)):
@@ -566,11 +583,11 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
     else:
         raise ConfigError(f"arrivals is {type(arrivals).__name__}; use Open or Closed")
     # narrow station numbers when they fit: less memory to stream through
-    index = np.int16 if len(servers) < 2**15 else np.int32
+    index = np.int16 if max(len(servers), channels + 2) < 2**15 else np.int32
     _run(compiled.steps, compiled.need, compiled.succ_ptr, compiled.succ,
          compiled.purge_ptr, compiled.purge, compiled.roots_ptr, compiled.roots,
          classes, np.ascontiguousarray(station, index).ravel(), durations.ravel(),
          servers, order, times, clients, think,
-         record_steps, op_done, start, finish, client)
+         record_steps, op_done, start, finish, client, channels)
     return Outcome(start, finish, op_done if record_steps else None,
                    client if clients else None)

@@ -8,6 +8,11 @@ predecessors for a sequence/AND, ``k`` of ``r`` for a quorum join). A job is a t
 plus its *parties*: the node of each role (client, coordinator, replica j), so the
 station of every operation of a job is ``layout.table[parties[op.party], op.stage]``.
 
+A delay with ``link=(a, b)`` is an *ordered hop*: a message on the connection from
+party ``a``'s node to party ``b``'s node, which delivers in order, so the hop ends at
+max(its start + its duration, the end of the hop that started before it on the same
+connection). Connection ``(x, y)`` of nodes x, y is channel ``x * nodes + y``.
+
 A join with ``purging=True`` cancels, at the instant it fires, every unfinished
 operation whose only use is that join (the join post-dominates it): waiting tasks leave
 their line, tasks in service stop and free their server at that time.
@@ -33,6 +38,7 @@ class Op:
 
     ``kind`` names what its duration is drawn from (e.g. ``"replica_read"``, ``"hop"``).
     ``need`` defaults to the number of predecessors (a sequence or AND join).
+    ``link=(from_party, to_party)`` makes a delay an ordered hop on that connection.
     """
 
     kind: str
@@ -41,6 +47,7 @@ class Op:
     stage: str = ""
     need: Optional[int] = None
     purging: bool = False
+    link: Optional[tuple] = None
 
     @property
     def quorum(self) -> int:
@@ -105,11 +112,26 @@ class Template:
                 if not op.stage:
                     raise ConfigError(f"{where} names party {op.party} but no stage; "
                                       "give the stage (e.g. 'cores') it queues at")
+            if op.link is not None:
+                link = tuple(op.link)
+                if op.party is not None:
+                    raise ConfigError(f"{where} is a task at party {op.party} and has "
+                                      "a link; only a delay (party=None) is a hop")
+                if len(link) != 2 or not all(
+                        isinstance(p, (int, np.integer)) and 0 <= p < self.parties
+                        for p in link):
+                    raise ConfigError(f"{where} has link={op.link!r}; give (from_party, "
+                                      f"to_party), each in 0..{self.parties - 1}")
         sinks = [i for i in range(len(ops) - 1) if not has_successor[i]]
         if sinks:
             raise ConfigError(f"template {self.name!r}: steps {sinks} lead nowhere; "
                               f"every step but the last ({len(ops) - 1}) must precede "
                               "another")
+
+    @property
+    def ordered(self) -> bool:
+        """Whether any step is an ordered hop."""
+        return any(op.link is not None for op in self.ops)
 
     @property
     def kinds(self) -> tuple:
@@ -182,6 +204,11 @@ class Layout:
         """Rows of the table (machines that can be a party)."""
         return len(self.table)
 
+    @property
+    def channels(self) -> int:
+        """Connections between ordered pairs of nodes (a node to itself included)."""
+        return self.nodes * self.nodes
+
     def stage(self, name: str) -> int:
         """Index of stage ``name``."""
         try:
@@ -192,7 +219,8 @@ class Layout:
 
 
 def stations_of(template: Template, layout: Layout, parties) -> np.ndarray:
-    """Per job and step, its station (-1 for a delay): an ``int32`` array ``(jobs, steps)``.
+    """Per job and step, its station (-1 for a delay, ``-2 - channel`` for an ordered
+    hop on ``channel``): an ``int32`` array ``(jobs, steps)``.
 
     ``parties`` is an int array ``(jobs, template.parties)`` of node indices.
     """
@@ -206,6 +234,10 @@ def stations_of(template: Template, layout: Layout, parties) -> np.ndarray:
     table = np.asarray(layout.table, np.int32).reshape(layout.nodes, len(layout.stages))
     out = np.full((parties.shape[0], len(template.ops)), -1, np.int32)
     for i, op in enumerate(template.ops):
+        if op.link is not None:
+            a, b = op.link
+            out[:, i] = -2 - (parties[:, a] * layout.nodes + parties[:, b])
+            continue
         if op.party is None:
             continue
         column = table[parties[:, op.party], layout.stage(op.stage)]

@@ -2,7 +2,8 @@
 
 One ``simpy.Resource`` (FIFO, ``servers`` capacity) per station and one process per
 step of each job. A step waits for ``need`` of its predecessors, then for a server of
-its station (or nothing, for a delay), then for its duration. A purging join interrupts
+its station (or nothing, for a delay), then for its duration. An ordered hop (station ``-2 - channel``) waits until the later of its
+duration's end and the end of the previous hop on its channel. A purging join interrupts
 the steps it post-dominates: a waiting one withdraws its request, one in service
 releases its server. Takes the same arrays as `engine.run_arrays`, so both engines see
 the same numbers; slow, for tests and speed comparisons only.
@@ -15,6 +16,8 @@ settled before the next one at the same time, and those come in (job, step) orde
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 import simpy
 
@@ -25,13 +28,24 @@ from forkjoin_sim.steps.graph import Compiled
 class _Ordered(simpy.Event):
     """A timeout that comes after SimPy's ordinary events of the same time, and after
     every ``_Ordered`` of the same time and smaller ``rank`` (built as
-    ``simpy.Timeout`` builds itself, with a priority of its own)."""
+    ``simpy.Timeout`` builds itself, with a priority of its own). With ``at`` it
+    fires at that time exactly: now + (at - now) may round off it."""
 
-    def __init__(self, env, delay, rank):
+    def __init__(self, env, delay, rank, at=None):
         super().__init__(env)
         self._ok = True
         self._value = None
-        env.schedule(self, simpy.events.NORMAL + 1 + rank, delay)
+        if at is None:
+            env.schedule(self, simpy.events.NORMAL + 1 + rank, delay)
+        else:
+            env.schedule_at(self, simpy.events.NORMAL + 1 + rank, at)
+
+
+class _Environment(simpy.Environment):
+    """SimPy's environment that can also schedule an event at an absolute time."""
+
+    def schedule_at(self, event, priority, at):
+        heapq.heappush(self._queue, (at, priority, next(self._eid), event))
 
 
 class _Job:
@@ -66,7 +80,9 @@ class _Job:
             if st >= 0:
                 self.request[o] = sim.resources[st].request()
                 yield self.request[o]
-            yield _Ordered(sim.env, sim.durations[self.j, o], sim.rank(self.j, o))
+            delay = sim.durations[self.j, o]
+            end = sim.ordered_hop(-2 - st, delay) if st < -1 else None
+            yield _Ordered(sim.env, delay, sim.rank(self.j, o), end)
             if st >= 0:
                 sim.resources[st].release(self.request[o])
         except simpy.Interrupt:
@@ -92,7 +108,7 @@ class _Job:
 
 class _Simulation:
     def __init__(self, compiled, classes, station, durations, servers, record):
-        self.env = simpy.Environment()
+        self.env = _Environment()
         self.compiled = compiled
         self.classes = np.asarray(classes)
         self.station = np.asarray(station)
@@ -102,6 +118,14 @@ class _Simulation:
         self.start = np.full(jobs, np.nan)
         self.finish = np.full(jobs, np.nan)
         self.steps = np.full(self.station.shape, np.nan) if record else None
+        self.channel_end = {}
+
+    def ordered_hop(self, channel, delay):
+        """The end of a hop starting now on ``channel``: the later of now + ``delay``
+        and the previous hop's end there, as the engine computes it."""
+        end = max(self.env.now + delay, self.channel_end.get(channel, -np.inf))
+        self.channel_end[channel] = end
+        return end
 
     def rank(self, j, o):
         """The engine's order of job ``j``'s step ``o`` (-1: its arrival)."""
@@ -128,7 +152,7 @@ class _Simulation:
 
 
 def run_reference(compiled: Compiled, classes, station, durations, servers,
-                  arrivals, record_steps: bool = False) -> Outcome:
+                  arrivals, record_steps: bool = False, channels: int = 0) -> Outcome:
     """`engine.run_arrays` on SimPy: the same inputs, the same outcome."""
     sim = _Simulation(compiled, classes, station, durations, servers, record_steps)
     jobs = sim.station.shape[0]
