@@ -224,13 +224,13 @@ def _cmd_simulate_steps(args, model) -> int:
     if coordinator is None:
         raise ConfigError(f"policy {args.policy!r} with the queued-work options; use "
                           "token-aware or round-robin")
+    from forkjoin_sim.steps.builders import cassandra_jobs
+
     laws = _steps.step_laws(args)
     laws["replica_write"] = model.remote_service
-    templates, classes, parties, durations = _steps.cassandra_inputs(
-        model.nodes, model.replicas, 1, model.quorum, 1.0, laws, args.seed, args.jobs,
-        coordinator=coordinator)
-    durations = _steps.local_work(templates, classes, durations, model.local_service,
-                                  args.seed)
+    templates, classes, parties, durations = cassandra_jobs(
+        model.nodes, model.replicas, model.quorum, laws, args.seed, args.jobs,
+        writes=1.0, coordinator=coordinator, local={"replica_write": model.local_service})
     closed = model.clients is not None
     result, fields = _steps.run(
         layout=_steps.layout_from_args(args, model.nodes), templates=templates,

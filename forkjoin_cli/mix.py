@@ -74,14 +74,15 @@ def _cmd_mix_steps(args, cluster) -> int:
     if args.coordinator is not None:
         raise ConfigError("--coordinator is unqueued coordinator time; with the "
                           "queued-work options give --coordinator-work SPEC instead")
+    from forkjoin_sim.steps.builders import cassandra_jobs, read_law
+
     laws = _steps.step_laws(args)
-    laws["replica_read"] = _steps.read_law(cluster.data_read, cluster.digest_read)
+    laws["replica_read"] = read_law(cluster.data_read, cluster.digest_read)
     laws["replica_write"] = cluster.write
-    inputs = _steps.cassandra_inputs(
-        cluster.nodes, cluster.replicas, cluster.read_quorum, cluster.write_quorum,
-        1.0 - cluster.read_fraction, laws, args.seed, args.jobs,
+    templates, classes, parties, durations = cassandra_jobs(
+        cluster.nodes, cluster.replicas, cluster.write_quorum, laws, args.seed,
+        args.jobs, writes=1.0 - cluster.read_fraction, read_quorum=cluster.read_quorum,
         client_hop=cluster.client_hop)
-    templates, classes, parties, durations = inputs
     closed = cluster.clients is not None
     result, fields = _steps.run(
         layout=_steps.layout_from_args(args, cluster.nodes), templates=templates,

@@ -159,38 +159,86 @@ def cassandra_parties(nodes: int, replicas: int, seed: int, first: int, count: i
     return parties, local
 
 
+def read_law(data, digest):
+    """The law of a read's replica steps (``replica_read``): per read its data read
+    (the first replica asked) from ``data``, the digest reads (the others) from
+    ``digest``; both frozen scipy.stats distributions."""
+    def law(generator, shape):
+        out = np.empty(shape)
+        out[:, :1] = np.reshape(data.rvs(size=(shape[0], 1), random_state=generator),
+                                (shape[0], 1))
+        if shape[1] > 1:
+            out[:, 1:] = np.reshape(digest.rvs(size=(shape[0], shape[1] - 1),
+                                               random_state=generator),
+                                    (shape[0], shape[1] - 1))
+        return out
+    return law
+
+
 def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int,
                    count: int, first: int = 0, writes: float = 0.0,
                    coordinator: str = "random", ring: bool = True,
-                   purging: bool = False):
+                   purging: bool = False, read_quorum: int | None = None,
+                   client_hop=None, local: dict | None = None):
     """Jobs ``first..first+count-1`` of a Cassandra workload, a fraction ``writes`` of
     them writes (drawn per job), the others reads.
 
     Returns ``(templates, classes, parties, durations)`` for `engine.simulate`. Classes:
     0 remote read, 1 local read, 2 remote write, 3 local write. All classes take their
     step times from the same rows (a local job uses the first values of each kind).
+
+    ``read_quorum``: None, a read forks to all replicas and joins at ``quorum`` like a
+    write; a whole ``k``, a read asks only ``k`` replicas (the coordinator's own first:
+    one data read and k - 1 digest reads, see ``laws['replica_read']``) and answers
+    when all k have, as Cassandra reads; it takes the first of the values drawn for a
+    read that asks all replicas, so the read level changes no drawn value (common
+    random numbers across levels). ``client_hop``: a law for
+    the two client-coordinator hops instead of ``laws['hop']`` (purpose
+    ``('step', 'client_hop')``). ``local``: per step kind a law for the coordinator's
+    own replica task of a local job (e.g. ``{'replica_write': law}``, purpose
+    ``('step', 'local_<kind>')``).
     """
     _check_quorum(nodes, replicas, quorum)
     if not 0 <= writes <= 1:
         raise ConfigError(f"writes={writes}; give the fraction of writes, 0 <= writes <= 1")
-    templates = [cassandra_read(replicas, quorum, False, purging),
-                 cassandra_read(replicas, quorum, True, purging),
-                 cassandra_write(replicas, quorum, False, purging),
-                 cassandra_write(replicas, quorum, True, purging)]
-    parties, local = cassandra_parties(nodes, replicas, seed, first, count,
-                                       coordinator, ring)
+    if read_quorum is not None and not 1 <= read_quorum <= replicas:
+        raise ConfigError(f"read_quorum={read_quorum} with replicas={replicas}; use "
+                          "1 <= read_quorum <= replicas")
+    full = [cassandra_read(replicas, quorum, False, purging),
+            cassandra_read(replicas, quorum, True, purging),
+            cassandra_write(replicas, quorum, False, purging),
+            cassandra_write(replicas, quorum, True, purging)]
+    templates = list(full)
+    if read_quorum is not None:
+        templates[:2] = [cassandra_read(read_quorum, read_quorum, where)
+                         for where in (False, True)]
+    parties, is_local = cassandra_parties(nodes, replicas, seed, first, count,
+                                          coordinator, ring)
     is_write = draws.draw(seed, "class", lambda g, shape: g.random(shape), first,
                           count)[:, 0] < writes
-    classes = 2 * is_write + local
+    classes = 2 * is_write + is_local
     used = [c for c in range(4) if (c >= 2) == (writes > 0) or (c < 2) == (writes < 1)]
     widths = {}
     for c in used:
-        for kind in templates[c].kinds:
-            widths[kind] = max(widths.get(kind, 0), templates[c].width(kind))
+        for kind in full[c].kinds:
+            widths[kind] = max(widths.get(kind, 0), full[c].width(kind))
     values, offsets = draws.step_values(laws, widths, seed, first, count)
-    times = np.zeros((count, len(templates[0].ops)))
+    times = np.zeros((count, max(len(t.ops) for t in templates)))
     for c in used:
         rows = classes == c
         columns = draws.columns(templates[c], offsets)
         times[rows, :len(columns)] = np.take(values[rows], columns, axis=1)
+    if client_hop is not None:
+        hops = draws.draw(seed, ("step", "client_hop"), client_hop, first, count, 2)
+        for c, template in enumerate(templates):
+            rows = classes == c
+            times[rows, 1] = hops[rows, 0]
+            times[rows, len(template.ops) - 2] = hops[rows, 1]
+    for kind, law in (local or {}).items():
+        own = draws.draw(seed, ("step", f"local_{kind}"), law, first, count)[:, 0]
+        for c in (1, 3):
+            steps = [i for i, op in enumerate(templates[c].ops) if op.kind == kind]
+            if steps:
+                rows = classes == c
+                times[rows, steps[0]] = own[rows]
     return templates, classes.astype(np.int64), parties, times
