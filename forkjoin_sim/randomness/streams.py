@@ -52,6 +52,19 @@ STEP_BASE = 10
 STEP_PURPOSES.update({"staged_request": (20,), "staged_network": (21,),
                       "staged_response": (22,), "staged_datacentre": (23,),
                       "staged_client": (24,)})
+#: Staleness under load on the steps engine (`staleness.graphs`): per operation its
+#: kind (read or write), key and coordinators; per message type and replica stage
+#: its times (the first operation of a job, then the second read of a
+#: monotonic-reads session); the pause inside a session.
+STEP_PURPOSES.update({"staleness_kind": (30,), "staleness_key": (31,),
+                      "staleness_coordinator": (32,),
+                      "staleness_write_request": (33,), "staleness_write_service": (34,),
+                      "staleness_write_ack": (35,), "staleness_read_request": (36,),
+                      "staleness_read_service": (37,), "staleness_read_response": (38,),
+                      "staleness_second_read_request": (39,),
+                      "staleness_second_read_service": (40,),
+                      "staleness_second_read_response": (41,),
+                      "staleness_pause": (42,)})
 
 #: Staleness under load (`staleness.queueing`).
 (QUEUED_ARRIVALS, QUEUED_KINDS, QUEUED_WRITE, QUEUED_ACK, QUEUED_READ, QUEUED_RESPONSE,
