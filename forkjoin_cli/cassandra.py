@@ -216,9 +216,15 @@ def _cmd_simulate_steps(args, model) -> int:
     """``cassandra simulate`` with queued work: writes as step graphs."""
     from forkjoin_cli import _steps
 
-    if args.level != 1 or args.config is not None:
+    if args.level != 1:
         raise ConfigError("the queued-work options describe the write path as steps; "
-                          "drop --level 2 and --config")
+                          "drop --level 2")
+    datacentres = None
+    if args.config is not None:
+        from forkjoin_sim.cassandra.datacentres import load_datacentres
+
+        datacentres = load_datacentres(args.config)
+        datacentres.check_nodes(model.nodes)
     coordinator = {"token-aware": "replica", "round-robin": "random"}.get(
         args.policy.strip().lower())
     if coordinator is None:
@@ -230,7 +236,8 @@ def _cmd_simulate_steps(args, model) -> int:
     laws["replica_write"] = model.remote_service
     templates, classes, parties, durations = cassandra_jobs(
         model.nodes, model.replicas, model.quorum, laws, args.seed, args.jobs,
-        writes=1.0, coordinator=coordinator, local={"replica_write": model.local_service})
+        writes=1.0, coordinator=coordinator, local={"replica_write": model.local_service},
+        datacentres=datacentres)
     closed = model.clients is not None
     result, fields = _steps.run(
         layout=_steps.layout_from_args(args, model.nodes), templates=templates,
@@ -257,7 +264,8 @@ def _cmd_simulate(args) -> int:
         return _cmd_simulate_steps(args, _model(args))
     if args.level == 1 and args.config is not None:
         raise ConfigError("--config describes the stages of --level 2; add --level 2 or "
-                          "drop --config")
+                          "drop --config (with the queued-work options it holds a "
+                          "[datacentres] table)")
     model = _model(args)
     # Level 1 keeps every measured write; level 2 draws the whole run first.
     check_jobs_fit(args.jobs, "--jobs", runs=1 if args.level == 1 else 20)
@@ -370,7 +378,9 @@ def register(subparsers) -> None:
     p.add_argument("--level", type=whole(1, 2, "--level"), choices=[1, 2], default=1,
                    help="1: one FCFS queue per node; 2: staged write path (steps "
                         "engine)")
-    p.add_argument("--config", help="TOML overriding the level-2 defaults")
+    p.add_argument("--config", help="TOML overriding the level-2 defaults; with the "
+                                    "queued-work options a [datacentres] table (nodes, "
+                                    "hops per pair)")
     p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"), default=200_000,
                    help="writes to simulate")
     p.add_argument("--warmup", default="0.1")

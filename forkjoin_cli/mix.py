@@ -76,13 +76,19 @@ def _cmd_mix_steps(args, cluster) -> int:
                           "queued-work options give --coordinator-work SPEC instead")
     from forkjoin_sim.steps.builders import cassandra_jobs, read_law
 
+    datacentres = None
+    if args.config is not None:
+        from forkjoin_sim.cassandra.datacentres import load_datacentres
+
+        datacentres = load_datacentres(args.config)
+        datacentres.check_nodes(cluster.nodes)
     laws = _steps.step_laws(args)
     laws["replica_read"] = read_law(cluster.data_read, cluster.digest_read)
     laws["replica_write"] = cluster.write
     templates, classes, parties, durations = cassandra_jobs(
         cluster.nodes, cluster.replicas, cluster.write_quorum, laws, args.seed,
         args.jobs, writes=1.0 - cluster.read_fraction, read_quorum=cluster.read_quorum,
-        client_hop=cluster.client_hop)
+        client_hop=cluster.client_hop, datacentres=datacentres)
     closed = cluster.clients is not None
     result, fields = _steps.run(
         layout=_steps.layout_from_args(args, cluster.nodes), templates=templates,
@@ -106,6 +112,10 @@ def _cmd_mix(args) -> int:
     from forkjoin_sim.simulation import simulate
 
     cluster = cluster_from_args(args)
+    if args.config is not None and not _steps.wants_steps(args):
+        raise ConfigError("--config's [datacentres] sets the hops between nodes, which "
+                          "run on the steps engine; add --hop SPEC (the hop within a "
+                          "data centre) or another queued-work option")
     if _steps.wants_steps(args):
         return _cmd_mix_steps(args, cluster)
     # simulate() checks the run against memory before any work
@@ -164,6 +174,8 @@ def register(subparsers) -> None:
                    help="auto (default): fused for long runs the kernel covers, else "
                         "fast; the output says which and why")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--config", help="TOML with a [datacentres] table: the data centre "
+                                    "of each node and a hop law per pair (steps engine)")
     from forkjoin_cli._steps import add_step_arguments
 
     add_step_arguments(p)

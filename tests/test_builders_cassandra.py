@@ -78,3 +78,35 @@ def test_read_law_gives_the_first_asked_replica_the_data_read():
     values = law(np.random.default_rng(0), (1000, 3))
     assert values.shape == (1000, 3)
     assert np.all(values[:, 0] >= 10) and np.all(values[:, 1:] < 1)
+
+
+def test_two_data_centres_at_no_load_match_a_hand_calculation():
+    # four nodes in two data centres, writes to two replicas at ALL, constant laws,
+    # far-apart writes on large pools: a write's latency is its common steps plus its
+    # slowest replica chain, whose two hops take the law of the coordinator's and the
+    # replica's data centres (0-0 keeps the run's hop law, 1 here)
+    class Centres:
+        nodes = (0, 0, 1, 1)
+        hops = {(0, 1): 10.0, (1, 1): 2.0}
+
+    laws = {"client": 0.5, "hop": 1.0, "coordinate": 0.25, "message": 0.125,
+            "replica_write": 4.0, "respond": 0.0625}
+    jobs = 300
+    templates, classes, parties, times = cassandra_jobs(
+        4, 2, 2, laws, 6, jobs, writes=1.0, datacentres=Centres())
+    out = simulate(templates, cassandra_layout(4, "shared", cores=50, client_cores=50),
+                   parties, times, Open(np.arange(jobs) * 1000.0), classes=classes)
+    centre = np.array(Centres.nodes)
+    pair = {(0, 0): 1.0, (0, 1): 10.0, (1, 0): 10.0, (1, 1): 2.0}
+    expected = []
+    for j in range(jobs):
+        coordinator, replicas = parties[j, 1], parties[j, 2:]
+        chains = [4.0 if classes[j] == 3 and i == 0 else
+                  4 * 0.125 + 2 * pair[centre[coordinator], centre[node]] + 4.0
+                  for i, node in enumerate(replicas)]
+        expected.append(0.5 + 1.0 + 0.25 + max(chains) + 0.0625 + 1.0 + 0.5)
+    crossing = centre[parties[:, 1]] != centre[parties[:, 2:]].T
+    assert crossing.any() and (~crossing).any() and (classes == 3).any()
+    np.testing.assert_allclose(out.sojourn, expected, rtol=1e-12)
+    with pytest.raises(ConfigError, match="nodes lists 4 nodes but the cluster has 5"):
+        cassandra_jobs(5, 2, 2, laws, 6, 10, writes=1.0, datacentres=Centres())

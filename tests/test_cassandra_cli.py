@@ -178,3 +178,25 @@ def test_predict_warns_when_a_basic_latency_falls_with_more_replicas(capsys):
                          "--policy", "remote", "--remote-basic", "1:1.000,2:1.500,3:1.833",
                          "--json")
     assert status == 0 and "cannot be faster" not in err
+
+
+def test_simulate_steps_with_two_data_centres_matches_a_hand_calculation(capsys,
+                                                                        tmp_path):
+    # two nodes in two data centres, token-aware writes at ALL: every write is local
+    # and waits for the other data centre's replica; constant laws, no load
+    config = tmp_path / "dc.toml"
+    config.write_text('[datacentres]\nnodes = [0, 1]\n[datacentres.hops]\n'
+                      '"0-1" = 10.0\n"1-1" = 3.0\n')
+    status, out, _ = run(capsys, "simulate", "--nodes", "2", "--replicas", "2",
+                         "--consistency", "ALL", "--policy", "token-aware", "--rate",
+                         "0.01", "--local-service", "deterministic", "--local-mean", "2",
+                         "--remote-service", "deterministic", "--remote-mean", "4",
+                         "--coordinator-work", "netem:0.25:0", "--hop", "netem:1:0",
+                         "--cores", "50", "--config", str(config), "--jobs", "1000",
+                         "--json")
+    assert status == 0
+    result = json.loads(out)
+    # client hops keep --hop; the replica chain: 2 hops of 10 and the remote write
+    expected = 1 + 0.25 + max(2, 2 * 10 + 4) + 0.25 + 1
+    assert result["mean"] == pytest.approx(expected, rel=1e-12)
+    assert result["p99"] == pytest.approx(expected, rel=1e-12)

@@ -189,3 +189,30 @@ def test_engine_simpy_runs_the_steps_reference_on_the_same_numbers(capsys):
     assert (compiled["engine"], reference["engine"]) == ("steps", "steps-simpy")
     for key in ("mean", "p50", "p99", "throughput"):
         assert compiled[key] == pytest.approx(reference[key], rel=1e-9), key
+
+
+def test_datacentres_config_sets_the_hop_of_each_pair(capsys, tmp_path):
+    # two nodes in two data centres, every read local at ALL: the read waits for the
+    # other data centre's replica, 2 x 10 away; constant laws and no load, so every
+    # read takes hop + coordinator + (4 messages + 2 hops + read) + reply work + hop
+    config = tmp_path / "dc.toml"
+    config.write_text('[datacentres]\nnodes = [0, 1]\n[datacentres.hops]\n"1-0" = 10.0\n')
+    base = ["mix", "--nodes", "2", "--replicas", "2", "--reads", "C",
+            "--read-consistency", "ALL", "--rate", "0.01", "--data-read",
+            "deterministic", "--data-mean", "4", "--coordinator-work", "netem:0.25:0",
+            "--message-work", "netem:0.125:0", "--cores", "100", "--jobs", "2000",
+            "--json"]
+    assert cli.main(base + ["--hop", "netem:1:0", "--config", str(config)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = 1 + 0.25 + (4 * 0.125 + 2 * 10 + 4) + 0.25 + 1
+    assert out["p50"] == pytest.approx(expected, rel=1e-12)
+    assert out["mean"] == pytest.approx(expected, rel=1e-12)
+    assert cli.main(base + ["--hop", "netem:1:0"]) == 0   # one data centre: hop 1
+    alone = json.loads(capsys.readouterr().out)
+    assert alone["mean"] == pytest.approx(expected - 2 * 9, rel=1e-12)
+    assert cli.main(["mix", "--nodes", "3", "--replicas", "2", "--rate", "1",
+                     "--hop", "exp:0.1", "--config", str(config)]) == 2
+    assert "nodes lists 2 nodes but the cluster has 3" in capsys.readouterr().err
+    assert cli.main(["mix", "--nodes", "2", "--replicas", "2", "--rate", "1",
+                     "--config", str(config)]) == 2
+    assert "add --hop SPEC" in capsys.readouterr().err

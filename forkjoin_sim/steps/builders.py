@@ -175,11 +175,48 @@ def read_law(data, digest):
     return law
 
 
+def _node_hops(template: Template) -> dict:
+    """Per hop step between two nodes (not the client machine's), the parties at its
+    two ends."""
+    succ = template.successors()
+    ends = {}
+    for i, op in enumerate(template.ops):
+        if op.kind == "hop" and op.after and succ[i]:
+            a = template.ops[op.after[0]].party
+            b = template.ops[succ[i][0]].party
+            if a is not None and b is not None and a > 0 and b > 0:
+                ends[i] = (a, b)
+    return ends
+
+
+def _datacentre_hops(times, templates, classes, parties, datacentres, nodes, used,
+                     seed, first):
+    """Give each hop between two nodes its data centres' law, in place."""
+    centre = np.asarray(datacentres.nodes)
+    if len(centre) != nodes:
+        raise ConfigError(f"[datacentres] nodes lists {len(centre)} nodes but the "
+                          f"cluster has {nodes}; give one per node")
+    count = len(classes)
+    hops = {c: _node_hops(templates[c]) for c in used}
+    width = max([len(h) for h in hops.values()] + [1])
+    drawn = {pair: draws.draw(seed, ("step", f"hop {pair[0]}-{pair[1]}"), law, first,
+                              count, width)
+             for pair, law in datacentres.hops.items()}
+    for c in used:
+        rows = np.flatnonzero(classes == c)
+        for h, (step, (a, b)) in enumerate(sorted(hops[c].items())):
+            x, y = centre[parties[rows, a]], centre[parties[rows, b]]
+            low, high = np.minimum(x, y), np.maximum(x, y)
+            for (p, q), values in drawn.items():
+                hit = rows[(low == p) & (high == q)]
+                times[hit, step] = values[hit, h]
+
+
 def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int,
                    count: int, first: int = 0, writes: float = 0.0,
                    coordinator: str = "random", ring: bool = True,
                    purging: bool = False, read_quorum: int | None = None,
-                   client_hop=None, local: dict | None = None):
+                   client_hop=None, local: dict | None = None, datacentres=None):
     """Jobs ``first..first+count-1`` of a Cassandra workload, a fraction ``writes`` of
     them writes (drawn per job), the others reads.
 
@@ -196,7 +233,11 @@ def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int
     the two client-coordinator hops instead of ``laws['hop']`` (purpose
     ``('step', 'client_hop')``). ``local``: per step kind a law for the coordinator's
     own replica task of a local job (e.g. ``{'replica_write': law}``, purpose
-    ``('step', 'local_<kind>')``).
+    ``('step', 'local_<kind>')``). ``datacentres``: anything with ``nodes`` (per node
+    its data centre) and ``hops`` (``{(a, b): law}``, ``a <= b``), e.g.
+    `forkjoin_sim.cassandra.datacentres.DataCentres`; a hop between two nodes of data
+    centres ``a`` and ``b`` then takes the pair's law (purpose ``('step', 'hop a-b')``),
+    or ``laws['hop']`` for a pair of one data centre the table leaves out.
     """
     _check_quorum(nodes, replicas, quorum)
     if not 0 <= writes <= 1:
@@ -234,6 +275,9 @@ def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int
             rows = classes == c
             times[rows, 1] = hops[rows, 0]
             times[rows, len(template.ops) - 2] = hops[rows, 1]
+    if datacentres is not None:
+        _datacentre_hops(times, templates, classes, parties, datacentres, nodes, used,
+                         seed, first)
     for kind, law in (local or {}).items():
         own = draws.draw(seed, ("step", f"local_{kind}"), law, first, count)[:, 0]
         for c in (1, 3):
