@@ -175,6 +175,25 @@ def test_results_do_not_depend_on_chunks_or_workers():
             assert np.array_equal(getattr(one, field), getattr(other, field)), field
 
 
+@pytest.mark.parametrize("name", ["open-two-classes", "closed-two-classes", "wide"])
+def test_results_do_not_depend_on_the_block_size(name, monkeypatch):
+    # blocks of 1, 7 and 13 jobs against the default, also across chunk ends; "wide"
+    # places 12 tasks by permuting an array, the others by tracing swaps back
+    from forkjoin_sim.engines.fused import kernel as fused_kernel
+
+    model = MODELS.get(name) or KernelModel(
+        (1.0,) * 15, (JobClass(12, 5, exponential(1.0)),), arrival=poisson(0.9))
+    rule = dict(RULE, total_jobs=6_000, chunk_jobs=1_000, seed=4)
+    default = run_fused(model, **rule)
+    for tasks in (1, 7 * model.width, 13 * model.width):
+        monkeypatch.setattr(fused_kernel, "BLOCK_TASKS", tasks)
+        other = run_fused(model, **rule)
+        for field in ("counts", "sums", "squares", "batch_counts", "batch_sums",
+                      "batch_first", "batch_last", "mini_counts", "mini_sums",
+                      "histogram", "busy", "think_sums", "last_issue"):
+            assert np.array_equal(getattr(default, field), getattr(other, field)), field
+
+
 def test_wide_jobs_and_progress_callbacks():
     # 50 tasks per job (the kernel selects the 20th instead of sorting), in chunks
     # of CHUNK_TASKS tasks, each reported to on_chunk

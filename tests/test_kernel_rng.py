@@ -5,7 +5,8 @@ import numba
 import numpy as np
 from scipy import stats
 
-from forkjoin_sim.engines.fused.rng import STREAMS, below, next_u64, seed_states, uniform
+from forkjoin_sim.engines.fused.rng import (STREAMS, below, below_step, load, next_u64, seed_states,
+                                           step, store, uniform, uniform_step)
 
 
 @numba.njit
@@ -76,3 +77,36 @@ def test_seed_states_are_a_function_of_seed_and_replication():
     assert not np.array_equal(a, seed_states(6, 0))
     # Every purpose has its own stream.
     assert len({tuple(row) for row in a}) == STREAMS
+
+
+@numba.njit
+def _on_a_tuple(states, count, n):
+    """The outputs, uniforms and integers below n that `step`, `uniform_step` and
+    `below_step` draw from a state tuple of streams 0, 1 and 2."""
+    bits = np.empty(count, dtype=np.uint64)
+    us = np.empty(count)
+    ints = np.empty(count, dtype=np.int64)
+    state = load(states, 0)
+    for i in range(count):
+        bits[i], state = step(state)
+    store(states, 0, state)
+    state = load(states, 1)
+    for i in range(count):
+        us[i], state = uniform_step(state)
+    store(states, 1, state)
+    state = load(states, 2)
+    for i in range(count):
+        ints[i], state = below_step(state, n)
+    store(states, 2, state)
+    return bits, us, ints
+
+
+def test_a_state_tuple_draws_what_the_state_array_draws():
+    # n = 3 * 2**30 rejects about a quarter of the raw draws: the rejection path too
+    n = 3 * 2**30
+    on_rows, on_tuples = seed_states(11), seed_states(11)
+    bits, us, ints = _on_a_tuple(on_tuples, 5000, n)
+    assert np.array_equal(bits, _outputs(on_rows, 5000))
+    assert np.array_equal(us, _uniforms(on_rows, 5000))
+    assert np.array_equal(ints, _below(on_rows, 5000, n))
+    assert np.array_equal(on_rows, on_tuples)  # and both streams end in the same state

@@ -1,15 +1,16 @@
 """The fused kernel: draw, queue and measure every job in one compiled loop, with
 constant memory, on every core.
 
-One pass over the jobs in issue order. For job ``j`` the loop draws its class, the
-nodes of its tasks and their service times from xoshiro256** streams
-(`forkjoin_sim.engines.fused.rng`: one stream per purpose, each consumed in job order),
-queues every task FCFS on its node by the Lindley recursion ``done = max(issue,
-node_free) + service / speed`` (exact because jobs reach the nodes in issue order,
-and nothing is purged), takes the quorum-th
-completion as the job's completion, and adds the sojourn to the statistics if the job
-is measured. Nothing per job is stored: memory is the histogram and the batch
-accumulators, whatever the number of jobs.
+One pass over the jobs in issue order, a block of jobs at a time. For a block the
+loop draws the jobs' classes, the nodes of their tasks, their service times and the
+gaps between issues (or think times), each from its own xoshiro256** stream
+(`forkjoin_sim.engines.fused.rng`: one stream per purpose, each consumed in job order,
+so the numbers do not depend on the block size); then queues every task FCFS on its
+node by the Lindley recursion ``done = max(issue, node_free) + service / speed``
+(exact because jobs reach the nodes in issue order, and nothing is purged), takes
+the quorum-th completion as the job's completion, and adds the sojourns of measured
+jobs to the statistics. Nothing per job outlives its block: memory is the block's
+draws, the histogram and the batch accumulators, whatever the number of jobs.
 
 Arrivals: open (gaps i.i.d. from any law: Poisson, or a renewal process) or a closed
 loop of ``clients`` that each think, request, wait for the completion and think
@@ -42,10 +43,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from forkjoin_sim.engines.fused.rng import ARRIVAL, CLASS, PLACEMENT, SERVICE, below, seed_states, uniform
+from forkjoin_sim.engines.fused.rng import (ARRIVAL, CLASS, PLACEMENT, SERVICE, below, below_step,
+                                            load, seed_states, store, uniform,
+                                            uniform_step)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.engines.select import SMALL, kth_smallest
-from forkjoin_sim.engines.fused.laws import Law, draw, exponential, law_mean, law_of, pack, scaled
+from forkjoin_sim.engines.fused.laws import (Law, draw, draw_step, exponential, law_mean, law_of,
+                                             pack, scaled)
 from forkjoin_sim.measure.sketch import BINS, batch_interval, bucket, quantiles, t_interval
 
 #: Placement codes.
@@ -306,25 +310,138 @@ def _first_thinks(states, think_law, codes, params, offsets, lengths, data, time
         _sift_down(times, clients, i)
 
 
+# Blocks: each purpose is drawn in a loop of its own over one stream, whose state
+# then stays in registers (drawing job by job, from rows of the state array, kept
+# it in memory: 1.7 times slower on (9,3,2), measured). Separate loops for drawing,
+# queueing and measuring also keep each loop's live values within the registers.
+#: Tasks per block: the block's draws (16 bytes a task) stay in the L1 cache.
+BLOCK_TASKS = 1024
+#: Replicas up to which placements trace the swaps back rather than permute an array
+#: (quadratic in the replicas, but no stores and loads in a chain).
+_TRACED = 8
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
+def _draw_classes(states, cdf, count, labels):
+    """Classes of the next ``count`` jobs into ``labels``."""
+    classes = cdf.size
+    state = load(states, CLASS)
+    for i in range(count):
+        u, state = uniform_step(state)
+        c = 0
+        while c < classes - 1 and u >= cdf[c]:
+            c += 1
+        labels[i] = c
+    store(states, CLASS, state)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
+def _draw_nodes(states, n, width, replicas, placement, labels, count, perm, swaps,
+                nodes):
+    """Task nodes of the next ``count`` jobs: job ``i``'s at ``nodes[i * width:]``."""
+    state = load(states, PLACEMENT)
+    for i in range(count):
+        c = labels[i]
+        r = replicas[c]
+        base = i * width
+        if placement[c] == RING:
+            start, state = below_step(state, n)
+            for t in range(r):
+                node = start + t
+                nodes[base + t] = node - n if node >= n else node
+        elif r <= _TRACED:
+            # The same partial Fisher-Yates without the permutation: the node at
+            # position s after swaps 0 .. t-1 is s traced back through them.
+            for t in range(r):
+                s, state = below_step(state, n - t)
+                s += t
+                swaps[t] = s
+                for back in range(t - 1, -1, -1):
+                    other = swaps[back]
+                    if s == other:
+                        s = back
+                    elif s == back:
+                        s = other
+                nodes[base + t] = s
+        else:
+            # Partial Fisher-Yates, undone afterwards so that a job's nodes depend
+            # on its own numbers only.
+            for t in range(r):
+                s, state = below_step(state, n - t)
+                s += t
+                swaps[t] = s
+                perm[t], perm[s] = perm[s], perm[t]
+                nodes[base + t] = perm[t]
+            for t in range(r - 1, -1, -1):
+                s = swaps[t]
+                perm[t], perm[s] = perm[s], perm[t]
+    store(states, PLACEMENT, state)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
+def _draw_services(states, speeds, width, replicas, law_index, codes, params, offsets,
+                   lengths, data, labels, nodes, count, service, single):
+    """Service times (over their node's speed) of the next ``count`` jobs' tasks;
+    ``single`` is the law of every task when there is one class and it draws every
+    task from one law, else -1."""
+    unit = True  # x / 1.0 is x: no division (the slowest instruction here)
+    for speed in speeds:
+        unit = unit and speed == 1.0
+    state = load(states, SERVICE)
+    if single >= 0:
+        # One law for every task: one flat loop, its dispatch out of the loop.
+        for i in range(count * width):
+            x, state = draw_step(single, codes, params, offsets, lengths, data, state,
+                                 states, SERVICE)
+            service[i] = x if unit else x / speeds[nodes[i]]
+        store(states, SERVICE, state)
+        return
+    for i in range(count):
+        c = labels[i]
+        base = i * width
+        for t in range(replicas[c]):
+            x, state = draw_step(law_index[c, t], codes, params, offsets, lengths, data,
+                                 state, states, SERVICE)
+            service[base + t] = x if unit else x / speeds[nodes[base + t]]
+    store(states, SERVICE, state)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
+def _draw_gaps(states, law, codes, params, offsets, lengths, data, count, gaps):
+    """The next ``count`` draws of law ``law`` from the arrival stream (gaps between
+    issues, or think times)."""
+    state = load(states, ARRIVAL)
+    for i in range(count):
+        gaps[i], state = draw_step(law, codes, params, offsets, lengths, data, state,
+                                   states, ARRIVAL)
+    store(states, ARRIVAL, state)
+
+
 # Without the reference-counting runtime: the loop allocates nothing (its scratch
 # arrays come from the caller), and numba's incref/decref of the arrays that the
 # inlined samplers take cost more than the draws themselves (measured: 30 against
-# 13 ns for one exponential draw). Numba's cache keys on this file only: after
-# editing kernel_laws, kernel_rng or sketch, delete this module's cached kernels
-# (__pycache__/fused_kernel.*) or they keep the old inlined code.
-@numba.njit(cache=True, nogil=True, _nrt=False)
+# 13 ns for one exponential draw). error_model="numpy": no zero-divisor checks
+# (speeds are > 0, checked in _compile). Numba's cache keys on this file only:
+# after editing laws, rng or measure/sketch, delete this module's cached kernels
+# (__pycache__/kernel.*) or they keep the old inlined code.
+@numba.njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
 def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index, codes,
             params, offsets, lengths, data, arrival_law, think_law, closed,
             first, every, measured, batches, minis,
-            free, perm, release, heap, clock, chosen, swaps, service, done,
+            free, perm, release, heap, clock, labels, nodes, swaps, service, gaps, done,
+            issued, sojourns,
             count, total, squares, batch_count, batch_sum, batch_first, batch_last,
             mini_sum, mini_count, hist, busy, think_sum):
     """Jobs ``j0 .. j1 - 1`` of one replication; state (``free``, ``release``,
-    ``heap``, ``clock``) and statistics carry over between calls; ``chosen``,
-    ``swaps``, ``service`` and ``done`` are scratch arrays of the widest class;
-    ``release`` and ``heap`` hold the closed loop's heap of (release time, client)."""
+    ``heap``, ``clock``) and statistics carry over between calls; ``labels``,
+    ``nodes``, ``service`` and ``gaps`` hold a block's draws (``labels.size`` jobs),
+    ``swaps`` and ``done`` are scratch arrays of the widest class; ``release`` and
+    ``heap`` hold the closed loop's heap of (release time, client)."""
     classes = cdf.size
     whole = classes  # the statistics row of all classes together
+    width = law_index.shape[1]
+    n = speeds.size
+    block = labels.size
     if j0 <= first:
         next_measured = first
     else:
@@ -336,65 +453,160 @@ def _kernel(j0, j1, states, speeds, cdf, replicas, quorum, placement, law_index,
     b_end = ((b + 1) * measured + batches - 1) // batches
     mb = m * minis // measured
     mb_end = ((mb + 1) * measured + minis - 1) // minis
+    # The all-classes accumulators of the current batch and mini-batch live in
+    # registers and go back to memory at boundaries and at the end; the additions
+    # are the same, in the same order, as on the arrays.
+    jobs_measured = count[whole]
+    sum_all = total[whole]
+    squares_all = squares[whole]
+    b_count = batch_count[whole, b] if b < batches else 0
+    b_sum = batch_sum[whole, b] if b < batches else 0.0
+    b_last = batch_last[b] if b < batches else 0.0
+    mb_count = mini_count[mb] if mb < minis else 0
+    mb_sum = mini_sum[mb] if mb < minis else 0.0
+    thinks = think_sum[0]
     a = clock[0]
-    client = 0
-    for j in range(j0, j1):
-        if closed:
-            client = heap[0]
-            a = release[0]
-        else:
-            a += draw(arrival_law, codes, params, offsets, lengths, data, states,
-                      ARRIVAL)
-        c = _draw_job(states, speeds, cdf, replicas, placement, law_index, codes,
-                      params, offsets, lengths, data, perm, swaps, chosen, service)
-        r = replicas[c]
-        warm = j >= first
-        for t in range(r):
-            node = chosen[t]
-            x = service[t]
-            begin = free[node] if free[node] > a else a
-            d = begin + x
-            free[node] = d
-            if warm:
-                busy[node] += x
-            done[t] = d
-        finish = _kth_smallest(done, r, quorum[c])
-        sojourn = finish - a
-        think = 0.0
-        if closed:
-            think = draw(think_law, codes, params, offsets, lengths, data, states,
-                         ARRIVAL)
-            release[0] = finish + think
-            _sift_down(release, heap, 0)
-        if j == next_measured:
-            next_measured += every
+    r_only = replicas[0]
+    k_only = quorum[0]
+    single = -1
+    if classes == 1:
+        for i in range(block):
+            labels[i] = 0
+        single = law_index[0, 0]
+        for t in range(width):
+            if law_index[0, t] != single:
+                single = -1
+    for start in range(j0, j1, block):
+        size = min(block, j1 - start)
+        if classes > 1:
+            _draw_classes(states, cdf, size, labels)
+        _draw_nodes(states, n, width, replicas, placement, labels, size, perm, swaps,
+                    nodes)
+        _draw_services(states, speeds, width, replicas, law_index, codes, params,
+                       offsets, lengths, data, labels, nodes, size, service, single)
+        _draw_gaps(states, think_law if closed else arrival_law, codes, params, offsets,
+                   lengths, data, size, gaps)
+        # Queue the block, then measure it: two loops, each with few enough live
+        # values to stay in registers.
+        for i in range(size):
+            if closed:
+                a = release[0]
+            else:
+                a += gaps[i]
+            c = labels[i] if classes > 1 else 0
+            r = replicas[c] if classes > 1 else r_only
+            k = quorum[c] if classes > 1 else k_only
+            warm = start + i >= first
+            base = i * width
+            if r <= 3:
+                # In registers; the order statistic of three by min and max (the
+                # exact value a sort would give).
+                node = nodes[base]
+                x = service[base]
+                begin = free[node] if free[node] > a else a
+                d0 = begin + x
+                free[node] = d0
+                if warm:
+                    busy[node] += x
+                finish = d0
+                if r > 1:
+                    node = nodes[base + 1]
+                    x = service[base + 1]
+                    begin = free[node] if free[node] > a else a
+                    d1 = begin + x
+                    free[node] = d1
+                    if warm:
+                        busy[node] += x
+                    low = min(d0, d1)
+                    high = max(d0, d1)
+                    if r == 2:
+                        finish = low if k == 1 else high
+                    else:
+                        node = nodes[base + 2]
+                        x = service[base + 2]
+                        begin = free[node] if free[node] > a else a
+                        d2 = begin + x
+                        free[node] = d2
+                        if warm:
+                            busy[node] += x
+                        if k == 1:
+                            finish = min(low, d2)
+                        elif k == 3:
+                            finish = max(high, d2)
+                        else:
+                            finish = max(low, min(high, d2))
+            else:
+                for t in range(r):
+                    node = nodes[base + t]
+                    x = service[base + t]
+                    begin = free[node] if free[node] > a else a
+                    d = begin + x
+                    free[node] = d
+                    if warm:
+                        busy[node] += x
+                    done[t] = d
+                finish = _kth_smallest(done, r, k)
+            issued[i] = a
+            sojourns[i] = finish - a
+            if closed:
+                release[0] = finish + gaps[i]
+                _sift_down(release, heap, 0)
+        if next_measured >= start + size:
+            continue
+        for i in range(next_measured - start, size, every):
             while m >= b_end:
+                batch_count[whole, b] = b_count
+                batch_sum[whole, b] = b_sum
+                if b_count > 0:
+                    batch_last[b] = b_last
                 b += 1
                 b_end = ((b + 1) * measured + batches - 1) // batches
+                b_count = batch_count[whole, b]
+                b_sum = batch_sum[whole, b]
             while m >= mb_end:
+                mini_count[mb] = mb_count
+                mini_sum[mb] = mb_sum
                 mb += 1
                 mb_end = ((mb + 1) * measured + minis - 1) // minis
+                mb_count = mini_count[mb]
+                mb_sum = mini_sum[mb]
+            sojourn = sojourns[i]
             h = bucket(sojourn)
-            count[whole] += 1
-            total[whole] += sojourn
-            squares[whole] += sojourn * sojourn
-            batch_count[whole, b] += 1
-            batch_sum[whole, b] += sojourn
+            jobs_measured += 1
+            sum_all += sojourn
+            squares_all += sojourn * sojourn
+            b_count += 1
+            b_sum += sojourn
             hist[whole, h] += 1
             if classes > 1:
+                c = labels[i]
                 count[c] += 1
                 total[c] += sojourn
                 squares[c] += sojourn * sojourn
                 batch_count[c, b] += 1
                 batch_sum[c, b] += sojourn
                 hist[c, h] += 1
-            if batch_count[whole, b] == 1:
-                batch_first[b] = a
-            batch_last[b] = a
-            mini_sum[mb] += sojourn
-            mini_count[mb] += 1
-            think_sum[0] += think
+            if b_count == 1:
+                batch_first[b] = issued[i]
+            b_last = issued[i]
+            mb_sum += sojourn
+            mb_count += 1
+            if closed:
+                thinks += gaps[i]
             m += 1
+            next_measured += every
+    count[whole] = jobs_measured
+    total[whole] = sum_all
+    squares[whole] = squares_all
+    if b < batches:
+        batch_count[whole, b] = b_count
+        batch_sum[whole, b] = b_sum
+        if b_count > 0:
+            batch_last[b] = b_last
+    if mb < minis:
+        mini_count[mb] = mb_count
+        mini_sum[mb] = mb_sum
+    think_sum[0] = thinks
     clock[0] = a
 
 
@@ -620,8 +832,10 @@ def _replication(arrays: _Arrays, states, total_jobs, first, every, measured, ba
     heap = np.zeros(release.size, dtype=np.int64)
     clock = np.zeros(1)
     width = arrays.law_index.shape[1]
-    scratch = (np.zeros(width, dtype=np.int64), np.zeros(width, dtype=np.int64),
-               np.zeros(width), np.zeros(width))
+    block = max(1, BLOCK_TASKS // width)
+    scratch = (np.zeros(block, dtype=np.int64), np.zeros(block * width, dtype=np.int64),
+               np.zeros(width, dtype=np.int64), np.zeros(block * width), np.zeros(block),
+               np.zeros(width), np.zeros(block), np.zeros(block))
     if closed:
         _first_thinks(states, arrays.think_law, arrays.codes, arrays.params,
                       arrays.offsets, arrays.lengths, arrays.data, release, heap)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from forkjoin_sim.engines.fused.rng import next_u64, uniform
+from forkjoin_sim.engines.fused.rng import load, next_u64, step, store, uniform, uniform_step
 from forkjoin_sim.errors import ConfigError
 
 EXPONENTIAL, DETERMINISTIC, UNIFORM, WEIBULL, LOGNORMAL, PARETO, GAMMA, EMPIRICAL, \
@@ -368,7 +368,46 @@ def draw(law, codes, params, offsets, lengths, data, states, stream):
     return _draw_other(law, codes, params, offsets, lengths, data, states, stream)
 
 
+
+@numba.njit(cache=True, inline="always")
+def exponential_step(state, states, stream):
+    """``(x, next state)``: `standard_exponential` on a state tuple of stream
+    ``stream`` (the slow path goes through row ``stream`` of ``states``)."""
+    while True:
+        bits, state = step(state)
+        bits >>= np.uint64(3)
+        layer = np.int64(bits & np.uint64(0xFF))
+        bits >>= np.uint64(8)
+        x = np.float64(bits) * _ZIG_W[layer]
+        if bits < _ZIG_K[layer]:
+            return x, state
+        store(states, stream, state)
+        x = _exponential_tail(states, stream, layer, x)
+        state = load(states, stream)
+        if x >= 0.0:
+            return x, state
+
+
+@numba.njit(cache=True, inline="always")
+def draw_step(law, codes, params, offsets, lengths, data, state, states, stream):
+    """``(x, next state)``: `draw` on a state tuple of stream ``stream``; the laws
+    that `draw` calls out of line go through row ``stream`` of ``states``."""
+    code = codes[law]
+    if code == EXPONENTIAL:
+        x, state = exponential_step(state, states, stream)
+        return params[law, 0] + params[law, 1] * x, state
+    if code == DETERMINISTIC:
+        return params[law, 0], state
+    if code == EMPIRICAL and params[law, 2] == 0.0:
+        length = lengths[law]
+        u, state = uniform_step(state)
+        i = int(u * length)
+        return data[offsets[law] + (i if i < length else length - 1)], state
+    store(states, stream, state)
+    x = _draw_other(law, codes, params, offsets, lengths, data, states, stream)
+    return x, load(states, stream)
+
 __all__ = ["DETERMINISTIC", "EMPIRICAL", "EXPONENTIAL", "GAMMA", "LOGNORMAL", "Law",
            "PARETO", "TABLE", "TABLE_ERROR", "UNIFORM", "WEIBULL", "deterministic",
            "standard_exponential",
-           "draw", "exponential", "law_mean", "law_of", "pack", "scaled", "tabulated"]
+           "draw", "draw_step", "exponential_step", "exponential", "law_mean", "law_of", "pack", "scaled", "tabulated"]

@@ -68,6 +68,61 @@ def below(states, stream, n):
             return np.int64(m >> np.uint64(32))
 
 
+# The same generator on a state held in four local variables rather than a row of
+# the state array: a loop that draws from one stream keeps it in registers (a row
+# of an array must be stored and reloaded around every other array store, which
+# numba cannot prove distinct). `load` and `store` move a stream between the two.
+
+@numba.njit(cache=True, inline="always")
+def load(states, stream):
+    """The state of stream ``stream`` as a tuple of four uint64."""
+    return (states[stream, 0], states[stream, 1], states[stream, 2], states[stream, 3])
+
+
+@numba.njit(cache=True, inline="always")
+def store(states, stream, state):
+    """Write ``state`` (a tuple from `load` or `step`) back to row ``stream``."""
+    states[stream, 0] = state[0]
+    states[stream, 1] = state[1]
+    states[stream, 2] = state[2]
+    states[stream, 3] = state[3]
+
+
+@numba.njit(cache=True, inline="always")
+def step(state):
+    """``(output, next state)``: `next_u64` on a state tuple."""
+    s0, s1, s2, s3 = state
+    x = s1 * np.uint64(5)
+    result = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    return result, (s0, s1, s2, s3)
+
+
+@numba.njit(cache=True, inline="always")
+def uniform_step(state):
+    """``(u, next state)``: `uniform` on a state tuple."""
+    bits, state = step(state)
+    return (np.float64(bits >> np.uint64(11)) + 0.5) * _TWO_M53, state
+
+
+@numba.njit(cache=True, inline="always")
+def below_step(state, n):
+    """``(i, next state)``: `below` on a state tuple."""
+    bound = np.uint64(n)
+    while True:
+        bits, state = step(state)
+        m = (bits >> np.uint64(32)) * bound
+        low = m & _LOW
+        if low >= bound or low >= ((_LOW + np.uint64(1)) - bound) % bound:
+            return np.int64(m >> np.uint64(32)), state
+
+
 def seed_states(seed, replication: int = 0) -> np.ndarray:
     """The (STREAMS, 4) uint64 state of replication ``replication`` of ``seed`` (an int
     or a ``numpy.random.SeedSequence``): stream ``p`` from child ``(replication, p)``
@@ -84,5 +139,5 @@ def seed_states(seed, replication: int = 0) -> np.ndarray:
     return states
 
 
-__all__ = ["ARRIVAL", "CLASS", "PLACEMENT", "SERVICE", "STREAMS", "below", "next_u64",
-           "seed_states", "uniform"]
+__all__ = ["ARRIVAL", "CLASS", "PLACEMENT", "SERVICE", "STREAMS", "below", "below_step",
+           "load", "next_u64", "seed_states", "step", "store", "uniform", "uniform_step"]
