@@ -127,3 +127,27 @@ def test_quorums_read_one_open_run():
     latency = _run_level2(writes, StagedConfig.from_mapping(), 1, [1, 2, 3])
     assert np.all(latency[1] <= latency[2]) and np.all(latency[2] <= latency[3])
     assert latency[1].mean() < latency[3].mean()
+
+
+def test_level2_hops_per_pair_of_data_centres_at_no_load():
+    # [datacentres.hops] gives the hop between data centres 0 and 1 its own law (10,
+    # each way) while hops within one keep [network] (1); no stage time, light load on
+    # 32 threads: a write's latency is its slowest replica's hops and mutation
+    from forkjoin_sim.cassandra.simulation import _run_level2
+
+    model = CassandraModel(4, 2, "ALL", 0.05, stats.expon(scale=0.2), stats.expon(),
+                           "round-robin")
+    config = _config(network={"delay": "deterministic", "mean": 1.0},
+                     datacentres={"nodes": [0, 0, 1, 1], "hops": {"0-1": 10.0}})
+    writes = WritePathSampler(model, 8).draw(500)
+    latency = _run_level2(writes, config, 2, [2])[2]
+    centre = np.array([0, 0, 1, 1])
+    far = centre[writes.path.nodes] != centre[writes.coordinator][:, None]
+    local = np.arange(2)[None, :] == writes.local_slot[:, None]
+    expected = writes.path.service + np.where(local, 0.0, np.where(far, 20.0, 2.0))
+    assert far.any() and (~far & ~local).any() and local.any()
+    np.testing.assert_allclose(latency, expected.max(axis=1), rtol=1e-9)
+    with pytest.raises(ConfigError, match="give one: hops"):
+        _config(datacentres={"nodes": [0, 1], "hops": {"0-1": 1.0}, "mean": 2.0})
+    with pytest.raises(ConfigError, match='no law for "0-1"'):
+        _config(datacentres={"nodes": [0, 1], "hops": {"1-1": 1.0}})

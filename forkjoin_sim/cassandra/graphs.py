@@ -15,7 +15,8 @@ coordinator is replica ``t``.
 The writes (arrivals, placement, coordinators, mutation times) are a
 `~forkjoin_sim.cassandra.writes.WritePath`, the one that level 1 runs too; the stage
 times are drawn by purpose (``staged_*`` in `forkjoin_sim.randomness.streams`), each a
-function of (seed, stage, write index).
+function of (seed, stage, write index); a hop with a law of its own per pair of data
+centres (``[datacentres.hops]``) takes purpose ``('step', 'staged hop a-b')``.
 """
 
 from __future__ import annotations
@@ -106,6 +107,15 @@ def staged_jobs(writes: WritePath, config: StagedConfig, seed, quorum: int):
         crossing = centre[path.nodes] != centre[writes.coordinator][:, None]
         extra = stage("staged_datacentre", config.cross_delay, 2 * replicas)
         network = network + extra * np.tile(crossing, 2)
+    if config.hops:
+        centre = np.asarray(config.datacentre)
+        x, y = centre[path.nodes], centre[writes.coordinator][:, None]
+        low, high = np.tile(np.minimum(x, y), 2), np.tile(np.maximum(x, y), 2)
+        for (a, b), law in config.hops:
+            pair = (low == a) & (high == b)
+            values = draws.draw(seed, ("step", f"staged hop {a}-{b}"), law, 0, jobs,
+                                2 * replicas)
+            network[pair] = values[pair]
     templates = [staged_write(replicas, quorum, t, config) for t in range(-1, replicas)]
     classes = (writes.local_slot + 1).astype(np.int64)
     parties = np.column_stack([writes.coordinator, path.nodes]).astype(np.int64)

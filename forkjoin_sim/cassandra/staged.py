@@ -34,7 +34,11 @@ Default configuration and where its numbers come from:
 
 - ``[datacentres]``: ``nodes = [0, 0, 0, 1, 1, 1]`` puts each node in a data centre;
   a coordinator-to-replica hop between two data centres takes ``mean`` ms more
-  (gamma, shape 4) on top of the ``[network]`` delay, each way. Off by default.
+  (gamma, shape 4) on top of the ``[network]`` delay, each way. Off by default. Or,
+  instead of ``delay`` and ``mean``, ``[datacentres.hops]`` gives each pair of data
+  centres its own one-way law (as for the queued-work runs, `.datacentres`): a hop
+  between them takes that law instead of ``[network]``'s; a pair within one data
+  centre that it leaves out keeps ``[network]``.
 - ``client.mean = 0`` ms: the client-to-coordinator hop (each way; gamma, shape 4 when
   set). Off by default so that the paper's model (which starts at the coordinator)
   is unchanged; a benchmark measured at the client includes it.
@@ -67,7 +71,7 @@ DEFAULT_STAGED_CONFIG: dict[str, Any] = {
 
 _KEYS = {"request": {"threads", "service", "mean"}, "mutation": {"threads"},
          "response": {"threads", "service", "mean"}, "network": {"delay", "mean"},
-         "client": {"delay", "mean"}, "datacentres": {"nodes", "delay", "mean"}}
+         "client": {"delay", "mean"}, "datacentres": {"nodes", "delay", "mean", "hops"}}
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class StagedConfig:
     client_delay: Any = None
     datacentre: tuple = ()
     cross_delay: Any = None
+    hops: tuple = ()
 
     def __post_init__(self) -> None:
         for name in ("request_threads", "mutation_threads", "response_threads"):
@@ -135,7 +140,23 @@ class StagedConfig:
                    client_delay=_stage_time(merged["client"], "delay", "client"),
                    datacentre=tuple(merged["datacentres"]["nodes"]),
                    cross_delay=_stage_time(merged["datacentres"], "delay",
-                                           "datacentres"))
+                                           "datacentres"),
+                   hops=_pair_hops(merged["datacentres"]))
+
+
+def _pair_hops(section: dict) -> tuple:
+    """``[datacentres.hops]`` as sorted ``((a, b), law)`` pairs (none: ``()``)."""
+    if "hops" not in section:
+        return ()
+    from forkjoin_sim.cassandra.datacentres import DataCentres
+
+    if section["mean"] != 0:
+        raise ConfigError("[datacentres] gives both hops per pair and a cross-data-centre "
+                          "mean; give one: hops (each pair's whole hop) or delay and "
+                          "mean (added to [network] between data centres)")
+    centres = DataCentres.from_mapping({"nodes": section["nodes"],
+                                        "hops": section["hops"]})
+    return tuple(sorted(centres.hops.items()))
 
 
 def _stage_time(section: dict, key: str, name: str) -> Any:
