@@ -1,0 +1,157 @@
+"""The picture of a calibrated Cassandra model beside its benchmark rows.
+
+One column per operation (read, write); the top row is mean latency against client
+threads, the bottom row throughput against client threads. Per consistency level: the
+model's curve on a fine grid of threads with its 95% band, and the measured rows as
+markers of the same colour. Used by ``cassandra calibrate --figure`` and
+``cassandra predict --figure``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import atomic_save
+
+#: Columns `draw` and `curves` read from the measured rows.
+NEEDED = ("operation", "consistency", "quorum", "threads", "nodes", "replicas",
+          "mean_ms", "throughput")
+
+#: One configuration drawn as one curve: rows that differ only in threads.
+_CURVE = ["operation", "consistency", "quorum", "nodes", "replicas", "think_ms"]
+
+_OPERATIONS = ("read", "write")
+
+
+def _checked(measured: pd.DataFrame) -> pd.DataFrame:
+    """``measured`` with a ``think_ms`` column (0 where absent), or a ConfigError."""
+    missing = [c for c in NEEDED if c not in measured.columns]
+    if missing:
+        raise ConfigError(f"measured rows lack columns {missing}; give "
+                          f"{', '.join(NEEDED)} (mean_ms and throughput may be NaN)")
+    if measured.empty:
+        raise ConfigError("no measured rows to draw; give at least one row")
+    unknown = sorted(set(measured.operation) - set(_OPERATIONS))
+    if unknown:
+        raise ConfigError(f"operation {unknown} in the measured rows; use read or write")
+    table = measured.copy()
+    if "think_ms" not in table.columns:
+        table["think_ms"] = 0.0
+    return table
+
+
+def curves(fit, measured: pd.DataFrame, points: int = 60,
+           level: float = 0.95) -> pd.DataFrame:
+    """The model curves that `draw` plots: one row per grid point.
+
+    Per configuration of ``measured`` (operation, consistency, quorum, nodes, replicas,
+    think time), the grid is ``points`` thread counts evenly spaced from the smallest
+    to the largest measured one, plus every measured thread count (so the curve passes
+    through the model at each marker). Columns: those of the configuration,
+    ``threads``, ``mean_ms``, ``low_ms``, ``high_ms`` (the ``level`` band of
+    ``fit.interval``), ``throughput``, ``throughput_low``, ``throughput_high`` (ops/s).
+
+    The throughput band follows from the latency band by Little's law for the closed
+    loop, ``threads = throughput (think + cycle)``, holding the share of the cycle that
+    is measured latency at the fitted point's (exact when no client work lies outside
+    the measured latency).
+    """
+    table = _checked(measured)
+    pieces = []
+    for key, group in table.groupby(_CURVE, sort=False, dropna=False):
+        measured_threads = group.threads.to_numpy(float)
+        grid = np.union1d(np.linspace(measured_threads.min(), measured_threads.max(),
+                                      points), measured_threads)
+        piece = pd.DataFrame({name: [value] * len(grid) for name, value in zip(_CURVE, key)})
+        piece["threads"] = grid
+        pieces.append(piece)
+    grid = pd.concat(pieces, ignore_index=True)
+    rows = dict(threads=grid.threads.to_numpy(float),
+                think_ms=grid.think_ms.to_numpy(float),
+                nodes=grid.nodes.to_numpy(np.int64),
+                replicas=grid.replicas.to_numpy(np.int64),
+                quorum=grid.quorum.to_numpy(np.int64),
+                write=(grid.operation == "write").to_numpy())
+    latency, throughput = fit.predict(rows)
+    low, high = fit.interval(rows, level=level)
+    grid["mean_ms"], grid["low_ms"], grid["high_ms"] = latency, low, high
+    grid["throughput"] = throughput
+    cycle_ms = rows["threads"] * 1000.0 / throughput - rows["think_ms"]
+    measured_share = latency / cycle_ms
+    # more latency, less throughput: the band's high end is the throughput's low end
+    grid["throughput_low"] = rows["threads"] * 1000.0 / (rows["think_ms"]
+                                                          + high / measured_share)
+    grid["throughput_high"] = rows["threads"] * 1000.0 / (rows["think_ms"]
+                                                           + low / measured_share)
+    return grid
+
+
+def _label(consistency, nodes, replicas, several_clusters: bool) -> str:
+    """A legend entry: the level's name, and the cluster where several are drawn."""
+    name = str(consistency)
+    if isinstance(consistency, (int, np.integer, float, np.floating)):
+        name = f"{int(consistency)} of {int(replicas)}"
+    return f"{name} ({nodes} nodes, {replicas} replicas)" if several_clusters else name
+
+
+def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
+         points: int = 60) -> None:
+    """Write a PNG of the model curves of ``fit`` (``points`` grid points each) with 95%
+    bands and the ``measured`` rows (see `curves`) to ``path``, atomically.
+
+    ``fit`` has ``predict(rows) -> (latency_ms, throughput_ops_per_s)`` and
+    ``interval(rows, level) -> (low_ms, high_ms)``, e.g. `sizing.network_fit.Fit`.
+    """
+    # matplotlib only here: the command line's start-up must not pay for it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    table = _checked(measured)
+    grid = curves(fit, table, points)
+    operations = [op for op in _OPERATIONS if op in set(table.operation)]
+    several = table[["nodes", "replicas"]].drop_duplicates().shape[0] > 1
+    levels = (table[["quorum", "consistency", "nodes", "replicas"]]
+              .drop_duplicates().sort_values(["nodes", "replicas", "quorum"]))
+    # a level keeps its colour in every panel
+    colours = {tuple(level): f"C{i % 10}" for i, level in enumerate(levels.itertuples(index=False))}
+
+    fig = Figure(figsize=(5.0 * len(operations), 7.5))
+    FigureCanvasAgg(fig)  # a canvas of its own: no pyplot, no global backend switch
+    axes = fig.subplots(2, len(operations), squeeze=False, sharex="col")
+    for column, operation in enumerate(operations):
+        top, bottom = axes[0, column], axes[1, column]
+        for key, curve in grid[grid.operation == operation].groupby(_CURVE, sort=False,
+                                                                     dropna=False):
+            configuration = dict(zip(_CURVE, key))
+            colour = colours[(configuration["quorum"], configuration["consistency"],
+                              configuration["nodes"], configuration["replicas"])]
+            label = _label(configuration["consistency"], configuration["nodes"],
+                           configuration["replicas"], several)
+            rows = table[np.logical_and.reduce(
+                [(table[c] == v).to_numpy() for c, v in configuration.items()])]
+            top.plot(curve.threads, curve.mean_ms, "-", color=colour, label=label)
+            top.fill_between(curve.threads, curve.low_ms, curve.high_ms, color=colour,
+                             alpha=0.2, linewidth=0)
+            bottom.plot(curve.threads, curve.throughput, "-", color=colour, label=label)
+            bottom.fill_between(curve.threads, curve.throughput_low,
+                                curve.throughput_high, color=colour, alpha=0.2,
+                                linewidth=0)
+            shown = rows[np.isfinite(rows.mean_ms.to_numpy(float))]
+            top.plot(shown.threads, shown.mean_ms, "o", color=colour, ms=4)
+            shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
+            bottom.plot(shown.threads, shown.throughput, "o", color=colour, ms=4)
+        top.set_title(f"{operation}s: model (line, 95% band) and measured (dots)",
+                      fontsize=9)
+        top.set_ylabel("mean latency (ms)")
+        bottom.set_ylabel("throughput (ops/s)")
+        bottom.set_xlabel("client threads")
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+            ax.set_ylim(bottom=0)
+        top.legend(title="consistency", fontsize=8, title_fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    atomic_save(path, fig.savefig, dpi=120)

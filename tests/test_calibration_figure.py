@@ -1,0 +1,97 @@
+"""The calibration figure: a whole PNG written atomically, whose curves are the model's
+own predictions and bands."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forkjoin_cli.calibration_figure import curves, draw
+from forkjoin_sim.errors import ConfigError
+from sizing.closed_network import predict
+from sizing.network_fit import demands_of, fit
+
+THREADS = np.array([1, 8, 30, 90])
+LEVELS = {"ONE": 1, "ALL": 3}
+DEMANDS = demands_of(np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2]))
+
+
+def _measured():
+    """Reads at ONE and ALL and writes at ONE from known demands, one read without a
+    mean (a query row) and one write without a throughput."""
+    parts = []
+    for operation, levels in (("read", ("ONE", "ALL")), ("write", ("ONE",))):
+        for level in levels:
+            parts.append(pd.DataFrame({"operation": operation, "consistency": level,
+                                       "quorum": LEVELS[level], "threads": THREADS,
+                                       "nodes": 3, "replicas": 3}))
+    table = pd.concat(parts, ignore_index=True)
+    rows = dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(len(table)),
+                nodes=table.nodes.to_numpy(), replicas=table.replicas.to_numpy(),
+                quorum=table.quorum.to_numpy(), write=(table.operation == "write").to_numpy())
+    latency, per_ms = predict(DEMANDS, rows, "shared-digest")
+    table["mean_ms"], table["throughput"] = latency, per_ms * 1000.0
+    table.loc[1, "mean_ms"] = np.nan
+    table.loc[len(table) - 1, "throughput"] = np.nan
+    return table, rows
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    table, rows = _measured()
+    known = np.isfinite(table.mean_ms.to_numpy())
+    own = {name: values[known] for name, values in rows.items()}
+    return fit(own, table.mean_ms[known], "shared-digest", max_evaluations=40), table
+
+
+@pytest.fixture(scope="module")
+def grid(fitted):
+    model, table = fitted
+    return curves(model, table)
+
+
+def test_draw_writes_a_whole_png_and_no_temporary_file(fitted, tmp_path):
+    model, table = fitted
+    path = tmp_path / "fit.png"
+    # a coarse grid keeps the test fast: the band samples the posterior at every point
+    draw(str(path), model, table, title="three nodes, three replicas", points=15)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[-8:-4] == b"IEND"  # the PNG's last chunk: the file is complete
+    assert len(data) > 20_000  # two panels of curves, bands and markers, not a blank image
+    assert [p.name for p in tmp_path.iterdir()] == ["fit.png"]
+
+
+def test_curves_pass_through_the_model_at_every_measured_row(fitted, grid):
+    model, table = fitted
+    # one curve per (operation, level), each on at least the 60-point grid
+    assert set(grid.groupby(["operation", "consistency"]).size().index) == {
+        ("read", "ONE"), ("read", "ALL"), ("write", "ONE")}
+    assert grid.groupby(["operation", "consistency"]).size().min() >= 60
+    for _, row in table.iterrows():
+        on_curve = grid[(grid.operation == row.operation)
+                        & (grid.consistency == row.consistency)
+                        & (grid.threads == row.threads)]
+        assert len(on_curve) == 1
+        alone = dict(threads=np.array([row.threads], float), think_ms=np.zeros(1),
+                     nodes=np.array([3]), replicas=np.array([3]),
+                     quorum=np.array([row.quorum]),
+                     write=np.array([row.operation == "write"]))
+        latency, throughput = model.predict(alone)
+        assert on_curve.mean_ms.iloc[0] == pytest.approx(latency[0], rel=1e-9)
+        assert on_curve.throughput.iloc[0] == pytest.approx(throughput[0], rel=1e-9)
+    assert grid.threads.min() == THREADS.min() and grid.threads.max() == THREADS.max()
+
+
+def test_bands_hold_the_curve(grid):
+    assert np.all(grid.low_ms <= grid.mean_ms) and np.all(grid.mean_ms <= grid.high_ms)
+    assert np.all(grid.throughput_low <= grid.throughput)
+    assert np.all(grid.throughput <= grid.throughput_high)
+    width = (grid.high_ms - grid.low_ms) / grid.mean_ms
+    assert np.all(width > 0)
+
+
+def test_missing_columns_say_which_to_give(fitted, tmp_path):
+    model, table = fitted
+    with pytest.raises(ConfigError, match="quorum"):
+        draw(str(tmp_path / "fit.png"), model, table.drop(columns="quorum"))
+    assert list(tmp_path.iterdir()) == []
