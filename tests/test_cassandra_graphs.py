@@ -151,3 +151,19 @@ def test_level2_hops_per_pair_of_data_centres_at_no_load():
         _config(datacentres={"nodes": [0, 1], "hops": {"0-1": 1.0}, "mean": 2.0})
     with pytest.raises(ConfigError, match='no law for "0-1"'):
         _config(datacentres={"nodes": [0, 1], "hops": {"1-1": 1.0}})
+
+
+def test_both_levels_run_the_same_writes_beyond_one_block():
+    # one mutation thread and no other stage: level 2 is level 1, write for write,
+    # over more writes than level 1 draws in one block
+    from forkjoin_sim.run import block_jobs
+
+    model = CassandraModel(4, 2, "ONE", 1.2, stats.expon(scale=0.3), stats.expon(),
+                           "round-robin")
+    jobs = block_jobs(2) + 5000
+    one = simulate_cassandra(model, jobs, seed=3, level=1, warmup=0.0)
+    two = simulate_cassandra(model, jobs, seed=3, level=2, warmup=0.0,
+                             config=_config(mutation={"threads": 1}))
+    assert one.summary.jobs_measured == two.summary.jobs_measured == jobs
+    assert two.mean == pytest.approx(one.mean, rel=1e-12)
+    assert two.summary.p999 == pytest.approx(one.summary.p999, rel=1e-12)

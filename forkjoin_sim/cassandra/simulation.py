@@ -13,7 +13,7 @@ import numpy as np
 
 from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.run import check_run, check_work, run_path
+from forkjoin_sim.run import block_jobs, check_run, check_work, run_path
 from forkjoin_sim.measure.statistics import Interval, SojournRecorder, Summary, summarize
 from forkjoin_sim.cassandra.model import CassandraModel
 from forkjoin_sim.cassandra.graphs import run_staged, staged_write
@@ -116,6 +116,18 @@ def _run_level2(writes: WritePath, config: StagedConfig, seed,
     return _latencies(acks, start, quorums)
 
 
+class _InBlocks:
+    """A write sampler whose one block is drawn in level 1's blocks, so that both
+    levels run the same writes (the coordinators' draws depend on the block size)."""
+
+    def __init__(self, sampler: WritePathSampler, block: int):
+        self.sampler, self.block = sampler, block
+        self.initial_release = sampler.initial_release
+
+    def draw(self, jobs: int) -> WritePath:
+        return self.sampler.draw_in_blocks(jobs, self.block)
+
+
 class _Level2:
     """`run_path`'s engine for level 2: a whole write path through the staged graph
     on the steps engine (closed loop: the issue times are written into the path)."""
@@ -168,6 +180,7 @@ def _run_writes(model: CassandraModel, quorums: list[int], jobs: int, seed, leve
                               f"but the cluster has {model.nodes}; give one per node")
         engine = _Level2(config, seed, min(quorums), model.clients,
                          sampler.initial_release)
+        sampler = _InBlocks(sampler, block_jobs(model.replicas))
     recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
                                columns=len(quorums), times=True)
     recorder.check_enough()

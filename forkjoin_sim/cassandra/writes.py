@@ -80,6 +80,12 @@ class WritePathSampler:
             self.initial_release = self.process.think_times(self.process.clients,
                                                             self.streams[ARRIVALS])
 
+    def draw_in_blocks(self, jobs: int, block: int) -> WritePath:
+        """The next ``jobs`` writes as one block, drawn in blocks of ``block``: the same
+        writes as ``draw`` called with those blocks (a run of level 1)."""
+        return concatenate([self.draw(min(block, jobs - done))
+                            for done in range(0, jobs, block)] or [self.draw(0)])
+
     def draw(self, jobs: int) -> WritePath:
         """The next ``jobs`` writes (closed loop: arrival times NaN, think times set)."""
         m, rng = self.model, self.streams
@@ -109,6 +115,19 @@ class WritePathSampler:
         quorum = np.full(jobs, m.quorum, dtype=np.int32)
         return WritePath(SamplePath(times, nodes, service, quorum, think=think),
                          coordinator, local_slot, m.nodes)
+
+
+def concatenate(parts: list[WritePath]) -> WritePath:
+    """Blocks of writes one after the other, as one block."""
+    if len(parts) == 1:
+        return parts[0]
+    fields = {}
+    for name in SamplePath._FIELDS:
+        values = [getattr(p.path, name) for p in parts]
+        fields[name] = None if values[0] is None else np.concatenate(values)
+    return WritePath(SamplePath(**fields),
+                     np.concatenate([p.coordinator for p in parts]),
+                     np.concatenate([p.local_slot for p in parts]), parts[0].node_count)
 
 
 def basic_write_path(kind: str, replicas: int, arrival_rate: float, service: Any,
