@@ -103,6 +103,8 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
 
     ``fit`` has ``predict(rows) -> (latency_ms, throughput_ops_per_s)`` and
     ``interval(rows, level) -> (low_ms, high_ms)``, e.g. `sizing.network_fit.Fit`.
+    A band reaching past twice the highest curve or measured point runs off its panel
+    (the panel stops there), so that the curves stay readable.
     """
     # matplotlib only here: the command line's start-up must not pay for it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -147,9 +149,14 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
         top.set_ylabel("mean latency (ms)")
         bottom.set_ylabel("throughput (ops/s)")
         bottom.set_xlabel("client threads")
-        for ax in (top, bottom):
+        shown = grid[grid.operation == operation]
+        at = table[table.operation == operation]
+        for ax, curve, dots in ((top, shown.mean_ms, at.mean_ms),
+                                (bottom, shown.throughput, at.throughput)):
             ax.grid(alpha=0.3)
-            ax.set_ylim(bottom=0)
+            # a wide band must not flatten the curves: past twice their height it runs off
+            highest = np.nanmax(np.concatenate([curve.to_numpy(float), dots.to_numpy(float)]))
+            ax.set_ylim(0, min(ax.get_ylim()[1], 2.0 * highest))
         top.legend(title="consistency", fontsize=8, title_fontsize=8)
     if title:
         fig.suptitle(title)
