@@ -4,9 +4,11 @@ One key (or ``--keys K``, uniform or ``--zipf S`` popular) on N replicas; reads 
 writes arrive as an open Poisson stream (or from closed-loop clients, ``--clients``)
 and queue at every replica, in one FIFO queue
 (``--structure shared``) or in separate read and mutation stages (``--structure
-stages``, Cassandra). Per (R, W) and rate:
-t-visibility, k-staleness, read and write latency percentiles
-(``forkjoin_sim.staleness.queueing``).
+stages``, Cassandra), with ordered or independent channels and one, random or
+token-aware coordinators. Per (R, W) and rate:
+t-visibility, k-staleness, read and write latency percentiles, or with ``--session``
+P(a session guarantee is violated) (``forkjoin_sim.staleness.queueing``, on the
+steps engine).
 
 Without --rate and --clients: no load (PBS's WARS), with ordered or independent
 channels (``--channels``) and one, random or token-aware coordinators
@@ -28,9 +30,9 @@ from forkjoin_sim.files.io import json_text, strict_json
 #: Operations per closed-loop client a run needs at least (each client's first
 #: operations start from an empty system).
 CLIENT_OPERATIONS = 10
-#: Bytes a run keeps per operation and replica (delays, service, arrival, finish,
-#: order, states, plus slack for the per-pair arrays).
-BYTES_PER_TASK = 120
+#: Bytes a run keeps per operation and replica (step times and ends, stations,
+#: draws, states, plus slack for the per-pair arrays); a session doubles it.
+BYTES_PER_TASK = 250
 
 
 #: What each key of ``StalenessResult.summary()`` holds (the JSON keys).
@@ -44,6 +46,12 @@ JSON_KEYS = {
     "write_share": "fraction of operations that are writes",
     "structure": "shared (one FIFO queue per replica) or stages (read and mutation)",
     "work_per_replica": "service work a replica receives per unit time",
+    "channels": "independent (every message delay its own draw) or fifo (each ordered "
+                "pair of nodes one connection delivering in order)",
+    "coordinators": "one (the last node for every operation), random (any node per "
+                    "operation) or token-aware (a replica per operation)",
+    "nodes": "nodes of the cluster (--nodes; default replicas + 1 for one "
+             "coordinator, else replicas)",
     "utilisation": "busy fraction per thread of the busiest stage of any replica (measured)",
     "throughput": "operations issued per unit time after warm-up (measured)",
     "reads": "measured reads (after warm-up, with a committed version before them)",
@@ -91,6 +99,20 @@ SESSION_KEYS = {
     "by_gap": "rows gap_low, gap_high (bins of --t-grid over the gap; null: open), "
               "sessions, violations, probability, low, high",
 }
+#: The JSON keys of --session under load (with --rate or --clients), one object per
+#: (rate, R, W).
+LOAD_SESSION_KEYS = {
+    "replicas, read_quorum, write_quorum, read_level, write_level, channels, "
+    "coordinators, nodes, sessions, violations, probability, low, high":
+        "as --session without load",
+    "session": "read-your-writes (each write followed by a read of its key by the same "
+               "client, --session-gap after the write returns: does it see the write?) "
+               "or monotonic-reads (each read followed by a second, --session-think "
+               "after the first returns: older than the first?)",
+    "by_gap": "rows as without load, binned by that pause",
+    "rate, throughput, utilisation, write_share, keys, zipf, structure":
+        "as the run under load (a session counts as two operations)",
+}
 
 
 def _epilog() -> str:
@@ -103,9 +125,11 @@ def _epilog() -> str:
             "visible_T_high (bin starting at T), k_K(_low/_high), "
             "read_pP/write_pP(_low/_high).\n\nWithout load (no --rate, no --clients) "
             "one object per (R, W):\n" + lines(NO_LOAD_KEYS) + "\n\nWith --session, "
-            "one object per (R, W):\n" + lines(SESSION_KEYS) + "\n--out FILE.csv "
-            "then writes one row per (R, W) without the nested rows; --figure plots "
-            "P(stale) or P(violated) against the time between write and read.")
+            "one object per (R, W):\n" + lines(SESSION_KEYS) + "\n\nWith --session and "
+            "load, one object per (rate, R, W):\n" + lines(LOAD_SESSION_KEYS)
+            + "\n--out FILE.csv then writes one row per (R, W) without the nested "
+            "rows; --figure plots P(stale) or P(violated) against the time between "
+            "write and read.")
 
 
 def _law(spec: str, what: str):
@@ -161,7 +185,9 @@ def keys_from_args(args) -> list:
     rates = [None] if args.rate is None else args.rate
     return [ReplicatedKey(args.replicas, rate, args.write_share, node=node,
                           read_service=read_service, write_service=write_service,
-                          delays=delays, keys=args.keys, zipf=args.zipf)
+                          delays=delays, keys=args.keys, zipf=args.zipf,
+                          channels=args.channels,
+                          coordinators=args.coordinators or "one", nodes=args.nodes)
             for rate in rates]
 
 
@@ -254,21 +280,34 @@ def _write(summaries: list[dict], path) -> None:
 
 
 def _cmd_staleness(args) -> int:
-    from forkjoin_sim.staleness.queueing import simulate_queues
+    from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, simulate_closed,
+                                                 simulate_queues, simulate_sessions)
 
     if args.rate is None and args.clients is None:
         return _cmd_no_load(args)
-    for given, option in ((args.channels == "fifo", "--channels fifo"),
-                          (args.coordinators is not None, "--coordinators"),
-                          (args.session is not None, "--session"),
-                          (args.session_gap is not None, "--session-gap"),
-                          (args.session_think is not None, "--session-think"),
-                          (args.nodes is not None, "--nodes")):
-        if given:
-            raise ConfigError(f"{option} works without load only for now (the queueing "
-                              "model draws every message delay independently and has "
-                              "no coordinators); leave out --rate/--clients for the "
-                              f"no-load run, or leave out {option.split()[0]}")
+    session = None
+    if args.session is not None:
+        option, text = (("--session-gap", args.session_gap)
+                        if args.session == "read-your-writes"
+                        else ("--session-think", args.session_think))
+        other = "--session-think" if option == "--session-gap" else "--session-gap"
+        if (args.session_think if other == "--session-think" else args.session_gap) \
+                is not None:
+            raise ConfigError(f"under load the pause of --session {args.session} is "
+                              f"{option} (after the first operation returns); leave out "
+                              f"{other}")
+        session = Session(args.session, _gap(text, option))
+    else:
+        for given, option in ((args.session_gap is not None, "--session-gap"),
+                              (args.session_think is not None, "--session-think")):
+            if given:
+                raise ConfigError(f"{option} is a pause of --session; add --session "
+                                  "read-your-writes|monotonic-reads, or leave out "
+                                  f"{option}")
+    if args.nodes is not None and args.nodes < args.replicas:
+        raise ConfigError(f"--nodes {args.nodes} is below --replicas {args.replicas}; the "
+                          f"key's replicas are nodes of the cluster: use --nodes >= "
+                          f"{args.replicas}")
     pairs = pairs_from_args(args)
     keys = keys_from_args(args)
     if args.out is not None:
@@ -276,12 +315,11 @@ def _cmd_staleness(args) -> int:
     if args.figure is not None:
         options.check_output_file(args.figure, "--figure", suffixes=(".png", ".pdf",
                                                                      ".svg"))
-    options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK,
-                         f"--jobs {args.jobs:,}", "use fewer operations")
+    options.check_memory(float(args.jobs) * args.replicas * BYTES_PER_TASK
+                         * (2 if session else 1), f"--jobs {args.jobs:,}",
+                         "use fewer operations")
     loop = None
     if args.clients is not None:
-        from forkjoin_sim.staleness.queueing import ClosedLoop
-
         if args.jobs < CLIENT_OPERATIONS * args.clients:
             raise ConfigError(f"--clients {args.clients:,} with --jobs {args.jobs:,}: each "
                               f"client would issue fewer than {CLIENT_OPERATIONS} "
@@ -294,18 +332,29 @@ def _cmd_staleness(args) -> int:
         key.check_run(args.jobs)
     summaries = []
     for key in keys:
+        if session is not None:
+            for r, w in pairs:
+                run = simulate_sessions(key, r, w, session, loop, args.jobs, args.seed,
+                                        args.warmup)
+                summaries.append(load_session_summary(run, r, w, args.t_grid, loop))
+            continue
         if loop is None:
             run = simulate_queues(key, args.jobs, args.seed, args.warmup)
             results = (run.outcome(r, w) for r, w in pairs)
         else:
-            from forkjoin_sim.staleness.queueing import simulate_closed
-
             results = (simulate_closed(key, r, w, loop, args.jobs, args.seed, args.warmup)
                        for r, w in pairs)
         for result in results:
             summaries.append(result.summary(args.t_grid, args.versions,
                                             args.percentiles))
     summaries = strict_json(summaries)  # NaN as None, as the report and files expect
+    if session is not None:
+        if args.out:
+            _write_flat(summaries, args.out)
+        if args.figure:
+            plot_violations(summaries, args.figure)
+        print(json_text(summaries) if args.json else session_report(summaries))
+        return 0
     if args.out:
         _write(summaries, args.out)
     if args.figure:
@@ -315,6 +364,17 @@ def _cmd_staleness(args) -> int:
     else:
         print(report(summaries))
     return 0
+
+
+def load_session_summary(run, read_quorum: int, write_quorum: int, edges, loop) -> dict:
+    """``LOAD_SESSION_KEYS`` of one session run under load."""
+    staleness = run.outcome(read_quorum, write_quorum)
+    key = run.key
+    return {**session_summary(run.sessions(read_quorum, write_quorum), edges),
+            "rate": key.rate, "throughput": float(staleness.throughput),
+            "utilisation": float(staleness.utilisation.max()),
+            "write_share": key.write_share, "keys": key.keys, "zipf": key.zipf,
+            "structure": key.structure}
 
 
 #: Options of the run under load and their defaults; without load a value other
@@ -587,8 +647,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                         "(open loop); without --rate and --clients: no load (WARS)")
     p.add_argument("--clients", type=types.whole(1, 100_000, "--clients"),
                    help="closed loop: client threads, each waiting for its operation "
-                        "and thinking before the next (SimPy, event level: about 5000 "
-                        "operations per second; one run per (R, W))")
+                        "and thinking before the next (one run per (R, W))")
     p.add_argument("--think", help="think time law of --clients (spec, e.g. exp:2); "
                                    "default none")
     p.add_argument("--write-share", type=types.fraction, default=0.5,
@@ -611,26 +670,28 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                        "exp:0.5)")
     p.add_argument("--channels", choices=["independent", "fifo"], default="independent",
                    help="message order between two nodes: independent delays (WARS, "
-                        "default) or fifo (one ordered connection per pair of nodes); "
-                        "fifo only without load")
+                        "default) or fifo (one ordered connection per pair of nodes)")
     p.add_argument("--coordinators", choices=["one", "random", "token-aware"],
-                   help="who coordinates each operation without load: one node for "
-                        "all (default; it holds no replica), a random node, or a "
+                   help="who coordinates each operation: one node for all "
+                        "(default; it holds no replica), a random node, or a "
                         "random replica (token-aware)")
     p.add_argument("--nodes", type=types.whole(1, 10_000, "--nodes"),
-                   help="nodes of the cluster without load (default replicas + 1 for "
+                   help="nodes of the cluster (default replicas + 1 for "
                         "--coordinators one, so the coordinator holds no replica, else "
                         "replicas: then random is token-aware)")
     p.add_argument("--session", choices=["read-your-writes", "monotonic-reads"],
-                   help="without load: P(the session guarantee is violated) instead "
-                        "of t-visibility")
+                   help="P(the session guarantee is violated) instead of "
+                        "t-visibility; under load each write (read-your-writes) or "
+                        "read (monotonic-reads) is followed by a read of its key from "
+                        "the same client")
     p.add_argument("--session-gap", metavar="SPEC",
                    help="time from the write's return (read-your-writes) or start "
-                        "(monotonic-reads) to the read: a number or a law spec such "
-                        "as exp:2 (default 0); --t-grid bins it")
+                        "(monotonic-reads, no load only) to the read: a number or a "
+                        "law spec such as exp:2 (default 0); --t-grid bins it")
     p.add_argument("--session-think", metavar="SPEC",
                    help="monotonic-reads: time from the first read's return to the "
-                        "second read, a number or a law spec (default 0)")
+                        "second read, a number or a law spec (default 0); --t-grid "
+                        "bins it under load")
     p.add_argument("--profile", choices=["LNKD-SSD", "LNKD-DISK", "YMMR"],
                    help="PBS's fitted delays for W, A, R, S (instead of --delay-*)")
     p.add_argument("--t-grid", type=_grid, default=[0, 1, 2, 5, 10],

@@ -10,7 +10,8 @@ from scipy import stats
 from forkjoin_cli.main import _Parser
 from forkjoin_sim.nodes import SharedQueue
 from forkjoin_sim.staleness.queueing import ReplicatedKey, simulate_staleness
-from forkjoin_cli.staleness import JSON_KEYS, NO_LOAD_KEYS, SESSION_KEYS, register
+from forkjoin_cli.staleness import (JSON_KEYS, LOAD_SESSION_KEYS, NO_LOAD_KEYS,
+                                    SESSION_KEYS, register)
 
 
 def run(argv):
@@ -215,9 +216,10 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--rate", "1", "--channels", "fifo"], "--channels fifo works without load only"),
-    (["--clients", "2", "--session", "monotonic-reads"], "--session works without load"),
-    (["--rate", "1", "--coordinators", "random"], "leave out --coordinators"),
+    (["--clients", "2", "--session", "monotonic-reads", "--session-gap", "1"],
+     "under load the pause of --session monotonic-reads is --session-think"),
+    (["--rate", "1", "--session-think", "1"], "add --session read-your-writes"),
+    (["--rate", "1", "--nodes", "2"], "use --nodes >= 3"),
     (["--session-gap", "1"], "add --session read-your-writes|monotonic-reads"),
     (["--session", "read-your-writes", "--session-gap", "-1"], "must be a time >= 0"),
     (["--keys", "5"], "--keys describes the run under load"),
@@ -225,13 +227,14 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
      "--session-think is the pause between the two reads"),
     (["--session", "monotonic-reads", "--session-think", "-2"], "must be a time >= 0"),
     (["--nodes", "2"], "use --nodes >= 3"),
-    (["--rate", "1", "--nodes", "5"], "leave out --nodes"),
     (["--delay-w", "netem:1:2"], "jitter 2 exceeds mean 1"),
 ])
 def test_bad_combinations_are_one_line(extra, message, capsys, monkeypatch):
     import forkjoin_sim.staleness.channels as channels
+    import forkjoin_sim.staleness.queueing as queueing
 
     monkeypatch.setattr(channels, "simulate_wars_ordered", None)  # any work would fail
+    monkeypatch.setattr(queueing, "_run", None)
     assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
                 "1", "--jobs", "1000"] + extra) == 2
     out = capsys.readouterr().out.strip()
@@ -289,3 +292,49 @@ def test_session_think_reaches_monotonic_reads(capsys):
     assert run(base + ["--session-think", "1.5"]) == 0
     (summary,) = json.loads(capsys.readouterr().out)
     assert summary["violations"] == 0
+
+
+LOADED = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+          "--rate", "0.8", "--read-service", "exp:0.5", "--write-service", "exp:0.5",
+          "--jobs", "20000", "--seed", "2", "--json"]
+
+
+def test_channels_and_coordinators_under_load(capsys):
+    """Under load too: FIFO through one coordinator with one shared FIFO queue never
+    reads stale; independent channels do; the options reach the JSON."""
+    shared = LOADED + ["--structure", "shared"]
+    assert run(shared + ["--channels", "fifo"]) == 0
+    (fifo,) = json.loads(capsys.readouterr().out)
+    assert (fifo["channels"], fifo["coordinators"], fifo["nodes"]) == ("fifo", "one", 4)
+    assert fifo["stale"] == 0 and fifo["reads"] > 8000
+    assert run(shared) == 0
+    (independent,) = json.loads(capsys.readouterr().out)
+    assert independent["stale_low"] > 0
+    assert run(LOADED + ["--coordinators", "token-aware"]) == 0
+    (token,) = json.loads(capsys.readouterr().out)
+    assert (token["coordinators"], token["nodes"]) == ("token-aware", 3)
+    # a local replica answers without a hop: faster reads than through a fourth node
+    assert run(LOADED) == 0
+    (one,) = json.loads(capsys.readouterr().out)
+    assert token["latency"][0]["read_high"] < one["latency"][0]["read_low"]
+
+
+def test_sessions_under_load_per_pair(capsys):
+    argv = ["staleness", "--replicas", "3", "--all-pairs", "--clients", "8", "--think",
+            "exp:1", "--session", "read-your-writes", "--session-gap", "exp:0.5",
+            "--read-service", "exp:0.3", "--write-service", "exp:0.3", "--jobs", "8000",
+            "--json"]
+    assert run(argv) == 0
+    summaries = json.loads(capsys.readouterr().out)
+    assert len(summaries) == 9
+    documented = {name.strip() for key in LOAD_SESSION_KEYS for name in key.split(",")}
+    for s in summaries:
+        assert set(s) == documented
+        assert s["rate"] is None and s["throughput"] > 0
+        assert s["sessions"] == sum(row["sessions"] for row in s["by_gap"]) > 3000
+        if s["read_quorum"] + s["write_quorum"] > 3:
+            assert s["violations"] == 0
+    one = next(s for s in summaries if s["read_quorum"] == s["write_quorum"] == 1)
+    assert one["low"] > 0
+    assert run(argv[:-1]) == 0
+    assert "P(read-your-writes violated)" in capsys.readouterr().out

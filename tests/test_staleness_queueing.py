@@ -1,4 +1,5 @@
-"""Tests for forkjoin_sim.staleness.queueing: staleness of partial quorums under load."""
+"""Tests for forkjoin_sim.staleness.queueing: staleness of partial quorums under load,
+measured on the steps engine's per-step times."""
 
 import itertools
 
@@ -10,12 +11,14 @@ from scipy import stats
 
 from analytic.staleness import p_miss
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.laws.deterministic import Deterministic
 from forkjoin_sim.laws.mixture import Mixture
 from forkjoin_sim.nodes import SharedQueue, Stages
-from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, draw_path,
+from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, Session, _run,
                                              exponential_delays, simulate_closed,
-                                             simulate_events, simulate_queues,
+                                             simulate_queues, simulate_sessions,
                                              simulate_staleness)
+from forkjoin_sim.staleness.sessions import read_your_writes
 from forkjoin_sim.staleness.wars import MessageLaws, simulate_wars
 
 STRUCTURES = [SharedQueue(), Stages(), SharedQueue(2), Stages(2, 3)]
@@ -26,29 +29,6 @@ def issue_key(node, work_per_replica, replicas=3):
     message mean 0.5 ms; ``work_per_replica`` is the service mean (0: no service)."""
     law = None if work_per_replica == 0 else stats.expon(scale=work_per_replica)
     return ReplicatedKey(replicas, 1.0, 0.5, node=node, read_service=law, write_service=law)
-
-
-def assert_same_reads(fast, events):
-    """The exact pass and the SimPy reference agree read by read and write by write."""
-    np.testing.assert_array_equal(fast.consistent, events.consistent)
-    np.testing.assert_array_equal(fast.versions_behind, events.versions_behind)
-    np.testing.assert_allclose(fast.since_commit, events.since_commit, atol=1e-9)
-    np.testing.assert_allclose(fast.read_latency, events.read_latency, atol=1e-9)
-    np.testing.assert_allclose(fast.write_latency, events.write_latency, atol=1e-9)
-
-
-@pytest.mark.parametrize("node", STRUCTURES, ids=str)
-def test_fast_pass_equals_simpy_events_read_by_read(node):
-    key = issue_key(node, 0.7)
-    path = draw_path(key, 1500, seed=11)
-    run = simulate_queues(key, path=path)
-    for read_quorum, write_quorum in [(1, 1), (2, 1), (1, 2), (3, 3)]:
-        fast = run.outcome(read_quorum, write_quorum)
-        events = simulate_events(key, read_quorum, write_quorum, path)
-        assert fast.reads == events.reads > 500
-        assert_same_reads(fast, events)
-    # the path is busy enough that R = W = 1 does read stale values
-    assert not run.outcome(1, 1).consistent.all()
 
 
 @pytest.mark.parametrize("replicas", [3, 5])
@@ -222,63 +202,14 @@ def test_an_open_run_needs_a_rate():
         ClosedLoop(0)
 
 
-@st.composite
-def small_models(draw):
-    """A small replicated key with continuous laws (no ties), stable, any structure."""
-    replicas = draw(st.integers(1, 4))
-    if draw(st.booleans()):
-        node = SharedQueue(draw(st.integers(1, 3)))
-    else:
-        node = Stages(draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    share = draw(st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0]))
-    laws = [stats.expon(scale=0.5), stats.uniform(0.1, 1.0),
-            Mixture([stats.expon(scale=0.2), stats.pareto(3, scale=0.5)], [0.7, 0.3])]
-    delays = MessageLaws(*(draw(st.sampled_from(laws)) for _ in range(4)))
-    service = draw(st.sampled_from([None, stats.expon(scale=0.3), stats.gamma(2, scale=0.2)]))
-    keys = draw(st.sampled_from([1, 1, 2, 5, 40]))
-    zipf = draw(st.sampled_from([0.0, 0.99, 2.0]))
-    return (ReplicatedKey(replicas, draw(st.floats(0.2, 1.5)), share, node=node,
-                          read_service=service, write_service=service, delays=delays,
-                          keys=keys, zipf=zipf),
-            draw(st.integers(1, replicas)), draw(st.integers(1, replicas)),
-            draw(st.integers(0, 2**32)))
-
-
-@settings(max_examples=30, deadline=None)
-@given(small_models())
-def test_fast_pass_equals_simpy_on_any_small_model(model):
-    key, read_quorum, write_quorum, seed = model
-    path = draw_path(key, 120, seed)
-    fast = simulate_queues(key, path=path).outcome(read_quorum, write_quorum)
-    events = simulate_events(key, read_quorum, write_quorum, path)
-    assert_same_reads(fast, events)
-    if read_quorum + write_quorum > key.replicas:
-        assert fast.consistent.all()
-
-
-@pytest.mark.parametrize("node", [SharedQueue(), Stages()], ids=str)
-def test_many_keys_fast_pass_equals_simpy_read_by_read(node):
-    key = ReplicatedKey(3, 1.0, 0.5, node=node, read_service=stats.expon(scale=0.7),
-                        write_service=stats.expon(scale=0.7), keys=8, zipf=0.99)
-    path = draw_path(key, 2000, seed=4)
-    assert np.unique(path.key).size == 8
-    run = simulate_queues(key, path=path)
-    for read_quorum, write_quorum in [(1, 1), (2, 1), (2, 2)]:
-        fast = run.outcome(read_quorum, write_quorum)
-        events = simulate_events(key, read_quorum, write_quorum, path)
-        assert fast.reads == events.reads > 500
-        assert_same_reads(fast, events)
-    assert not run.outcome(1, 1).consistent.all()
-
-
 def test_versions_count_per_key_in_issue_order():
-    key = ReplicatedKey(3, 1.0, 0.5, keys=3)
-    path = draw_path(key, 3000, seed=2)
-    versions = path.versions()
-    assert not versions[~path.is_write].any()
+    ops = simulate_queues(ReplicatedKey(3, 1.0, 0.5, keys=3), 3000, seed=2).operations
+    versions = ops.versions()
+    assert not versions[~ops.is_write].any()
     for k in range(3):
-        mine = path.is_write & (path.key == k)
-        np.testing.assert_array_equal(versions[mine], np.arange(1, mine.sum() + 1))
+        mine = np.flatnonzero(ops.is_write & (ops.key == k))
+        mine = mine[np.argsort(ops.issue[mine], kind="stable")]
+        np.testing.assert_array_equal(versions[mine], np.arange(1, mine.size + 1))
 
 
 def test_zipf_popularity():
@@ -286,8 +217,8 @@ def test_zipf_popularity():
     assert weights.sum() == pytest.approx(1.0)
     assert weights[0] / weights[1] == pytest.approx(2 ** 0.99)
     np.testing.assert_allclose(ReplicatedKey(3, 1.0, 0.5, keys=4).key_weights(), 0.25)
-    counts = np.bincount(draw_path(ReplicatedKey(3, 1.0, 0.5, keys=100, zipf=0.99),
-                                   50_000, seed=1).key, minlength=100)
+    counts = np.bincount(simulate_queues(ReplicatedKey(3, 1.0, 0.5, keys=100, zipf=0.99),
+                                         50_000, seed=1).operations.key, minlength=100)
     low, high = stats.binomtest(int(counts[0]), 50_000).proportion_ci(0.999)
     assert low < weights[0] < high
 
@@ -325,3 +256,236 @@ def test_under_load_more_keys_means_fewer_stale_reads_at_the_same_work():
 def test_bad_key_settings_are_refused(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         ReplicatedKey(3, 1.0, 0.5, **kwargs)
+
+
+# --- the measurement against a brute-force reading of the same run ------------------
+
+def brute_force(run, read_quorum, write_quorum):
+    """Per measured read (consistent, versions behind, since commit, latency) and per
+    measured write its latency, by looking at every write for every read."""
+    ops = run.operations
+    version = ops.versions()
+    writes = np.flatnonzero(ops.is_write)
+    commit = {w: np.sort(ops.replied[w])[write_quorum - 1] for w in writes}
+    start = np.sort(ops.issue)[int(run.warmup * ops.issue.size)]
+    rows, seen = [], {}
+    for r in np.flatnonzero(~ops.is_write):
+        same = writes[ops.key[writes] == ops.key[r]]
+        committed = [w for w in same if commit[w] <= ops.issue[r]]
+        first = np.argsort(ops.replied[r], kind="stable")[:read_quorum]
+        returned = max(max([version[w] for w in same if ops.finish[w, i] <= ops.finish[r, i]],
+                           default=0) for i in first)
+        seen[r] = returned
+        if ops.issue[r] < start or not committed:
+            continue
+        latest = max(committed, key=lambda w: version[w])
+        rows.append((returned >= version[latest],
+                     sum(version[w] > returned for w in committed),
+                     ops.issue[r] - commit[latest],
+                     ops.replied[r, first[-1]] - ops.issue[r]))
+    writes_measured = [commit[w] - ops.issue[w] for w in writes if ops.issue[w] >= start]
+    violated = []
+    for later in np.flatnonzero(run.second):
+        earlier = np.flatnonzero(~run.second & (run.job == run.job[later]))[0]
+        if ops.issue[earlier] >= start:
+            before = version[earlier] if ops.is_write[earlier] else seen[earlier]
+            violated.append(seen[later] < before)
+    return rows, writes_measured, violated
+
+
+@st.composite
+def small_models(draw):
+    """A small replicated key with continuous laws (no ties), any structure, channels
+    and coordinators; an open rate or a closed loop; quorums."""
+    replicas = draw(st.integers(1, 4))
+    if draw(st.booleans()):
+        node = SharedQueue(draw(st.integers(1, 3)))
+    else:
+        node = Stages(draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    laws = [stats.expon(scale=0.5), stats.uniform(0.1, 1.0),
+            Mixture([stats.expon(scale=0.2), stats.pareto(3, scale=0.5)], [0.7, 0.3])]
+    delays = MessageLaws(*(draw(st.sampled_from(laws)) for _ in range(4)))
+    service = draw(st.sampled_from([None, stats.expon(scale=0.3), stats.gamma(2, scale=0.2)]))
+    closed = draw(st.booleans())
+    key = ReplicatedKey(replicas, None if closed else draw(st.floats(0.2, 1.5)),
+                        draw(st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0])), node=node,
+                        read_service=service, write_service=service, delays=delays,
+                        keys=draw(st.sampled_from([1, 1, 2, 5])),
+                        zipf=draw(st.sampled_from([0.0, 0.99])),
+                        channels=draw(st.sampled_from(["independent", "fifo"])),
+                        coordinators=draw(st.sampled_from(["one", "random", "token-aware"])))
+    loop = ClosedLoop(draw(st.integers(1, 4)), draw(st.sampled_from([None, stats.expon()])))
+    session = draw(st.sampled_from([None, Session("read-your-writes", 0.3),
+                                    Session("monotonic-reads", stats.expon())]))
+    return (key, loop if closed else None, session, draw(st.integers(1, replicas)),
+            draw(st.integers(1, replicas)), draw(st.integers(0, 2**32)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_models())
+def test_the_measurement_equals_a_brute_force_reading_of_the_run(model):
+    # open or closed, any channels, coordinators and sessions
+    key, loop, session, read_quorum, write_quorum, seed = model
+    if loop is None and session is None:
+        run = simulate_queues(key, 150, seed)
+    else:
+        run = _run(key, 150, seed, 0.1, (read_quorum, write_quorum), loop, session)
+    result = run.outcome(read_quorum, write_quorum)
+    rows, writes, violated = brute_force(run, read_quorum, write_quorum)
+    if session is not None:
+        np.testing.assert_array_equal(run.sessions(read_quorum, write_quorum).violated,
+                                      violated)
+    assert result.reads == len(rows)
+    if rows:
+        consistent, behind, since, latency = map(np.array, zip(*rows))
+        np.testing.assert_array_equal(result.consistent, consistent)
+        np.testing.assert_array_equal(result.versions_behind, behind)
+        np.testing.assert_allclose(result.since_commit, since, atol=1e-12)
+        np.testing.assert_allclose(result.read_latency, latency, atol=1e-12)
+    np.testing.assert_allclose(result.write_latency, writes, atol=1e-12)
+    if read_quorum + write_quorum > key.replicas:
+        assert result.consistent.all()
+
+
+# --- channels and coordinators under load --------------------------------------------
+
+def no_service_key(rate=0.2, **kwargs):
+    return ReplicatedKey(3, rate, 0.5, node=SharedQueue(), read_service=None,
+                         write_service=None, **kwargs)
+
+
+def test_fifo_through_one_coordinator_never_reads_stale_without_service():
+    # A read request follows every earlier write request on each connection, and a
+    # replica applies a write the moment it arrives, so a read meets every write
+    # issued before it: no stale read, whatever R and W. Independent channels do.
+    fifo = simulate_queues(no_service_key(channels="fifo"), 40_000, seed=2)
+    independent = simulate_queues(no_service_key(), 40_000, seed=2)
+    for read_quorum, write_quorum in [(1, 1), (1, 2), (2, 1)]:
+        assert fifo.outcome(read_quorum, write_quorum).consistent.all()
+    assert independent.outcome(1, 1).stale()[1] > 0.01
+
+
+def test_fifo_one_shared_queue_never_reads_stale_even_under_load():
+    # One FIFO thread per replica: the read also queues behind the writes.
+    key = ReplicatedKey(3, 1.0, 0.5, node=SharedQueue(), read_service=stats.expon(scale=0.6),
+                        write_service=stats.expon(scale=0.6), channels="fifo")
+    assert simulate_staleness(key, 1, 1, 40_000, seed=3).consistent.all()
+    # separate stages let a read overtake a write waiting to be applied
+    staged = ReplicatedKey(3, 1.0, 0.5, node=Stages(), read_service=stats.expon(scale=0.6),
+                           write_service=stats.expon(scale=0.6), channels="fifo")
+    assert simulate_staleness(staged, 1, 1, 40_000, seed=3).stale()[1] > 0.005
+
+
+def test_a_token_aware_coordinator_answers_itself_without_a_hop():
+    # No service: a write with W = 1 commits at once at its local replica, and a read
+    # with R = 1 returns at once with the local replica's state.
+    run = simulate_queues(no_service_key(coordinators="token-aware"), 5000, seed=4)
+    result = run.outcome(1, 1)
+    assert np.all(result.write_latency == 0) and np.all(result.read_latency == 0)
+    assert run.key.cluster_nodes == 3
+    one = simulate_queues(no_service_key(coordinators="one"), 5000, seed=4).outcome(1, 1)
+    assert np.all(one.write_latency > 0)
+    assert no_service_key(coordinators="one").cluster_nodes == 4
+
+
+def test_random_coordinators_spread_over_the_nodes():
+    run = simulate_queues(no_service_key(coordinators="random", nodes=5), 20_000, seed=6)
+    ops = run.operations
+    # a hop to itself takes no time: the share of zero request-reply round trips
+    # is P(coordinator = that replica) = 1/5
+    zero = (ops.replied == ops.issue[:, None]).mean(axis=0)
+    for share in zero:
+        low, high = stats.binomtest(int(share * ops.issue.size),
+                                    ops.issue.size).proportion_ci(0.999)
+        assert low < 0.2 < high
+
+
+# --- sessions under load --------------------------------------------------------------
+
+def two_point_writes():
+    """Write propagation 0.1 or 10 with probability 1/2 each; other messages 0.1."""
+    constant = Deterministic(0.1)
+    return MessageLaws(Mixture([Deterministic(0.1), Deterministic(10.0)], [0.5, 0.5]),
+                       constant, constant, constant)
+
+
+@pytest.mark.parametrize("channels, expected", [("independent", 0.25), ("fifo", 0.0)])
+def test_read_your_writes_exact_small_case(channels, expected):
+    # N = 2, R = W = 1, no service, far-apart sessions. The write commits at the first
+    # ack; the read, sent at once, reaches both replicas 0.1 later and replies come
+    # back together, so it returns replica 0's state. Independent channels: it misses
+    # the write iff W_0 = 10 and W_1 = 0.1 (probability 1/4). FIFO through one
+    # coordinator: the read request follows the write's, so it never misses.
+    key = ReplicatedKey(2, 0.002, 1.0, node=SharedQueue(), read_service=None,
+                        write_service=None, delays=two_point_writes(), channels=channels)
+    run = simulate_sessions(key, 1, 1, Session("read-your-writes"), None, 20_000, seed=7)
+    result = run.sessions(1, 1)
+    summary = result.summary(0.999)
+    assert summary["sessions"] > 15_000
+    assert summary["low"] <= expected <= summary["high"]
+    if expected == 0:
+        assert summary["violations"] == 0
+
+
+def test_read_your_writes_at_low_load_is_the_no_load_value():
+    # Operations far apart: each session is the no-load session of
+    # staleness.sessions (a read right after the write returns).
+    delays = exponential_delays(0.5)
+    key = ReplicatedKey(3, 0.01, 0.5, node=Stages(), read_service=None, write_service=None,
+                        delays=delays)
+    loaded = simulate_sessions(key, 1, 1, Session("read-your-writes"), None, 60_000,
+                               seed=8).sessions(1, 1).summary(0.999)
+    idle = read_your_writes(delays, 3, 1, 1, channels="independent", coordinators="one",
+                            trials=200_000, seed=9).summary(0.999)
+    assert loaded["low"] < idle["high"] and idle["low"] < loaded["high"]
+    assert idle["probability"] > 0.05   # something to find
+
+
+def test_monotonic_reads_with_one_fifo_coordinator_and_constant_reads_never_go_back():
+    # Both reads of a session take their reply from replica 0 (equal delays, ties by
+    # replica), whose state only grows, and FIFO keeps the second behind the first.
+    constant = Deterministic(0.1)
+    delays = MessageLaws(stats.expon(scale=2.0), constant, constant, constant)
+    common = dict(node=Stages(), read_service=None, write_service=None, delays=delays)
+    fifo = ReplicatedKey(3, 0.5, 0.5, channels="fifo", **common)
+    assert simulate_sessions(fifo, 1, 1, Session("monotonic-reads"), None, 20_000,
+                             seed=3).sessions(1, 1).violated.sum() == 0
+    # random read delays let the two reads hear from different replicas
+    spread = ReplicatedKey(3, 0.5, 0.5, node=Stages(), read_service=None,
+                           write_service=None, delays=exponential_delays(0.5))
+    result = simulate_sessions(spread, 1, 1, Session("monotonic-reads"), None, 20_000,
+                               seed=3).sessions(1, 1)
+    assert result.summary()["low"] > 0.005
+
+
+def test_closed_loop_sessions_pause_and_pace():
+    key = ReplicatedKey(3, None, 0.5, node=Stages(), read_service=stats.expon(scale=0.3),
+                        write_service=stats.expon(scale=0.3))
+    loop = ClosedLoop(8, stats.expon(scale=1.0))
+    run = simulate_sessions(key, 2, 2, Session("read-your-writes", stats.expon(scale=0.5)),
+                            loop, 20_000, seed=5)
+    result = run.sessions(2, 2)
+    assert result.violated.sum() == 0          # R + W > N
+    assert result.gap.mean() == pytest.approx(0.5, rel=0.05)
+    with pytest.raises(ConfigError, match="run again for R=1, W=1"):
+        run.sessions(1, 1)
+    partial = simulate_sessions(key, 1, 1, Session("read-your-writes"), loop, 20_000,
+                                seed=5).sessions(1, 1)
+    assert partial.summary()["low"] > 0.01
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(channels="tcp"), "channels"), (dict(coordinators="all"), "coordinators"),
+    (dict(nodes=2), "nodes=2 is below replicas=3")])
+def test_bad_cluster_settings_are_refused(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        ReplicatedKey(3, 1.0, 0.5, **kwargs)
+
+
+def test_bad_sessions_are_refused():
+    with pytest.raises(ConfigError, match="read-your-writes"):
+        Session("causal")
+    with pytest.raises(ConfigError, match="pause"):
+        Session("monotonic-reads", -1.0)
+    with pytest.raises(ConfigError, match="no sessions"):
+        simulate_queues(no_service_key(), 100).sessions(1, 1)

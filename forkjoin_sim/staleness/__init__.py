@@ -24,9 +24,12 @@ __all__ = ["MessageLaws", "OrderedResult", "PROFILES", "SessionResult", "WarsRes
            "exponential_profile", "netem", "profile", "quorum_latencies",
            "simulate_session", "simulate_wars", "simulate_wars_ordered"]
 
-# Under load (queues at the replicas): forkjoin_sim.staleness.queueing.
-from forkjoin_sim.staleness.queueing import (ClosedLoop, ReplicatedKey, StalenessResult,  # noqa: E402
-                       simulate_closed, simulate_queues, simulate_staleness)
+# Under load (queues at the replicas, on the steps engine): staleness.queueing.
+from forkjoin_sim.staleness.queueing import (ClosedLoop, LoadRun, ReplicatedKey,  # noqa: E402
+                                             Session, StalenessResult, simulate_closed,
+                                             simulate_queues, simulate_sessions,
+                                             simulate_staleness)
 
-__all__ += ["ClosedLoop", "ReplicatedKey", "StalenessResult", "simulate_closed",
-            "simulate_queues", "simulate_staleness"]
+__all__ += ["ClosedLoop", "LoadRun", "ReplicatedKey", "Session", "StalenessResult",
+            "simulate_closed", "simulate_queues", "simulate_sessions",
+            "simulate_staleness"]

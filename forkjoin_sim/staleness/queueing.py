@@ -1,11 +1,12 @@
 """Staleness of partial quorums under load: replicated keys served by queues.
 
-A replica group of ``replicas`` nodes holds ``keys`` keys (default one), every node a
-replica of every key (e.g. 3 nodes with replication factor 3). Operations arrive as
-a Poisson stream of ``rate`` per unit time; each is a write with probability
-``write_share``, else a read, is for a key drawn uniformly or by a Zipf law of
-popularity, and is sent by its coordinator to every replica. All keys share the
-nodes' queues; versions, commits and staleness are per key.
+A replica group of ``replicas`` nodes holds ``keys`` keys (default one), every
+replica node a replica of every key (e.g. 3 nodes with replication factor 3).
+Operations arrive as a Poisson stream of ``rate`` per unit time (or from
+closed-loop clients); each is a write with probability ``write_share``, else a read,
+is for a key drawn uniformly or by a Zipf law of popularity, and is sent by its
+coordinator to every replica. All keys share the nodes' queues; versions, commits
+and staleness are per key.
 
 - A write reaches replica i after a delay W_i, waits for and receives service at
   that replica, which then *applies* it (its state becomes max(state, version);
@@ -16,24 +17,28 @@ nodes' queues; versions, commits and staleness are per key.
   The read returns at its R-th reply, with the highest version among those R.
 
 How a replica queues reads against writes is its node model
-(``forkjoin_sim.nodes``): ``SharedQueue`` (one FCFS queue for both; a read never
-overtakes a write that reached the replica before it, with one thread) or
-``Stages`` (separate FCFS read and mutation stages, Cassandra's structure: a read
-overtakes writes still waiting to be applied).
+(``forkjoin_sim.nodes``): ``SharedQueue`` (one FCFS queue for both) or ``Stages``
+(separate FCFS read and mutation stages, Cassandra's structure: a read overtakes
+writes still waiting to be applied). Messages travel on independent delays (WARS)
+or on ordered connections (``channels="fifo"``: each ordered pair of nodes delivers
+in order); the coordinator is one node for all, a random node or a random replica
+(token-aware), a hop from a node to itself taking no time. Sessions
+(``Session``): a client writes then reads the key (read-your-writes) or reads it
+twice (monotonic reads).
 
 Per read (after the warm-up) the run records whether it returned at least the
 latest version of its key committed before it was issued (*consistent*), how many
 committed versions of that key newer than the one returned existed then (*versions
 behind*), and the time since that latest committed version committed. With one key
 every write makes every later read's target move; with many keys only the writes of
-the read's own key do, so staleness falls with the number of keys at the same load. Nothing in the queues depends
-on the quorum sizes (every task runs to completion), so one queueing pass answers
-every (R, W) on the same sample path.
+the read's own key do, so staleness falls with the number of keys at the same load.
 
-Engines: ``simulate_queues`` is exact in one pass (each node's stages serve its tasks
-in order of arrival at the node, Kiefer-Wolfowitz for several threads; replica
-states by per-node prefix maxima over apply times); ``simulate_events`` is the SimPy
-event-level reference on the same draws (common random numbers).
+Engine: operations are graphs of steps (``staleness.graphs``) run by the general
+engine (``forkjoin_sim.steps``), which gives every step's end; what reads return is
+measured from those times (``staleness.versions``). In an open loop nothing in the
+queues depends on the quorum sizes (every task runs to completion), so one run
+answers every (R, W); a closed loop or a session waits for its quorum, so it is one
+run per (R, W).
 """
 
 from __future__ import annotations
@@ -41,25 +46,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
-import numba
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.nodes import READ, WRITE, SharedQueue, Stages
-from forkjoin_sim.randomness.streams import child_rng
+from forkjoin_sim.staleness import graphs
+from forkjoin_sim.staleness.channels import CHANNELS, COORDINATORS
+from forkjoin_sim.staleness.versions import Operations, staleness
 from forkjoin_sim.staleness.wars import MessageLaws
 
-# Child streams of the run's seed, one per purpose (common random numbers: the
-# engines, the quorum sizes and the structures all see the same draws).
-from forkjoin_sim.randomness.streams import (  # noqa: E402  (the table of purposes)
-    QUEUED_ACK as _ACK, QUEUED_ARRIVALS as _ARRIVALS, QUEUED_KEYS as _KEYS,
-    QUEUED_KINDS as _KINDS, QUEUED_READ as _READ, QUEUED_READ_SERVICE as _READ_SERVICE,
-    QUEUED_RESPONSE as _RESPONSE, QUEUED_THINK as _THINK, QUEUED_WRITE as _WRITE,
-    QUEUED_WRITE_SERVICE as _WRITE_SERVICE)
+#: Session guarantees a run under load can measure.
+GUARANTEES = ("read-your-writes", "monotonic-reads")
 
 
 def exponential_delays(mean: float = 0.5) -> MessageLaws:
@@ -71,7 +72,8 @@ def exponential_delays(mean: float = 0.5) -> MessageLaws:
 @dataclass(frozen=True)
 class ReplicatedKey:
     """A replica group of ``replicas`` nodes holding ``keys`` keys under an open
-    Poisson stream of operations (the name is from the default, one key).
+    Poisson stream of operations (the name is from the default, one key), and how
+    its messages travel and who coordinates.
 
     Parameters
     ----------
@@ -95,6 +97,16 @@ class ReplicatedKey:
         Popularity: key j (1..keys) is chosen with probability proportional to
         ``j ** -zipf``; 0 (default) is uniform, about 1 is typical of caches and
         YCSB's "zipfian" request distribution (0.99).
+    channels : str
+        ``"independent"`` (every message delay its own draw, WARS; default) or
+        ``"fifo"`` (each ordered pair of nodes one connection delivering in order).
+    coordinators : str
+        ``"one"`` (the last node coordinates every operation; default), ``"random"``
+        (a uniformly random node per operation) or ``"token-aware"`` (a random
+        replica).
+    nodes : int or None
+        Nodes of the cluster, the replicas first; default replicas + 1 for one
+        coordinator (so it holds no replica), else replicas.
     """
 
     replicas: int
@@ -106,9 +118,24 @@ class ReplicatedKey:
     delays: MessageLaws = field(default_factory=exponential_delays)
     keys: int = 1
     zipf: float = 0.0
+    channels: str = "independent"
+    coordinators: str = "one"
+    nodes: Optional[int] = None
 
     def __post_init__(self) -> None:
         _whole(self.replicas, "replicas", 1)
+        if self.channels not in CHANNELS:
+            raise ConfigError(f"channels={self.channels!r}; use one of "
+                              f"{', '.join(CHANNELS)}")
+        if self.coordinators not in COORDINATORS:
+            raise ConfigError(f"coordinators={self.coordinators!r}; use one of "
+                              f"{', '.join(COORDINATORS)}")
+        if self.nodes is not None:
+            _whole(self.nodes, "nodes", 1)
+            if self.nodes < self.replicas:
+                raise ConfigError(f"nodes={self.nodes} is below replicas="
+                                  f"{self.replicas}; the replicas are nodes of the "
+                                  f"cluster: use nodes >= {self.replicas}")
         _whole(self.keys, "keys", 1)
         if self.keys > MAX_KEYS:
             raise ConfigError(f"keys={self.keys} is more than {MAX_KEYS:,}; beyond a "
@@ -158,6 +185,18 @@ class ReplicatedKey:
         scales += [self.mean_service(kind) for kind in ("read", "write")]
         check_clock(self.rate, _whole(operations, "operations", 2), sum(scales) or 1.0)
 
+    @property
+    def cluster_nodes(self) -> int:
+        """Nodes of the cluster (``nodes``, or its default)."""
+        if self.nodes is not None:
+            return int(self.nodes)
+        return self.replicas + 1 if self.coordinators == "one" else self.replicas
+
+    @property
+    def structure(self) -> str:
+        """``"stages"`` (read and mutation stages) or ``"shared"`` (one queue)."""
+        return "stages" if isinstance(self.node, Stages) else "shared"
+
     def key_weights(self) -> np.ndarray:
         """P(an operation is for key j), j = 0..keys-1 (key 0 the most popular)."""
         weights = np.arange(1, self.keys + 1, dtype=float) ** -float(self.zipf)
@@ -190,214 +229,142 @@ class ReplicatedKey:
             f", {self.keys} keys ({'uniform' if self.zipf == 0 else f'zipf {self.zipf:g}'})")
         return (f"{self.replicas} replicas{spread}, {pace}, "
                 f"{self.write_share:g} writes, {self.node.describe()}, work per "
-                f"replica {self.work_per_replica():.3g}")
+                f"replica {self.work_per_replica():.3g}, {self.channels} channels, "
+                f"{self.coordinators} coordinator(s) of {self.cluster_nodes} nodes")
 
 
 @dataclass(frozen=True)
-class SamplePath:
-    """Every random number of a run: issue times, kinds, per-replica delays and
-    services (rows are operations, columns replicas). ``outbound`` is W (writes) or
-    R (reads), ``inbound`` A or S; ``key`` the key of each operation (0..keys-1)."""
+class ClosedLoop:
+    """``clients`` threads, each issuing an operation (or a session), waiting for it
+    to complete (a read at its R-th reply, a write at its commit), thinking for a
+    time drawn from ``think`` (None: no think time) and issuing the next."""
 
-    issue: np.ndarray
-    is_write: np.ndarray
-    outbound: np.ndarray
-    inbound: np.ndarray
-    service: np.ndarray
-    key: np.ndarray | None = None
+    clients: int
+    think: Any = None
 
-    def keys_of_operations(self) -> np.ndarray:
-        """The key of each operation (all 0 when the path has one key)."""
-        if self.key is None:
-            return np.zeros(self.is_write.size, dtype=np.int64)
-        return np.asarray(self.key, dtype=np.int64)
-
-    def versions(self) -> np.ndarray:
-        """Each write's version of its key (1, 2, ... in issue order per key; the
-        writes' last-writer-wins order), 0 for reads."""
-        keys = self.keys_of_operations()
-        version = np.zeros(keys.size, dtype=np.int64)
-        writes = np.flatnonzero(self.is_write)
-        by_key = writes[np.argsort(keys[writes], kind="stable")]
-        counts = np.bincount(keys[by_key], minlength=int(keys.max(initial=0)) + 1)
-        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        version[by_key] = np.arange(by_key.size) - first[keys[by_key]] + 1
-        return version
-
-
-def draw_path(key: ReplicatedKey, operations: int, seed=0) -> SamplePath:
-    """The sample path of ``operations`` operations, each purpose from its own child
-    stream of ``seed``."""
-    operations = _whole(operations, "operations", 2)
-    n = key.replicas
-    # a closed loop (rate None) issues operations itself; these times are unused
-    issue = np.cumsum(child_rng(seed, _ARRIVALS).exponential(
-        1 / (1.0 if key.rate is None else key.rate), operations))
-    is_write = child_rng(seed, _KINDS).random(operations) < key.write_share
-    writes, reads = int(is_write.sum()), int(operations - is_write.sum())
-    outbound, inbound, service = (np.empty((operations, n)) for _ in range(3))
-    for mask, count, out, back, law, stream in (
-            (is_write, writes, _WRITE, _ACK, key.write_service, _WRITE_SERVICE),
-            (~is_write, reads, _READ, _RESPONSE, key.read_service, _READ_SERVICE)):
-        out_law = key.delays.write if out == _WRITE else key.delays.read
-        back_law = key.delays.ack if back == _ACK else key.delays.response
-        outbound[mask] = _draw(out_law, (count, n), seed, out)
-        inbound[mask] = _draw(back_law, (count, n), seed, back)
-        service[mask] = 0.0 if law is None else _draw(law, (count, n), seed, stream)
-    keys = None
-    if key.keys > 1:
-        keys = child_rng(seed, _KEYS).choice(key.keys, operations, p=key.key_weights())
-    return SamplePath(issue, is_write, outbound, inbound, service, keys)
-
-
-def _draw(law, shape, seed, stream) -> np.ndarray:
-    drawn = np.asarray(law.rvs(size=shape, random_state=child_rng(seed, stream)),
-                       dtype=float).reshape(shape)
-    if not np.all(np.isfinite(drawn)) or np.any(drawn < 0):
-        raise ConfigError(f"law {law!r} drew values that are not finite times >= 0; "
-                          "use a law on [0, inf)")
-    return drawn
-
-
-@numba.njit(cache=True)
-def _serve_stages(arrival, order, service, stage, threads, finish, busy):
-    """Each node's FCFS stages over its tasks in arrival order; a stage with c
-    threads gives each task the thread that frees first (Kiefer-Wolfowitz)."""
-    operations, nodes = arrival.shape
-    widest = threads.max()
-    free = np.empty((threads.size, widest))
-    for i in range(nodes):
-        for s in range(threads.size):
-            for m in range(widest):
-                free[s, m] = 0.0 if m < threads[s] else np.inf
-        for position in range(operations):
-            j = order[i, position]
-            s = stage[j]
-            first = 0
-            for m in range(1, threads[s]):
-                if free[s, m] < free[s, first]:
-                    first = m
-            start = max(arrival[j, i], free[s, first])
-            finish[j, i] = start + service[j, i]
-            free[s, first] = finish[j, i]
-            busy[i, s] += service[j, i]
-
-
-@numba.njit(cache=True)
-def _versions_behind(returned, latest, committed_at, first, issued):
-    """Per read: committed versions of its key newer than the one returned (versions
-    above ``latest`` had not committed when the read was issued). Version v of the
-    read's key committed at ``committed_at[first + v - 1]``."""
-    behind = np.zeros(returned.size, dtype=np.int64)
-    for r in range(returned.size):
-        for version in range(returned[r] + 1, latest[r] + 1):
-            if committed_at[first[r] + version - 1] <= issued[r]:
-                behind[r] += 1
-    return behind
-
-
-def _newest_by_key(event_key, event_time, event_version, query_key, query_time):
-    """Per query: the highest version among the events of its key at or before its
-    time (events first on ties), 0 if none. Exact: an integer running maximum over
-    (key, time) order, each key's values offset above every smaller key's."""
-    events, queries = event_key.size, query_key.size
-    key = np.concatenate([event_key, query_key]).astype(np.int64)
-    time = np.concatenate([event_time, query_time])
-    is_query = np.concatenate([np.zeros(events, np.int8), np.ones(queries, np.int8)])
-    version = np.concatenate([event_version, np.zeros(queries, np.int64)])
-    order = np.lexsort((is_query, time, key))
-    span = int(version.max(initial=0)) + 1
-    running = np.maximum.accumulate(key[order] * span + version[order])
-    newest = np.empty(key.size, dtype=np.int64)
-    newest[order] = running - key[order] * span
-    return newest[events:]
+    def __post_init__(self) -> None:
+        _whole(self.clients, "clients", 1)
+        if self.think is not None and not callable(getattr(self.think, "rvs", None)):
+            raise ConfigError(f"think law {self.think!r} has no rvs; use a frozen "
+                              "scipy.stats law, Empirical, Mixture or None")
 
 
 @dataclass(frozen=True)
-class QueueRun:
-    """The queueing pass of one sample path: when every task finished at every
-    replica. ``outcome(R, W)`` turns it into a ``StalenessResult``."""
+class Session:
+    """Client sessions: under ``"read-your-writes"`` each write is followed by a read
+    of the same key from the same client, under ``"monotonic-reads"`` each read by a
+    second read of it; the second operation is sent ``pause`` after the first
+    returns (a number >= 0 or a law), through the job's second coordinator."""
+
+    guarantee: str
+    pause: Any = 0.0
+
+    def __post_init__(self) -> None:
+        if self.guarantee not in GUARANTEES:
+            raise ConfigError(f"session guarantee {self.guarantee!r} is unknown; use "
+                              f"one of {', '.join(GUARANTEES)}")
+        pause = self.pause
+        if callable(getattr(pause, "rvs", None)):
+            return
+        if not (_real(pause) and pause >= 0):
+            raise ConfigError(f"session pause {pause!r}; give a time >= 0 or a law "
+                              "such as stats.expon(scale=2)")
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    """One run under load: every operation's times (``versions.Operations``), per
+    operation its job and whether it is a session's second, per replica stage its
+    busy fraction. ``outcome(R, W)`` measures staleness; ``sessions()`` the session
+    guarantee. A closed-loop or session run waited for its ``quorums`` and answers
+    only those; an open run (``quorums`` None) answers every (R, W)."""
 
     key: ReplicatedKey
-    path: SamplePath = field(repr=False)
-    finish: np.ndarray = field(repr=False)
+    operations: Operations = field(repr=False)
+    job: np.ndarray = field(repr=False)
+    second: np.ndarray = field(repr=False)
+    pause: np.ndarray = field(repr=False)
     utilisation: np.ndarray = field(repr=False)
     warmup: float = 0.1
+    quorums: Optional[tuple] = None
+    session: Optional[Session] = None
 
-    def outcome(self, read_quorum: int, write_quorum: int) -> StalenessResult:
-        """Per-read staleness and latencies with quorums (R, W) on this path."""
+    def _check(self, read_quorum, write_quorum) -> tuple[int, int]:
         n = self.key.replicas
         read_quorum = _quorum(read_quorum, "read", n)
         write_quorum = _quorum(write_quorum, "write", n)
-        p = self.path
-        writes, reads = np.flatnonzero(p.is_write), np.flatnonzero(~p.is_write)
-        keys, versions = p.keys_of_operations(), p.versions()
-        write_key, read_key, version = keys[writes], keys[reads], versions[writes]
-        acked = self.finish[writes] + p.inbound[writes]
-        committed_at = np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
-        # States: per node, the newest version of the read's key applied by the time
-        # the read's service there completes (last writer wins).
-        states = np.zeros((reads.size, n), dtype=np.int64)
-        for i in range(n):
-            states[:, i] = _newest_by_key(write_key, self.finish[writes, i], version,
-                                          read_key, self.finish[reads, i])
-        replied = self.finish[reads] + p.inbound[reads]
-        first = np.argsort(replied, axis=1, kind="stable")[:, :read_quorum]
-        returned = np.take_along_axis(states, first, axis=1).max(axis=1)
-        read_latency = (np.take_along_axis(replied, first[:, -1:], axis=1)[:, 0]
-                        - p.issue[reads])
-        latest = _newest_by_key(write_key, committed_at, version, read_key,
-                                p.issue[reads])
-        # commit time of version v of key k at by_version[start[k] + v - 1]
-        counts = np.bincount(write_key, minlength=int(keys.max(initial=0)) + 1)
-        start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        by_version = np.empty(writes.size)
-        by_version[start[write_key] + version - 1] = committed_at
-        base = start[read_key]
-        since = np.full(reads.size, np.inf)
-        known = latest > 0
-        since[known] = p.issue[reads][known] - by_version[base[known] + latest[known] - 1]
-        behind = _versions_behind(returned, latest, by_version, base, p.issue[reads])
-        start = p.issue[int(self.warmup * p.issue.size)]
-        measured_reads = (p.issue[reads] >= start) & (latest > 0)
-        measured_writes = p.issue[writes] >= start
+        if self.quorums is not None and (read_quorum, write_quorum) != self.quorums:
+            raise ConfigError(f"this run's operations waited for R={self.quorums[0]}, "
+                              f"W={self.quorums[1]}; run again for R={read_quorum}, "
+                              f"W={write_quorum}")
+        return read_quorum, write_quorum
+
+    def _measured(self) -> tuple[np.ndarray, float]:
+        """Per operation whether it is measured (issued at or after the warm-up's end),
+        and that time."""
+        issue = self.operations.issue
+        start = float(np.sort(issue)[int(self.warmup * issue.size)])
+        return issue >= start, start
+
+    def outcome(self, read_quorum: int, write_quorum: int) -> StalenessResult:
+        """Per-read staleness and latencies with quorums (R, W) on this run."""
+        read_quorum, write_quorum = self._check(read_quorum, write_quorum)
+        ops = self.operations
+        reads = staleness(ops, read_quorum, write_quorum)
+        measured, start = self._measured()
+        is_write = ops.is_write
+        measured_reads = measured[~is_write] & (reads.latest > 0)
+        measured_writes = measured[is_write]
+        last = float(ops.issue.max())
         return StalenessResult(
             self.key, read_quorum, write_quorum,
-            consistent=returned[measured_reads] >= latest[measured_reads],
-            versions_behind=behind[measured_reads], since_commit=since[measured_reads],
-            read_latency=read_latency[measured_reads],
-            write_latency=(committed_at - p.issue[writes])[measured_writes],
+            consistent=(reads.returned >= reads.latest)[measured_reads],
+            versions_behind=reads.behind[measured_reads],
+            since_commit=reads.since[measured_reads],
+            read_latency=reads.latency[measured_reads],
+            write_latency=(reads.committed_at - ops.issue[is_write])[measured_writes],
             utilisation=self.utilisation,
-            throughput=(measured_writes.sum() + (p.issue[reads] >= start).sum() - 1)
-            / (p.issue[-1] - start) if p.issue[-1] > start else math.nan)
+            throughput=(measured.sum() - 1) / (last - start) if last > start else math.nan)
+
+    def sessions(self, read_quorum: int, write_quorum: int):
+        """P(the session guarantee is violated), as ``sessions.SessionResult``: per
+        measured session the pause between its operations (``gap``) and whether a
+        read-your-writes read returned a version older than its own write, or a
+        monotonic-reads second read one older than the first read's."""
+        from forkjoin_sim.staleness.sessions import SessionResult
+
+        if self.session is None:
+            raise ConfigError("this run has no sessions; run simulate_sessions")
+        read_quorum, write_quorum = self._check(read_quorum, write_quorum)
+        ops = self.operations
+        returned = np.zeros(ops.issue.size, np.int64)
+        returned[~ops.is_write] = ops.returned(read_quorum)[0]
+        measured, _ = self._measured()
+        later = np.flatnonzero(self.second)
+        earlier = np.full(self.job.max(initial=-1) + 1, -1, np.int64)
+        earlier[self.job[~self.second]] = np.flatnonzero(~self.second)
+        earlier = earlier[self.job[later]]
+        if self.session.guarantee == "read-your-writes":
+            violated = returned[later] < ops.versions()[earlier]
+        else:
+            violated = returned[later] < returned[earlier]
+        keep = measured[earlier]
+        key = self.key
+        return SessionResult(self.session.guarantee, key.replicas, read_quorum,
+                             write_quorum, key.channels, key.coordinators,
+                             key.cluster_nodes, self.pause[keep], violated[keep])
 
 
 def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
-                    warmup: float = 0.1, path: SamplePath | None = None) -> QueueRun:
-    """The exact one-pass queueing of ``operations`` operations (or of ``path``).
-
-    The first ``warmup`` fraction of operations is simulated but not measured.
-    """
-    if not (_real(warmup) and 0 <= warmup < 1):
-        raise ConfigError(f"warmup={warmup!r}; give the fraction of operations to "
-                          "drop, in [0, 1)")
+                    warmup: float = 0.1) -> LoadRun:
+    """An open-loop run of ``operations`` operations on the steps engine; its
+    ``outcome(R, W)`` answers every (R, W). The first ``warmup`` fraction of
+    operations (in issue order) is simulated but not measured."""
     if key.rate is None:
         raise ConfigError("an open-loop run needs a rate; for clients use "
                           "simulate_closed(key, R, W, ClosedLoop(clients, think))")
-    if path is None:
-        key.check_run(operations)
-        path = draw_path(key, operations, seed)
-    arrival = path.issue[:, None] + path.outbound
-    order = np.ascontiguousarray(np.argsort(arrival, axis=0, kind="stable").T)
-    kinds = np.where(path.is_write, WRITE, READ)
-    stage = key.node.stage_of[kinds]
-    threads = key.node.stage_threads
-    finish = np.empty_like(arrival)
-    busy = np.zeros((key.replicas, threads.size))
-    _serve_stages(arrival, order, path.service, stage, threads, finish, busy)
-    # busy time runs to the end of the last service, so the span does too
-    span = float(np.max(finish) - path.issue[0]) or 1.0
-    return QueueRun(key, path, finish, busy / threads / span, warmup)
+    key.check_run(operations)
+    return _run(key, operations, seed, warmup)
 
 
 def simulate_staleness(key: ReplicatedKey, read_quorum: int, write_quorum: int,
@@ -406,6 +373,117 @@ def simulate_staleness(key: ReplicatedKey, read_quorum: int, write_quorum: int,
     """``simulate_queues(...).outcome(read_quorum, write_quorum)``."""
     return simulate_queues(key, operations, seed, warmup).outcome(read_quorum,
                                                                   write_quorum)
+
+
+def simulate_closed(key: ReplicatedKey, read_quorum: int, write_quorum: int,
+                    loop: ClosedLoop, operations: int = 20_000, seed=0,
+                    warmup: float = 0.1) -> StalenessResult:
+    """A closed loop of ``loop.clients`` clients on the steps engine. ``key.rate`` is
+    not used: the clients pace themselves; the result's ``throughput`` is measured.
+    Job j (the j-th a client decides to issue) has the kind, key, coordinator and
+    times the run's purposes give index j."""
+    if not isinstance(loop, ClosedLoop):
+        raise ConfigError("loop must be a ClosedLoop(clients, think)")
+    return _run(key, operations, seed, warmup, (read_quorum, write_quorum),
+                loop).outcome(read_quorum, write_quorum)
+
+
+def simulate_sessions(key: ReplicatedKey, read_quorum: int, write_quorum: int,
+                      session: Session, loop: Optional[ClosedLoop] = None,
+                      operations: int = 20_000, seed=0, warmup: float = 0.1) -> LoadRun:
+    """A run whose writes (read-your-writes) or reads (monotonic-reads) are sessions of
+    two operations, in an open loop of ``key.rate`` jobs per unit time or a closed
+    ``loop``; ``operations`` counts jobs (a session is one job). Its
+    ``sessions(R, W)`` and ``outcome(R, W)`` measure the guarantee and staleness."""
+    if not isinstance(session, Session):
+        raise ConfigError("session must be a Session(guarantee, pause)")
+    if loop is not None and not isinstance(loop, ClosedLoop):
+        raise ConfigError("loop must be a ClosedLoop(clients, think) or None (open)")
+    if loop is None:
+        if key.rate is None:
+            raise ConfigError("an open-loop run needs a rate; or give a "
+                              "ClosedLoop(clients, think)")
+        key.check_run(operations)
+    return _run(key, operations, seed, warmup, (read_quorum, write_quorum), loop,
+                session)
+
+
+def _run(key: ReplicatedKey, jobs: int, seed, warmup: float, quorums=None,
+         loop: Optional[ClosedLoop] = None, session: Optional[Session] = None
+         ) -> LoadRun:
+    """The jobs as graphs of steps through the replicas' stages, on the engine."""
+    from forkjoin_sim.steps import Closed, Open, simulate
+    from forkjoin_sim.steps import draws
+
+    if not (_real(warmup) and 0 <= warmup < 1):
+        raise ConfigError(f"warmup={warmup!r}; give the fraction of operations to "
+                          "drop, in [0, 1)")
+    jobs = _whole(jobs, "operations", 2)
+    seed = _seed(seed)
+    n, nodes = key.replicas, key.cluster_nodes
+    if quorums is not None:
+        quorums = (_quorum(quorums[0], "read", n), _quorum(quorums[1], "write", n))
+    read_quorum, write_quorum = quorums or (n, n)
+    guarantee = None if session is None else session.guarantee
+    read_job, write_job = graphs.templates(n, read_quorum, write_quorum,
+                                           graphs.stage_names(key.node),
+                                           key.channels == "fifo", guarantee)
+    is_write = draws.draw(seed, "staleness_kind", lambda g, s: g.random(s), 0,
+                          jobs)[:, 0] < key.write_share
+    key_of = np.zeros(jobs, np.int64)
+    if key.keys > 1:
+        u = draws.draw(seed, "staleness_key", lambda g, s: g.random(s), 0, jobs)[:, 0]
+        cdf = np.cumsum(key.key_weights())
+        key_of = np.minimum(np.searchsorted(cdf, u, side="right"), key.keys - 1)
+    coordinator = graphs.coordinators(seed, key.coordinators, nodes, n, jobs)
+    parties = np.column_stack([coordinator, np.broadcast_to(np.arange(n), (jobs, n))])
+    width = max(len(read_job.ops), len(write_job.ops))
+    d = key.delays
+    laws = {"write_request": d.write, "write_ack": d.ack, "read_request": d.read,
+            "read_response": d.response, "second_read_request": d.read,
+            "second_read_response": d.response, "write_service": key.write_service,
+            "read_service": key.read_service, "second_read_service": key.read_service}
+    times = graphs.durations(seed, laws, is_write, coordinator, n, width, guarantee,
+                             None if session is None else session.pause)
+    if loop is None:
+        arrivals = Open(draws.poisson_arrivals(seed, key.rate, 0, jobs))
+    else:
+        think = (np.zeros(jobs) if loop.think is None
+                 else draws.think_times(seed, loop.think, 0, jobs))
+        if not np.all(np.isfinite(think) & (think >= 0)):
+            raise ConfigError(f"think law {loop.think!r} drew values that are not "
+                              "finite times >= 0; use a law on [0, inf)")
+        arrivals = Closed(loop.clients, think)
+    out = simulate([read_job, write_job], graphs.layout(n, nodes, key.node), parties,
+                   times, arrivals, classes=is_write.astype(np.int64),
+                   record_steps=True)
+    first = graphs.Columns(0, n)
+    blocks = [(np.arange(jobs), first, out.start, is_write)]
+    pause = np.zeros(0)
+    if session is not None:
+        owners = np.flatnonzero(is_write if guarantee == "read-your-writes" else ~is_write)
+        second = graphs.Columns(first.join + 2, n)
+        issue = out.steps[owners, first.join + 1]
+        pause = times[owners, first.join + 1]
+        blocks.append((owners, second, issue, np.zeros(owners.size, bool)))
+    ops = Operations(
+        issue=np.concatenate([b[2] for b in blocks]),
+        is_write=np.concatenate([b[3] for b in blocks]),
+        key=np.concatenate([key_of[b[0]] for b in blocks]),
+        finish=np.concatenate([out.steps[b[0], b[1].task] for b in blocks]),
+        replied=np.concatenate([out.steps[b[0], b[1].reply] for b in blocks]))
+    job = np.concatenate([b[0] for b in blocks])
+    second_of = np.concatenate([np.full(b[0].size, i == 1) for i, b in enumerate(blocks)])
+    # busy time: every task runs to completion, so it is the sum of the services
+    threads = key.node.stage_threads
+    busy = np.zeros((n, threads.size))
+    stage = key.node.stage_of[np.where(ops.is_write, WRITE, READ)]
+    service = np.concatenate([times[b[0], b[1].task] for b in blocks])
+    for s in range(threads.size):
+        busy[:, s] = service[stage == s].sum(axis=0)
+    span = float(np.nanmax(out.steps) - out.start.min()) or 1.0
+    return LoadRun(key, ops, job, second_of, pause, busy / threads / span, warmup,
+                   quorums, session)
 
 
 @dataclass(frozen=True)
@@ -496,7 +574,9 @@ class StalenessResult:
             "replicas": self.key.replicas, "keys": self.key.keys, "zipf": self.key.zipf,
             "read_quorum": self.read_quorum,
             "write_quorum": self.write_quorum, "rate": self.key.rate,
-            "write_share": self.key.write_share, "structure": _structure(self.key.node),
+            "write_share": self.key.write_share, "structure": self.key.structure,
+            "channels": self.key.channels, "coordinators": self.key.coordinators,
+            "nodes": self.key.cluster_nodes,
             "work_per_replica": self.key.work_per_replica(),
             "utilisation": float(self.utilisation.max()),
             "throughput": float(self.throughput),
@@ -507,154 +587,10 @@ class StalenessResult:
             "latency": self.latency_percentiles(percentiles).to_dict("records")}
 
 
-# --- SimPy reference and closed loop ----------------------------------------------
-
-@dataclass(frozen=True)
-class ClosedLoop:
-    """``clients`` threads, each issuing an operation, waiting for it to complete (a
-    read at its R-th reply, a write at its commit), thinking for a time drawn from
-    ``think`` (None: no think time) and issuing the next."""
-
-    clients: int
-    think: Any = None
-
-    def __post_init__(self) -> None:
-        _whole(self.clients, "clients", 1)
-        if self.think is not None and not callable(getattr(self.think, "rvs", None)):
-            raise ConfigError(f"think law {self.think!r} has no rvs; use a frozen "
-                              "scipy.stats law, Empirical, Mixture or None")
-
-
-def simulate_events(key: ReplicatedKey, read_quorum: int, write_quorum: int,
-                    path: SamplePath, warmup: float = 0.1) -> StalenessResult:
-    """The event-level reference: SimPy processes for every message, stage and
-    reply, on the draws of ``path`` (open loop). Slow; for checking
-    ``simulate_queues``."""
-    return _events(key, read_quorum, write_quorum, path, warmup, None, None)
-
-
-def simulate_closed(key: ReplicatedKey, read_quorum: int, write_quorum: int,
-                    loop: ClosedLoop, operations: int = 20_000, seed=0,
-                    warmup: float = 0.1) -> StalenessResult:
-    """A closed loop of ``loop.clients`` clients, by SimPy (event level, slow:
-    about 20 000 operations per second on N = 3). ``key.rate`` is not used: the
-    clients pace themselves; the result's ``throughput`` is measured. Operations
-    are numbered in the order they are issued (ties by client), and operation j
-    takes the kind, delays and services that ``draw_path`` gives operation j."""
-    if not isinstance(loop, ClosedLoop):
-        raise ConfigError("loop must be a ClosedLoop(clients, think)")
-    path = draw_path(key, operations, seed)
-    think = None if loop.think is None else _draw(loop.think, (operations,), seed,
-                                                  _THINK)
-    return _events(key, read_quorum, write_quorum, path, warmup, loop.clients, think)
-
-
-
-def _events(key, read_quorum, write_quorum, path, warmup, clients, think):
-    import simpy
-
-    n = key.replicas
-    read_quorum = _quorum(read_quorum, "read", n)
-    write_quorum = _quorum(write_quorum, "write", n)
-    operations = path.is_write.size
-    env = simpy.Environment()
-    stages = [[simpy.Resource(env, capacity=int(c)) for c in key.node.stage_threads]
-              for _ in range(n)]
-    keys, versions = path.keys_of_operations(), path.versions()
-    state = [dict() for _ in range(n)]  # per node: key -> newest version applied
-    busy = np.zeros((n, key.node.stage_threads.size))
-    latest: dict = {}  # key -> (newest committed version, when it committed)
-    issued = np.full(operations, np.nan)
-    commits: dict = {}  # key -> its versions in commit order
-    reads, writes = [], []
-
-    def task(op, i, kind, reply):
-        yield env.timeout(path.outbound[op, i])
-        stage = key.node.stage_of[kind]
-        with stages[i][stage].request() as slot:
-            yield slot
-            yield env.timeout(path.service[op, i])
-            busy[i, stage] += path.service[op, i]
-            if kind == WRITE:
-                state[i][keys[op]] = max(state[i].get(keys[op], 0), int(versions[op]))
-            seen = state[i].get(keys[op], 0)
-        yield env.timeout(path.inbound[op, i])
-        reply(seen)
-
-    def operation(op):
-        issued[op] = env.now
-        kind = WRITE if path.is_write[op] else READ
-        known, at = latest.get(keys[op], (0, math.nan))
-        since, committed = env.now - at, len(commits.get(keys[op], ()))
-        replies, done = [], env.event()
-        quorum = write_quorum if kind == WRITE else read_quorum
-
-        def reply(seen):
-            replies.append(seen)
-            if len(replies) == quorum:
-                done.succeed()
-        for i in range(n):
-            env.process(task(op, i, kind, reply))
-        yield done
-        if kind == WRITE:
-            version = int(versions[op])
-            commits.setdefault(keys[op], []).append(version)
-            if version > latest.get(keys[op], (0, math.nan))[0]:
-                latest[keys[op]] = (version, env.now)
-            writes.append((op, env.now - issued[op]))
-        else:
-            returned = max(replies)
-            behind = sum(1 for v in commits.get(keys[op], [])[:committed] if v > returned)
-            reads.append((op, returned >= known, behind, since, env.now - issued[op],
-                          known))
-
-    def scheduled(op):
-        yield env.timeout(path.issue[op])
-        yield from operation(op)
-
-    next_op = [0]
-
-    def client():
-        while next_op[0] < operations:
-            op = next_op[0]
-            next_op[0] += 1
-            yield from operation(op)
-            if think is not None:
-                yield env.timeout(think[op])
-
-    if clients is None:
-        for op in range(operations):
-            env.process(scheduled(op))
-    else:
-        for _ in range(clients):
-            env.process(client())
-    env.run()
-    start = int(warmup * operations)
-    reads = sorted(r for r in reads if r[0] >= start and r[5] > 0)
-    writes = sorted(w for w in writes if w[0] >= start)
-    # busy time runs to the end of the last service, so the span does too
-    span = float(env.now - np.nanmin(issued)) or 1.0
-    measured = np.sort(issued[start:])
-    throughput = ((measured.size - 1) / (measured[-1] - measured[0])
-                  if measured.size > 1 and measured[-1] > measured[0] else math.nan)
-    return StalenessResult(
-        key, read_quorum, write_quorum,
-        consistent=np.array([r[1] for r in reads], dtype=bool),
-        versions_behind=np.array([r[2] for r in reads], dtype=np.int64),
-        since_commit=np.array([r[3] for r in reads]),
-        read_latency=np.array([r[4] for r in reads]),
-        write_latency=np.array([w[1] for w in writes]),
-        utilisation=busy / key.node.stage_threads / span, throughput=throughput)
-
-
 # --- helpers -------------------------------------------------------------------------
 
 #: Most keys a group may hold (the key-popularity table is built per run).
 MAX_KEYS = 10_000_000
-
-
-def _structure(node) -> str:
-    return "stages" if isinstance(node, Stages) else "shared"
 
 
 def _proportion(count: int, total: int, confidence: float) -> tuple[float, float, float]:
@@ -671,6 +607,13 @@ def _grid(grid) -> np.ndarray:
         raise ConfigError(f"t grid {np.asarray(grid).tolist()} must be increasing "
                           "finite times >= 0, e.g. 0,1,2,5,10")
     return edges
+
+
+def _seed(seed) -> int:
+    """The run's seed: the whole number the steps' purposes are drawn from."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}; e.g. seed=1")
+    return int(seed)
 
 
 def _real(value) -> bool:

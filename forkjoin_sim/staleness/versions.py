@@ -1,0 +1,128 @@
+"""What reads return: versions, replica states and commits from operations' times.
+
+The measurement of staleness under load, on the per-step times of any engine run.
+Each operation is for one key, issued at ``issue``; per replica i its task there
+ended at ``finish[:, i]`` (a write is *applied* then: the replica's state of the key
+becomes max(state, version); a read reads the state then) and its reply reached the
+coordinator at ``replied[:, i]``. Versions of a key are its writes' issue order
+(last writer wins). A write commits at its W-th reply; a read returns the highest
+version among its first R replies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Operations:
+    """Per operation: issue time, write or read, key, and per replica its task's end
+    (``finish``) and its reply's arrival (``replied``), both ``(operations,
+    replicas)``."""
+
+    issue: np.ndarray
+    is_write: np.ndarray
+    key: np.ndarray
+    finish: np.ndarray = field(repr=False)
+    replied: np.ndarray = field(repr=False)
+
+    def versions(self) -> np.ndarray:
+        """Each write's version of its key (1, 2, ... in issue order per key, ties in
+        operation order), 0 for reads."""
+        writes = np.flatnonzero(self.is_write)
+        order = writes[np.lexsort((writes, self.issue[writes], self.key[writes]))]
+        keys = self.key[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        first = np.repeat(starts, np.diff(np.r_[starts, keys.size]))
+        version = np.zeros(self.issue.size, np.int64)
+        version[order] = np.arange(order.size) - first + 1
+        return version
+
+    def commits(self, write_quorum: int) -> np.ndarray:
+        """Per write (in operation order) its commit: its ``write_quorum``-th reply."""
+        acked = self.replied[self.is_write]
+        return np.partition(acked, write_quorum - 1, axis=1)[:, write_quorum - 1]
+
+    def returned(self, read_quorum: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per read (in operation order): the version it returned (the highest among
+        its first ``read_quorum`` replies, ties by replica) and when it returned."""
+        writes, reads = self.is_write, ~self.is_write
+        version = self.versions()[writes]
+        states = np.empty((int(reads.sum()), self.finish.shape[1]), np.int64)
+        for i in range(self.finish.shape[1]):
+            states[:, i] = newest_by_key(self.key[writes], self.finish[writes, i], version,
+                                         self.key[reads], self.finish[reads, i])
+        replied = self.replied[reads]
+        first = np.argsort(replied, axis=1, kind="stable")[:, :read_quorum]
+        returned = np.take_along_axis(states, first, axis=1).max(axis=1)
+        at = np.take_along_axis(replied, first[:, -1:], axis=1)[:, 0]
+        return returned, at
+
+
+def newest_by_key(event_key, event_time, event_version, query_key, query_time):
+    """Per query: the highest version among the events of its key at or before its
+    time (events first on ties), 0 if none. Exact: an integer running maximum over
+    (key, time) order, each key's values offset above every smaller key's."""
+    events, queries = event_key.size, query_key.size
+    key = np.concatenate([event_key, query_key]).astype(np.int64)
+    time = np.concatenate([event_time, query_time])
+    is_query = np.concatenate([np.zeros(events, np.int8), np.ones(queries, np.int8)])
+    version = np.concatenate([event_version, np.zeros(queries, np.int64)])
+    order = np.lexsort((is_query, time, key))
+    span = int(version.max(initial=0)) + 1
+    running = np.maximum.accumulate(key[order] * span + version[order])
+    newest = np.empty(key.size, dtype=np.int64)
+    newest[order] = running - key[order] * span
+    return newest[events:]
+
+
+@numba.njit(cache=True)
+def versions_behind(returned, latest, committed_at, first, issued):
+    """Per read: committed versions of its key newer than the one returned (versions
+    above ``latest`` had not committed when the read was issued). Version v of the
+    read's key committed at ``committed_at[first + v - 1]``."""
+    behind = np.zeros(returned.size, dtype=np.int64)
+    for r in range(returned.size):
+        for version in range(returned[r] + 1, latest[r] + 1):
+            if committed_at[first[r] + version - 1] <= issued[r]:
+                behind[r] += 1
+    return behind
+
+
+@dataclass(frozen=True)
+class Reads:
+    """Per read (operation order): returned version, latest committed version of its
+    key when it was issued (0: none), committed versions newer than the returned one,
+    time since that latest commit (inf if none), latency; per write its commit."""
+
+    returned: np.ndarray
+    latest: np.ndarray
+    behind: np.ndarray
+    since: np.ndarray
+    latency: np.ndarray
+    committed_at: np.ndarray
+
+
+def staleness(ops: Operations, read_quorum: int, write_quorum: int) -> Reads:
+    """Every read's outcome with quorums (R, W)."""
+    writes, reads = np.flatnonzero(ops.is_write), np.flatnonzero(~ops.is_write)
+    version = ops.versions()[writes]
+    write_key, read_key = ops.key[writes], ops.key[reads]
+    committed_at = ops.commits(write_quorum)
+    returned, at = ops.returned(read_quorum)
+    issued = ops.issue[reads]
+    latest = newest_by_key(write_key, committed_at, version, read_key, issued)
+    # commit time of version v of key k at by_version[start[k] + v - 1]
+    counts = np.bincount(write_key, minlength=int(ops.key.max(initial=0)) + 1)
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    by_version = np.empty(writes.size)
+    by_version[start[write_key] + version - 1] = committed_at
+    base = start[read_key]
+    since = np.full(reads.size, np.inf)
+    known = latest > 0
+    since[known] = issued[known] - by_version[base[known] + latest[known] - 1]
+    behind = versions_behind(returned, latest, by_version, base, issued)
+    return Reads(returned, latest, behind, since, at - issued, committed_at)
