@@ -286,3 +286,86 @@ def cassandra_jobs(nodes: int, replicas: int, quorum: int, laws: dict, seed: int
                 rows = classes == c
                 times[rows, steps[0]] = own[rows]
     return templates, classes.astype(np.int64), parties, times
+
+
+def _one_step_template(tasks: int, quorum: int) -> Template:
+    ops = [Op("service", party=i, stage="cores") for i in range(tasks)]
+    ops.append(Op("join", tuple(range(tasks)), need=quorum))
+    return Template(tuple(ops), parties=tasks, name=f"one step ({tasks},{quorum})")
+
+
+def one_step_jobs(nodes, service, quorum):
+    """A one-step path as steps: the run stack's arrays (per job its tasks' nodes,
+    -1 for none, their service times, its quorum; a `SamplePath` or the fused kernel's
+    `TwinPath`) as ``(templates, classes, parties, durations)`` with one template of
+    ``m`` tasks and a zero join at ``k`` per distinct (m, k); run it on
+    ``one_step_layout(node_count)``."""
+    nodes = np.asarray(nodes)
+    service = np.asarray(service, np.float64)
+    quorum = np.asarray(quorum, np.int64)
+    present = nodes >= 0
+    # present tasks first, in column order, so task i of a job is its party i
+    order = np.argsort(~present, axis=1, kind="stable")
+    nodes = np.take_along_axis(nodes, order, axis=1)
+    service = np.take_along_axis(service, order, axis=1)
+    tasks = present.sum(axis=1)
+    if (tasks < 1).any() or (quorum < 1).any() or (quorum > tasks).any():
+        raise ConfigError("every job needs 1 <= quorum <= its tasks; check the path")
+    shapes, classes = np.unique(np.column_stack([tasks, quorum]), axis=0,
+                                return_inverse=True)
+    templates = [_one_step_template(int(m), int(k)) for m, k in shapes]
+    width = nodes.shape[1]
+    parties = np.where(np.arange(width) < tasks[:, None], nodes, 0).astype(np.int64)
+    durations = np.zeros((len(nodes), width + 1))
+    durations[:, :width] = np.where(np.arange(width) < tasks[:, None], service, 0.0)
+    return templates, classes.reshape(-1).astype(np.int64), parties, durations
+
+
+def one_step_layout(nodes: int) -> Layout:
+    """``nodes`` single-server FCFS nodes, one stage ``cores`` each."""
+    return Layout(names=tuple(f"node{i}" for i in range(nodes)), servers=(1,) * nodes,
+                  stages=("cores",), table=[[i] for i in range(nodes)])
+
+
+def one_step_path(templates, layout: Layout, parties, durations, classes=None):
+    """The accelerated engines' arrays of a steps model that is one-step, else None.
+
+    One-step: every template is tasks at stations with no predecessors and then one
+    non-purging join (a delay) after all of them, the join's durations are 0, and
+    every station a task uses has one server. Then the model is the run stack's
+    fork-join path and the fast (Lindley) engine, or the fused kernel, computes it
+    exactly: returns ``(nodes, service, quorum)`` with the stations as nodes (-1 for
+    no task), for `forkjoin_sim.engines.FastEngine` (``len(layout.servers)`` nodes).
+    """
+    from forkjoin_sim.steps.graph import stations_of
+
+    if isinstance(templates, Template):
+        templates = [templates]
+    templates = list(templates)
+    parties = np.asarray(parties, np.int64)
+    durations = np.asarray(durations, np.float64)
+    jobs = len(parties)
+    classes = (np.zeros(jobs, np.int64) if classes is None
+               else np.asarray(classes, np.int64))
+    width = max(len(t.ops) for t in templates) - 1
+    nodes = np.full((jobs, max(width, 1)), -1, np.int32)
+    service = np.zeros(nodes.shape)
+    quorum = np.zeros(jobs, np.int32)
+    for c, template in enumerate(templates):
+        *tasks, join = template.ops
+        if (join.party is not None or join.purging or len(join.after) != len(tasks)
+                or any(op.after or op.party is None for op in tasks)):
+            return None
+        rows = np.flatnonzero(classes == c)
+        if not rows.size:
+            continue
+        if np.any(durations[rows, len(tasks)] != 0):
+            return None
+        station = stations_of(template, layout, parties[rows, :template.parties])
+        station = station[:, :len(tasks)]
+        if np.any(np.asarray(layout.servers)[station] != 1):
+            return None
+        nodes[rows, :len(tasks)] = station
+        service[rows, :len(tasks)] = durations[rows, :len(tasks)]
+        quorum[rows] = join.quorum
+    return nodes, service, quorum
