@@ -120,21 +120,16 @@ def staged_jobs(writes: WritePath, config: StagedConfig, seed, quorum: int):
     classes = (writes.local_slot + 1).astype(np.int64)
     parties = np.column_stack([writes.coordinator, path.nodes]).astype(np.int64)
     durations = np.zeros((jobs, max(len(t.ops) for t in templates)))
+    # per step kind its values: one per write, or one per write and replica
+    values = {"client_out": client[:, 0], "client_back": client[:, 1],
+              "request": request, "network_out": network[:, :replicas],
+              "network_back": network[:, replicas:], "mutation": path.service,
+              "response": response}
     for c, template in enumerate(templates):
         rows = np.flatnonzero(classes == c)
-        if not rows.size:
-            continue
-        column = []
-        for op, slot in zip(template.ops, _slots(template)):
-            value = {"client_out": lambda: client[rows, 0],
-                     "client_back": lambda: client[rows, 1],
-                     "request": lambda: request[rows],
-                     "network_out": lambda: network[rows, slot],
-                     "network_back": lambda: network[rows, replicas + slot],
-                     "mutation": lambda: path.service[rows, slot],
-                     "response": lambda: response[rows, slot]}[op.kind]()
-            column.append(value)
-        durations[rows, :len(column)] = np.column_stack(column)
+        for i, (op, slot) in enumerate(zip(template.ops, _slots(template))):
+            kind = values[op.kind]
+            durations[rows, i] = kind[rows] if kind.ndim == 1 else kind[rows, slot]
     return templates, classes, parties, durations
 
 
