@@ -28,6 +28,7 @@ import pandas as pd
 
 from sizing.closed_network import STRUCTURES
 from sizing.network_fit import Prior, fit
+from sizing.network_model import Anchors, NetworkModel
 
 LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
 SAULOLKS = ("rows1000_think100", "rows1000_think1000", "rows5000_think100")
@@ -104,6 +105,24 @@ def _fit(table, structure, prior, cores, client_cores):
                client_cores, throughput=x)
 
 
+def _model(table, structure, prior, cores, client_cores):
+    """The calibrated model of ``table`` as `cassandra calibrate` builds it."""
+    f = _fit(table, structure, prior, cores, client_cores)
+    anchors = Anchors.of(f, rows_of(table), table.mean_ms.to_numpy(float))
+    return NetworkModel(f, anchors, 3, 3)
+
+
+def _scored(model, held, protocol, guess, name, structure):
+    rows = rows_of(held)
+    m = held.mean_ms.to_numpy()
+    low, high = model.interval(rows, samples=60)
+    return dict(data=name, structure=structure, protocol=protocol, measured=m,
+                predicted=model.predict(rows)[0],
+                plain=model.predict(rows, anchored=False)[0], naive=guess,
+                inside=(m >= low) & (m <= high),
+                prior_only=",".join(model.fit.resting_on_prior()))
+
+
 def full_fit(job):
     """Fit of all rows of one data set with the vague prior (for the priors)."""
     name, structure, (cluster, table, cores, client_cores) = job
@@ -116,27 +135,14 @@ def heldout(job):
     out = []
     for protocol, cases in splits(table).items():
         for fitted, held in cases:
-            f = _fit(fitted, structure, prior, cores, client_cores)
-            rows = rows_of(held)
-            predicted = f.predict(rows)[0]
-            low, high = f.interval(rows, samples=60)
-            guess = naive(table, protocol, fitted, held)
-            out.append(dict(data=name, structure=structure, protocol=protocol,
-                            measured=held.mean_ms.to_numpy(), predicted=predicted,
-                            naive=guess, inside=(held.mean_ms.to_numpy() >= low)
-                            & (held.mean_ms.to_numpy() <= high),
-                            prior_only=",".join(f.resting_on_prior())))
+            model = _model(fitted, structure, prior, cores, client_cores)
+            out.append(_scored(model, held, protocol,
+                               naive(table, protocol, fitted, held), name, structure))
     if writes is not None:
-        f = _fit(table, structure, prior, cores, client_cores)
-        rows = rows_of(writes)
-        predicted = f.predict(rows)[0]
-        low, high = f.interval(rows, samples=60)
+        model = _model(table, structure, prior, cores, client_cores)
         guess = table.set_index(["consistency", "threads"]).mean_ms.reindex(
             pd.MultiIndex.from_frame(writes[["consistency", "threads"]])).to_numpy()
-        m = writes.mean_ms.to_numpy()
-        out.append(dict(data=name, structure=structure, protocol="d", measured=m,
-                        predicted=predicted, naive=guess, inside=(m >= low) & (m <= high),
-                        prior_only=",".join(f.resting_on_prior())))
+        out.append(_scored(model, writes, "d", guess, name, structure))
     return out
 
 
@@ -195,12 +201,14 @@ def summarise(results, structures):
     for r in results:
         err = np.abs(r["predicted"] / r["measured"] - 1) * 100
         naive_err = np.abs(r["naive"] / r["measured"] - 1) * 100
+        plain = np.abs(r["plain"] / r["measured"] - 1) * 100
         records.append(dict(data=r["data"], protocol=r["protocol"],
-                            structure=r["structure"], err=err, naive=naive_err,
+                            structure=r["structure"], err=err, naive=naive_err, plain=plain,
                             inside=r["inside"], prior_only=r["prior_only"]))
     frame = pd.DataFrame(records)
     grouped = frame.groupby(["data", "protocol", "structure"], sort=False).agg(
         err=("err", lambda v: np.concatenate(list(v))),
+        plain=("plain", lambda v: np.concatenate(list(v))),
         naive=("naive", lambda v: np.concatenate(list(v))),
         inside=("inside", lambda v: np.concatenate(list(v))),
         prior_only=("prior_only", lambda v: ";".join(sorted(set(v)))))
@@ -229,8 +237,12 @@ def render(table, structures, elapsed):
                      f"{group.naive.iloc[0].max():.1f} | " + " | ".join(cells) + " |")
     score = {s: np.mean([e.mean() for e in table[table.structure == s].err])
              for s in structures}
+    plain = {s: np.mean([e.mean() for e in table[table.structure == s].plain])
+             for s in structures}
     lines.append("")
-    lines.append("Mean over data sets and protocols of the MAPE: " + ", ".join(
+    lines.append("Without anchors (the model's own curve), mean MAPE: " + ", ".join(
+        f"{s} {v:.1f}%" for s, v in plain.items()) + ".")
+    lines.append("Mean over data sets and protocols of the MAPE (anchored): " + ", ".join(
         f"{s} {v:.1f}%" for s, v in score.items()) + f"; naive guesses "
         f"{np.mean([g.naive.iloc[0].mean() for _, g in table.groupby(['data', 'protocol'])]):.1f}%.")
     beats = {s: int(sum(r.err.mean() < r.naive.mean() for _, r in

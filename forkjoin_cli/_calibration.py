@@ -120,7 +120,35 @@ def report_markdown(report: dict) -> str:
 
 
 def cmd_calibrate(args) -> int:
-    """``cassandra calibrate``: fit, write the model (and report), print a summary."""
+    """``cassandra calibrate``: a closed-network structure (the default, see
+    `forkjoin_cli._network_calibration`) or ``--structure simulated`` (below)."""
+    from sizing.closed_network import STRUCTURES
+    from sizing.network_fit import default_prior
+
+    structure = args.structure or default_prior()[1]
+    if structure != "simulated":
+        if structure not in STRUCTURES:
+            raise ConfigError(f"--structure {structure!r}; use one of "
+                              f"{', '.join(STRUCTURES)} or simulated")
+        if args.nodes is None or args.replicas is None:
+            raise ConfigError("calibrate needs --nodes N and --replicas R of the "
+                              "measured cluster")
+        if args.threads is not None:
+            raise ConfigError("--threads (effective threads per stage) goes with "
+                              "--structure simulated; drop it, or add --structure "
+                              "simulated")
+        from forkjoin_cli import _network_calibration
+
+        return _network_calibration.calibrate(args, structure)
+    for option in ("prior", "figure"):
+        if getattr(args, option, None) is not None:
+            raise ConfigError(f"--{option} goes with a closed-network structure; drop it "
+                              "or drop --structure simulated")
+    return _calibrate_simulated(args)
+
+
+def _calibrate_simulated(args) -> int:
+    """``--structure simulated``: fit, write the model (and report), print a summary."""
     check_writable(args.out, "--out", (".toml",), inputs=(args.measurements,))
     if args.report:
         check_writable(args.report, "--report", REPORT_SUFFIXES,
@@ -131,7 +159,7 @@ def cmd_calibrate(args) -> int:
     from forkjoin_sim.model import check_cluster
 
     check_cluster(args.nodes, args.replicas)
-    threads = parse_threads(args.threads)
+    threads = parse_threads(args.threads or "1,2,4,8,16,32")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rows, _ = read_measurements(args.measurements, args.replicas)
@@ -168,6 +196,15 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 
 def cmd_predict_model(args) -> int:
     """``cassandra predict --model``: every query row with its predicted columns."""
+    from sizing.network_model import is_network_model
+
+    if is_network_model(args.model):
+        from forkjoin_cli import _network_calibration
+
+        return _network_calibration.predict(args)
+    if getattr(args, "figure", None) is not None:
+        raise ConfigError("--figure needs a model of a closed-network structure; "
+                          f"{args.model} was calibrated with --structure simulated")
     if args.out is not None:
         check_writable(args.out, "--out", (".csv",),
                        inputs=(args.measurements, args.model))

@@ -239,7 +239,7 @@ def _cmd_simulate_steps(args, model) -> int:
         writes=1.0, coordinator=coordinator, local={"replica_write": model.local_service},
         datacentres=datacentres)
     closed = model.clients is not None
-    result, fields = _steps.run(
+    result, fields = run_queued(
         layout=_steps.layout_from_args(args, model.nodes), templates=templates,
         classes=classes, parties=parties, durations=durations, seed=args.seed,
         jobs=args.jobs, warmup=parse_warmup(args.warmup), rate=model.arrival_rate,
@@ -338,6 +338,8 @@ def register(subparsers) -> None:
     g.add_argument("--measurements", help="QUERY.csv: rows to predict (columns of a "
                                           "measurement file; mean_ms may be empty)")
     g.add_argument("--out", help="also write the predicted rows to this CSV")
+    g.add_argument("--figure", help="PRED.png: query rows (and measured values where "
+                                    "given) with the model's curves and 95%% bands")
     g.add_argument("--seed", type=seed, default=0)
     p.set_defaults(handler=_cmd_predict)
 
@@ -352,9 +354,26 @@ def register(subparsers) -> None:
                         "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction]")
     p.add_argument("--out", required=True, help="MODEL.toml to write")
     p.add_argument("--report", help="fit report REPORT.md or REPORT.json")
-    p.add_argument("--threads", default="1,2,4,8,16,32",
-                   help="candidate effective threads per stage, tried in turn "
-                        "(default 1,2,4,8,16,32)")
+    p.add_argument("--structure", default=None,
+                   help="model structure: one of the closed-network structures "
+                        "(replica-queues, shared, shared-digest, shared-digest-client, "
+                        "client-bound, random-hops, digest-random-hops) or simulated "
+                        "(replica stages simulated, the only one for rate or "
+                        "read_fraction rows); default: the one with the smallest "
+                        "held-out error on the published data (docs/cassandra/"
+                        "calibration.md)")
+    p.add_argument("--prior", help="PRIOR.toml or MODEL.toml of another cluster: what "
+                                   "the rows cannot determine comes from it (default: "
+                                   "the built-in prior fitted on the published clusters)")
+    p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
+                   help="cores per node of the measured cluster (default 4)")
+    p.add_argument("--client-cores", type=whole(1, 4096, "--client-cores"), default=4,
+                   help="cores of the load generator's machine (default 4)")
+    p.add_argument("--figure", help="FIT.png: measured rows and model curves with 95%% "
+                                    "bands against client threads")
+    p.add_argument("--threads", default=None,
+                   help="--structure simulated: candidate effective threads per stage, "
+                        "tried in turn (default 1,2,4,8,16,32)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_cmd_calibrate)

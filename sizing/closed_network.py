@@ -47,7 +47,7 @@ from forkjoin_sim.errors import ConfigError
 
 #: Model structures, in the order of the report.
 STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client",
-              "client-bound")
+              "client-bound", "random-hops", "digest-random-hops")
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
@@ -130,7 +130,8 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights):
 
 @numba.njit(cache=True)
 def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
-         queue_coordinator, digest_reads, client_station, outside_queued):
+         queue_coordinator, digest_reads, client_station, outside_queued,
+         random_hops=False):
     """(mean latency, throughput) of one row; ``d`` in the order of `DEMANDS`."""
     client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
         d[5], d[6]
@@ -186,6 +187,9 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
                 if case == 0 and i == 0:
                     shift[i] = 0.0
                     scale[i] = w * f_node
+                elif random_hops:
+                    shift[i] = 0.0
+                    scale[i] = 2.0 * hop_r + w * f_node + 4.0 * msg * f_coord
                 else:
                     shift[i] = 2.0 * hop_r
                     scale[i] = w * f_node + 4.0 * msg * f_coord
@@ -229,14 +233,16 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     write = np.asarray(rows["write"], bool)
     queue_coordinator = structure != "replica-queues"
     digest_reads = structure.startswith("shared-digest")
-    digest_reads = digest_reads or structure == "client-bound"
-    client_station = structure in ("shared-digest-client", "client-bound")
-    outside_queued = structure == "client-bound"
+    digest_reads = digest_reads or structure in ("client-bound", "random-hops",
+                                                 "digest-random-hops")
+    client_station = structure in ("shared-digest-client", "client-bound", "random-hops")
+    outside_queued = structure in ("client-bound", "random-hops")
+    random_hops = structure.endswith("random-hops")
     latency = np.empty(len(threads))
     throughput = np.empty(len(threads))
     for i in range(len(threads)):
         latency[i], throughput[i] = _row(d, threads[i], think[i], nodes[i], replicas[i],
                                          quorum[i], write[i], cores, client_cores,
                                          queue_coordinator, digest_reads,
-                                         client_station, outside_queued)
+                                         client_station, outside_queued, random_hops)
     return latency, throughput

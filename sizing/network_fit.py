@@ -77,8 +77,16 @@ class Prior:
     @classmethod
     def read(cls, path: str) -> "Prior":
         """Read the ``[prior]`` table of a TOML file written by `to_toml`."""
-        with open(path, "rb") as handle:
-            table = tomllib.load(handle).get("prior")
+        try:
+            with open(path, "rb") as handle:
+                table = tomllib.load(handle).get("prior")
+        except OSError as exc:
+            raise ConfigError(f"cannot read the prior {path}: {exc.strerror}; give a "
+                              "PRIOR.toml or a MODEL.toml written by forkjoin-sim "
+                              "cassandra calibrate") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"the prior {path} is not valid TOML ({exc}); give a "
+                              "file written by forkjoin-sim cassandra calibrate") from None
         if table is None:
             raise ConfigError(f"{path} has no [prior] table; give a file written by "
                               "benchmarks/cassandra_heldout.py --write-prior")
@@ -89,6 +97,38 @@ class Prior:
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
                    str(table.get("source", path)))
+
+
+def default_prior() -> tuple[Prior, str]:
+    """The built-in prior (``sizing/default_prior.toml``, fitted on the published
+    clusters in docs/data by ``benchmarks/cassandra_heldout.py --write-prior``) and the
+    structure it names: the one with the smallest held-out error there."""
+    from importlib import resources
+
+    with resources.as_file(resources.files("sizing") / "default_prior.toml") as path:
+        with open(path, "rb") as handle:
+            structure = tomllib.load(handle).get("structure", "shared-digest-client")
+        return Prior.read(str(path)), structure
+
+
+#: Smallest prior sd (natural log) of a ratio carried over from another cluster:
+#: clusters differ by more than one fit's own uncertainty says.
+CARRY_OVER_SD = 0.5
+
+
+def prior_from_model(model, source: str) -> Prior:
+    """Prior from another cluster's fitted model: its ratios (digest/data, coordinator
+    and message shares, client share, hop ratio) with their posterior spread widened
+    to at least `CARRY_OVER_SD`; the cluster's own scale (replica work, client hop,
+    outside work) vague."""
+    fitted = model.fit
+    sd = np.sqrt(fitted.posterior_sd ** 2 + CARRY_OVER_SD ** 2)
+    mean = fitted.point.copy()
+    vague = Prior.vague()
+    for name in ("work", "hop_client", "outside_share"):
+        i = COORDINATES.index(name)
+        mean[i], sd[i] = vague.mean[i], vague.sd[i]
+    return Prior(mean, sd, f"the model {source} (structure {fitted.structure})")
 
 
 def demands_of(point: np.ndarray) -> np.ndarray:
@@ -134,7 +174,7 @@ class Fit:
     def resting_on_prior(self, keep: float = 0.5) -> list[str]:
         """Coordinates the structure uses whose posterior sd is more than ``keep`` of
         the prior's: the rows barely informed them."""
-        unused = set() if self.structure == "client-bound" else {"outside_share"}
+        unused = set() if self.structure in ("client-bound", "random-hops") else {"outside_share"}
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
@@ -142,7 +182,7 @@ class Fit:
 
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
         cores: int = 4, client_cores: int = 4, throughput=None, noise: float = 0.05,
-        starts: int = 2, max_evaluations: int = 80) -> Fit:
+        starts: int = 2, max_evaluations: int = 80, progress=None) -> Fit:
     """MAP fit of the demands to measured mean latencies (ms) and optional throughputs
     (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`)."""
     if structure not in STRUCTURES:
@@ -164,7 +204,9 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
 
     best = None
     scale = np.log(np.median(latency_ms))
-    for shift in np.linspace(-3.0, 0.0, starts):
+    for number, shift in enumerate(np.linspace(-3.0, 0.0, starts)):
+        if progress is not None:
+            progress(f"fit: start {number + 1} of {starts}")
         start = prior.mean.copy()
         start[0] = scale + shift
         result = optimize.least_squares(residuals, start, method="trf",

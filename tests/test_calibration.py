@@ -372,7 +372,7 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     out, report = tmp_path / "m.toml", tmp_path / "r.json"
     assert main(["cassandra", "calibrate", "--nodes", "6", "--replicas", "3",
                  "--measurements", path, "--out", str(out), "--report", str(report),
-                 "--threads", "4"]) == 0
+                 "--structure", "simulated", "--threads", "4"]) == 0
     assert read_model(str(out)).threads == 4
     assert '"rows"' in report.read_text()
 
@@ -391,13 +391,13 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     (["predict", "--model", "MODEL", "--measurements", "GOOD", "--out", "p.xlsx"],
      "must end in .csv"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
-      "--out", "OUT", "--threads", "2,x"], "--threads"),
+      "--out", "OUT", "--structure", "simulated", "--threads", "2,x"], "--threads"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
-      "--out", "OUT", "--threads", "100000000"], "whole numbers in 1..4096"),
+      "--out", "OUT", "--structure", "simulated", "--threads", "100000000"], "whole numbers in 1..4096"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
-      "--out", "OUT", "--threads", "1,1"], "more than once"),
+      "--out", "OUT", "--structure", "simulated", "--threads", "1,1"], "more than once"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
-      "--out", "OUT", "--threads", "1,,2"], "--threads"),
+      "--out", "OUT", "--structure", "simulated", "--threads", "1,,2"], "--threads"),
     (["predict", "--model", "MODEL", "--nodes", "6", "--measurements", "GOOD"],
      "cannot be combined with --nodes"),
     (["predict", "--model", "MODEL"], "needs --measurements"),
@@ -487,7 +487,7 @@ def test_calibrate_keeps_input_warnings_in_its_report_and_model(tmp_path, capsys
     out, report = tmp_path / "m.toml", tmp_path / "r.json"
     assert main(["cassandra", "calibrate", "--nodes", "6", "--replicas", "3",
                  "--measurements", path, "--out", str(out), "--report", str(report),
-                 "--threads", "4"]) == 0
+                 "--structure", "simulated", "--threads", "4"]) == 0
     conflict = (f"{path} lines 2 and 4 measure the same configuration (read ONE 4 "
                 "threads) but mean_ms 1 and 3 differ by more than a factor 2")
     assert any(line.startswith(f"warning: {conflict}")

@@ -1,0 +1,255 @@
+"""``cassandra calibrate`` and ``predict --model`` with a closed-network structure (the
+default): fit `sizing.closed_network` by `sizing.network_fit`, keep the anchors
+(`sizing.network_model`), write the model, report, figure."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import atomic_write, json_text
+
+from sizing.calibrated_model import file_sha256
+from sizing.measurements import read_measurements
+from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, fit, \
+    prior_from_model
+from sizing.closed_network import DEMANDS
+from sizing.network_model import Anchors, NetworkModel, is_network_model, \
+    read_network_model
+
+COORDINATE_LABELS = {
+    "work": "data read / mutation at a replica (ms)",
+    "coordinate_share": "coordinator work / replica work",
+    "message_share": "per-message work / replica work",
+    "digest_ratio": "digest read / data read",
+    "client_share": "client-machine work / replica work",
+    "hop_client": "client-coordinator hop / replica work",
+    "hop_ratio": "coordinator-replica hop / client-coordinator hop",
+    "outside_share": "client work outside the latency / replica work"}
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
+    """Measurement rows as the table the fit, report and figure use."""
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
+    return pd.DataFrame({
+        "operation": [r.operation for r in rows],
+        "consistency": [r.consistency for r in rows],
+        "quorum": [consistency_quorum(r.consistency, replicas) for r in rows],
+        "threads": [float(r.threads) if r.threads is not None else math.nan
+                    for r in rows],
+        "nodes": nodes, "replicas": replicas,
+        "mean_ms": [r.mean_ms if r.mean_ms is not None else math.nan for r in rows],
+        "throughput": [r.throughput if r.throughput is not None else math.nan
+                       for r in rows],
+        "label": [r.label() for r in rows]})
+
+
+def model_rows(table: pd.DataFrame) -> dict:
+    """The row mapping of `sizing.closed_network.predict`."""
+    n = len(table)
+    return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(n),
+                nodes=table.nodes.to_numpy(np.int64),
+                replicas=table.replicas.to_numpy(np.int64),
+                quorum=table.quorum.to_numpy(np.int64),
+                write=(table.operation == "write").to_numpy())
+
+
+def check_rows(rows, structure: str, path: str) -> None:
+    """Refuse rows a closed-network structure cannot take (before any work)."""
+    for row in rows:
+        if not row.closed:
+            raise ConfigError(f"{path}: row '{row.label()}' is an open loop (rate); "
+                              f"--structure {structure} fits closed-loop rows (threads); "
+                              "use --structure simulated for rate rows")
+        if row.reads not in (0.0, 1.0) or row.operation not in ("read", "write"):
+            raise ConfigError(f"{path}: row '{row.label()}' mixes reads and writes; "
+                              f"--structure {structure} fits read-only and write-only "
+                              "runs; use --structure simulated for read_fraction rows")
+
+
+def load_prior(path: str | None) -> Prior:
+    """The prior of a fit: ``--prior`` (a prior file or another cluster's model) or
+    the built-in default."""
+    if path is None:
+        return default_prior()[0]
+    if is_network_model(path):
+        return prior_from_model(read_network_model(path), path)
+    return Prior.read(path)
+
+
+def calibrate(args, structure: str) -> int:
+    """Fit, write model (and report, figure), print the report."""
+    from forkjoin_cli._calibration import REPORT_SUFFIXES, check_writable
+
+    check_writable(args.out, "--out", (".toml",), inputs=(args.measurements,))
+    if args.report:
+        check_writable(args.report, "--report", REPORT_SUFFIXES,
+                       inputs=(args.measurements, args.out))
+    if args.figure:
+        check_writable(args.figure, "--figure", (".png",),
+                       inputs=(args.measurements, args.out))
+    from forkjoin_sim.model import check_cluster
+
+    check_cluster(args.nodes, args.replicas)
+    prior = load_prior(args.prior)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows, _ = read_measurements(args.measurements, args.replicas)
+    doubts = [str(item.message) for item in caught]
+    check_rows(rows, structure, args.measurements)
+    table = table_of(rows, args.nodes, args.replicas)
+    _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
+            f"{structure}")
+    started = time.perf_counter()
+    fitted = fit(model_rows(table), table.mean_ms.to_numpy(), structure, prior,
+                 args.cores, args.client_cores, throughput=table.throughput.to_numpy(),
+                 progress=_stderr)
+    anchors = Anchors.of(fitted, model_rows(table), table.mean_ms.to_numpy())
+    seconds = time.perf_counter() - started
+    resting = fitted.resting_on_prior()
+    notes = list(doubts)
+    notes += [f"{name} ({COORDINATE_LABELS[name]}) rests on the prior: the rows barely "
+              "determine it" for name in resting]
+    if anchors.spread > 0.10:
+        notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
+                     "predictions lean on the anchors (measured rows nearby)")
+    meta = dict(measurements=args.measurements,
+                measurements_sha256=file_sha256(args.measurements),
+                prior_source=prior.source, resting_on_prior=resting, warnings=notes,
+                seconds=round(seconds, 3))
+    model = NetworkModel(fitted, anchors, args.nodes, args.replicas, meta)
+    report = report_dict(model, table)
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=1)
+    with atomic_write(args.out) as handle:
+        handle.write(model.to_toml())
+    if args.report:
+        with atomic_write(args.report) as handle:
+            handle.write(json_text(report, indent=1) if args.report.endswith(".json")
+                         else report_markdown(report))
+    if args.figure:
+        from forkjoin_cli.calibration_figure import draw
+
+        draw(args.figure, model, table, title=f"calibrate {args.measurements}")
+    print(json_text(report) if args.json else report_markdown(report))
+    _stderr(f"calibrate: wrote {args.out}" + "".join(
+        f" and {p}" for p in (args.report, args.figure) if p))
+    return 0
+
+
+def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
+    """The fit report: structure, prior, parameters with intervals, rows."""
+    f = model.fit
+    rows = model_rows(table)
+    plain = f.predict(rows)[0]
+    z = 1.959963984540054
+    parameters = {}
+    for i, name in enumerate(COORDINATES):
+        value = math.exp(f.point[i])
+        parameters[name] = {
+            "meaning": COORDINATE_LABELS[name], "value": value,
+            "interval_95": [math.exp(f.point[i] - z * f.posterior_sd[i]),
+                            math.exp(f.point[i] + z * f.posterior_sd[i])],
+            "prior_median": math.exp(f.prior.mean[i]),
+            "rests_on_prior": name in model.meta.get("resting_on_prior", [])}
+    return {"measurements": model.meta.get("measurements"),
+            "sha256": model.meta.get("measurements_sha256"),
+            "structure": f.structure, "nodes": model.nodes, "replicas": model.replicas,
+            "cores": f.cores, "client_cores": f.client_cores,
+            "prior": model.meta.get("prior_source"),
+            "parameters": parameters,
+            "demands_ms": dict(zip(DEMANDS, map(float, demands_of(f.point)))),
+            "anchor_rms": model.anchors.spread,
+            "warnings": list(model.meta.get("warnings", [])),
+            "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
+                      "residual_mean": float(p / m - 1)}
+                     for label, m, p in zip(table.label, table.mean_ms, plain)],
+            "seconds": model.meta.get("seconds")}
+
+
+def report_markdown(report: dict) -> str:
+    lines = [f"# Calibration of {report['measurements']}", "",
+             f"Structure `{report['structure']}`; {report['nodes']} nodes, "
+             f"{report['replicas']} replicas, {report['cores']} cores per node, "
+             f"{report['client_cores']} client cores. Prior: {report['prior']}. "
+             f"Fitted in {report['seconds']:.1f} s.", "",
+             "| parameter | value | 95% interval | prior median | rests on prior |",
+             "|---|---|---|---|---|"]
+    for name, p in report["parameters"].items():
+        low, high = p["interval_95"]
+        lines.append(f"| {p['meaning']} (`{name}`) | {p['value']:.4g} | "
+                     f"[{low:.3g}, {high:.3g}] | {p['prior_median']:.3g} | "
+                     f"{'yes' if p['rests_on_prior'] else ''} |")
+    lines += ["", "Demands (ms): " + ", ".join(
+        f"{k} {v:.4g}" for k, v in report["demands_ms"].items()), "",
+        "## Warnings", ""]
+    lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
+    lines += ["", f"## The model's own curve against each row (anchors: "
+                  f"{100 * report['anchor_rms']:.1f}% rms)", "",
+              "| row | measured ms | model ms | error |", "|---|---|---|---|"]
+    for r in report["rows"]:
+        lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
+                     f"{r['model_mean_ms']:.4g} | {100 * r['residual_mean']:+.1f}% |")
+    return "\n".join(lines) + "\n"
+
+
+PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
+             "predicted_throughput")
+
+
+def predict(args) -> int:
+    """``predict --model`` with a closed-network model: each query row predicted."""
+    from forkjoin_cli._calibration import _write_csv, check_writable
+
+    if args.out is not None:
+        check_writable(args.out, "--out", (".csv",), inputs=(args.measurements, args.model))
+    if args.figure is not None:
+        check_writable(args.figure, "--figure", (".png",),
+                       inputs=(args.measurements, args.model))
+    if not args.measurements:
+        raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
+    model = read_network_model(args.model)
+    rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
+    check_rows(rows, model.fit.structure, args.measurements)
+    table = table_of(rows, model.nodes, model.replicas)
+    mrows = model_rows(table)
+    mean, throughput = model.predict(mrows)
+    low, high = model.interval(mrows, seed=args.seed)
+    out = []
+    for i, row in enumerate(rows):
+        entry = {c: row.raw.get(c, "") for c in names}
+        entry.update(predicted_mean_ms=float(mean[i]), predicted_ci_low_ms=float(low[i]),
+                     predicted_ci_high_ms=float(high[i]),
+                     predicted_throughput=float(throughput[i]))
+        out.append(entry)
+    for name in model.meta.get("resting_on_prior", []):
+        _stderr(f"predict: warning: {name} ({COORDINATE_LABELS[name]}) rests on the "
+                "prior; the intervals carry the prior's spread")
+    columns = list(names) + list(PREDICTED)
+    if args.out:
+        with atomic_write(args.out, newline="") as handle:
+            _write_csv(handle, columns, out)
+    if args.figure:
+        from forkjoin_cli.calibration_figure import draw
+
+        draw(args.figure, model, table, title=f"predict {args.measurements}")
+    if args.json:
+        print(json_text(out))
+    else:
+        import io
+
+        buffer = io.StringIO()
+        _write_csv(buffer, columns, out)
+        print(buffer.getvalue(), end="")
+    return 0

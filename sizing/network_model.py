@@ -1,0 +1,233 @@
+"""A calibrated closed-network Cassandra model: the fit, its anchors and its TOML file.
+
+`cassandra calibrate` (the default structures of `sizing.closed_network`) writes this
+model; `cassandra predict --model` reads it. Beside the fitted demands it keeps the
+*anchors*: the log ratio measured / model of every fitted row. A prediction is the
+model's value times the anchor that applies to the query row (the model's discrepancy,
+carried to rows the fit did not see):
+
+1. the same operation and level was fitted: its anchors, interpolated linearly in
+   threads between the fitted thread counts (constant past the ends: the curve keeps
+   its last known miss);
+2. else the same operation was fitted at other levels: their mean anchor per thread
+   count, interpolated the same way (the levels measured at a load share their miss);
+3. else none.
+
+So the model supplies how latency changes between levels and loads, and the
+measurements fix where the curve sits. `benchmarks/cassandra_heldout.py` compares
+anchored and plain predictions on held-out rows (docs/cassandra/calibration.md).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from forkjoin_sim.errors import ConfigError
+from sizing.closed_network import DEMANDS, STRUCTURES
+from sizing.network_fit import COORDINATES, Fit, Prior, demands_of
+
+#: The ``kind`` of a model file written by this module.
+KIND = "closed-network"
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """Log ratio measured / model per fitted row, with the row's operation (``write``),
+    ``quorum`` and ``threads``."""
+
+    write: np.ndarray
+    quorum: np.ndarray
+    threads: np.ndarray
+    residual: np.ndarray
+
+    @classmethod
+    def of(cls, fit: Fit, rows, latency_ms) -> "Anchors":
+        """The anchors of ``fit`` on the rows it was fitted to."""
+        predicted = fit.predict(rows)[0]
+        return cls(np.asarray(rows["write"], bool), np.asarray(rows["quorum"], int),
+                   np.asarray(rows["threads"], float),
+                   np.log(np.asarray(latency_ms, float) / predicted))
+
+    @property
+    def spread(self) -> float:
+        """Root mean square of the anchors: how far the model misses its own rows."""
+        return float(np.sqrt(np.mean(self.residual ** 2))) if len(self.residual) else 0.0
+
+    def correction(self, rows) -> np.ndarray:
+        """Log factor per query row (the rule of the module docstring)."""
+        write = np.asarray(rows["write"], bool)
+        quorum = np.asarray(rows["quorum"], int)
+        threads = np.asarray(rows["threads"], float)
+        out = np.zeros(len(threads))
+        for i in range(len(threads)):
+            same_op = self.write == write[i]
+            if not same_op.any() or not np.isfinite(threads[i]):
+                continue
+            level = same_op & (self.quorum == quorum[i])
+            pool = level if level.any() else same_op
+            # the mean anchor per thread count, interpolated between thread counts
+            loads, where = np.unique(self.threads[pool], return_inverse=True)
+            means = np.bincount(where, self.residual[pool]) / np.bincount(where)
+            out[i] = np.interp(threads[i], loads, means)
+        return out
+
+
+@dataclass(frozen=True)
+class NetworkModel:
+    """A fitted closed-network model of one cluster: ``fit`` (demands, posterior, prior,
+    structure), ``anchors``, the cluster's ``nodes`` and ``replicas``, and ``meta``
+    (provenance: measurements file, its hash, warnings, parameters resting on the
+    prior)."""
+
+    fit: Fit
+    anchors: Anchors
+    nodes: int
+    replicas: int
+    meta: dict = field(default_factory=dict)
+
+    def predict(self, rows, anchored: bool = True):
+        """Mean latency (ms) and throughput (ops/s) per row; anchored by default."""
+        latency, throughput = self.fit.predict(rows)
+        if anchored:
+            factor = np.exp(self.anchors.correction(rows))
+            latency = latency * factor
+            # a closed loop without think time: throughput = threads / latency
+            think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
+            threads = np.asarray(rows["threads"], float)
+            closed = np.isfinite(threads)
+            throughput = np.where(closed, 1000.0 * threads / (latency + think), throughput)
+        return latency, throughput
+
+    def anchor_rows(self) -> dict:
+        """The fitted rows behind the anchors, as `sizing.closed_network.predict` takes
+        them."""
+        n = len(self.anchors.threads)
+        return dict(threads=self.anchors.threads, think_ms=np.zeros(n),
+                    nodes=np.full(n, self.nodes), replicas=np.full(n, self.replicas),
+                    quorum=self.anchors.quorum, write=self.anchors.write)
+
+    def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0):
+        """Prediction interval of each row's mean latency.
+
+        Each draw of the Laplace posterior (which holds the prior's spread where the
+        rows say nothing) is re-anchored on the measured rows, as the fitted model is;
+        the quantiles of those anchored predictions are then widened by the anchors'
+        own spread (how far the model misses measured rows), on the log scale.
+        """
+        fitted = self.fit
+        rng = np.random.default_rng(seed)
+        draws = fitted.point + fitted.posterior_sd * rng.standard_normal(
+            (samples, len(fitted.point)))
+        base = self.anchor_rows()
+        measured = np.log(fitted.predict(base)[0]) + self.anchors.residual
+        values = np.empty((samples, len(np.asarray(rows["threads"]))))
+        for i, point in enumerate(draws):
+            own = np.log(fitted.predict(base, point)[0])
+            anchors = Anchors(self.anchors.write, self.anchors.quorum,
+                              self.anchors.threads, measured - own)
+            values[i] = np.log(fitted.predict(rows, point)[0]) + anchors.correction(rows)
+        tail = (1 - level) / 2
+        low, high = np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
+        z = stats.norm.ppf(1 - tail)
+        centre = 0.5 * (low + high)
+        width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2)
+        return np.exp(centre - width), np.exp(centre + width)
+
+    def to_toml(self) -> str:
+        """The model file's text."""
+        f = self.fit
+        lines = ["# Cassandra model written by forkjoin-sim cassandra calibrate",
+                 "[model]", f'kind = "{KIND}"', f'structure = "{f.structure}"',
+                 f"nodes = {self.nodes}", f"replicas = {self.replicas}",
+                 f"cores = {f.cores}", f"client_cores = {f.client_cores}",
+                 f"cost = {f.cost!r}", "", "[demands_ms]"]
+        for name, value in zip(DEMANDS, demands_of(f.point)):
+            lines.append(f"{name} = {float(value)!r}")
+        lines += ["", "[posterior]"]
+        for i, name in enumerate(COORDINATES):
+            lines.append(f"{name} = {{ mean = {float(f.point[i])!r}, "
+                         f"sd = {float(f.posterior_sd[i])!r} }}")
+        lines += ["", "[anchors]",
+                  f"write = {[bool(v) for v in self.anchors.write]}".replace("True", "true")
+                  .replace("False", "false"),
+                  f"quorum = {[int(v) for v in self.anchors.quorum]}",
+                  f"threads = {[float(v) for v in self.anchors.threads]}",
+                  f"residual = {[float(v) for v in self.anchors.residual]}",
+                  "", "[fit]"]
+        for key, value in self.meta.items():
+            lines.append(f"{key} = {_toml(value)}")
+        return "\n".join(lines) + "\n\n" + f.prior.to_toml()
+
+
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def is_network_model(path: str) -> bool:
+    """Whether ``path`` is a model file of this module (else the simulation model's)."""
+    try:
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return table.get("model", {}).get("kind") == KIND
+
+
+def read_network_model(path: str) -> NetworkModel:
+    """Read a model file written by `NetworkModel.to_toml` (checked: one line per
+    problem, naming the file)."""
+    try:
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read --model {path}: {exc.strerror}; give a file "
+                          "written by forkjoin-sim cassandra calibrate") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--model {path} is not valid TOML ({exc}); give a file "
+                          "written by forkjoin-sim cassandra calibrate") from None
+    try:
+        model, posterior, anchors = table["model"], table["posterior"], table["anchors"]
+        structure = model["structure"]
+        if structure not in STRUCTURES:
+            raise ConfigError(f"--model {path}: structure {structure!r} is not one of "
+                              f"{', '.join(STRUCTURES)}; recalibrate")
+        point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
+        sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
+        prior = Prior.read(path)
+        fit = Fit(point, sd, prior, structure, int(model["cores"]),
+                  int(model["client_cores"]), float(model.get("cost", 0.0)))
+        found = Anchors(np.array(anchors["write"], bool), np.array(anchors["quorum"], int),
+                        np.array(anchors["threads"], float),
+                        np.array(anchors["residual"], float))
+        nodes, replicas = int(model["nodes"]), int(model["replicas"])
+    except KeyError as exc:
+        raise ConfigError(f"--model {path} lacks {exc.args[0]!r}; give a file written "
+                          "by forkjoin-sim cassandra calibrate") from None
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"--model {path} has a malformed value ({exc}); give a file "
+                          "written by forkjoin-sim cassandra calibrate") from None
+    lengths = {len(found.write), len(found.quorum), len(found.threads),
+               len(found.residual)}
+    if len(lengths) != 1:
+        raise ConfigError(f"--model {path}: the [anchors] lists differ in length; "
+                          "recalibrate")
+    if not (np.all(np.isfinite(point)) and np.all(np.isfinite(sd)) and np.all(sd >= 0)):
+        raise ConfigError(f"--model {path}: [posterior] needs finite means and sd >= 0; "
+                          "recalibrate")
+    if not 1 <= replicas <= nodes:
+        raise ConfigError(f"--model {path}: replicas={replicas} nodes={nodes}; need "
+                          "1 <= replicas <= nodes")
+    return NetworkModel(fit, found, nodes, replicas, dict(table.get("fit", {})))

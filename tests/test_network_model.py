@@ -1,0 +1,164 @@
+"""The calibrated closed-network model: anchors, model file, and the two commands."""
+
+import json
+
+import numpy as np
+import pytest
+
+from forkjoin_sim.errors import ConfigError
+from forkjoin_cli.main import main
+from sizing.closed_network import Demands, predict
+from sizing.network_fit import Prior, default_prior, fit, prior_from_model
+from sizing.network_model import Anchors, NetworkModel, is_network_model, \
+    read_network_model
+
+LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
+TRUTH = Demands(client=0.05, hop_client=0.3, hop_replica=0.3, coordinate=0.1,
+                message=0.01, work=0.2, digest_ratio=0.5)
+THREADS = (4, 16, 64)
+
+
+def _rows(pairs, write=False):
+    return dict(threads=np.array([t for _, t in pairs], float),
+                think_ms=np.zeros(len(pairs)), nodes=np.full(len(pairs), 3),
+                replicas=np.full(len(pairs), 3),
+                quorum=np.array([LEVELS[level] for level, _ in pairs]),
+                write=np.full(len(pairs), write))
+
+
+def _truth(pairs, structure="shared-digest"):
+    return predict(TRUTH, _rows(pairs), structure, 4, 4)[0]
+
+
+def test_anchor_rule_own_level_then_other_levels_interpolated_in_threads():
+    anchors = Anchors(write=np.array([False, False, False, True]),
+                      quorum=np.array([1, 3, 1, 1]),
+                      threads=np.array([10.0, 10.0, 50.0, 10.0]),
+                      residual=np.array([0.1, 0.3, -0.2, 0.5]))
+    rows = dict(write=np.array([False, False, False, False, True, True]),
+                quorum=np.array([2, 1, 1, 3, 1, 2]),
+                threads=np.array([10.0, 40.0, 90.0, 40.0, 10.0, 99.0]))
+    # QUORUM at 10 threads: the mean of ONE and ALL there; ONE at 40: 3/4 of the way
+    # from its anchor at 10 to the one at 50; ONE at 90: its last anchor; ALL: its
+    # only anchor; writes: their own rows only
+    assert anchors.correction(rows) == pytest.approx([0.2, -0.125, -0.2, 0.3, 0.5, 0.5])
+    assert anchors.spread == pytest.approx(np.sqrt((0.01 + 0.09 + 0.04 + 0.25) / 4))
+
+
+def test_a_model_without_discrepancy_predicts_its_held_out_level():
+    """Rows made by the model itself: ONE and ALL fitted, QUORUM predicted to 2%."""
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    held = [("QUORUM", t) for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
+            max_evaluations=200)
+    model = NetworkModel(f, Anchors.of(f, _rows(fitted), _truth(fitted)), 3, 3)
+    predicted = model.predict(_rows(held))[0]
+    assert predicted == pytest.approx(_truth(held), rel=0.02)
+    low, high = model.interval(_rows(held), samples=40)
+    assert np.all(low <= predicted) and np.all(predicted <= high)
+
+
+def test_anchors_carry_a_common_miss_to_the_held_out_level():
+    """Measurements 10% above the model at every row: the anchored prediction of the
+    held-out level carries the 10%, the plain one does not."""
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    held = [("QUORUM", t) for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
+            max_evaluations=200)
+    model = NetworkModel(f, Anchors.of(f, _rows(fitted), 1.1 * _truth(fitted)), 3, 3)
+    assert model.predict(_rows(held))[0] == pytest.approx(1.1 * _truth(held), rel=0.02)
+    assert model.predict(_rows(held), anchored=False)[0] == pytest.approx(
+        _truth(held), rel=0.02)
+
+
+def test_model_file_round_trip(tmp_path):
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 2,
+            max_evaluations=30)
+    model = NetworkModel(f, Anchors.of(f, _rows(fitted), 1.05 * _truth(fitted)), 3, 3,
+                         {"measurements": "x.csv", "resting_on_prior": ["hop_ratio"]})
+    path = tmp_path / "m.toml"
+    path.write_text(model.to_toml())
+    assert is_network_model(str(path))
+    back = read_network_model(str(path))
+    rows = _rows([("QUORUM", 8), ("ONE", 100)])
+    assert back.predict(rows)[0] == pytest.approx(model.predict(rows)[0], rel=1e-9)
+    assert back.meta["resting_on_prior"] == ["hop_ratio"]
+    assert (back.fit.cores, back.fit.client_cores) == (4, 2)
+    # a model as another cluster's prior: its ratios carry over, its scale does not
+    prior = prior_from_model(back, "m.toml")
+    assert prior.mean[3] == pytest.approx(f.point[3])
+    assert prior.sd[3] >= 0.5 and prior.sd[0] == Prior.vague().sd[0]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[model]\nkind = \"closed-network\"\n", "lacks 'posterior'"),
+    ("not toml [", "is not valid TOML"),
+])
+def test_a_bad_model_file_is_one_error(tmp_path, text, message):
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        read_network_model(str(path))
+
+
+def test_the_default_prior_names_a_known_structure():
+    prior, structure = default_prior()
+    from sizing.closed_network import STRUCTURES
+
+    assert structure in STRUCTURES and np.all(prior.sd > 0)
+
+
+def _measurement_file(tmp_path, pairs, name, scale=1.0):
+    latency = _truth(pairs, "shared-digest") * scale
+    lines = ["operation,consistency,threads,throughput,mean_ms"]
+    lines += [f"read,{level},{t},,{m:.6f}" for (level, t), m in zip(pairs, latency)]
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_calibrate_then_predict_on_the_command_line(tmp_path, capsys):
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    query = _measurement_file(tmp_path, [("QUORUM", t) for t in THREADS], "q.csv")
+    out, report = tmp_path / "m.toml", tmp_path / "r.json"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out), "--report", str(report),
+                 "--structure", "shared-digest", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["structure"] == "shared-digest"
+    assert json.loads(report.read_text())["rows"][0]["row"] == "read ONE 4 threads"
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", query,
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    truth = _truth([("QUORUM", t) for t in THREADS])
+    for row, expected in zip(rows, truth):
+        assert row["predicted_mean_ms"] == pytest.approx(expected, rel=0.03)
+        assert row["predicted_ci_low_ms"] <= row["predicted_mean_ms"] \
+            <= row["predicted_ci_high_ms"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--structure", "nope"], "use one of"),
+    (["--threads", "4"], "goes with --structure simulated"),
+    (["--structure", "simulated", "--prior", "p.toml"], "--prior goes with"),
+    (["--prior", "missing.toml"], "missing.toml"),
+    (["--figure", "f.jpg"], "must end in .png"),
+])
+def test_calibrate_refuses_bad_options_in_one_line(tmp_path, capsys, extra, message):
+    fitted = _measurement_file(tmp_path, [("ONE", 4), ("ALL", 4)], "fit.csv")
+    code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(tmp_path / "m.toml")] + extra)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0]
+    assert not (tmp_path / "m.toml").exists()
+
+
+def test_open_loop_rows_are_refused_by_a_network_structure(tmp_path, capsys):
+    path = tmp_path / "open.csv"
+    path.write_text("operation,consistency,rate,throughput,mean_ms\nread,ONE,100,,2\n")
+    code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(path), "--out", str(tmp_path / "m.toml")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and "use --structure simulated for rate rows" in err[-1]
