@@ -5,12 +5,12 @@ and ``--client-work`` describe work that queues (issue 26). With none of them a 
 runs as before; with any of them its Cassandra options are mapped onto the step graphs
 of `forkjoin_sim.steps` (client -> hop -> coordinator work -> fork to the replicas,
 remote ones through message work and hops -> join -> coordinator reply work -> hop ->
-client) and the run goes through the compiled steps engine.
+client, `forkjoin_sim.steps.builders.cassandra_jobs`) and the run goes through the
+compiled steps engine (`forkjoin_sim.cassandra.queued.run_queued`). This module only
+parses the options and prints the result.
 """
 
 from __future__ import annotations
-
-import time
 
 from forkjoin_sim.errors import ConfigError
 
@@ -106,72 +106,6 @@ def layout_from_args(args, nodes):
                "native": COORDINATOR_THREADS, "messaging": COORDINATOR_THREADS,
                "response": COORDINATOR_THREADS}
     return cassandra_layout(nodes, "pools", threads=threads, client_cores=client)
-
-
-def run(*, layout, templates, classes, parties, durations, seed, jobs, warmup,
-        rate=None, clients=None, think=0.0, think_law=None, engine="steps",
-        sample_every=1, unqueued=()):
-    """Run on the steps engine (or its SimPy reference, ``engine='simpy'``) and
-    measure: the JSON fields of ``mix`` (summary, throughput, utilisation).
-
-    Steps of the kinds in ``unqueued`` (work not asked for) become zero delays: a step
-    of no work must not wait in a station's line.
-    """
-    import numpy as np
-    from scipy import stats
-
-    from forkjoin_sim.measure.statistics import SojournRecorder
-    from forkjoin_sim.steps import Closed, Open, draws, run_arrays, run_reference
-    from forkjoin_sim.steps.graph import compile_templates, stations_of
-
-    if rate is not None:
-        arrivals = Open(draws.poisson_arrivals(seed, rate, 0, jobs))
-    else:
-        law = think_law if think_law is not None else stats.expon(scale=think)
-        gaps = (np.zeros(jobs) if think == 0
-                else draws.think_times(seed, law, 0, jobs))
-        arrivals = Closed(clients, gaps)
-    compiled = compile_templates(templates)
-    station = np.full(durations.shape, -1, np.int32)
-    for c, template in enumerate(templates):
-        rows = classes == c
-        station[rows, :len(template.ops)] = stations_of(
-            template, layout, parties[rows, :template.parties])
-        skip = [i for i, op in enumerate(template.ops) if op.kind in unqueued]
-        station[np.ix_(np.flatnonzero(rows), skip)] = -1
-    servers = np.array(layout.servers)
-    started = time.perf_counter()
-    runner = run_reference if engine == "simpy" else run_arrays
-    out = runner(compiled, classes, station, durations, servers, arrivals)
-    seconds = time.perf_counter() - started
-    order = np.argsort(out.start, kind="stable")
-    is_write = classes[order] >= 2
-    recorder = SojournRecorder(jobs, warmup=warmup, sample_every=sample_every,
-                               labels=True, times=True)
-    recorder.add(out.sojourn[order], labels=is_write.astype(np.int64),
-                 times=out.start[order])
-    result = recorder.summary().to_dict()
-    result.update(engine="steps" if engine != "simpy" else "steps-simpy",
-                  seconds=round(seconds, 6), jobs=jobs, seed=seed)
-    throughput = recorder.throughput()
-    fields = {}
-    if throughput is not None:
-        fields = dict(throughput=throughput.mean, throughput_ci_low=throughput.low,
-                      throughput_ci_high=throughput.high)
-    # the utilisation law (busy = throughput x work) over the measured jobs: work of
-    # a job's unneeded replicas may end after the run's last answer
-    measured = order[recorder.measured()["dropped"]:]
-    rows = station[measured]
-    busy = np.bincount(rows[rows >= 0], weights=durations[measured][rows >= 0],
-                       minlength=len(servers))
-    horizon = float(out.start[measured].max() - out.start[measured].min())
-    node_stations = [i for i, name in enumerate(layout.names) if name != "client"]
-    use = busy[node_stations] / (servers[node_stations] * horizon)
-    fields.update(utilisation_mean=float(np.mean(use)), utilisation_max=float(np.max(use)))
-    if 0 < is_write.mean() < 1:
-        fields["classes"] = {name: recorder.summary(label=label).to_dict()
-                             for label, name in ((0, "read"), (1, "write"))}
-    return result, fields
 
 
 def report(result: dict) -> str:

@@ -230,6 +230,7 @@ def _cmd_simulate_steps(args, model) -> int:
     if coordinator is None:
         raise ConfigError(f"policy {args.policy!r} with the queued-work options; use "
                           "token-aware or round-robin")
+    from forkjoin_sim.cassandra.queued import run_queued
     from forkjoin_sim.steps.builders import cassandra_jobs
 
     laws = _steps.step_laws(args)

@@ -74,6 +74,7 @@ def _cmd_mix_steps(args, cluster) -> int:
     if args.coordinator is not None:
         raise ConfigError("--coordinator is unqueued coordinator time; with the "
                           "queued-work options give --coordinator-work SPEC instead")
+    from forkjoin_sim.cassandra.queued import run_queued
     from forkjoin_sim.steps.builders import cassandra_jobs, read_law
 
     datacentres = None
@@ -90,7 +91,7 @@ def _cmd_mix_steps(args, cluster) -> int:
         args.jobs, writes=1.0 - cluster.read_fraction, read_quorum=cluster.read_quorum,
         client_hop=cluster.client_hop, datacentres=datacentres)
     closed = cluster.clients is not None
-    result, fields = _steps.run(
+    result, fields = run_queued(
         layout=_steps.layout_from_args(args, cluster.nodes), templates=templates,
         classes=classes, parties=parties, durations=durations, seed=args.seed,
         jobs=args.jobs, warmup=parse_warmup(args.warmup), rate=cluster.rate,
