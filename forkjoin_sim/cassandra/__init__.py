@@ -11,6 +11,8 @@ Workloads
 Level 2 (the staged write path as a graph of steps, on the steps engine)
     StagedConfig, load_staged_config, DEFAULT_STAGED_CONFIG, staged_layout,
     staged_write, staged_jobs, run_staged
+Queued work and data centres (the steps engine; jobs from steps.cassandra_jobs)
+    run_queued, DataCentres, load_datacentres
 Simulation
     simulate_cassandra, simulate_quorums, simulate_basic, basic_latencies,
     CassandraResult
@@ -24,6 +26,8 @@ from forkjoin_sim.cassandra.staged import (DEFAULT_STAGED_CONFIG, StagedConfig,
                                           load_staged_config)
 from forkjoin_sim.cassandra.graphs import (run_staged, staged_jobs, staged_layout,
                                            staged_write)
+from forkjoin_sim.cassandra.datacentres import DataCentres, load_datacentres
+from forkjoin_sim.cassandra.queued import run_queued
 from forkjoin_sim.cassandra.simulation import (CassandraResult, basic_latencies, simulate_basic, simulate_cassandra,
                          simulate_quorums)
 
@@ -32,6 +36,7 @@ __all__ = [
     "policy_local_fraction",
     "WritePath", "WritePathSampler", "basic_write_path",
     "DEFAULT_STAGED_CONFIG", "StagedConfig", "load_staged_config", "staged_layout",
-    "staged_write", "staged_jobs", "run_staged",
+    "staged_write", "staged_jobs", "run_staged", "run_queued", "DataCentres",
+    "load_datacentres",
     "CassandraResult", "basic_latencies", "simulate_basic", "simulate_cassandra", "simulate_quorums",
 ]
