@@ -1,17 +1,26 @@
-"""Start-up of `forkjoin-sim simulate` with 10^5 jobs, against numba's own start-up.
+"""Start-up of `forkjoin-sim simulate` with 10^5 jobs, now and with a baseline
+revision's fused-engine files, against numba's own start-up; and the cost of
+calibration-sized runs after the first in one process.
 
-    .venv/bin/python benchmarks/bench_startup.py [PAIRS]
+    .venv/bin/python benchmarks/bench_startup.py [PAIRS] [--baseline REV]
 
 Runs, in turn and PAIRS times (default 7), whole processes with a warm compile cache:
-the CLI with the fused and with the fast engine, a minimal program that loads one
-cached numba function, ``import numpy, numba``, and an empty Python. Prints the
-median wall time of each and the CLI's time as a ratio to the minimal numba program,
-which is the floor of any command that runs a compiled kernel.
+the CLI with the default engine (the fast one at 10^5 jobs) and with the fused engine,
+each from this checkout's committed tree (``git archive HEAD``) and from the same tree
+with the fused engine's files of the baseline revision (`bench_fused.ENGINE_FILES`);
+a minimal program that loads one cached numba function, ``import numpy, numba``, and
+an empty Python. Prints the median wall time of each and the CLI's time as a ratio to
+the minimal numba program, which is the floor of any command that runs a compiled
+kernel. Then, in this process, `simulate` of 10^4 and 10^5 jobs six times each: the
+first call (loading compiled code) and the median of the others, which should pay no
+compile and no import.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,7 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+from bench_fused import BASELINE, export_tree
+
 CLI = [sys.executable, "-m", "forkjoin_cli", "simulate", "--nodes", "9", "--replicas",
        "3", "--quorum", "2", "--rho", "2.7", "--jobs", "100000", "--seed", "1", "--json"]
 MINIMAL = """import numba
@@ -32,21 +42,28 @@ def step(x):
 
 def wall(command: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, PYTHONPATH=str(cwd)))
     return time.perf_counter() - start
 
 
-def main() -> None:
-    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
-    with tempfile.TemporaryDirectory() as scratch:
-        scratch = Path(scratch)
+def processes(pairs: int, rev: str) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="forkjoin_bench_startup_"))
+    try:
         (scratch / "minimal.py").write_text(MINIMAL)
+        baseline = export_tree(scratch / "baseline", rev)
+        now = export_tree(scratch / "now")
         runs = {
-            "forkjoin-sim simulate --engine fused (10^5 jobs)": (CLI + ["--engine", "fused"], HERE),
-            "forkjoin-sim simulate --engine fast (10^5 jobs)": (CLI + ["--engine", "fast"], HERE),
-            "one cached numba function": ([sys.executable, "-c", "import minimal; minimal.step(1)"],
-                                          scratch),
-            "import numpy, numba": ([sys.executable, "-c", "import numpy, numba"], scratch),
+            "simulate, default engine (fast at 10^5), baseline fused files":
+                (CLI, baseline),
+            "simulate, default engine (fast at 10^5), now": (CLI, now),
+            "simulate --engine fused, baseline fused files":
+                (CLI + ["--engine", "fused"], baseline),
+            "simulate --engine fused, now": (CLI + ["--engine", "fused"], now),
+            "one cached numba function": ([sys.executable, "-c",
+                                           "import minimal; minimal.step(1)"], scratch),
+            "import numpy, numba": ([sys.executable, "-c", "import numpy, numba"],
+                                    scratch),
             "python -c pass": ([sys.executable, "-c", "pass"], scratch),
         }
         for command, cwd in runs.values():  # warm the compile caches
@@ -55,20 +72,49 @@ def main() -> None:
         for _ in range(pairs):
             for name, (command, cwd) in runs.items():
                 times[name].append(wall(command, cwd))
-    load = os.getloadavg()[0]
-    print(f"command: python benchmarks/bench_startup.py {pairs}")
-    print(f"{pairs} rounds, warm compile caches; load average {load:.2f} on "
-          f"{os.cpu_count()} cores\n")
-    print("| process | median wall s | min | max |")
-    print("|---|---:|---:|---:|")
-    for name, values in times.items():
-        print(f"| {name} | {statistics.median(values):.3f} | {min(values):.3f} | "
-              f"{max(values):.3f} |")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{pairs} rounds, warm compile caches; baseline {rev[:12]}; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores\n")
+    print("| process | median wall s | min | max | / one cached numba function |")
+    print("|---|---:|---:|---:|---:|")
     floor = statistics.median(times["one cached numba function"])
-    for name in list(runs)[:2]:
-        print(f"\n{name.split(' (')[0]} / one cached numba function: "
-              f"{statistics.median(times[name]) / floor:.2f}", end="")
-    print()
+    for name, values in times.items():
+        middle = statistics.median(values)
+        print(f"| {name} | {middle:.3f} | {min(values):.3f} | {max(values):.3f} | "
+              f"{middle / floor:.2f} |")
+
+
+def in_process() -> None:
+    """First and later `simulate` calls of calibration size in this process."""
+    from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.simulation import simulate
+
+    model = ForkJoinModel(9, 3, 2, load=2.7)
+    print("\n| simulate() in one process | engine | first call s | later calls, "
+          "median s |")
+    print("|---|---|---:|---:|")
+    for engine in (None, "fused"):
+        for jobs in (10_000, 100_000):
+            seconds = []
+            for seed in range(6):
+                start = time.perf_counter()
+                result = simulate(model, jobs=jobs, seed=seed, engine=engine)
+                seconds.append(time.perf_counter() - start)
+            print(f"| {jobs:,} jobs, engine={engine!r} | {result.engine} | "
+                  f"{seconds[0]:.4f} | {statistics.median(seconds[1:]):.4f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("pairs", nargs="?", type=int, default=7)
+    parser.add_argument("--baseline", default=BASELINE,
+                        help="revision whose fused-engine files are the baseline")
+    args = parser.parse_args()
+    print(f"command: python benchmarks/bench_startup.py {' '.join(sys.argv[1:])}")
+    processes(args.pairs, args.baseline)
+    in_process()
 
 
 if __name__ == "__main__":

@@ -117,17 +117,25 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     start = warmup_count(per, warmup)
     measured = kernel.measured_count(per, start, every)
     batches = min(DEFAULT_BATCHES, max(2, measured // 2))
-    from tqdm.auto import tqdm
+    bar = None
+    if progress and sys.stderr is not None:
+        # tqdm only when a bar may show: its import is a fiftieth of a run's start-up
+        from tqdm.auto import tqdm
 
-    from forkjoin_sim.run import PROGRESS_DELAY
+        from forkjoin_sim.run import PROGRESS_DELAY
 
-    with tqdm(total=per * replications, disable=not progress or sys.stderr is None,
-              unit="job", unit_scale=True, desc=getattr(model, "progress_label", "simulate"),
-              delay=PROGRESS_DELAY, leave=False) as bar:
+        bar = tqdm(total=per * replications, unit="job", unit_scale=True,
+                   desc=getattr(model, "progress_label", "simulate"),
+                   delay=PROGRESS_DELAY, leave=False)
+    try:
         result = kernel.run_fused(kernel_model(system, arrivals, seed), total_jobs=per,
                                   first_measured=start, sample_every=every,
                                   batches=batches, seed=seed, replications=replications,
-                                  workers=int(workers), on_chunk=bar.update)
+                                  workers=int(workers),
+                                  on_chunk=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
     names = [c.name for c in system.classes]
 
     def summary(job_class):

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -930,6 +929,8 @@ def run_fused(model: KernelModel, *, total_jobs: int, first_measured: int | None
     if workers == 1 or replications == 1:
         parts = [one(s) for s in seeds]
     else:
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=min(workers, replications)) as pool:
             parts = list(pool.map(one, seeds))
     seconds = time.perf_counter() - start
