@@ -303,7 +303,8 @@ class LoadRun:
         """Per operation whether it is measured (issued at or after the warm-up's end),
         and that time."""
         issue = self.operations.issue
-        start = float(np.sort(issue)[int(self.warmup * issue.size)])
+        start = float(np.partition(issue, int(self.warmup * issue.size))[
+            int(self.warmup * issue.size)])
         return issue >= start, start
 
     def outcome(self, read_quorum: int, write_quorum: int) -> StalenessResult:
@@ -436,7 +437,9 @@ def _run(key: ReplicatedKey, jobs: int, seed, warmup: float, quorums=None,
         cdf = np.cumsum(key.key_weights())
         key_of = np.minimum(np.searchsorted(cdf, u, side="right"), key.keys - 1)
     coordinator = graphs.coordinators(seed, key.coordinators, nodes, n, jobs)
-    parties = np.column_stack([coordinator, np.broadcast_to(np.arange(n), (jobs, n))])
+    parties = np.empty((jobs, graphs.COORDINATOR_PARTIES + n), np.int64)
+    parties[:, :graphs.COORDINATOR_PARTIES] = coordinator
+    parties[:, graphs.COORDINATOR_PARTIES:] = np.arange(n)
     width = max(len(read_job.ops), len(write_job.ops))
     d = key.delays
     laws = {"write_request": d.write, "write_ack": d.ack, "read_request": d.read,
@@ -458,29 +461,34 @@ def _run(key: ReplicatedKey, jobs: int, seed, warmup: float, quorums=None,
                    times, arrivals, classes=is_write.astype(np.int64),
                    record_steps=True)
     first = graphs.Columns(0, n)
-    blocks = [(np.arange(jobs), first, out.start, is_write)]
+    # (jobs, columns, issue, is_write) per operation of a job; all jobs' first one
+    blocks = [(slice(None), first, out.start, is_write)]
     pause = np.zeros(0)
+    owners = np.zeros(0, np.int64)
     if session is not None:
         owners = np.flatnonzero(is_write if guarantee == "read-your-writes" else ~is_write)
         second = graphs.Columns(first.join + 2, n)
-        issue = out.steps[owners, first.join + 1]
         pause = times[owners, first.join + 1]
-        blocks.append((owners, second, issue, np.zeros(owners.size, bool)))
+        blocks.append((owners, second, out.steps[owners, first.join + 1],
+                       np.zeros(owners.size, bool)))
+
+    def stacked(arrays):
+        return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
     ops = Operations(
-        issue=np.concatenate([b[2] for b in blocks]),
-        is_write=np.concatenate([b[3] for b in blocks]),
-        key=np.concatenate([key_of[b[0]] for b in blocks]),
-        finish=np.concatenate([out.steps[b[0], b[1].task] for b in blocks]),
-        replied=np.concatenate([out.steps[b[0], b[1].reply] for b in blocks]))
-    job = np.concatenate([b[0] for b in blocks])
-    second_of = np.concatenate([np.full(b[0].size, i == 1) for i, b in enumerate(blocks)])
+        issue=stacked([b[2] for b in blocks]), is_write=stacked([b[3] for b in blocks]),
+        key=stacked([key_of[b[0]] for b in blocks]),
+        finish=stacked([out.steps[b[0], b[1].task] for b in blocks]),
+        replied=stacked([out.steps[b[0], b[1].reply] for b in blocks]))
+    job = np.concatenate([np.arange(jobs), owners])
+    second_of = np.arange(job.size) >= jobs
     # busy time: every task runs to completion, so it is the sum of the services
     threads = key.node.stage_threads
     busy = np.zeros((n, threads.size))
-    stage = key.node.stage_of[np.where(ops.is_write, WRITE, READ)]
-    service = np.concatenate([times[b[0], b[1].task] for b in blocks])
-    for s in range(threads.size):
-        busy[:, s] = service[stage == s].sum(axis=0)
+    for jobs_of, cols, _, writes in blocks:
+        service = times[jobs_of, cols.task]
+        for kind, mask in ((WRITE, writes), (READ, ~writes)):
+            busy[:, key.node.stage_of[kind]] += service[mask].sum(axis=0)
     span = float(np.nanmax(out.steps) - out.start.min()) or 1.0
     return LoadRun(key, ops, job, second_of, pause, busy / threads / span, warmup,
                    quorums, session)

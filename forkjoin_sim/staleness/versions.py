@@ -55,11 +55,32 @@ class Operations:
         for i in range(self.finish.shape[1]):
             states[:, i] = newest_by_key(self.key[writes], self.finish[writes, i], version,
                                          self.key[reads], self.finish[reads, i])
-        replied = self.replied[reads]
-        first = np.argsort(replied, axis=1, kind="stable")[:, :read_quorum]
-        returned = np.take_along_axis(states, first, axis=1).max(axis=1)
-        at = np.take_along_axis(replied, first[:, -1:], axis=1)[:, 0]
-        return returned, at
+        return _first_replies(self.replied[reads], states, read_quorum)
+
+
+@numba.njit(cache=True)
+def _first_replies(replied, states, quorum):
+    """Per row: the highest state among the ``quorum`` earliest replies (ties by
+    column), and the time of the last of them."""
+    rows, width = replied.shape
+    returned = np.zeros(rows, np.int64)
+    at = np.empty(rows)
+    taken = np.zeros(width, np.bool_)
+    for r in range(rows):
+        taken[:] = False
+        best = 0
+        last = 0.0
+        for _ in range(quorum):
+            pick = -1
+            for i in range(width):
+                if not taken[i] and (pick < 0 or replied[r, i] < replied[r, pick]):
+                    pick = i
+            taken[pick] = True
+            best = max(best, states[r, pick])
+            last = replied[r, pick]
+        returned[r] = best
+        at[r] = last
+    return returned, at
 
 
 def newest_by_key(event_key, event_time, event_version, query_key, query_time):
@@ -69,9 +90,12 @@ def newest_by_key(event_key, event_time, event_version, query_key, query_time):
     events, queries = event_key.size, query_key.size
     key = np.concatenate([event_key, query_key]).astype(np.int64)
     time = np.concatenate([event_time, query_time])
-    is_query = np.concatenate([np.zeros(events, np.int8), np.ones(queries, np.int8)])
     version = np.concatenate([event_version, np.zeros(queries, np.int64)])
-    order = np.lexsort((is_query, time, key))
+    # by time, events before queries on ties (they come first), then by key: two
+    # stable sorts
+    order = np.argsort(time, kind="stable")
+    if key.size and key.min() != key.max():
+        order = order[np.argsort(key[order], kind="stable")]
     span = int(version.max(initial=0)) + 1
     running = np.maximum.accumulate(key[order] * span + version[order])
     newest = np.empty(key.size, dtype=np.int64)
