@@ -1,4 +1,4 @@
-"""The [datacentres] table: nodes' data centres and a hop law per pair, and its refusals."""
+"""The [datacentres] table: data centres of the nodes, a hop law per pair, refusals."""
 
 import pytest
 from scipy import stats
