@@ -102,7 +102,8 @@ def _cmd_mix_steps(args, cluster) -> int:
         unqueued=_steps.unqueued(laws))
     result.update(cluster.summary_fields())
     result.update(fields)
-    result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS})
+    result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS},
+                  config=args.config)
     print(json_text(result) if args.json else _steps.report(result))
     return 0
 

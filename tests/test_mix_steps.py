@@ -207,6 +207,7 @@ def test_datacentres_config_sets_the_hop_of_each_pair(capsys, tmp_path):
     expected = 1 + 0.25 + (4 * 0.125 + 2 * 10 + 4) + 0.25 + 1
     assert out["p50"] == pytest.approx(expected, rel=1e-12)
     assert out["mean"] == pytest.approx(expected, rel=1e-12)
+    assert out["config"] == str(config)
     assert cli.main(base + ["--hop", "netem:1:0"]) == 0   # one data centre: hop 1
     alone = json.loads(capsys.readouterr().out)
     assert alone["mean"] == pytest.approx(expected - 2 * 9, rel=1e-12)
