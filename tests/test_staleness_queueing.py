@@ -489,3 +489,8 @@ def test_bad_sessions_are_refused():
         Session("monotonic-reads", -1.0)
     with pytest.raises(ConfigError, match="no sessions"):
         simulate_queues(no_service_key(), 100).sessions(1, 1)
+    # stable without sessions (0.8 per stage), not with every write followed by a read
+    key = ReplicatedKey(3, 1.0, 0.5, node=SharedQueue(), read_service=stats.expon(scale=0.8),
+                        write_service=stats.expon(scale=0.8))
+    with pytest.raises(ConfigError, match="with the sessions' second reads: unstable"):
+        simulate_sessions(key, 1, 1, Session("read-your-writes"), None, 100)

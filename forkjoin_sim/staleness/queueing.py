@@ -44,7 +44,7 @@ run per (R, W).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from typing import Any, Optional, Sequence
 
@@ -405,6 +405,14 @@ def simulate_sessions(key: ReplicatedKey, read_quorum: int, write_quorum: int,
             raise ConfigError("an open-loop run needs a rate; or give a "
                               "ClosedLoop(clients, think)")
         key.check_run(operations)
+        # a session's second operation is one more read: the replicas' load with it
+        share = key.write_share if session.guarantee == "read-your-writes" else \
+            1 - key.write_share
+        try:
+            replace(key, rate=key.rate * (1 + share),
+                    write_share=key.write_share / (1 + share))
+        except ConfigError as exc:
+            raise ConfigError(f"with the sessions' second reads: {exc}") from None
     return _run(key, operations, seed, warmup, (read_quorum, write_quorum), loop,
                 session)
 
