@@ -88,6 +88,18 @@ def unqueued(laws: dict) -> tuple:
                  if isinstance(law, float) and law == 0.0)
 
 
+def datacentres_from_args(args, nodes):
+    """The ``[datacentres]`` table of ``--config`` (None without it), checked
+    against the cluster's ``nodes``."""
+    if args.config is None:
+        return None
+    from forkjoin_sim.cassandra.datacentres import load_datacentres
+
+    datacentres = load_datacentres(args.config)
+    datacentres.check_nodes(nodes)
+    return datacentres
+
+
 def layout_from_args(args, nodes):
     """Stations: ``--cores`` shared by a node's stages; else the read and mutation
     stages with their threads (``--structure shared``: one queue of ``--read-threads``)

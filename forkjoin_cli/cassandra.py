@@ -219,12 +219,7 @@ def _cmd_simulate_steps(args, model) -> int:
     if args.level != 1:
         raise ConfigError("the queued-work options describe the write path as steps; "
                           "drop --level 2")
-    datacentres = None
-    if args.config is not None:
-        from forkjoin_sim.cassandra.datacentres import load_datacentres
-
-        datacentres = load_datacentres(args.config)
-        datacentres.check_nodes(model.nodes)
+    datacentres = _steps.datacentres_from_args(args, model.nodes)
     coordinator = {"token-aware": "replica", "round-robin": "random"}.get(
         args.policy.strip().lower())
     if coordinator is None:

@@ -77,12 +77,7 @@ def _cmd_mix_steps(args, cluster) -> int:
     from forkjoin_sim.cassandra.queued import run_queued
     from forkjoin_sim.steps.builders import cassandra_jobs, read_law
 
-    datacentres = None
-    if args.config is not None:
-        from forkjoin_sim.cassandra.datacentres import load_datacentres
-
-        datacentres = load_datacentres(args.config)
-        datacentres.check_nodes(cluster.nodes)
+    datacentres = _steps.datacentres_from_args(args, cluster.nodes)
     laws = _steps.step_laws(args)
     laws["replica_read"] = read_law(cluster.data_read, cluster.digest_read)
     laws["replica_write"] = cluster.write
