@@ -1,10 +1,12 @@
-"""Level 2 as a graph of steps: its shape, its draws by purpose, and its latency against
-hand computations (a feed-forward Jackson network of M/M/c stages)."""
+"""Level 2 as a graph of steps: its shape, its draws by purpose, its latency against
+hand computations (a feed-forward Jackson network of M/M/c stages, no-load sums) and
+level 1, and the same writes on the SimPy reference."""
 
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from forkjoin_sim.cassandra import (CassandraModel, StagedConfig, WritePath,
@@ -167,3 +169,43 @@ def test_both_levels_run_the_same_writes_beyond_one_block():
     assert one.summary.jobs_measured == two.summary.jobs_measured == jobs
     assert two.mean == pytest.approx(one.mean, rel=1e-12)
     assert two.summary.p999 == pytest.approx(one.summary.p999, rel=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(replicas=st.integers(1, 3), extra=st.integers(0, 2), threads=st.integers(1, 3),
+       stages=st.sampled_from(["all", "none", "request", "response"]),
+       policy=st.sampled_from(["token-aware", "round-robin", "remote"]),
+       closed=st.booleans(), seed=st.integers(0, 10**6))
+def test_the_staged_graph_gives_the_same_writes_on_simpy(replicas, extra, threads,
+                                                          stages, policy, closed, seed):
+    # the graph of each write, run by the compiled engine and by the SimPy reference
+    # on the same arrays: the same issue and answer time for every write
+    from forkjoin_sim.steps import Closed, Open, run_arrays, run_reference
+    from forkjoin_sim.steps.graph import compile_templates, stations_of
+
+    nodes = replicas + extra
+    if policy == "remote" and extra == 0:
+        policy = "token-aware"
+    model = CassandraModel(nodes, replicas, 1, 3.0, stats.expon(scale=0.3),
+                           stats.expon(), policy)
+    config = StagedConfig.from_mapping({
+        "request": {"threads": threads, "mean": 0.2 * (stages in ("all", "request"))},
+        "mutation": {"threads": threads},
+        "response": {"threads": threads, "mean": 0.1 * (stages in ("all", "response"))},
+        "network": {"mean": 0.1}, "client": {"mean": 0.05 * (stages == "all")}})
+    writes = WritePathSampler(model, seed).draw(150)
+    templates, classes, parties, durations = staged_jobs(writes, config, seed,
+                                                         1 + seed % replicas)
+    layout = staged_layout(nodes, config)
+    station = np.full(durations.shape, -1, np.int32)
+    for c, template in enumerate(templates):
+        rows = classes == c
+        station[rows, :len(template.ops)] = stations_of(
+            template, layout, parties[rows, :template.parties])
+    arrivals = (Closed(4, np.random.default_rng(seed).exponential(0.5, 150)) if closed
+                else Open(writes.path.arrivals))
+    args = (compile_templates(templates), classes, station, durations,
+            np.asarray(layout.servers), arrivals)
+    fast, reference = run_arrays(*args), run_reference(*args)
+    np.testing.assert_allclose(fast.start, reference.start, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast.finish, reference.finish, rtol=1e-12, atol=1e-12)
