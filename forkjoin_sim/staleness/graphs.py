@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError
@@ -151,11 +152,9 @@ def coordinators(seed: int, mode: str, nodes: int, replicas: int, jobs: int
                       2).astype(np.int64)
 
 
-def message_times(seed: int, role: str, laws: dict, jobs: int, replicas: int,
-                  coordinator: np.ndarray) -> tuple:
+def message_times(seed: int, role: str, laws: dict, jobs: int, replicas: int) -> tuple:
     """(request, service, reply) times ``(jobs, replicas)`` of ``role`` for every
-    job, a hop between a coordinator and itself taking none; a service law of None
-    is no service."""
+    job, as drawn (a service law of None is no service)."""
     out = []
     for kind in ROLES[role][:3]:
         law = laws[kind]
@@ -167,10 +166,21 @@ def message_times(seed: int, role: str, laws: dict, jobs: int, replicas: int,
             raise ConfigError(f"the {kind.replace('_', ' ')} law {law!r} drew values "
                               "that are not finite times >= 0; use a law on [0, inf)")
         out.append(values)
-    local = coordinator[:, None] == np.arange(replicas)
-    out[0][local] = 0.0
-    out[2][local] = 0.0
     return tuple(out)
+
+
+@numba.njit(cache=True)
+def _fill(out, base, jobs, request, service, reply, coordinator):
+    """Write one operation's times into rows ``jobs`` of ``out`` from column
+    ``base``: per replica its request, service, reply; a hop between a coordinator
+    and itself takes none."""
+    replicas = request.shape[1]
+    for j in jobs:
+        for i in range(replicas):
+            local = coordinator[j] == i
+            out[j, base + i] = 0.0 if local else request[j, i]
+            out[j, base + replicas + i] = service[j, i]
+            out[j, base + 2 * replicas + i] = 0.0 if local else reply[j, i]
 
 
 def durations(seed: int, laws: dict, is_write: np.ndarray, coordinator: np.ndarray,
@@ -181,20 +191,21 @@ def durations(seed: int, laws: dict, is_write: np.ndarray, coordinator: np.ndarr
     (a read after a write, a second read after a read) after them."""
     jobs = is_write.size
     out = np.zeros((jobs, width))
+    writers, readers = np.flatnonzero(is_write), np.flatnonzero(~is_write)
     first = Columns(0, replicas)
-    writes = message_times(seed, "write", laws, jobs, replicas, coordinator[:, 0])
-    reads = message_times(seed, "read", laws, jobs, replicas, coordinator[:, 0])
-    for cols, w, r in zip((first.request, first.task, first.reply), writes, reads):
-        out[:, cols] = np.where(is_write[:, None], w, r)
+    for role, rows in (("write", writers), ("read", readers)):
+        _fill(out, first.base, rows, *message_times(seed, role, laws, jobs, replicas),
+              coordinator[:, 0])
     if session is None:
         return out
     second = Columns(first.join + 2, replicas)
-    role = "read" if session == "read-your-writes" else "second_read"
-    times = message_times(seed, role, laws, jobs, replicas, coordinator[:, 1])
-    out[:, first.join + 1] = draws.draw(seed, "staleness_pause", pause, 0, jobs)[:, 0]
-    if not np.all(np.isfinite(out[:, first.join + 1]) & (out[:, first.join + 1] >= 0)):
+    role, rows = (("read", writers) if session == "read-your-writes"
+                  else ("second_read", readers))
+    pauses = draws.draw(seed, "staleness_pause", pause, 0, jobs)[:, 0]
+    if not np.all(np.isfinite(pauses) & (pauses >= 0)):
         raise ConfigError(f"the session pause {pause!r} drew values that are not "
                           "finite times >= 0; use a law on [0, inf)")
-    for cols, values in zip((second.request, second.task, second.reply), times):
-        out[:, cols] = values
+    out[rows, first.join + 1] = pauses[rows]
+    _fill(out, second.base, rows, *message_times(seed, role, laws, jobs, replicas),
+          coordinator[:, 1])
     return out
