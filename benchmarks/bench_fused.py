@@ -5,12 +5,19 @@ kernel; and the peak memory of a long default run.
 
 Run:  .venv/bin/python benchmarks/bench_fused.py [--jobs 10000000] [--baseline REV]
                                                  [--skip-command] [--skip-memory]
+      .venv/bin/python benchmarks/bench_fused.py --profile [--jobs 5000000]
 
 (9,3,2), exponential service of mean 1, per-node load 0.9 (2.7 jobs per unit time),
 every job measured (sample_every=1). The machine is shared, so the two kernels run
 in turn, row by row, several times, and the table gives the best of each and their
 ratio: wall-clock jobs per second, and jobs per CPU second (all threads; it leaves
 out the time other processes held the core). Compile caches warm.
+
+``--profile`` prints where a job's time goes instead (CPU time of one thread, best
+of five): in the job-by-job loop of the baseline (cumulative: the raw xoshiro
+outputs, then every draw, the queue updates, the order statistic, the statistics)
+and in today's blocks (each loop of a block alone, then the whole kernel with and
+without measuring).
 
 The baseline kernel is ``forkjoin_sim/engines/fused/kernel.py`` of ``--baseline``
 (default: the revision before issue 29's blocks), imported from a copy beside its
@@ -214,6 +221,154 @@ def memory_run(jobs: int) -> dict:
             "p99": result["p99"], "p999": result["p999"]}
 
 
+def _profile_kernels():
+    """Compiled pieces for `profile`: the baseline's job-by-job loop cut after each
+    stage, and loops that repeat one of today's block loops."""
+    import numba
+
+    from forkjoin_sim.engines.fused.kernel import (_draw_gaps, _draw_job, _draw_nodes,
+                                                   _draw_services, _kth_smallest,
+                                                   _queue_open)
+    from forkjoin_sim.engines.fused.laws import draw
+    from forkjoin_sim.engines.fused.rng import ARRIVAL, next_u64
+
+    jit = numba.njit(_nrt=False, error_model="numpy")
+
+    @jit
+    def job_by_job(stage, jobs, states, speeds, cdf, replicas, quorum, placement,
+                   law_index, codes, params, offsets, lengths, data, arrival_law, perm,
+                   swaps, chosen, service, done, free, out):
+        a = 0.0
+        total = 0.0
+        bits = np.uint64(0)
+        for _ in range(jobs):
+            if stage == 0:  # the 7 raw outputs a (9,3,2) job takes, state in memory
+                for k in range(7):
+                    bits ^= next_u64(states, k & 3)
+                continue
+            a += draw(arrival_law, codes, params, offsets, lengths, data, states,
+                      ARRIVAL)
+            c = _draw_job(states, speeds, cdf, replicas, placement, law_index, codes,
+                          params, offsets, lengths, data, perm, swaps, chosen, service)
+            if stage == 1:
+                total += service[0] + chosen[0]
+                continue
+            for t in range(replicas[c]):
+                node = chosen[t]
+                begin = free[node] if free[node] > a else a
+                free[node] = begin + service[t]
+                done[t] = free[node]
+            if stage == 2:
+                total += done[0] + done[1]
+                continue
+            total += _kth_smallest(done, replicas[c], quorum[c]) - a
+        out[0] = a + total + np.float64(bits & np.uint64(1))
+
+    @jit
+    def block_loops(stage, blocks, states, speeds, labels, replicas, quorum, placement,
+                    law_index, codes, params, offsets, lengths, data, arrival_law, perm,
+                    swaps, nodes, service, gaps, done, free, issued, sojourns):
+        width = law_index.shape[1]
+        size = labels.size
+        a = 0.0
+        for _ in range(blocks):
+            if stage == 0:
+                _draw_nodes(states, speeds.size, width, replicas, placement, labels,
+                            size, perm, swaps, nodes)
+            elif stage == 1:
+                _draw_services(states, speeds, width, replicas, law_index, codes,
+                               params, offsets, lengths, data, labels, nodes, size,
+                               service, law_index[0, 0])
+            elif stage == 2:
+                _draw_gaps(states, arrival_law, codes, params, offsets, lengths, data,
+                           size, gaps)
+            else:
+                a = _queue_open(a, replicas[0], quorum[0], width, size, gaps, nodes,
+                                service, free, done, issued, sojourns)
+
+    return job_by_job, block_loops
+
+
+def profile(jobs: int, baseline) -> None:
+    """Print where a (9,3,2) job's time goes, in the baseline's loop (``baseline``,
+    a kernel module) and today's."""
+    from forkjoin_sim.engines.fused.kernel import BLOCK_TASKS, _compile
+    from forkjoin_sim.engines.fused.rng import seed_states
+
+    model = fused_model(current)
+    arrays = _compile(model)
+    width = arrays.law_index.shape[1]
+    block = BLOCK_TASKS // width
+    blocks = max(1, jobs // block)
+    job_by_job, block_loops = _profile_kernels()
+    model_arrays = (arrays.speeds, arrays.cdf, arrays.replicas, arrays.quorum,
+                    arrays.placement, arrays.law_index, arrays.codes, arrays.params,
+                    arrays.offsets, arrays.lengths, arrays.data, arrays.arrival_law)
+    scratch = (np.arange(NODES, dtype=np.int64), np.zeros(width, dtype=np.int64),
+               np.zeros(width, dtype=np.int64), np.zeros(width), np.zeros(width),
+               np.zeros(NODES), np.zeros(1))
+    buffers = (np.zeros(block * width, dtype=np.int64), np.zeros(block * width),
+               np.zeros(block), np.zeros(width), np.zeros(NODES), np.zeros(block),
+               np.zeros(block))
+    # a block of draws to queue: the kernel's own
+    for stage in range(3):
+        block_loops(stage, 1, seed_states(1), arrays.speeds,
+                    np.zeros(block, dtype=np.int64), *model_arrays[2:],
+                    np.arange(NODES, dtype=np.int64), np.zeros(width, dtype=np.int64),
+                    *buffers)
+
+    def cpu(run, count) -> float:
+        best = np.inf
+        for _ in range(5):
+            start = time.thread_time()
+            run()
+            best = min(best, time.thread_time() - start)
+        return best / count * 1e9
+
+    old = ["7 raw xoshiro outputs (state in memory)", "+ drawing: 1 gap, 3 nodes, "
+           "3 services", "+ queue (3 Lindley updates)", "+ order statistic (sort of 3)"]
+    cumulative = [cpu(lambda stage=stage: job_by_job(stage, jobs, seed_states(1),
+                                                      *model_arrays, *scratch), jobs)
+                  for stage in range(4)]
+    old_model = fused_model(baseline)
+    baseline.run_fused(old_model, total_jobs=20_000)
+    cumulative.append(cpu(lambda: baseline.run_fused(old_model, total_jobs=jobs, seed=1),
+                          jobs))
+    old.append("+ statistics (the baseline kernel, every job measured)")
+    whole = cpu(lambda: current.run_fused(model, total_jobs=jobs, seed=1), jobs)
+    print("where a job's time goes, ns per job (CPU time of one thread, best of 5)\n")
+    print("| job by job (the baseline's structure) | cumulative ns | added | share |")
+    print("|---|---:|---:|---:|")
+    previous = 0.0
+    for name, value in zip(old, cumulative):
+        print(f"| {name} | {value:.1f} | +{value - previous:.1f} | "
+              f"{(value - previous) / cumulative[-1]:.0%} |")
+        previous = value
+    labels = np.zeros(block, dtype=np.int64)
+    parts = {}
+    for stage, name in enumerate(("nodes (3 bounded integers, swaps traced)",
+                                  "service times (3 ziggurat exponentials)",
+                                  "gaps (1 ziggurat exponential)",
+                                  "queue: 3 Lindley updates and the order statistic")):
+        parts[name] = cpu(lambda stage=stage: block_loops(
+            stage, blocks, seed_states(1), arrays.speeds, labels, *model_arrays[2:],
+            np.arange(NODES, dtype=np.int64), np.zeros(width, dtype=np.int64),
+            *buffers), blocks * block)
+    unmeasured = cpu(lambda: current.run_fused(model, total_jobs=jobs, seed=1,
+                                               first_measured=jobs - 100, batches=2),
+                     jobs)
+    print("\n| blocks (today) | ns per job | share of the whole |")
+    print("|---|---:|---:|")
+    for name, value in parts.items():
+        print(f"| {name} | {value:.1f} | {value / whole:.0%} |")
+    rest = unmeasured - sum(parts.values())
+    print(f"| the rest of the loop (kernel measuring nothing, minus the above) | "
+          f"{rest:.1f} | {rest / whole:.0%} |")
+    print(f"| statistics and busy time (whole minus measuring nothing) | "
+          f"{whole - unmeasured:.1f} | {(whole - unmeasured) / whole:.0%} |")
+    print(f"| the whole kernel, every job measured | {whole:.1f} | 100% |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -227,8 +382,14 @@ def main() -> None:
                         help="no end-to-end runs of the default command")
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--memory-jobs", type=int, default=10**9)
+    parser.add_argument("--profile", action="store_true",
+                        help="print where a job's time goes, and nothing else")
     args = parser.parse_args()
     jobs = args.jobs
+    if args.profile:
+        print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
+        profile(jobs, baseline_kernel(args.baseline))
+        return
     print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print(f"(9,3,2), exponential, per-node load 0.9, {jobs:,} jobs per row, every job "
           f"measured; baseline kernel of {args.baseline[:12]}; load average at start "
