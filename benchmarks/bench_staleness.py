@@ -2,8 +2,10 @@
 
 Model: 3 replicas (Stages, one read and one mutation thread each), one key, half
 writes, exponential services (mean 0.2) and message delays (mean 0.5), the
-coordinator a fourth node. Closed loop: 100 clients thinking exp(20). Sessions:
-each write followed by a read of its key (read-your-writes), pause exp(0.5).
+coordinator a fourth node, R = W = 1. Closed loop: 100 clients thinking exp(20).
+Sessions: each write followed by a read of its key (read-your-writes), pause
+exp(0.5). Also the closed loop whose speed docs/staleness/sessions.md quoted for the
+old code (R = W = 2, 16 clients thinking exp(2), services exp(1)).
 
 The old code (``staleness/queueing.py`` before it moved onto the steps engine: a
 one-pass kernel for the open loop, SimPy for the closed loop) is loaded from git
@@ -118,9 +120,23 @@ def main() -> None:
     rows["new sessions"] = timed(
         "closed-loop sessions (RYW), steps engine",
         lambda result: sessions["operations"], run_sessions)
+    documented = new.ClosedLoop(16, stats.expon(scale=2.0))
+    slow = dict(read_service=stats.expon(), write_service=stats.expon())
     if old is not None:
-        print(f"closed loop, new / old: {rows['new closed'] / rows['old closed']:,.0f}x; "
-              f"open loop, new / old: {rows['new open'] / rows['old open']:.2f}x")
+        old_documented = old.ClosedLoop(16, stats.expon(scale=2.0))
+        rows["old documented"] = timed(
+            "R=W=2, 16 clients exp(2), service exp(1), old", lambda _: old_jobs,
+            lambda: old.simulate_closed(old.ReplicatedKey(3, None, 0.5, **slow), 2, 2,
+                                        old_documented, old_jobs, seed=1))
+    rows["new documented"] = timed(
+        "R=W=2, 16 clients exp(2), service exp(1), new", lambda _: jobs,
+        lambda: new.simulate_closed(new.ReplicatedKey(3, None, 0.5, **slow), 2, 2,
+                                    documented, jobs, seed=1))
+    if old is not None:
+        print(f"new / old (operations per CPU second): closed loop "
+              f"{rows['new closed'] / rows['old closed']:,.0f}x, the documented closed "
+              f"loop {rows['new documented'] / rows['old documented']:,.0f}x, open loop "
+              f"{rows['new open'] / rows['old open']:.2f}x")
 
 
 if __name__ == "__main__":
