@@ -494,3 +494,31 @@ def test_bad_sessions_are_refused():
                         write_service=stats.expon(scale=0.8))
     with pytest.raises(ConfigError, match="with the sessions' second reads: unstable"):
         simulate_sessions(key, 1, 1, Session("read-your-writes"), None, 100)
+
+
+@pytest.mark.parametrize("coordinators", ["one", "random", "token-aware"])
+def test_load_free_limit_with_channels_and_coordinators_is_the_no_load_model(coordinators):
+    # No service and operations far apart: each read meets the latest committed
+    # write as in staleness.channels (fifo, the same coordinator choice). The no-load
+    # model is run once per read, at that read's own time after commit, so the two
+    # proportions of consistent reads estimate the same number.
+    from forkjoin_sim.staleness.channels import simulate_wars_ordered
+
+    delays = exponential_delays(0.5)
+    key = ReplicatedKey(3, 0.02, 0.5, node=Stages(), read_service=None,
+                        write_service=None, delays=delays, channels="fifo",
+                        coordinators=coordinators)
+    result = simulate_staleness(key, 1, 1, operations=300_000, seed=4)
+    early = result.since_commit < 1.0          # where staleness lives
+    times = np.repeat(result.since_commit[early], 4)
+    idle = simulate_wars_ordered(delays, 3, 1, 1, read_delays=times, after="commit",
+                                 channels="fifo", coordinators=coordinators,
+                                 trials=times.size, seed=5)
+    loaded_stale, idle_stale = ~result.consistent[early], ~idle.new
+    p = np.r_[loaded_stale, idle_stale].mean()
+    spread = np.sqrt(p * (1 - p) * (1 / loaded_stale.size + 1 / idle_stale.size))
+    assert abs(loaded_stale.mean() - idle_stale.mean()) <= 4 * spread
+    if coordinators == "one":
+        assert not loaded_stale.any()          # fifo through one node: never stale
+    else:
+        assert idle_stale.mean() > 0.01        # something to find
