@@ -128,7 +128,14 @@ def choice_list(choices, what: str = "list"):
     canonical = {c.upper(): c for c in choices}
 
     def convert(text: str) -> list[str]:
-        parts = [p.strip() for p in text.split(",")]
+        raw = text.split(",")
+        parts = [p.strip() for p in raw]
+        # one rule for names everywhere (as for level names): any case, no blanks
+        blank = [p for p in raw if p != p.strip() and p.strip()]
+        if blank:
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r}: {blank[0]!r} has blanks around it; write "
+                f"{','.join(parts)!r} (names separated by commas only)")
         if not text.strip() or any(not p for p in parts):
             raise argparse.ArgumentTypeError(
                 f"{what} {text!r} must be comma-separated names from "

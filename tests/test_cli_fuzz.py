@@ -512,6 +512,9 @@ ISSUE_EXAMPLES = [
     (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency",
       "quorum ", "--policy", "token-aware", "--local-service", "exp", "--remote-service",
       "exp", "--rate", "0.2"], "blanks around it"),
+    # ... also in a list of names (the same rule, not a second one)
+    (["plan-capacity", "--write-rate", "1", "--target", "5", "--levels", "ONE, ALL"],
+     "blanks around it"),
 ]
 
 
