@@ -85,22 +85,40 @@ def _first_replies(replied, states, quorum):
 
 def newest_by_key(event_key, event_time, event_version, query_key, query_time):
     """Per query: the highest version among the events of its key at or before its
-    time (events first on ties), 0 if none. Exact: an integer running maximum over
-    (key, time) order, each key's values offset above every smaller key's."""
-    events, queries = event_key.size, query_key.size
-    key = np.concatenate([event_key, query_key]).astype(np.int64)
-    time = np.concatenate([event_time, query_time])
-    version = np.concatenate([event_version, np.zeros(queries, np.int64)])
-    # by time, events before queries on ties (they come first), then by key: two
-    # stable sorts
-    order = np.argsort(time, kind="stable")
-    if key.size and key.min() != key.max():
-        order = order[np.argsort(key[order], kind="stable")]
-    span = int(version.max(initial=0)) + 1
-    running = np.maximum.accumulate(key[order] * span + version[order])
-    newest = np.empty(key.size, dtype=np.int64)
-    newest[order] = running - key[order] * span
-    return newest[events:]
+    time (events first on ties), 0 if none: the events sorted by (key, time) with a
+    running maximum per key, and a binary search per query."""
+    event_key = np.asarray(event_key, np.int64)
+    if event_key.size and event_key.min() != event_key.max():
+        order = np.lexsort((event_time, event_key))
+    else:
+        order = np.argsort(event_time, kind="stable")
+    return _newest(event_key[order], np.ascontiguousarray(event_time[order]),
+                   np.asarray(event_version, np.int64)[order],
+                   np.asarray(query_key, np.int64), np.asarray(query_time, np.float64))
+
+
+@numba.njit(cache=True)
+def _newest(key, time, version, query_key, query_time):
+    """``newest_by_key`` on events sorted by (key, time)."""
+    n = key.size
+    best = np.empty(n, np.int64)
+    for e in range(n):
+        best[e] = version[e] if e == 0 or key[e] != key[e - 1] else max(best[e - 1],
+                                                                       version[e])
+    out = np.zeros(query_key.size, np.int64)
+    for q in range(query_key.size):
+        k, t = query_key[q], query_time[q]
+        # the last event of key k at or before t: first position past (k, t)
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if key[mid] < k or (key[mid] == k and time[mid] <= t):
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo > 0 and key[lo - 1] == k:
+            out[q] = best[lo - 1]
+    return out
 
 
 @numba.njit(cache=True)
