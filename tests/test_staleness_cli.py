@@ -338,3 +338,15 @@ def test_sessions_under_load_per_pair(capsys):
     assert one["low"] > 0
     assert run(argv[:-1]) == 0
     assert "P(read-your-writes violated)" in capsys.readouterr().out
+
+
+def test_sessions_under_load_write_a_figure_and_a_csv(capsys, tmp_path):
+    figure, out = tmp_path / "mr.png", tmp_path / "mr.csv"
+    assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+                "1", "--rate", "0.5,1", "--session", "monotonic-reads",
+                "--session-think", "exp:1", "--read-service", "exp:0.3",
+                "--write-service", "exp:0.3", "--jobs", "5000", "--figure", str(figure),
+                "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.rate) == [0.5, 1.0] and set(table.session) == {"monotonic-reads"}
+    assert figure.stat().st_size > 10_000

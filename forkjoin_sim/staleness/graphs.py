@@ -193,9 +193,10 @@ def durations(seed: int, laws: dict, is_write: np.ndarray, coordinator: np.ndarr
     out = np.zeros((jobs, width))
     writers, readers = np.flatnonzero(is_write), np.flatnonzero(~is_write)
     first = Columns(0, replicas)
+    drawn = {role: message_times(seed, role, laws, jobs, replicas)
+             for role in ("write", "read")}
     for role, rows in (("write", writers), ("read", readers)):
-        _fill(out, first.base, rows, *message_times(seed, role, laws, jobs, replicas),
-              coordinator[:, 0])
+        _fill(out, first.base, rows, *drawn[role], coordinator[:, 0])
     if session is None:
         return out
     second = Columns(first.join + 2, replicas)
@@ -206,6 +207,8 @@ def durations(seed: int, laws: dict, is_write: np.ndarray, coordinator: np.ndarr
         raise ConfigError(f"the session pause {pause!r} drew values that are not "
                           "finite times >= 0; use a law on [0, inf)")
     out[rows, first.join + 1] = pauses[rows]
-    _fill(out, second.base, rows, *message_times(seed, role, laws, jobs, replicas),
-          coordinator[:, 1])
+    if role not in drawn:
+        drawn[role] = message_times(seed, role, laws, jobs, replicas)
+    # a write job's row of the read purposes is its session's read (unused otherwise)
+    _fill(out, second.base, rows, *drawn[role], coordinator[:, 1])
     return out
