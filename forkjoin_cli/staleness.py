@@ -582,7 +582,8 @@ def session_report(summaries: list[dict]) -> str:
     lines = [f"{'R':>2} {'W':>2} {'read level':>12} {'write level':>12} "
              f"{'P(' + summaries[0]['session'] + ' violated)':>36}"]
     for s in summaries:
-        cell = f"{s['probability']:.4f} [{s['low']:.4f},{s['high']:.4f}]"
+        cell = (f"{s['probability']:.4f} [{s['low']:.4f},{s['high']:.4f}]"
+                if s["probability"] is not None else "n/a")
         lines.append(f"{s['read_quorum']:>2} {s['write_quorum']:>2} "
                      f"{s['read_level']:>12} {s['write_level']:>12} {cell:>36}")
     first = summaries[0]

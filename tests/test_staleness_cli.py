@@ -227,6 +227,10 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
      "--session-think is the pause between the two reads"),
     (["--session", "monotonic-reads", "--session-think", "-2"], "must be a time >= 0"),
     (["--nodes", "2"], "use --nodes >= 3"),
+    (["--rate", "0.5", "--session", "read-your-writes", "--write-share", "0"],
+     "with write share 0 there is none"),
+    (["--clients", "3", "--session", "monotonic-reads", "--write-share", "1"],
+     "with write share 1 there is none"),
     (["--delay-w", "netem:1:2"], "jitter 2 exceeds mean 1"),
 ])
 def test_bad_combinations_are_one_line(extra, message, capsys, monkeypatch):

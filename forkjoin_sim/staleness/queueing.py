@@ -400,6 +400,13 @@ def simulate_sessions(key: ReplicatedKey, read_quorum: int, write_quorum: int,
         raise ConfigError("session must be a Session(guarantee, pause)")
     if loop is not None and not isinstance(loop, ClosedLoop):
         raise ConfigError("loop must be a ClosedLoop(clients, think) or None (open)")
+    first, none = (("write", key.write_share == 0)
+                   if session.guarantee == "read-your-writes"
+                   else ("read", key.write_share == 1))
+    if none:
+        raise ConfigError(f"{session.guarantee} sessions start with a {first}, and "
+                          f"with write share {key.write_share:g} there is none; give a "
+                          "write share strictly between 0 and 1")
     if loop is None:
         if key.rate is None:
             raise ConfigError("an open-loop run needs a rate; or give a "
