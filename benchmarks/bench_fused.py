@@ -169,34 +169,39 @@ def fast_engine_rate(jobs: int, repeats: int) -> tuple[float, float]:
                    jobs, repeats)["fast"]
 
 
-def command_seconds(tree: Path, jobs: int) -> tuple[float, float]:
-    """Wall seconds of the default ``forkjoin-sim simulate`` of ``jobs`` jobs run from
-    ``tree``, and the mean it printed."""
+def command_seconds(tree: Path, jobs: int) -> tuple[float, float, float]:
+    """Wall and CPU (user + system, all threads) seconds of the default ``forkjoin-sim
+    simulate`` of ``jobs`` jobs run from ``tree``, and the mean it printed."""
     import json
+    import resource
 
     command = [sys.executable, "-m", "forkjoin_cli", *DEFAULT_COMMAND, "--jobs",
                str(jobs)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)),
                           check=True, capture_output=True, text=True)
-    return time.perf_counter() - start, json.loads(done.stdout)["mean"]
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, json.loads(done.stdout)["mean"]
 
 
 def command_rows(jobs: int, rev: str, repeats: int) -> list[tuple]:
-    """(tree, best wall seconds, mean) of the default command in the baseline tree and
-    in today's, in turn."""
+    """(tree, best wall seconds, CPU seconds of that run, mean) of the default command
+    in the baseline tree and in today's, in turn."""
     scratch = Path(tempfile.gettempdir()) / f"forkjoin_bench_trees_{rev[:12]}"
     shutil.rmtree(scratch, ignore_errors=True)
     trees = {"baseline kernel": export_tree(scratch / "baseline", rev),
              "now": export_tree(scratch / "now")}
     for tree in trees.values():
         command_seconds(tree, 1_000_000)  # compile caches
-    best = {name: (np.inf, np.nan) for name in trees}
+    best = {name: (np.inf, np.nan, np.nan) for name in trees}
     for _ in range(repeats):
         for name, tree in trees.items():
-            seconds, mean = command_seconds(tree, jobs)
+            seconds, cpu, mean = command_seconds(tree, jobs)
             if seconds < best[name][0]:
-                best[name] = (seconds, mean)
+                best[name] = (seconds, cpu, mean)
     shutil.rmtree(scratch, ignore_errors=True)
     return [(name, *best[name]) for name in trees]
 
@@ -412,12 +417,12 @@ def main() -> None:
         print(f"\ndefault command (`forkjoin-sim {' '.join(DEFAULT_COMMAND)} --jobs "
               f"{args.command_jobs}`, 8 replications on every core), whole process, "
               f"best of {args.repeats}:\n")
-        print("| tree | wall s | jobs/s end to end | mean |")
-        print("|---|---:|---:|---:|")
-        for name, seconds, mean in command_rows(args.command_jobs, args.baseline,
-                                                args.repeats):
+        print("| tree | wall s | jobs/s end to end | CPU s (all threads) | mean |")
+        print("|---|---:|---:|---:|---:|")
+        for name, seconds, cpu, mean in command_rows(args.command_jobs, args.baseline,
+                                                     args.repeats):
             print(f"| {name} | {seconds:.2f} | {args.command_jobs / seconds / 1e6:.1f} M "
-                  f"| {mean:.6f} |")
+                  f"| {cpu:.2f} | {mean:.6f} |")
     if args.skip_memory:
         return
     row = memory_run(args.memory_jobs)

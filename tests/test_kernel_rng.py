@@ -5,8 +5,9 @@ import numba
 import numpy as np
 from scipy import stats
 
-from forkjoin_sim.engines.fused.rng import (STREAMS, below, below_step, load, next_u64, seed_states,
-                                           step, store, uniform, uniform_step)
+from forkjoin_sim.engines.fused.rng import (STREAMS, below, below_step, load, next_u64,
+                                           seed_states, step, store, uniform,
+                                           uniform_step)
 
 
 @numba.njit

@@ -42,13 +42,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from forkjoin_sim.engines.fused.rng import (ARRIVAL, CLASS, PLACEMENT, SERVICE, below, below_step,
-                                            load, seed_states, store, uniform,
-                                            uniform_step)
+from forkjoin_sim.engines.fused.rng import (ARRIVAL, CLASS, PLACEMENT, SERVICE, below,
+                                            below_step, load, seed_states, store,
+                                            uniform, uniform_step)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.engines.select import SMALL, kth_smallest
-from forkjoin_sim.engines.fused.laws import (Law, draw, draw_step, exponential, law_mean, law_of,
-                                             pack, scaled)
+from forkjoin_sim.engines.fused.laws import (Law, draw, draw_step, exponential, law_mean,
+                                             law_of, pack, scaled)
 from forkjoin_sim.measure.sketch import BINS, batch_interval, bucket, quantiles, t_interval
 
 #: Placement codes.

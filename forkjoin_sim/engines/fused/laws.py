@@ -409,5 +409,5 @@ def draw_step(law, codes, params, offsets, lengths, data, state, states, stream)
 
 __all__ = ["DETERMINISTIC", "EMPIRICAL", "EXPONENTIAL", "GAMMA", "LOGNORMAL", "Law",
            "PARETO", "TABLE", "TABLE_ERROR", "UNIFORM", "WEIBULL", "deterministic",
-           "standard_exponential",
-           "draw", "draw_step", "exponential_step", "exponential", "law_mean", "law_of", "pack", "scaled", "tabulated"]
+           "draw", "draw_step", "exponential", "exponential_step", "law_mean", "law_of",
+           "pack", "scaled", "standard_exponential", "tabulated"]
