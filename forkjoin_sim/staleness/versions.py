@@ -49,13 +49,15 @@ class Operations:
     def returned(self, read_quorum: int) -> tuple[np.ndarray, np.ndarray]:
         """Per read (in operation order): the version it returned (the highest among
         its first ``read_quorum`` replies, ties by replica) and when it returned."""
-        writes, reads = self.is_write, ~self.is_write
+        writes, reads = np.flatnonzero(self.is_write), np.flatnonzero(~self.is_write)
         version = self.versions()[writes]
-        states = np.empty((int(reads.sum()), self.finish.shape[1]), np.int64)
-        for i in range(self.finish.shape[1]):
-            states[:, i] = newest_by_key(self.key[writes], self.finish[writes, i], version,
-                                         self.key[reads], self.finish[reads, i])
-        return _first_replies(self.replied[reads], states, read_quorum)
+        write_key, read_key = self.key[writes], self.key[reads]
+        by_replica = self.finish.T          # one replica's times side by side
+        states = np.empty((self.finish.shape[1], reads.size), np.int64)
+        for i, finish in enumerate(by_replica):
+            states[i] = newest_by_key(write_key, finish[writes], version, read_key,
+                                      finish[reads])
+        return _first_replies(self.replied[reads], states.T, read_quorum)
 
 
 @numba.njit(cache=True)
@@ -85,39 +87,38 @@ def _first_replies(replied, states, quorum):
 
 def newest_by_key(event_key, event_time, event_version, query_key, query_time):
     """Per query: the highest version among the events of its key at or before its
-    time (events first on ties), 0 if none: the events sorted by (key, time) with a
-    running maximum per key, and a binary search per query."""
+    time (events first on ties), 0 if none: events and queries each sorted by (key,
+    time), a running maximum per key over the events, one merge."""
     event_key = np.asarray(event_key, np.int64)
-    if event_key.size and event_key.min() != event_key.max():
-        order = np.lexsort((event_time, event_key))
-    else:
-        order = np.argsort(event_time, kind="stable")
-    return _newest(event_key[order], np.ascontiguousarray(event_time[order]),
-                   np.asarray(event_version, np.int64)[order],
-                   np.asarray(query_key, np.int64), np.asarray(query_time, np.float64))
+    query_key = np.asarray(query_key, np.int64)
+    events, queries = _by_key_and_time(event_key, event_time), _by_key_and_time(
+        query_key, query_time)
+    newest = np.empty(query_key.size, np.int64)
+    newest[queries] = _merge(event_key[events], np.asarray(event_time)[events],
+                             np.asarray(event_version, np.int64)[events],
+                             query_key[queries], np.asarray(query_time)[queries])
+    return newest
+
+
+def _by_key_and_time(key, time):
+    if key.size and key.min() != key.max():
+        return np.lexsort((time, key))
+    return np.argsort(time, kind="stable")
 
 
 @numba.njit(cache=True)
-def _newest(key, time, version, query_key, query_time):
-    """``newest_by_key`` on events sorted by (key, time)."""
-    n = key.size
-    best = np.empty(n, np.int64)
-    for e in range(n):
-        best[e] = version[e] if e == 0 or key[e] != key[e - 1] else max(best[e - 1],
-                                                                       version[e])
+def _merge(key, time, version, query_key, query_time):
+    """``newest_by_key`` with events and queries both sorted by (key, time)."""
     out = np.zeros(query_key.size, np.int64)
+    e = 0
+    best = 0
     for q in range(query_key.size):
         k, t = query_key[q], query_time[q]
-        # the last event of key k at or before t: first position past (k, t)
-        lo, hi = 0, n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if key[mid] < k or (key[mid] == k and time[mid] <= t):
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo > 0 and key[lo - 1] == k:
-            out[q] = best[lo - 1]
+        while e < key.size and (key[e] < k or (key[e] == k and time[e] <= t)):
+            best = version[e] if e == 0 or key[e] != key[e - 1] else max(best, version[e])
+            e += 1
+        if e > 0 and key[e - 1] == k:
+            out[q] = best
     return out
 
 
