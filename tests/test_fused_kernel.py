@@ -194,6 +194,25 @@ def test_results_do_not_depend_on_the_block_size(name, monkeypatch):
             assert np.array_equal(getattr(default, field), getattr(other, field)), field
 
 
+@pytest.mark.parametrize("name", ["closed-two-classes", "closed-no-think"])
+def test_the_closed_loops_scan_and_heap_choose_the_same_clients(name, monkeypatch):
+    # up to SCAN_CLIENTS clients the kernel scans release times, beyond through a
+    # heap; both issue the earliest release first, ties to the lower client (all of
+    # the first requests tie without think times)
+    from forkjoin_sim.engines.fused import kernel as fused_kernel
+
+    model = MODELS[name]
+    rule = dict(RULE, total_jobs=6_000, chunk_jobs=1_000, seed=6)
+    assert model.clients <= fused_kernel.SCAN_CLIENTS
+    scanned = run_fused(model, **rule)
+    monkeypatch.setattr(fused_kernel, "SCAN_CLIENTS", 0)
+    heap = run_fused(model, **rule)
+    for field in ("counts", "sums", "squares", "batch_counts", "batch_sums",
+                  "batch_first", "batch_last", "mini_counts", "mini_sums", "histogram",
+                  "busy", "think_sums", "last_issue"):
+        assert np.array_equal(getattr(scanned, field), getattr(heap, field)), field
+
+
 def test_wide_jobs_and_progress_callbacks():
     # 50 tasks per job (the kernel selects the 20th instead of sorting), in chunks
     # of CHUNK_TASKS tasks, each reported to on_chunk
