@@ -11,6 +11,11 @@ published production latency profiles.
 ``simulate_wars_ordered``  WARS with ordered (FIFO) connections and coordinators
 ``netem``                  a constant plus jitter, as ``tc netem`` injects delays
 ``simulate_session``       read-your-writes / monotonic-reads sessions -> ``SessionResult``
+``ReplicatedKey``          under load: replicas' queues, channels, coordinators
+``simulate_queues``        an open loop on the steps engine -> ``LoadRun`` (any R, W)
+``simulate_staleness``     ``simulate_queues(...).outcome(R, W)`` -> ``StalenessResult``
+``simulate_closed``        closed-loop clients (``ClosedLoop``) -> ``StalenessResult``
+``simulate_sessions``      sessions under load (``Session``) -> ``LoadRun``
 =========================  ======================================================
 """
 
