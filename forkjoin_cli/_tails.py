@@ -127,7 +127,88 @@ def _cmd_timeouts(args) -> int:
     return 0
 
 
-def _cmd_plan_consistency(args) -> int:
+#: plan-consistency's options for a rate-driven plan and their values when not given
+#: (``--model`` refuses them: the model fixes the cluster, the clients set the load).
+_RATE_OPTIONS = {"nodes": None, "replicas": None, "rate": None, "read_service": "exp",
+                 "write_service": None, "mu": None, "percentile": 99,
+                 "objective": "percentile", "validate": 0, "basic": None,
+                 "jobs": 100_000, "staleness": None, "structure": None,
+                 "read_threads": None, "write_threads": None, "delays": None}
+#: The options of ``--model`` only, and their values when not given.
+_MODEL_OPTIONS = {"threads": None, "operations": None, "json": False}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _cmd_plan_consistency(args, parser) -> int:
+    if args.model is not None:
+        return _plan_consistency_model(args)
+    # required unless --model; argparse's own words, as when they were required
+    missing = [_flag(name) for name in ("nodes", "replicas", "read_fraction", "rate")
+               if getattr(args, name) is None]
+    if missing:
+        try:
+            parser.error("the following arguments are required: " + ", ".join(missing))
+        except SystemExit as stop:
+            return int(stop.code)
+    given = [_flag(name) for name, unset in _MODEL_OPTIONS.items()
+             if getattr(args, name) != unset]
+    if given:
+        raise ConfigError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'}"
+                          " with --model MODEL.toml (a calibrated cluster); add --model "
+                          f"or leave {'it' if len(given) == 1 else 'them'} out")
+    return _plan_consistency_rate(args)
+
+
+def _plan_consistency_model(args) -> int:
+    """``--model``: each strong pair's mix predicted on the calibrated cluster."""
+    from forkjoin_sim.files.io import json_text
+    from sizing.mixes import plan_strong_pairs
+    from sizing.network_model import read_network_model
+
+    given = [_flag(name) for name, unset in _RATE_OPTIONS.items()
+             if getattr(args, name) != unset]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} "
+                          "nothing with --model (the model fixes the cluster and "
+                          "--threads closed-loop clients the load); leave "
+                          f"{'it' if len(given) == 1 else 'them'} out")
+    missing = [_flag(name) for name in ("read_fraction", "threads")
+               if getattr(args, name) is None]
+    if missing:
+        raise ConfigError(f"--model needs {' and '.join(missing)} (the share of reads "
+                          "and the client threads)")
+    if args.out:
+        options.check_output_file(args.out, "--out", suffixes=(".csv",))
+    model = read_network_model(args.model)
+    operations = args.operations or 40_000
+    rows = plan_strong_pairs(model, args.read_fraction, args.threads,
+                             operations=operations, seed=args.seed)
+    best = next(row for row in rows if row["best"])
+    others = ", ".join(f"{row['pair']} {row['overall_ms']:.4g}" for row in rows
+                       if not row["best"])
+    error = max(row["simulation_high_ms"] / row["overall_ms"] - 1 for row in rows)
+    print(f"fastest strong pair at {100 * args.read_fraction:g}% reads, "
+          f"{args.threads} threads: {best['pair']}, {best['overall_ms']:.4g} ms "
+          f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
+          f"{others} ms; the simulation's own error at most {100 * error:.2g}%)",
+          file=sys.stderr)
+    if args.json:
+        print(json_text({"model": args.model, "structure": model.fit.structure,
+                         "nodes": model.nodes, "replicas": model.replicas,
+                         "read_fraction": args.read_fraction, "threads": args.threads,
+                         "operations": operations, "seed": args.seed,
+                         "best": best["pair"], "pairs": rows}))
+        if args.out:
+            _emit(rows, args.out)
+        return 0
+    _emit(rows, args.out)
+    return 0
+
+
+def _plan_consistency_rate(args) -> int:
     from sizing.planning import plan_consistency, simulate_consistency
     from sizing.staleness_planning import check_staleness_arguments
 
@@ -230,11 +311,13 @@ def register_plan_consistency(subparsers) -> None:
     """Add ``plan-consistency``."""
     p = subparsers.add_parser("plan-consistency", help="read/write quorums (R, W) with "
                               "R + W > r: predicted mean and percentile of the mix")
-    p.add_argument("--nodes", type=_size, required=True)
-    p.add_argument("--replicas", type=_size, required=True)
-    p.add_argument("--read-fraction", type=types.fraction, required=True)
-    p.add_argument("--rate", type=types.positive_real, required=True,
-                   help="requests (reads + writes) per unit time")
+    # required unless --model (checked by the handler in argparse's words)
+    p.add_argument("--nodes", type=_size, help="(required unless --model)")
+    p.add_argument("--replicas", type=_size, help="(required unless --model)")
+    p.add_argument("--read-fraction", type=types.fraction, help="(required)")
+    p.add_argument("--rate", type=types.positive_real,
+                   help="requests (reads + writes) per unit time (required unless "
+                        "--model)")
     p.add_argument("--read-service", default="exp")
     p.add_argument("--write-service", default=None,
                    help="default: the read service")
@@ -247,7 +330,29 @@ def register_plan_consistency(subparsers) -> None:
                    help="also simulate each pair on shared nodes with JOBS jobs")
     _common(p, 100_000)
     add_staleness_arguments(p)
-    p.set_defaults(handler=_warnings_after_success(_cmd_plan_consistency))
+    p.add_argument("--model", metavar="MODEL.toml",
+                   help="a cluster calibrated by forkjoin-sim cassandra calibrate: "
+                        "predict each strong pair (R + W = replicas + 1) of a read/write "
+                        "mix of --read-fraction reads from --threads closed-loop "
+                        "clients on its nodes, reads and writes in the same queues "
+                        "(sizing.mixes; docs/cassandra/mixes.md); prints per pair "
+                        "read_ms, write_ms, overall_ms with *_low_ms/*_high_ms (95%% "
+                        "prediction intervals), throughput (ops/s), simulation_low_ms/"
+                        "simulation_high_ms (the simulation's own interval), "
+                        "eqs_13_15_ms (the weighted average of the pure curves) and "
+                        "best (smallest overall_ms); --json adds model, structure, "
+                        "nodes, replicas, read_fraction, threads, operations, seed, "
+                        "best and the list pairs")
+    p.add_argument("--threads", type=whole(1, 10 ** 6, "--threads"),
+                   help="--model: closed-loop client threads (no think time)")
+    p.add_argument("--operations", type=whole(1, MAX_JOBS, "--operations"),
+                   help="--model: operations simulated per pair (default 40,000)")
+    p.add_argument("--json", action="store_true",
+                   help="--model: print the plan as JSON instead of CSV")
+
+    def handler(args):
+        return _cmd_plan_consistency(args, p)
+    p.set_defaults(handler=_warnings_after_success(handler))
 
 
 def register_plan_capacity(subparsers) -> None:

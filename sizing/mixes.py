@@ -498,3 +498,66 @@ def weighted_average(model, read_fraction: float, threads: int, read_level: int,
     throughput is the closed loop's threads / latency."""
     return weighted_averages(model, [(read_fraction, threads, read_level, write_level)],
                              level, seed, samples)[0]
+
+
+def _widened(value: Interval, spread: Interval) -> Interval:
+    """``value`` (a simulation interval) widened by the relative spread of ``spread``
+    (the model's interval of the same quantity), the two added in quadrature on the
+    log scale, each side on its own."""
+    if not np.isfinite(value.mean):
+        return value
+    down = np.hypot(np.log(value.mean / value.low), np.log(spread.mean / spread.low))
+    up = np.hypot(np.log(value.high / value.mean), np.log(spread.high / spread.mean))
+    return Interval(value.mean, value.mean * float(np.exp(-down)),
+                    value.mean * float(np.exp(up)))
+
+
+def pair_name(read_level: int, write_level: int) -> str:
+    """``"2R-2W"`` as in Karpenko et al."""
+    return f"{read_level}R-{write_level}W"
+
+
+def plan_strong_pairs(model, read_fraction: float, threads: int,
+                      operations: int = 40_000, seed: int = 0, samples: int = 200,
+                      level: float = 0.95) -> list[dict]:
+    """Each strong pair's predicted mix (`predict_mix`, anchored) at ``read_fraction``
+    and ``threads``, fastest (smallest mean latency of all operations) marked ``best``.
+
+    Per pair: ``pair``, ``read_level``, ``write_level``; ``read_ms``, ``write_ms``,
+    ``overall_ms`` with ``*_low_ms`` / ``*_high_ms``: prediction intervals at
+    ``level``, the simulation's batch-means interval and the model's own
+    (``NetworkModel.interval`` of the pure curves, ``samples`` posterior draws) added
+    in quadrature on the log scale; ``throughput`` (operations/s, closed loop: threads
+    / latency) with ``throughput_low`` / ``throughput_high``; ``simulation_low_ms`` /
+    ``simulation_high_ms``: the simulation's interval of ``overall_ms`` alone (the
+    pairs share the model's error, so this is what tells them apart); ``eqs_13_15_ms``:
+    the weighted average of the model's pure curves (no interference); ``best``.
+    """
+    pairs = strong_pairs(model.replicas)
+    averages = weighted_averages(model, [(read_fraction, threads, r, w)
+                                         for r, w in pairs], level, seed, samples)
+    rows = []
+    for (r, w), average in zip(pairs, averages):
+        mix = predict_mix(model, read_fraction, threads, r, w, operations, seed,
+                          confidence=level)
+        overall = _widened(mix.overall, average.overall)
+        scale = 1000.0 * threads
+        rows.append(dict(pair=pair_name(r, w), read_level=r, write_level=w,
+                         **_flat("read", _widened(mix.read, average.read)),
+                         **_flat("write", _widened(mix.write, average.write)),
+                         **_flat("overall", overall),
+                         throughput=scale / overall.mean,
+                         throughput_low=scale / overall.high,
+                         throughput_high=scale / overall.low,
+                         simulation_low_ms=mix.overall.low,
+                         simulation_high_ms=mix.overall.high,
+                         eqs_13_15_ms=average.overall.mean))
+    best = min(range(len(rows)), key=lambda i: rows[i]["overall_ms"])
+    for i, row in enumerate(rows):
+        row["best"] = i == best
+    return rows
+
+
+def _flat(name: str, value: Interval) -> dict:
+    return {f"{name}_ms": value.mean, f"{name}_low_ms": value.low,
+            f"{name}_high_ms": value.high}

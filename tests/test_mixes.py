@@ -1,0 +1,234 @@
+"""Read/write mixes of a calibrated model on the steps engine (sizing.mixes) and
+``plan-consistency --model``."""
+
+import json
+
+import numpy as np
+import pytest
+
+from forkjoin_cli.main import main
+from forkjoin_sim.errors import ConfigError
+from sizing.mixes import predict_mix, pure_rows, strong_pairs, weighted_average, \
+    weighted_averages
+from sizing.network_fit import Fit, Prior
+from sizing.network_model import Anchors, NetworkModel
+
+# Demands (ms) of a small cluster whose node cores saturate near 60 threads: writes
+# (three mutations of 0.3) are heavier on the nodes than ONE reads (one data read)
+DEMANDS = dict(work=0.3, coordinate=0.1, message=0.01, digest_ratio=0.5, client=0.05,
+               hop_client=0.2, hop_replica=0.1, client_outside=0.4, branch_cv=1.0)
+
+
+def _point(d):
+    """The fit's coordinates (`sizing.network_fit.COORDINATES`) of demands ``d``."""
+    w = d["work"]
+    return np.log([w, d["coordinate"] / w, d["message"] / w, d["digest_ratio"],
+                   d["client"] / w, d["hop_client"] / w,
+                   d["hop_replica"] / d["hop_client"], d["client_outside"] / w,
+                   d["branch_cv"]])
+
+
+def _model(structure="shared-digest-client", residual=0.0, **changes):
+    point = _point({**DEMANDS, **changes})
+    fit = Fit(point, np.full(len(point), 0.05), Prior.vague(), structure, 4, 4, 0.0)
+    anchors = Anchors(np.array([False, True]), np.array([1, 1]), np.array([10.0, 10.0]),
+                      np.full(2, residual))
+    return NetworkModel(fit, anchors, 3, 3)
+
+
+@pytest.mark.parametrize("structure,threads,level,write", [
+    ("shared-digest-client", 8, 3, False), ("shared-digest-client", 60, 1, False),
+    ("shared-digest-client", 40, 2, True), ("shared", 40, 2, False),
+    ("replica-queues", 40, 3, True), ("digest-random-hops", 40, 2, False),
+    ("client-bound", 4, 1, True)])
+def test_a_pure_workload_simulated_matches_the_models_own_prediction(
+        structure, threads, level, write):
+    """read_fraction 1 (or 0) on the engine = the closed-network MVA it maps, within
+    the MVA's stated 10% (tests/test_closed_network.py) and the simulation's interval."""
+    model = _model(structure)
+    out = predict_mix(model, 0.0 if write else 1.0, threads,
+                      1 if write else level, level if write else 1, operations=30_000,
+                      anchored=False)
+    simulated = out.write if write else out.read
+    expected = model.fit.predict(pure_rows(model, threads, level, write))[0][0]
+    half = (simulated.high - simulated.low) / 2
+    assert abs(simulated.mean - expected) < 0.10 * expected + half
+    assert np.isnan((out.read if write else out.write).mean)
+
+
+def test_anchored_pure_workload_is_the_models_anchored_prediction():
+    model = _model(residual=0.2)
+    out = predict_mix(model, 1.0, 30, 2, 2, operations=10_000)
+    expected = model.predict(pure_rows(model, 30, 2, False))[0][0]
+    # the model's curve is moved by its anchor (e^0.2), so this is not the plain MVA
+    assert expected == pytest.approx(np.exp(0.2) * model.fit.predict(
+        pure_rows(model, 30, 2, False))[0][0])
+    assert out.read.mean == pytest.approx(expected, rel=1e-12)
+    assert out.overall.mean == pytest.approx(expected, rel=1e-12)
+    assert out.throughput.mean == pytest.approx(1000 * 30 / expected, rel=1e-12)
+
+
+def test_writes_in_the_queues_slow_the_reads_down():
+    """Half the operations become writes (three mutations each, twice a ONE read's node
+    work): the reads wait longer at the same threads; the common random numbers keep
+    the comparison tight."""
+    model = _model()
+    alone = predict_mix(model, 1.0, 40, 1, 3, operations=30_000, anchored=False)
+    mixed = predict_mix(model, 0.5, 40, 1, 3, operations=30_000, anchored=False)
+    assert mixed.read.low > 1.15 * alone.read.high
+    # and fewer operations finish: the nodes do more work per operation
+    assert mixed.throughput.high < alone.throughput.low
+
+
+def test_light_reads_in_the_queues_speed_the_writes_up():
+    model = _model()
+    alone = predict_mix(model, 0.0, 40, 1, 3, operations=30_000, anchored=False)
+    mixed = predict_mix(model, 0.5, 40, 1, 3, operations=30_000, anchored=False)
+    assert mixed.write.high < 0.9 * alone.write.low
+
+
+def test_one_client_is_not_interfered_with():
+    """A single client has no one to wait for: a read in a mix takes what it takes
+    alone (same drawn step times, so within the simulation's error)."""
+    model = _model()
+    alone = predict_mix(model, 1.0, 1, 2, 2, operations=20_000, anchored=False)
+    mixed = predict_mix(model, 0.3, 1, 2, 2, operations=20_000, anchored=False)
+    assert mixed.read.low < alone.read.high and alone.read.low < mixed.read.high
+
+
+def test_work_outside_the_latency_counts_in_the_throughput_only():
+    """client-bound: each client also works ``client_outside`` per request outside
+    the measured latency; at one client nothing queues, so the cycle is latency plus
+    that work."""
+    model = _model("client-bound")
+    out = predict_mix(model, 0.5, 1, 1, 3, operations=20_000, anchored=False)
+    cycle = out.overall.mean + DEMANDS["client_outside"]
+    assert 1000 / cycle == pytest.approx(out.throughput.mean, rel=0.02)
+
+
+def test_folding_messages_keeps_the_node_work():
+    """At saturation a closed loop's throughput is the node cores over the node work
+    per operation, whether the messages are folded or queued: 3 nodes x 4 cores over
+    coordinator + 3 mutations + 8 messages (two remote replicas; the coordinator is
+    always a replica on 3 nodes)."""
+    model = _model(client=0.001, hop_client=0.001, hop_replica=0.001)
+    work = DEMANDS["coordinate"] + 3 * DEMANDS["work"] + 8 * DEMANDS["message"]
+    for messages in ("folded", "queued"):
+        out = predict_mix(model, 0.0, 400, 1, 3, operations=30_000, anchored=False,
+                          messages=messages)
+        assert out.throughput.mean == pytest.approx(1000 * 12 / work, rel=0.02)
+
+
+def test_same_seed_same_numbers_and_the_seed_matters():
+    model = _model()
+    a = predict_mix(model, 0.5, 20, 2, 2, operations=5_000, seed=3)
+    b = predict_mix(model, 0.5, 20, 2, 2, operations=5_000, seed=3)
+    c = predict_mix(model, 0.5, 20, 2, 2, operations=5_000, seed=4)
+    assert a == b and a.read.mean != c.read.mean
+
+
+def test_weighted_average_is_eqs_13_to_15_of_the_pure_predictions():
+    model = _model(residual=0.1)
+    read = model.predict(pure_rows(model, 30, 1, False))[0][0]
+    write = model.predict(pure_rows(model, 30, 3, True))[0][0]
+    out = weighted_average(model, 0.3, 30, 1, 3, samples=20)
+    assert out.overall.mean == pytest.approx(0.3 * read + 0.7 * write)
+    assert out.read.mean == pytest.approx(read) and out.write.mean == pytest.approx(write)
+    assert out.overall.low < out.overall.mean < out.overall.high
+    many = weighted_averages(model, [(0.3, 30, 1, 3), (0.9, 30, 1, 3)], samples=20)
+    assert many[0] == out and many[1].overall.mean == pytest.approx(0.9 * read
+                                                                     + 0.1 * write)
+
+
+def test_strong_pairs():
+    assert strong_pairs(3) == [(1, 3), (2, 2), (3, 1)]
+    assert strong_pairs(1) == [(1, 1)]
+
+
+@pytest.mark.parametrize("changes,match", [
+    (dict(read_fraction=1.5), "0 <= read_fraction <= 1"),
+    (dict(threads=0), "threads >= 1|>= 1"),
+    (dict(read_level=4), "1 <= read_level <= 3"),
+    (dict(write_level=0), "1 <= write_level <= 3"),
+    (dict(operations=100), "at least"),
+    (dict(messages="lost"), "folded, queued")])
+def test_bad_inputs_say_how_to_fix_them(changes, match):
+    arguments = dict(read_fraction=0.5, threads=10, read_level=2, write_level=2)
+    arguments.update(changes)
+    with pytest.raises(ConfigError, match=match):
+        predict_mix(_model(), **arguments)
+
+
+# --- plan-consistency --model -----------------------------------------------------
+
+@pytest.fixture()
+def model_file(tmp_path):
+    path = tmp_path / "model.toml"
+    path.write_text(_model().to_toml())
+    return str(path)
+
+
+def test_plan_consistency_model_marks_the_fastest_pair(model_file, capsys):
+    """Mostly reads on loaded nodes: 1R-3W is fastest (a ONE read is a third of a
+    write's node work); the JSON keys are the documented ones."""
+    assert main(["plan-consistency", "--model", model_file, "--read-fraction", "0.9",
+                 "--threads", "40", "--operations", "10000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["best"] == "1R-3W"
+    pairs = {p["pair"]: p for p in out["pairs"]}
+    assert list(pairs) == ["1R-3W", "2R-2W", "3R-1W"]
+    assert [p["best"] for p in out["pairs"]] == [True, False, False]
+    assert pairs["1R-3W"]["overall_ms"] < min(pairs["2R-2W"]["overall_ms"],
+                                              pairs["3R-1W"]["overall_ms"])
+    for p in out["pairs"]:
+        for name in ("read", "write", "overall"):
+            assert p[f"{name}_low_ms"] < p[f"{name}_ms"] < p[f"{name}_high_ms"]
+        assert p["overall_ms"] == pytest.approx(0.9 * p["read_ms"] + 0.1 * p["write_ms"])
+    assert {"model", "read_fraction", "threads", "operations", "seed"} <= set(out)
+
+
+def test_plan_consistency_model_table(model_file, capsys):
+    assert main(["plan-consistency", "--model", model_file, "--read-fraction", "0.1",
+                 "--threads", "4", "--operations", "10000"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert lines[0].startswith("pair,read_level,write_level,read_ms")
+    assert len(lines) == 4
+    # mostly writes on lightly loaded nodes: a write at ONE waits for the first of
+    # three replies instead of the last, so 3R-1W wins (at saturation the three pairs
+    # come within 1%: every write makes three mutations whatever its level)
+    best = [line for line in lines[1:] if line.endswith(",True")]
+    assert len(best) == 1 and best[0].startswith("3R-1W")
+    assert "fastest" in captured.err
+
+
+@pytest.mark.parametrize("extra,match", [
+    (["--read-fraction", "1.5", "--threads", "10"], "read-fraction"),
+    (["--read-fraction", "0.5", "--threads", "0"], "--threads"),
+    (["--read-fraction", "0.5"], "--threads"),
+    (["--read-fraction", "0.5", "--threads", "10", "--rate", "1"], "--rate"),
+    (["--read-fraction", "0.5", "--threads", "10", "--nodes", "3"], "--nodes"),
+    (["--read-fraction", "0.5", "--threads", "10", "--validate", "100"], "--validate"),
+    (["--read-fraction", "0.5", "--threads", "10", "--staleness", "t=1:0.9"],
+     "--staleness")])
+def test_plan_consistency_model_bad_input_is_one_line(model_file, capsys, extra,
+                                                       match):
+    assert main(["plan-consistency", "--model", model_file, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and match in err
+
+
+def test_plan_consistency_model_missing_file(tmp_path, capsys):
+    assert main(["plan-consistency", "--model", str(tmp_path / "none.toml"),
+                 "--read-fraction", "0.5", "--threads", "10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot read --model" in err
+
+
+def test_plan_consistency_without_model_still_needs_its_options(capsys):
+    assert main(["plan-consistency", "--read-fraction", "0.5", "--rate", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "the following arguments are required: --nodes, --replicas" in err
+    assert main(["plan-consistency", "--nodes", "3", "--replicas", "3",
+                 "--read-fraction", "0.5", "--rate", "0.5", "--threads", "10"]) == 2
+    assert "--threads" in capsys.readouterr().err
