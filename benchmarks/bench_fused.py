@@ -67,6 +67,18 @@ DEFAULT_COMMAND = ["simulate", "--nodes", "9", "--replicas", "3", "--quorum", "2
                    "--rho", "2.7", "--seed", "1", "--json"]
 
 
+def child_environment(tree: Path | None = None) -> dict:
+    """The environment of a timed command: Python may write bytecode caches (an
+    installed package has them; PYTHONDONTWRITEBYTECODE would make every run compile
+    every module from source, 50 ms of start-up), and ``tree`` comes first on the
+    path."""
+    environment = dict(os.environ)
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    if tree is not None:
+        environment["PYTHONPATH"] = str(tree)
+    return environment
+
+
 def _git(*args: str) -> bytes:
     return subprocess.run(["git", *args], cwd=HERE, check=True,
                           capture_output=True).stdout
@@ -179,8 +191,8 @@ def command_seconds(tree: Path, jobs: int) -> tuple[float, float, float]:
                str(jobs)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)),
-                          check=True, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=tree, env=child_environment(tree), check=True,
+                          capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -216,7 +228,7 @@ def memory_run(jobs: int) -> dict:
     timer = shutil.which("time") or "/usr/bin/time"
     start = time.perf_counter()
     done = subprocess.run([timer, "-v", *command], cwd=HERE, capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env=child_environment())
     seconds = time.perf_counter() - start
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
                             done.stderr).group(1))
