@@ -72,8 +72,12 @@ def test_one_step_path_finds_the_arrays_back_and_refuses_other_graphs():
     layout = one_step_layout(6)
     nodes, service, quorum = one_step_path(templates, layout, parties, durations,
                                            classes)
-    np.testing.assert_array_equal(nodes, path.nodes)
-    np.testing.assert_array_equal(service[nodes >= 0], path.service[path.nodes >= 0])
+    # one column per step: the tasks, then the joins and padding as no task
+    width = path.nodes.shape[1]
+    np.testing.assert_array_equal(nodes[:, :width], path.nodes)
+    assert np.all(nodes[:, width:] == -1)
+    np.testing.assert_array_equal(service[:, :width][nodes[:, :width] >= 0],
+                                  path.service[path.nodes >= 0])
     np.testing.assert_array_equal(quorum, path.quorum)
     # a join that takes time, a station of two servers, a Cassandra read: not one step
     late = durations.copy()

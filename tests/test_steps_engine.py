@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.steps import Closed, Layout, Op, Open, Template, run_reference, simulate
+from forkjoin_sim.steps.builders import one_step_path
 from forkjoin_sim.steps.engine import run_arrays
 from forkjoin_sim.steps.graph import compile_templates, stations_of
 
@@ -255,3 +256,76 @@ def test_a_link_needs_a_delay_and_known_parties():
     with pytest.raises(ConfigError, match="ordered hop on channel c < 0"):
         run_arrays(compiled, np.zeros(1, int), np.full((1, 1), -2), np.ones((1, 1)),
                    np.array([1]), Open(np.zeros(1)))
+
+
+@st.composite
+def one_step_systems(draw):
+    """One-step models (tasks at single-server stations, a zero join at the k-th; one
+    or two classes, tasks of a job possibly at the same station) with open or closed
+    arrivals, whole-number times for ties or continuous ones."""
+    stations = draw(st.integers(1, 5))
+    layout = Layout(tuple(f"s{i}" for i in range(stations)), (1,) * stations, ("s",),
+                    [[i] for i in range(stations)])
+    classes = []
+    for _ in range(draw(st.integers(1, 2))):
+        tasks = draw(st.integers(1, 4))
+        ops = [Op("service", party=i, stage="s") for i in range(tasks)]
+        ops.append(Op("join", tuple(range(tasks)), need=draw(st.integers(1, tasks))))
+        classes.append(Template(tuple(ops), parties=tasks))
+    jobs = draw(st.integers(1, 60))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32)))
+    which = rng.integers(0, len(classes), jobs)
+    width = max(len(t.ops) for t in classes)
+    parties = rng.integers(0, stations, (jobs, width))
+    ties = draw(st.booleans())
+    durations = (rng.integers(0, 3, (jobs, width)).astype(float) if ties
+                 else rng.exponential(draw(st.sampled_from([0.3, 1.0, 3.0])),
+                                      (jobs, width)))
+    for c, t in enumerate(classes):
+        durations[which == c, len(t.ops) - 1:] = 0.0
+    if draw(st.booleans()):
+        times = rng.uniform(0, jobs * draw(st.sampled_from([0.2, 1.0])), jobs)
+        arrivals = Open(np.floor(times) if ties else times)
+    else:
+        think = rng.exponential(0.5, jobs)
+        arrivals = Closed(draw(st.integers(1, 6)), np.floor(2 * think) if ties else think)
+    return classes, layout, parties, durations, arrivals, which
+
+
+@settings(max_examples=300)
+@given(one_step_systems(), st.booleans())
+def test_one_step_models_take_the_fast_path_with_the_same_outcome(system, record):
+    classes, layout, parties, durations, arrivals, which = system
+    assert one_step_path(classes, layout, parties, durations, which) is not None
+    fast = simulate(classes, layout, parties, durations, arrivals, classes=which,
+                    record_steps=record)
+    events = simulate(classes, layout, parties, durations, arrivals, classes=which,
+                      record_steps=record, accelerate=False)
+    np.testing.assert_array_equal(fast.start, events.start)
+    np.testing.assert_array_equal(fast.finish, events.finish)
+    np.testing.assert_array_equal(fast.client, events.client)
+    np.testing.assert_array_equal(fast.steps, events.steps)
+
+
+def test_one_step_models_skip_the_event_engine_and_others_do_not(monkeypatch):
+    from forkjoin_sim.steps import engine
+    from forkjoin_sim.steps.builders import fork_join
+
+    def refuse(*args):
+        raise AssertionError("the event engine ran")
+
+    monkeypatch.setattr(engine, "_run", refuse)
+    template, layout = fork_join(5, 3, 2)
+    rng = np.random.default_rng(5)
+    parties = np.argsort(rng.random((100, 5)), axis=1)[:, :3]
+    durations = np.column_stack([rng.exponential(1.0, (100, 3)), np.zeros(100)])
+    arrivals = Open(np.cumsum(rng.exponential(1.0, 100)))
+    simulate(template, layout, parties, durations, arrivals)
+    simulate(template, layout, parties, durations, Closed(4, np.ones(100)))
+    # a join that takes time, or two servers, needs the event engine
+    late = durations + np.array([0, 0, 0, 0.1])
+    with pytest.raises(AssertionError, match="event engine ran"):
+        simulate(template, layout, parties, late, arrivals)
+    wide = Layout(layout.names, (2,) * 5, layout.stages, layout.table)
+    with pytest.raises(AssertionError, match="event engine ran"):
+        simulate(template, wide, parties, durations, arrivals)

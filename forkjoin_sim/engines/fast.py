@@ -239,3 +239,119 @@ class FastEngine:
             _lindley_fork_join(path.arrivals, path.nodes, path.service, path.quorum,
                                self.free, completions, sojourns)
         return completions, sojourns
+
+
+# The steps engine's numbering (forkjoin_sim.steps.engine): the same Lindley recursion,
+# fed in the order that engine handles arrivals, so one-step models computed either way
+# agree to the last bit.
+
+
+@numba.njit(cache=True)
+def _lindley_in_order(order, arrivals, nodes, service, quorum, free, completions,
+                      finish):
+    done = np.empty(nodes.shape[1])
+    for i in range(order.shape[0]):
+        j = order[i]
+        finish[j] = _serve_job(j, arrivals[j], nodes, service, quorum, free,
+                               completions, done)
+
+
+@numba.njit(cache=True, inline="always")
+def _replace_root(when, key, size, t, k):
+    """Put (t, k) at the root of the binary heap ``when[:size]`` / ``key[:size]``
+    (ordered by time, then key) and sift it down."""
+    u = 0
+    while True:
+        c = 2 * u + 1
+        if c >= size:
+            break
+        if c + 1 < size and (when[c + 1] < when[c]
+                             or (when[c + 1] == when[c] and key[c + 1] < key[c])):
+            c += 1
+        if when[c] < t or (when[c] == t and key[c] < k):
+            when[u] = when[c]
+            key[u] = key[c]
+            u = c
+        else:
+            break
+    when[u] = t
+    key[u] = k
+
+
+@numba.njit(cache=True)
+def _lindley_closed_in_issue_order(clients, think, nodes, service, quorum, free, start,
+                                   finish, client_of, completions):
+    jobs = nodes.shape[0]
+    done = np.empty(nodes.shape[1])
+    size = min(clients, jobs)
+    # per client its next event: job key >> 1 issued (key even) or answered (odd) at
+    # `when`; handled in (time, job, issue before answer) order, as the steps engine
+    # handles them. Think times are >= 0, so the first issues are a heap once sorted.
+    when = np.empty(max(size, 1))
+    key = np.empty(max(size, 1), np.int64)
+    first = np.argsort(think[:size], kind="mergesort")
+    for i in range(size):
+        when[i] = think[first[i]]
+        key[i] = 2 * first[i]
+        client_of[first[i]] = first[i]
+    issued = size
+    while size > 0:
+        t = when[0]
+        k = key[0]
+        j = k >> 1
+        if k & 1 == 0:
+            start[j] = t
+            f = _serve_job(j, t, nodes, service, quorum, free, completions, done)
+            finish[j] = f
+            _replace_root(when, key, size, f, k + 1)
+        elif issued < jobs:
+            # answered: its client takes the next job index and thinks that job's time
+            client_of[issued] = client_of[j]
+            _replace_root(when, key, size, t + think[issued], 2 * issued)
+            issued += 1
+        else:
+            size -= 1
+            _replace_root(when, key, size, when[size], key[size])
+
+
+def _check_nodes(nodes, node_count):
+    if nodes.size and nodes.max() >= node_count:
+        raise ConfigError(f"tasks use nodes up to {int(nodes.max())} of {node_count}; "
+                          "give node_count above every node number")
+
+
+def serve_in_order(order, arrivals, nodes, service, quorum, node_count: int):
+    """Open loop in a given order: jobs ``order[0], order[1], ...`` join their nodes'
+    FCFS queues at ``arrivals[j]`` (non-decreasing along ``order``; ties keep that
+    order). Returns per task its completion (NaN where no task) and per job its
+    finish: the quorum-th completion itself, not arrival plus sojourn, so the numbers
+    equal the steps engine's bit for bit on one-step jobs."""
+    _check_nodes(nodes, node_count)
+    completions = np.empty(nodes.shape)
+    finish = np.empty(nodes.shape[0])
+    _lindley_in_order(np.asarray(order, np.int64), arrivals, nodes, service, quorum,
+                      np.zeros(node_count), completions, finish)
+    return completions, finish
+
+
+def serve_closed_loop(clients: int, think, nodes, service, quorum, node_count: int):
+    """Closed loop numbered as the steps engine numbers it: client ``c`` thinks
+    ``think[c]`` and issues job ``c``; each answer lets its client take the next job
+    index ``i`` (answers in (time, job) order) and issue it ``think[i]`` later.
+
+    Returns ``(start, finish, client, completions)`` per job (per task for the
+    last). `FastEngine`'s closed loop instead numbers jobs in the order they are sent
+    and takes the think time of the job just answered; the two agree when every
+    think time is the same (and no two clients send at the same instant after the
+    first requests).
+    """
+    _check_nodes(nodes, node_count)
+    jobs = nodes.shape[0]
+    start = np.empty(jobs)
+    finish = np.empty(jobs)
+    client = np.empty(jobs, np.int64)
+    completions = np.empty(nodes.shape)
+    _lindley_closed_in_issue_order(int(clients), np.asarray(think, np.float64), nodes,
+                                   service, quorum, np.zeros(node_count), start,
+                                   finish, client, completions)
+    return start, finish, client, completions

@@ -15,7 +15,8 @@ import numpy as np
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.steps import draws
-from forkjoin_sim.steps.graph import Layout, Op, Template
+from forkjoin_sim.steps.graph import Compiled, Layout, Op, Template, compile_templates, \
+    stations_of
 
 #: A node's stages in the Cassandra templates.
 STAGES = ("native", "messaging", "read", "mutation", "response")
@@ -327,6 +328,46 @@ def one_step_layout(nodes: int) -> Layout:
                   stages=("cores",), table=[[i] for i in range(nodes)])
 
 
+def one_step_arrays(compiled: Compiled, classes, station, durations, servers):
+    """``(nodes, service, quorum)`` for the fast engine if resolved arrays (those of
+    `engine.run_arrays`) are one-step, else None.
+
+    One-step: in every class used, all steps but the last are tasks with no
+    predecessors at single-server stations, and the last is a non-purging join of
+    them all that is a plain delay (not an ordered hop) of duration 0. ``nodes`` and
+    ``service`` are ``station`` and ``durations`` themselves (not copies): the joins
+    and a narrower class's padding are delays, station -1, which the fast engine
+    reads as no task.
+    """
+    classes = np.asarray(classes)
+    used = np.unique(classes) if len(compiled.steps) > 1 else np.zeros(1, np.int64)
+    steps = compiled.steps
+    for c in used:
+        tasks = steps[c] - 1
+        if (tasks < 1 or compiled.roots_ptr[c, 1] != tasks
+                or compiled.purge_ptr[c, -1] != 0):
+            return None
+    width = compiled.width
+    if len(used) == 1:
+        tasks = int(steps[used[0]]) - 1
+        if (np.any(station[:, tasks] != -1) or np.any(durations[:, tasks] != 0)
+                or np.any(station[:, :tasks] < 0)):
+            return None
+        quorum = np.full(len(station), compiled.need[used[0], tasks], np.int32)
+    else:
+        last = steps[classes] - 1
+        rows = np.arange(len(station))
+        if np.any(station[rows, last] != -1) or np.any(durations[rows, last] != 0) \
+                or np.any((station[:, :width - 1] < 0)
+                          & (np.arange(width - 1) < last[:, None])):
+            return None
+        quorum = compiled.need[classes, last].astype(np.int32)
+    servers = np.asarray(servers)
+    if np.any(servers != 1) and np.any(servers[station[station >= 0]] != 1):
+        return None
+    return station, durations, quorum
+
+
 def one_step_path(templates, layout: Layout, parties, durations, classes=None):
     """The accelerated engines' arrays of a steps model that is one-step, else None.
 
@@ -335,10 +376,10 @@ def one_step_path(templates, layout: Layout, parties, durations, classes=None):
     every station a task uses has one server. Then the model is the run stack's
     fork-join path and the fast (Lindley) engine, or the fused kernel, computes it
     exactly: returns ``(nodes, service, quorum)`` with the stations as nodes (-1 for
-    no task), for `forkjoin_sim.engines.FastEngine` (``len(layout.servers)`` nodes).
+    no task; one column per step, the join's included), for
+    `forkjoin_sim.engines.FastEngine` (``len(layout.servers)`` nodes).
+    `engine.simulate` takes this path by itself (`one_step_arrays`).
     """
-    from forkjoin_sim.steps.graph import stations_of
-
     if isinstance(templates, Template):
         templates = [templates]
     templates = list(templates)
@@ -347,25 +388,10 @@ def one_step_path(templates, layout: Layout, parties, durations, classes=None):
     jobs = len(parties)
     classes = (np.zeros(jobs, np.int64) if classes is None
                else np.asarray(classes, np.int64))
-    width = max(len(t.ops) for t in templates) - 1
-    nodes = np.full((jobs, max(width, 1)), -1, np.int32)
-    service = np.zeros(nodes.shape)
-    quorum = np.zeros(jobs, np.int32)
+    compiled = compile_templates(templates)
+    station = np.full((jobs, compiled.width), -1, np.int32)
     for c, template in enumerate(templates):
-        *tasks, join = template.ops
-        if (join.party is not None or join.purging or len(join.after) != len(tasks)
-                or any(op.after or op.party is None for op in tasks)):
-            return None
         rows = np.flatnonzero(classes == c)
-        if not rows.size:
-            continue
-        if np.any(durations[rows, len(tasks)] != 0):
-            return None
-        station = stations_of(template, layout, parties[rows, :template.parties])
-        station = station[:, :len(tasks)]
-        if np.any(np.asarray(layout.servers)[station] != 1):
-            return None
-        nodes[rows, :len(tasks)] = station
-        service[rows, :len(tasks)] = durations[rows, :len(tasks)]
-        quorum[rows] = join.quorum
-    return nodes, service, quorum
+        station[rows, :len(template.ops)] = stations_of(
+            template, layout, parties[rows, :template.parties])
+    return one_step_arrays(compiled, classes, station, durations, layout.servers)

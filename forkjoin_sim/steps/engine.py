@@ -22,6 +22,10 @@ Closed loop: ``clients`` threads; client ``c`` thinks ``think[c]`` and issues jo
 whenever a job finishes, its client takes the next job index (so job index = the order
 in which clients decide to issue, ties by job order of the finishing jobs) and issues
 it ``think[index]`` later.
+
+One-step models (`builders.one_step_arrays`: the paper's fork-join job) go to the fast
+Lindley engine instead (`engines.fast.serve_in_order`, `serve_closed_loop`), fed in
+this order and numbering, open and closed, so the numbers are the same to the bit.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from forkjoin_sim.engines.fast import serve_closed_loop, serve_in_order
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.steps.builders import one_step_arrays
 from forkjoin_sim.steps.graph import Compiled, Layout, Template, compile_templates, \
     stations_of
 
@@ -493,7 +499,7 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
 
 def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, parties,
              durations, arrivals: Union[Open, Closed], classes=None,
-             record_steps: bool = False) -> Outcome:
+             record_steps: bool = False, accelerate: bool = True) -> Outcome:
     """Run jobs through the stations of ``layout``; per job its start and finish times.
 
     Parameters
@@ -506,6 +512,10 @@ def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, par
     arrivals : `Open` or `Closed`.
     classes : per job its template index (default all 0).
     record_steps : also return every step's end time.
+    accelerate : run a one-step model (`builders.one_step_arrays`: tasks at
+        single-server stations joined at the k-th by a zero delay, the paper's
+        (n,r,k) job) on the fast Lindley engine instead, which gives the same
+        numbers bit for bit (open and closed loop); False forces the event engine.
     """
     if isinstance(templates, Template):
         templates = [templates]
@@ -519,20 +529,23 @@ def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, par
         raise ConfigError(f"classes must be {jobs} indices into the {len(templates)} "
                           "templates; give one per job")
     compiled = compile_templates(templates)
-    station = np.full((jobs, compiled.width), -1, np.int32)
-    for c, template in enumerate(templates):
-        rows = np.flatnonzero(classes == c)
-        station[rows, :len(template.ops)] = stations_of(
-            template, layout, parties[rows, :template.parties])
+    if len(templates) == 1:
+        station = stations_of(templates[0], layout, parties[:, :templates[0].parties])
+    else:
+        station = np.full((jobs, compiled.width), -1, np.int32)
+        for c, template in enumerate(templates):
+            rows = np.flatnonzero(classes == c)
+            station[rows, :len(template.ops)] = stations_of(
+                template, layout, parties[rows, :template.parties])
     channels = layout.channels if any(t.ordered for t in templates) else 0
     return run_arrays(compiled, classes, station, durations,
                       np.asarray(layout.servers, np.int64), arrivals, record_steps,
-                      channels)
+                      channels, accelerate)
 
 
 def run_arrays(compiled: Compiled, classes, station, durations, servers,
                arrivals: Union[Open, Closed], record_steps: bool = False,
-               channels: int = 0) -> Outcome:
+               channels: int = 0, accelerate: bool = True) -> Outcome:
     """`simulate` on resolved arrays: per job its class, per job and step its station
     (-1 for a delay, ``-2 - c`` for an ordered hop on channel ``c < channels``) and
     duration; per station its servers."""
@@ -570,7 +583,9 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
         times = np.asarray(arrivals.times, np.float64)
         if times.shape != (jobs,) or not np.all(np.isfinite(times)):
             raise ConfigError(f"open arrivals need {jobs} finite times, one per job")
-        order = np.lexsort((np.arange(jobs), times))
+        # ties in arrival go in job order; sorted times (the usual case) need no sort
+        order = (np.arange(jobs) if np.all(times[1:] >= times[:-1])
+                 else np.lexsort((np.arange(jobs), times)))
         clients, think = 0, np.zeros(1)
     elif isinstance(arrivals, Closed):
         think = np.asarray(arrivals.think, np.float64)
@@ -582,6 +597,11 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
         order, times = np.zeros(1, np.int64), np.zeros(1)
     else:
         raise ConfigError(f"arrivals is {type(arrivals).__name__}; use Open or Closed")
+    fast = (one_step_arrays(compiled, classes, station, durations, servers)
+            if accelerate else None)
+    if fast is not None:
+        return _one_step(fast, len(servers), compiled, classes, order, times, clients,
+                         think, record_steps)
     # narrow station numbers when they fit: less memory to stream through
     index = np.int16 if max(len(servers), channels + 2) < 2**15 else np.int32
     _run(compiled.steps, compiled.need, compiled.succ_ptr, compiled.succ,
@@ -591,3 +611,22 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
          record_steps, op_done, start, finish, client, channels)
     return Outcome(start, finish, op_done if record_steps else None,
                    client if clients else None)
+
+
+def _one_step(path, node_count, compiled, classes, order, times, clients, think,
+              record_steps) -> Outcome:
+    """A one-step model on the fast Lindley engine, in this engine's order of
+    arrivals (open loop) or numbering of issues (closed loop)."""
+    nodes, service, quorum = path
+    if clients:
+        start, finish, client, done = serve_closed_loop(clients, think, nodes, service,
+                                                        quorum, node_count)
+    else:
+        done, finish = serve_in_order(order, times, nodes, service, quorum, node_count)
+        start, client = times.copy(), None
+    steps = None
+    if record_steps:
+        # every task ran (nothing is cancelled); the joins end at the finish
+        steps = done
+        steps[np.arange(len(finish)), compiled.steps[classes] - 1] = finish
+    return Outcome(start, finish, steps, client)
