@@ -190,10 +190,14 @@ def _plan_consistency_model(args) -> int:
     others = ", ".join(f"{row['pair']} {row['overall_ms']:.4g}" for row in rows
                        if not row["best"])
     error = max(row["simulation_high_ms"] / row["overall_ms"] - 1 for row in rows)
+    tied = [row["pair"] for row in rows if not row["best"]
+            and row["simulation_low_ms"] <= best["simulation_high_ms"]]
+    tie = (f"; a near tie with {', '.join(tied)}: their simulation intervals overlap, "
+           "run more --operations or take either" if tied else "")
     print(f"fastest strong pair at {100 * args.read_fraction:g}% reads, "
           f"{args.threads} threads: {best['pair']}, {best['overall_ms']:.4g} ms "
           f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
-          f"{others} ms; the simulation's own error at most {100 * error:.2g}%)",
+          f"{others} ms; the simulation's own error at most {100 * error:.2g}%{tie})",
           file=sys.stderr)
     if args.json:
         print(json_text({"model": args.model, "structure": model.fit.structure,
