@@ -156,7 +156,8 @@ def _cmd_plan_consistency(args, parser) -> int:
     given = [_flag(name) for name, unset in _MODEL_OPTIONS.items()
              if getattr(args, name) != unset]
     if given:
-        raise ConfigError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'}"
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ConfigError(f"{', '.join(given)} only {verb}"
                           " with --model MODEL.toml (a calibrated cluster); add --model "
                           f"or leave {'it' if len(given) == 1 else 'them'} out")
     return _plan_consistency_rate(args)
