@@ -12,7 +12,8 @@ from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.engines.fused.laws import (EMPIRICAL, EXPONENTIAL, GAMMA, LOGNORMAL, PARETO,
                                       TABLE, TABLE_ERROR, UNIFORM, WEIBULL, Law, draw,
-                                      draw_step, law_mean, law_of, pack, scaled)
+                                      draw_step, fill_exponential, law_mean, law_of, pack,
+                                      scaled)
 from forkjoin_sim.engines.fused.rng import SERVICE, load, seed_states, store
 from forkjoin_sim.laws.service import Deterministic
 
@@ -147,3 +148,19 @@ def test_drawing_on_a_state_tuple_gives_the_same_numbers(dist):
     expected = _draw_many(40_000, *arrays, on_rows)
     assert np.array_equal(_draw_many_on_a_tuple(40_000, *arrays, on_tuple), expected)
     assert np.array_equal(on_rows, on_tuple)
+
+
+@numba.njit
+def _fill(count, loc, scale, states):
+    out = np.empty(count)
+    fill_exponential(states, SERVICE, loc, scale, out, count)
+    return out
+
+
+def test_filling_exponentials_gives_the_numbers_of_drawing_them_one_by_one():
+    # 40,000 draws take the ziggurat's slow path (tail and wedge) about 400 times
+    law = law_of(stats.expon(loc=0.25, scale=1.5))
+    by_fill, one_by_one = seed_states(8), seed_states(8)
+    expected = _draw_many(40_000, *pack([law]), one_by_one)
+    assert np.array_equal(_fill(40_000, 0.25, 1.5, by_fill), expected)
+    assert np.array_equal(by_fill, one_by_one)

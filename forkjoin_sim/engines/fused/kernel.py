@@ -47,8 +47,9 @@ from forkjoin_sim.engines.fused.rng import (ARRIVAL, CLASS, PLACEMENT, SERVICE, 
                                             uniform, uniform_step)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.engines.select import SMALL, kth_smallest
-from forkjoin_sim.engines.fused.laws import (Law, draw, draw_step, exponential, law_mean,
-                                             law_of, pack, scaled)
+from forkjoin_sim.engines.fused.laws import (EXPONENTIAL, Law, draw, draw_step, exponential,
+                                             fill_exponential, law_mean, law_of, pack,
+                                             scaled)
 from forkjoin_sim.measure.sketch import BINS, batch_interval, bucket, quantiles, t_interval
 
 #: Placement codes.
@@ -404,6 +405,13 @@ def _draw_services(states, speeds, width, replicas, law_index, codes, params, of
     unit = True  # x / 1.0 is x: no division (the slowest instruction here)
     for speed in speeds:
         unit = unit and speed == 1.0
+    if single >= 0 and codes[single] == EXPONENTIAL:
+        fill_exponential(states, SERVICE, params[single, 0], params[single, 1], service,
+                         count * width)
+        if not unit:
+            for i in range(count * width):
+                service[i] /= speeds[nodes[i]]
+        return
     state = load(states, SERVICE)
     if single >= 0:
         # One law for every task: one flat loop, its dispatch out of the loop.
@@ -427,12 +435,14 @@ def _draw_services(states, speeds, width, replicas, law_index, codes, params, of
 def _draw_gaps(states, law, codes, params, offsets, lengths, data, count, gaps):
     """The next ``count`` draws of law ``law`` from the arrival stream (gaps between
     issues, or think times)."""
+    if codes[law] == EXPONENTIAL:
+        fill_exponential(states, ARRIVAL, params[law, 0], params[law, 1], gaps, count)
+        return
     state = load(states, ARRIVAL)
     for i in range(count):
         gaps[i], state = draw_step(law, codes, params, offsets, lengths, data, state,
                                    states, ARRIVAL)
     store(states, ARRIVAL, state)
-
 
 
 @numba.njit(cache=True, inline="always")

@@ -389,6 +389,38 @@ def exponential_step(state, states, stream):
 
 
 @numba.njit(cache=True, inline="always")
+def fill_exponential(states, stream, loc, scale, out, count):
+    """``out[:count]``: ``count`` draws of ``loc + scale * e``, e standard exponential,
+    from stream ``stream``: the numbers `draw` gives one at a time. The ziggurat's
+    fast path runs in a loop with no call in it (the slow path, about 1% of draws,
+    leaves it), so that the loop's values stay in registers."""
+    state = load(states, stream)
+    i = 0
+    while i < count:
+        layer = 0
+        x = 0.0
+        while i < count:
+            bits, state = step(state)
+            bits >>= np.uint64(3)
+            layer = np.int64(bits & np.uint64(0xFF))
+            bits >>= np.uint64(8)
+            x = np.float64(bits) * _ZIG_W[layer]
+            if bits >= _ZIG_K[layer]:
+                break
+            out[i] = loc + scale * x
+            i += 1
+        if i < count:
+            store(states, stream, state)
+            x = _exponential_tail(states, stream, layer, x)
+            if x < 0.0:  # the wedge rejected it: draw afresh, as the ziggurat does
+                x = standard_exponential(states, stream)
+            out[i] = loc + scale * x
+            i += 1
+            state = load(states, stream)
+    store(states, stream, state)
+
+
+@numba.njit(cache=True, inline="always")
 def draw_step(law, codes, params, offsets, lengths, data, state, states, stream):
     """``(x, next state)``: `draw` on a state tuple of stream ``stream``; the laws
     that `draw` calls out of line go through row ``stream`` of ``states``."""
@@ -409,5 +441,5 @@ def draw_step(law, codes, params, offsets, lengths, data, state, states, stream)
 
 __all__ = ["DETERMINISTIC", "EMPIRICAL", "EXPONENTIAL", "GAMMA", "LOGNORMAL", "Law",
            "PARETO", "TABLE", "TABLE_ERROR", "UNIFORM", "WEIBULL", "deterministic",
-           "draw", "draw_step", "exponential", "exponential_step", "law_mean", "law_of",
-           "pack", "scaled", "standard_exponential", "tabulated"]
+           "draw", "draw_step", "exponential", "exponential_step", "fill_exponential",
+           "law_mean", "law_of", "pack", "scaled", "standard_exponential", "tabulated"]
