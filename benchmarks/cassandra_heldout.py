@@ -52,6 +52,40 @@ def data_sets():
     return sets
 
 
+#: Data sets whose level costs carry over as the level prior (`Prior.level_mean`):
+#: single-region YCSB runs below saturation. Left out: Karpenko D (replicas in four
+#: regions: its level cost is the inter-region round trips, an input of its own) and
+#: the saulolks JMeter runs (past saturation: at ALL the latency grows 13x from 10 to
+#: 50 users while throughput stays at ~55 ops/s, so its level ratios measure a
+#: saturated queue, not what a level costs).
+LEVEL_SOURCES = ("Karpenko C reads", "Karpenko C writes")
+#: Smallest spread of the level prior (log units): two data sets say little.
+LEVEL_SD_FLOOR = 0.1
+
+
+def level_ratio(table) -> float:
+    """Mean over thread counts and levels of log(latency at k / latency at ONE) per
+    unit of (k-1)/(replicas-1), same operation and threads (replicas = 3)."""
+    wide = table.pivot_table(index=["operation", "threads"], columns="consistency",
+                             values="mean_ms")
+    parts = [np.log(wide[level] / wide["ONE"]) / ((LEVELS[level] - 1) / 2)
+             for level in ("QUORUM", "ALL") if level in wide and "ONE" in wide]
+    return float(np.nanmean(np.concatenate([p.to_numpy() for p in parts])))
+
+
+def level_prior(sets, leave_out=None, base=None, source=""):
+    """``base`` (default vague) with the level prior of `LEVEL_SOURCES` except
+    ``leave_out``."""
+    base = base or Prior.vague()
+    ratios = [level_ratio(sets[n][1]) for n in LEVEL_SOURCES if n != leave_out]
+    if not ratios:
+        return base
+    sd = max(float(np.std(ratios, ddof=1)) if len(ratios) > 1 else 0.0, LEVEL_SD_FLOOR)
+    names = ", ".join(n for n in LEVEL_SOURCES if n != leave_out)
+    return Prior(base.mean, base.sd, f"{source}level prior of {names}",
+                 float(np.mean(ratios)), sd)
+
+
 def rows_of(table):
     """Rows in the form `sizing.closed_network.predict` takes."""
     n = len(table)
@@ -153,9 +187,11 @@ def main():
                         "best structure) to this TOML")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--structures", default=",".join(STRUCTURES))
-    parser.add_argument("--prior", choices=("others", "vague"), default="others",
-                        help="priors of the held-out fits: full fits of the other "
-                        "clusters (the issue's rule) or the vague prior (for comparison)")
+    parser.add_argument("--prior", choices=("levels", "others", "vague"),
+                        default="levels",
+                        help="priors of the held-out fits: vague parameters with the "
+                        "level prior of the other data sets (default), full fits of the "
+                        "other clusters, or the vague prior (for comparison)")
     args = parser.parse_args()
     structures = args.structures.split(",")
     sets = data_sets()
@@ -171,6 +207,8 @@ def main():
                                                 f"{data[0]}, structure {s}")
                 if args.prior == "vague":
                     prior = Prior.vague()
+                if args.prior == "levels":
+                    prior = level_prior(sets, leave_out=name)
                 writes = None
                 if name.endswith("reads"):
                     writes = sets[name.replace("reads", "writes")][1]
@@ -188,6 +226,8 @@ def main():
         prior = Prior.from_fits(np.array([points[(n, best)] for n in sets]),
                                 f"full fits of {', '.join(sets)}, structure {best} "
                                 "(benchmarks/cassandra_heldout.py)")
+        if args.prior == "levels":
+            prior = level_prior(sets, source="vague parameters; ")
         with open(args.write_prior, "w") as handle:
             handle.write(f"# default prior of sizing.network_fit, written by\n"
                          f"# .venv/bin/python benchmarks/cassandra_heldout.py "
@@ -215,10 +255,22 @@ def summarise(results, structures):
     return grouped.reset_index()
 
 
+#: Protocols with a target in issue 27; (d), fit reads and predict writes, is reported
+#: without one and does not choose the structure.
+SCORED = ("a", "b", "c")
+
+
+def scores(table, structures, column="err"):
+    """Per structure the mean over data sets and scored protocols of the MAPE."""
+    scored = table[table.protocol.isin(SCORED)]
+    return {s: float(np.mean([e.mean() for e in scored[scored.structure == s][column]]))
+            for s in structures}
+
+
 def winner(table, structures):
-    """The structure with the smallest mean over data sets and protocols of the MAPE."""
-    score = {s: np.mean([e.mean() for e in table[table.structure == s].err])
-             for s in structures}
+    """The structure with the smallest mean MAPE over data sets and `SCORED`
+    protocols."""
+    score = scores(table, structures)
     return min(score, key=score.get)
 
 
@@ -235,21 +287,31 @@ def render(table, structures, elapsed):
                          f"({100 * row.inside.mean():.0f}%)")
         lines.append(f"| {data} | {protocol} | {naive_mape:.1f} / "
                      f"{group.naive.iloc[0].max():.1f} | " + " | ".join(cells) + " |")
-    score = {s: np.mean([e.mean() for e in table[table.structure == s].err])
-             for s in structures}
-    plain = {s: np.mean([e.mean() for e in table[table.structure == s].plain])
-             for s in structures}
+    score = scores(table, structures)
+    plain = scores(table, structures, "plain")
     lines.append("")
-    lines.append("Without anchors (the model's own curve), mean MAPE: " + ", ".join(
+    lines.append("Without anchors (the model's own curve), mean MAPE over (a)-(c): " + ", ".join(
         f"{s} {v:.1f}%" for s, v in plain.items()) + ".")
-    lines.append("Mean over data sets and protocols of the MAPE (anchored): " + ", ".join(
-        f"{s} {v:.1f}%" for s, v in score.items()) + f"; naive guesses "
-        f"{np.mean([g.naive.iloc[0].mean() for _, g in table.groupby(['data', 'protocol'])]):.1f}%.")
+    scored = table[table.protocol.isin(SCORED)]
+    naive_mean = np.mean([g.naive.iloc[0].mean()
+                          for _, g in scored.groupby(["data", "protocol"])])
+    lines.append("Mean over data sets and protocols (a)-(c) of the MAPE (anchored): "
+                 + ", ".join(f"{s} {v:.1f}%" for s, v in score.items())
+                 + f"; naive guesses {naive_mean:.1f}%.")
     beats = {s: int(sum(r.err.mean() < r.naive.mean() for _, r in
                         table[table.structure == s].iterrows())) for s in structures}
     total = len(table[table.structure == structures[0]])
     lines.append("Cases (data set x protocol) where the structure beats the naive guess: "
                  + ", ".join(f"{s} {beats[s]}/{total}" for s in structures) + ".")
+    coverage = []
+    for s in structures:
+        mine = scored[scored.structure == s]
+        per_set = [np.concatenate(list(g.inside)).mean() for _, g in mine.groupby("data")]
+        everything = np.concatenate(list(mine.inside)).mean()
+        coverage.append(f"{s} {100 * everything:.0f}% (lowest data set "
+                        f"{100 * min(per_set):.0f}%)")
+    lines.append("Held-out rows of (a)-(c) inside their 95% prediction interval: "
+                 + ", ".join(coverage) + ".")
     lines.append(f"Winner by mean MAPE: {winner(table, structures)}. "
                  f"Run time {elapsed:.0f} s.")
     lines.append("")

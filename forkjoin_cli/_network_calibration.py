@@ -31,7 +31,8 @@ COORDINATE_LABELS = {
     "client_share": "client-machine work / replica work",
     "hop_client": "client-coordinator hop / replica work",
     "hop_ratio": "coordinator-replica hop / client-coordinator hop",
-    "outside_share": "client work outside the latency / replica work"}
+    "outside_share": "client work outside the latency / replica work",
+    "branch_cv": "coefficient of variation of a fork branch's random time"}
 
 
 def _stderr(message: str) -> None:
@@ -112,9 +113,19 @@ def calibrate(args, structure: str) -> int:
     _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
             f"{structure}")
     started = time.perf_counter()
-    fitted = fit(model_rows(table), table.mean_ms.to_numpy(), structure, prior,
-                 args.cores, args.client_cores, throughput=table.throughput.to_numpy(),
-                 progress=_stderr)
+    from tqdm.auto import tqdm
+
+    from forkjoin_sim.run import PROGRESS_DELAY
+
+    with tqdm(total=1, unit="eval", desc="calibrate", delay=PROGRESS_DELAY,
+              leave=False, disable=sys.stderr is None) as bar:
+        def advance(done, budget):
+            bar.total = budget
+            bar.update(done - bar.n)
+
+        fitted = fit(model_rows(table), table.mean_ms.to_numpy(), structure, prior,
+                     args.cores, args.client_cores,
+                     throughput=table.throughput.to_numpy(), progress=advance)
     anchors = Anchors.of(fitted, model_rows(table), table.mean_ms.to_numpy())
     seconds = time.perf_counter() - started
     resting = fitted.resting_on_prior()

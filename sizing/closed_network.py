@@ -51,7 +51,7 @@ STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
-           "digest_ratio", "client_outside")
+           "digest_ratio", "client_outside", "branch_cv")
 
 #: Gauss-Legendre points per smooth piece of the order-statistic integral.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
@@ -64,7 +64,10 @@ class Demands:
     coordinator-replica), ``coordinate`` (coordinator work, half before the fork and
     half at the join), ``message`` (per message send or receive), ``work`` (a data read
     or a mutation at a replica), ``digest_ratio`` (digest read / data read),
-    ``client_outside`` (client-machine work outside the measured latency)."""
+    ``client_outside`` (client-machine work outside the measured latency),
+    ``branch_cv`` (coefficient of variation of a branch's random part: 1 exponential,
+    below 1 part of the mean becomes a constant, above 1 a balanced two-phase
+    hyperexponential)."""
 
     client: float = 0.0
     hop_client: float = 0.0
@@ -74,6 +77,7 @@ class Demands:
     work: float = 1.0
     digest_ratio: float = 1.0
     client_outside: float = 0.0
+    branch_cv: float = 1.0
 
     def vector(self) -> np.ndarray:
         """The demands in the order of `DEMANDS`."""
@@ -81,14 +85,30 @@ class Demands:
 
 
 @numba.njit(cache=True)
-def _survival(t, shift, scale, count, quorum, prob):
-    """P(fewer than ``quorum`` of the branches are done by ``t``) (Poisson-binomial)."""
+def _phases(cv):
+    """Balanced-means two-phase hyperexponential of coefficient of variation ``cv``
+    (> 1): probability of the fast phase, and each phase's mean in units of the mean."""
+    c2 = cv * cv
+    fast = 0.5 * (1.0 + np.sqrt((c2 - 1.0) / (c2 + 1.0)))
+    return fast, 1.0 / (2.0 * fast), 1.0 / (2.0 * (1.0 - fast))
+
+
+@numba.njit(cache=True)
+def _survival(t, shift, scale, count, quorum, prob, cv):
+    """P(fewer than ``quorum`` of the branches are done by ``t``) (Poisson-binomial);
+    a branch is ``shift`` plus an exponential of mean ``scale``, or for ``cv`` > 1 a
+    hyperexponential of that mean."""
     prob[:] = 0.0
     prob[0] = 1.0
+    fast, first, second = _phases(max(cv, 1.0 + 1e-9))
     for i in range(count):
         p = 0.0
         if t > shift[i]:
-            p = 1.0 - np.exp(-(t - shift[i]) / max(scale[i], 1e-12))
+            u = (t - shift[i]) / max(scale[i], 1e-12)
+            if cv > 1.0:
+                p = 1.0 - fast * np.exp(-u / first) - (1.0 - fast) * np.exp(-u / second)
+            else:
+                p = 1.0 - np.exp(-u)
         for j in range(i + 1, 0, -1):
             prob[j] = prob[j] * (1.0 - p) + prob[j - 1] * p
         prob[0] *= 1.0 - p
@@ -99,14 +119,15 @@ def _survival(t, shift, scale, count, quorum, prob):
 
 
 @numba.njit(cache=True)
-def _kth_mean(shift, scale, count, quorum, nodes, weights):
+def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
     """Mean of the ``quorum``-th smallest of ``count`` independent ``shift + Exp(scale)``:
     the integral of its survival function, exact below the smallest shift, Gauss-Legendre
     between consecutive shifts (where it is smooth) and on 40 scales past the last."""
     ends = np.sort(shift[:count])
     longest = 1e-12
+    slow = _phases(cv)[2] if cv > 1.0 else 1.0
     for i in range(count):
-        longest = max(longest, scale[i])
+        longest = max(longest, scale[i] * slow)
     prob = np.zeros(count + 1)
     total = ends[0]
     for piece in range(count):
@@ -118,13 +139,13 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights):
         for g in range(len(nodes)):
             if piece + 1 < count:
                 total += half * weights[g] * _survival(a + half * (nodes[g] + 1.0), shift,
-                                                       scale, count, quorum, prob)
+                                                       scale, count, quorum, prob, cv)
             else:
                 # the tail decays exponentially: integrate in u = 1 - exp(-(t-a)/L)
                 u = 0.5 * (nodes[g] + 1.0) * (1.0 - np.exp(-40.0))
                 t = a - longest * np.log1p(-u)
                 total += 0.5 * (1.0 - np.exp(-40.0)) * weights[g] * longest / (1.0 - u) \
-                    * _survival(t, shift, scale, count, quorum, prob)
+                    * _survival(t, shift, scale, count, quorum, prob, cv)
     return total
 
 
@@ -136,6 +157,7 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
     client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
         d[5], d[6]
     outside = d[7] if outside_queued else 0.0
+    cv = d[8]
     local_p = replicas / nodes
     asked = replicas if (write or not digest_reads) else quorum
     # replica work of one request, over all asked replicas
@@ -194,7 +216,12 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
                     shift[i] = 2.0 * hop_r
                     scale[i] = w * f_node + 4.0 * msg * f_coord
             need = quorum if (write or not digest_reads) else asked
-            join += weight * _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS)
+            if cv < 1.0:
+                # part of each branch's random time becomes constant (same mean)
+                for i in range(asked):
+                    shift[i] += (1.0 - cv) * scale[i]
+                    scale[i] *= cv
+            join += weight * _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS, cv)
         response = fixed + join
         away = outside * f_cl
         if x * (think + away + response) > threads:

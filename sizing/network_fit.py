@@ -14,6 +14,7 @@ scale-free ratios so that a prior carries over between clusters of different spe
 ``hop_client``        log one-way client-coordinator hop / replica work
 ``hop_ratio``         log coordinator-replica hop / client-coordinator hop
 ``outside_share``     log client work outside the measured latency / replica work
+``branch_cv``         log coefficient of variation of a fork branch's random time
 ====================  ===========================================================
 
 What the rows cannot determine (e.g. ``digest_ratio`` from ONE-only rows, where no
@@ -34,7 +35,7 @@ from sizing.closed_network import DEMANDS, STRUCTURES, predict
 
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
-               "client_share", "hop_client", "hop_ratio", "outside_share")
+               "client_share", "hop_client", "hop_ratio", "outside_share", "branch_cv")
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,18 @@ class Prior:
     mean: np.ndarray
     sd: np.ndarray
     source: str = "vague"
+    #: Prior on how latency grows with the level, on what is measured rather than on a
+    #: parameter: log(latency at quorum k / latency at ONE), same operation and
+    #: threads, is about ``level_mean * (k - 1) / (replicas - 1)`` with spread
+    #: ``level_sd`` (None: no such prior).
+    level_mean: float | None = None
+    level_sd: float | None = None
 
     @classmethod
     def vague(cls) -> "Prior":
         """Wide prior: each ratio within a factor of about 20 of 1 at one sd."""
-        return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0]),
-                   np.array([10.0, 3.0, 3.0, 3.0, 3.0, 10.0, 3.0, 10.0]))
+        return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0]),
+                   np.array([10.0, 3.0, 3.0, 3.0, 3.0, 10.0, 3.0, 10.0, 1.0]))
 
     @classmethod
     def from_fits(cls, points: np.ndarray, source: str, floor: float = 0.5) -> "Prior":
@@ -72,6 +79,9 @@ class Prior:
         lines = ["[prior]", f'source = "{self.source}"']
         for i, name in enumerate(COORDINATES):
             lines.append(f"{name} = {{ mean = {self.mean[i]:.4f}, sd = {self.sd[i]:.4f} }}")
+        if self.level_mean is not None:
+            lines.append(f"level_log_ratio = {{ mean = {self.level_mean:.4f}, "
+                         f"sd = {self.level_sd:.4f} }}")
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -94,9 +104,15 @@ class Prior:
         if missing:
             raise ConfigError(f"{path}: prior lacks {missing}; give mean and sd for each "
                               f"of {', '.join(COORDINATES)}")
+        levels = table.get("level_log_ratio")
+        if levels is not None and not (isinstance(levels, dict) and {"mean", "sd"} <=
+                                       set(levels) and float(levels["sd"]) > 0):
+            raise ConfigError(f"{path}: level_log_ratio needs a mean and an sd > 0")
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
-                   str(table.get("source", path)))
+                   str(table.get("source", path)),
+                   None if levels is None else float(levels["mean"]),
+                   None if levels is None else float(levels["sd"]))
 
 
 def default_prior() -> tuple[Prior, str]:
@@ -134,12 +150,12 @@ def prior_from_model(model, source: str) -> Prior:
 def demands_of(point: np.ndarray) -> np.ndarray:
     """Demands in the order of `sizing.closed_network.DEMANDS` from a point of
     `COORDINATES`."""
-    work, coord, msg, digest, client, hop_c, hop_ratio, outside = np.exp(point)
+    work, coord, msg, digest, client, hop_c, hop_ratio, outside, cv = np.exp(point)
     hop_client = hop_c * work
     values = {"client": client * work, "hop_client": hop_client,
               "hop_replica": hop_ratio * hop_client, "coordinate": coord * work,
               "message": msg * work, "work": work, "digest_ratio": digest,
-              "client_outside": outside * work}
+              "client_outside": outside * work, "branch_cv": cv}
     return np.array([values[name] for name in DEMANDS])
 
 
@@ -180,11 +196,40 @@ class Fit:
                 if post > keep * pri and name not in unused]
 
 
+def _level_rows(rows, prior: Prior):
+    """Pairs of rows (ONE, quorum k) at every fitted operation and thread count for the
+    level prior, each k's position (k-1)/(replicas-1), and the weight that gives the
+    pairs of one level, together, the information of one measured ratio."""
+    if prior.level_mean is None:
+        return None, None, None
+    keys = sorted({(bool(w), float(t), int(n), int(r)) for w, t, n, r in zip(
+        rows["write"], rows["threads"], rows["nodes"], rows["replicas"])})
+    pairs, position, count = [], [], {}
+    for write, threads, nodes, replicas in keys:
+        for k in range(2, replicas + 1):
+            pairs += [(write, threads, nodes, replicas, 1), (write, threads, nodes,
+                                                              replicas, k)]
+            position.append((k - 1) / (replicas - 1))
+            count[(write, k)] = count.get((write, k), 0) + 1
+    if not position:
+        return None, None, None
+    columns = list(zip(*pairs))
+    pseudo = dict(write=np.array(columns[0], bool), threads=np.array(columns[1], float),
+                  think_ms=np.zeros(len(pairs)), nodes=np.array(columns[2]),
+                  replicas=np.array(columns[3]), quorum=np.array(columns[4]))
+    ks = pseudo["quorum"][1::2]
+    weight = 1.0 / np.sqrt([count[(w, k)] for w, k in zip(pseudo["write"][1::2], ks)])
+    return pseudo, np.array(position), weight
+
+
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
         cores: int = 4, client_cores: int = 4, throughput=None, noise: float = 0.05,
         starts: int = 2, max_evaluations: int = 80, progress=None) -> Fit:
     """MAP fit of the demands to measured mean latencies (ms) and optional throughputs
-    (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`)."""
+    (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`).
+
+    ``progress(done, budget)``, if given, is called at every model evaluation (at most
+    ``budget`` of them)."""
     if structure not in STRUCTURES:
         raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
     prior = prior or Prior.vague()
@@ -195,18 +240,29 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
                   else np.asarray(throughput, float))
     has_x = np.isfinite(measured_x) & (measured_x > 0)
 
+    pseudo, position, weight = _level_rows(rows, prior)
+    # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
+    budget = starts * max_evaluations * (1 + len(COORDINATES))
+    calls = [0]
+
     def residuals(point):
-        latency, x = predict(demands_of(point), rows, structure, cores, client_cores)
+        calls[0] += 1
+        if progress is not None:
+            progress(min(calls[0], budget), budget)
+        demands = demands_of(point)
+        latency, x = predict(demands, rows, structure, cores, client_cores)
         parts = [np.log(latency / latency_ms) / noise,
                  np.log(x[has_x] * 1000.0 / measured_x[has_x]) / noise,
                  (point - prior.mean) / prior.sd]
+        if pseudo is not None:
+            level = np.log(predict(demands, pseudo, structure, cores, client_cores)[0])
+            ratio = level[1::2] - level[0::2]
+            parts.append(weight * (ratio - prior.level_mean * position) / prior.level_sd)
         return np.concatenate(parts)
 
     best = None
     scale = np.log(np.median(latency_ms))
-    for number, shift in enumerate(np.linspace(-3.0, 0.0, starts)):
-        if progress is not None:
-            progress(f"fit: start {number + 1} of {starts}")
+    for shift in np.linspace(-3.0, 0.0, starts):
         start = prior.mean.copy()
         start[0] = scale + shift
         result = optimize.least_squares(residuals, start, method="trf",

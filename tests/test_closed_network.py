@@ -86,3 +86,29 @@ def test_client_work_outside_the_latency_caps_throughput_at_the_client_cores():
     # 4 client cores / (0.1 + 0.9) ms per request; the latency holds only 0.1 of it
     assert throughput[0] == pytest.approx(4.0, rel=1e-3)
     assert latency[0] == pytest.approx(0.1 * 2000 / 4.0, rel=0.02)
+
+
+@pytest.mark.parametrize("cv", [0.5, 1.0, 2.0])
+def test_branch_variability_sets_the_join_of_one_client(cv):
+    """One client, no queueing: ALL waits for the last of a local branch and two
+    remote ones; each branch's random part has coefficient of variation ``cv``
+    (below 1 a constant plus a shorter exponential, above 1 a balanced two-phase
+    hyperexponential), checked against the integral of the survival function."""
+    d = Demands(client=0.0, hop_client=0.0, hop_replica=0.5, coordinate=0.0,
+                message=0.0, work=0.4, branch_cv=cv)
+    latency, _ = predict(d, _rows(1, 3, False), "shared", cores=4)
+    if cv <= 1:
+        local = stats.expon(loc=(1 - cv) * 0.4, scale=cv * 0.4)
+        remote = stats.expon(loc=1.0 + (1 - cv) * 0.4, scale=cv * 0.4)
+        done = [local.cdf, remote.cdf, remote.cdf]
+    else:
+        fast = 0.5 * (1 + np.sqrt((cv ** 2 - 1) / (cv ** 2 + 1)))
+
+        def hyper(shift):
+            return lambda t: np.where(t > shift, 1 - fast * np.exp(
+                -(t - shift) * 2 * fast / 0.4) - (1 - fast) * np.exp(
+                -(t - shift) * 2 * (1 - fast) / 0.4), 0.0)
+        done = [hyper(0.0), hyper(1.0), hyper(1.0)]
+    grid = np.linspace(0, 80, 800_001)
+    last = np.trapezoid(1 - done[0](grid) * done[1](grid) * done[2](grid), grid)
+    assert latency[0] == pytest.approx(last, rel=2e-3)
