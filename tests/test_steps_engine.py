@@ -60,19 +60,26 @@ def systems(draw):
     nodes = rng.integers(0, stations, (jobs, parties))
     for c, t in enumerate(classes):
         station[which == c, :len(t.ops)] = stations_of(t, layout, nodes[which == c])
-    # whole numbers (zeros included) make simultaneous events, where the engines must
-    # follow the same tie rule; continuous times make long busy periods
+    durations, arrivals = timing(draw, rng, station.shape)
+    return compiled, which, station, durations, np.array(servers), arrivals, layout.channels
+
+
+def timing(draw, rng, shape):
+    """Durations of shape (jobs, steps) and open or closed arrivals: whole numbers
+    (zeros included) make simultaneous events, where the engines must follow the same
+    tie rule; continuous times make long busy periods."""
+    jobs = shape[0]
     ties = draw(st.booleans())
     scale = draw(st.sampled_from([0.3, 1.0, 3.0]))
-    durations = (rng.integers(0, 3, station.shape).astype(float) if ties
-                 else rng.exponential(scale, station.shape))
+    durations = (rng.integers(0, 3, shape).astype(float) if ties
+                 else rng.exponential(scale, shape))
     if draw(st.booleans()):
         times = rng.uniform(0, jobs * draw(st.sampled_from([0.2, 1.0])), jobs)
         arrivals = Open(np.floor(times) if ties else times)
     else:
         think = rng.exponential(0.5, jobs)
         arrivals = Closed(draw(st.integers(1, 5)), np.floor(2 * think) if ties else think)
-    return compiled, which, station, durations, np.array(servers), arrivals, layout.channels
+    return durations, arrivals
 
 
 @settings(max_examples=300)
@@ -261,8 +268,8 @@ def test_a_link_needs_a_delay_and_known_parties():
 @st.composite
 def one_step_systems(draw):
     """One-step models (tasks at single-server stations, a zero join at the k-th; one
-    or two classes, tasks of a job possibly at the same station) with open or closed
-    arrivals, whole-number times for ties or continuous ones."""
+    or two classes, tasks of a job possibly at the same station) with `timing`'s
+    durations and arrivals."""
     stations = draw(st.integers(1, 5))
     layout = Layout(tuple(f"s{i}" for i in range(stations)), (1,) * stations, ("s",),
                     [[i] for i in range(stations)])
@@ -277,18 +284,9 @@ def one_step_systems(draw):
     which = rng.integers(0, len(classes), jobs)
     width = max(len(t.ops) for t in classes)
     parties = rng.integers(0, stations, (jobs, width))
-    ties = draw(st.booleans())
-    durations = (rng.integers(0, 3, (jobs, width)).astype(float) if ties
-                 else rng.exponential(draw(st.sampled_from([0.3, 1.0, 3.0])),
-                                      (jobs, width)))
+    durations, arrivals = timing(draw, rng, (jobs, width))
     for c, t in enumerate(classes):
-        durations[which == c, len(t.ops) - 1:] = 0.0
-    if draw(st.booleans()):
-        times = rng.uniform(0, jobs * draw(st.sampled_from([0.2, 1.0])), jobs)
-        arrivals = Open(np.floor(times) if ties else times)
-    else:
-        think = rng.exponential(0.5, jobs)
-        arrivals = Closed(draw(st.integers(1, 6)), np.floor(2 * think) if ties else think)
+        durations[which == c, len(t.ops) - 1:] = 0.0      # the joins take no time
     return classes, layout, parties, durations, arrivals, which
 
 
@@ -329,3 +327,29 @@ def test_one_step_models_skip_the_event_engine_and_others_do_not(monkeypatch):
     wide = Layout(layout.names, (2,) * 5, layout.stages, layout.table)
     with pytest.raises(AssertionError, match="event engine ran"):
         simulate(template, wide, parties, durations, arrivals)
+
+
+def test_simultaneous_answers_in_a_closed_loop_go_to_the_event_engine():
+    # jobs 0 and 1 end at 1 on two stations: which client takes job 2 depends on the
+    # order of events within that instant, which only the event engine sees
+    from forkjoin_sim.engines.fast import serve_closed_loop
+    from forkjoin_sim.steps.builders import fork_join
+
+    template, layout = fork_join(2, 1, 1)
+    parties = np.array([[0], [1], [1], [0]])
+    durations = np.array([[1.0, 0.0], [1.0, 0.0], [0.5, 0.0], [0.25, 0.0]])
+    think = np.zeros(4)
+    assert serve_closed_loop(2, think, parties, durations[:, :1], np.ones(4, np.int32),
+                             2) is None
+    out = simulate(template, layout, parties, durations, Closed(2, think))
+    ref = simulate(template, layout, parties, durations, Closed(2, think),
+                   accelerate=False)
+    np.testing.assert_array_equal(out.client, ref.client)
+    np.testing.assert_array_equal(out.finish, ref.finish)
+    # distinct answer times: the fast engine's numbering is the event engine's
+    durations[1, 0] = 1.5
+    fast = serve_closed_loop(2, think, parties, durations[:, :1], np.ones(4, np.int32), 2)
+    ref = simulate(template, layout, parties, durations, Closed(2, think),
+                   accelerate=False)
+    np.testing.assert_array_equal(fast[1], ref.finish)
+    np.testing.assert_array_equal(fast[2], ref.client)

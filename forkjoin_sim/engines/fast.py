@@ -295,6 +295,7 @@ def _lindley_closed_in_issue_order(clients, think, nodes, service, quorum, free,
         key[i] = 2 * first[i]
         client_of[first[i]] = first[i]
     issued = size
+    answered = -np.inf
     while size > 0:
         t = when[0]
         k = key[0]
@@ -306,12 +307,16 @@ def _lindley_closed_in_issue_order(clients, think, nodes, service, quorum, free,
             _replace_root(when, key, size, f, k + 1)
         elif issued < jobs:
             # answered: its client takes the next job index and thinks that job's time
+            if t == answered:
+                return False
+            answered = t
             client_of[issued] = client_of[j]
             _replace_root(when, key, size, t + think[issued], 2 * issued)
             issued += 1
         else:
             size -= 1
             _replace_root(when, key, size, when[size], key[size])
+    return True
 
 
 def _check_nodes(nodes, node_count):
@@ -340,7 +345,11 @@ def serve_closed_loop(clients: int, think, nodes, service, quorum, node_count: i
     index ``i`` (answers in (time, job) order) and issue it ``think[i]`` later.
 
     Returns ``(start, finish, client, completions)`` per job (per task for the
-    last). `FastEngine`'s closed loop instead numbers jobs in the order they are sent
+    last), or None if two jobs are answered at the same instant before the last job
+    is issued: the steps engine then takes the answers in the order its events
+    happen within that instant (a zero-time task started by one answer's event can
+    end before another), which a pass over whole jobs cannot see, so this function
+    leaves such runs to it. `FastEngine`'s closed loop instead numbers jobs in the order they are sent
     and takes the think time of the job just answered; the two agree when every
     think time is the same (and no two clients send at the same instant after the
     first requests).
@@ -351,7 +360,8 @@ def serve_closed_loop(clients: int, think, nodes, service, quorum, node_count: i
     finish = np.empty(jobs)
     client = np.empty(jobs, np.int64)
     completions = np.empty(nodes.shape)
-    _lindley_closed_in_issue_order(int(clients), np.asarray(think, np.float64), nodes,
-                                   service, quorum, np.zeros(node_count), start,
-                                   finish, client, completions)
+    if not _lindley_closed_in_issue_order(int(clients), np.asarray(think, np.float64),
+                                          nodes, service, quorum, np.zeros(node_count),
+                                          start, finish, client, completions):
+        return None
     return start, finish, client, completions

@@ -25,7 +25,10 @@ it ``think[index]`` later.
 
 One-step models (`builders.one_step_arrays`: the paper's fork-join job) go to the fast
 Lindley engine instead (`engines.fast.serve_in_order`, `serve_closed_loop`), fed in
-this order and numbering, open and closed, so the numbers are the same to the bit.
+this order and numbering, open and closed, so the numbers are the same to the bit. A
+closed loop where two jobs are answered at the same instant (whole-number or zero
+times) stays here: which client takes the next job then depends on the order of the
+events within that instant.
 """
 
 from __future__ import annotations
@@ -83,25 +86,12 @@ class Outcome:
 # The event heap is 4-ary (shallower than binary: +10% once the rest was lean), its
 # smallest child chosen without data-dependent branches, and keeps +inf in every slot
 # past its end, so all four children can always be read. Closed-loop issues wait in a
-# binary heap of their own. `_events` spells out its heap and line operations instead of
-# calling helpers: a call passing arrays costs atomic reference counts, which took a
-# third of the time.
+# heap of their own (in the event heap they would make every event's sift deeper: -9%
+# at 100 clients), kept in the same arrays before the event heap (``ht[:E]``), so that
+# one sift-down and one sift-up serve both. `_events` spells out its heap and line
+# operations instead of calling helpers: a call passing arrays costs atomic reference
+# counts, which took a third of the time.
 _NO_KEY = np.iinfo(np.int64).max
-
-
-@njit(cache=True)
-def _push(ht, hk, n, t, k):
-    """Insert (t, k) into the binary heap of n entries (outside the event loop)."""
-    i = n
-    while i > 0:
-        p = (i - 1) >> 1
-        if ht[p] < t or (ht[p] == t and hk[p] < k):
-            break
-        ht[i] = ht[p]
-        hk[i] = hk[p]
-        i = p
-    ht[i] = t
-    hk[i] = k
 
 
 @njit(cache=True)
@@ -155,7 +145,7 @@ def _fetch_job(station, dur, prog, base, M):
 
 
 # registers of the event loop kept between calls of `_events`
-_ISSUED, _NEXT_ARRIVAL, _LONGEST, _SH, _HEAP, _ISSUES = 0, 1, 2, 3, 4, 5
+_ISSUED, _NEXT_ARRIVAL, _LONGEST, _SH, _HEAP, _ISSUES, _BASE = 0, 1, 2, 3, 4, 5, 6
 _DONE, _GROW_HEAP, _GROW_LINES = 0, 1, 2
 #: open loop: prefetch the job this many arrivals ahead
 _AHEAD = 8
@@ -165,10 +155,11 @@ _AHEAD = 8
 def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             job_class, station, dur, servers, order, arrival, clients, think,
             record, op_done, start, finish, client_of,
-            prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk, regs, chan):
+            prog, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs, chan):
     """Handle events until none is left or the heap or a line may overflow (returns
     which). ``prog`` holds per job and step its state (low 3 bits) and how many of
-    its predecessors are done (the rest)."""
+    its predecessors are done (the rest). ``ht``/``hk`` hold the issues' heap
+    (``an`` entries from 0) and the events' heap (``hn`` entries from ``E``)."""
     J = start.shape[0]
     M = need8.shape[1]
     SH = regs[_SH]
@@ -178,9 +169,10 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     longest = regs[_LONGEST]
     hn = regs[_HEAP]
     an = regs[_ISSUES]
+    E = np.uint64(regs[_BASE])
     closed = clients > 0
     mask = q.shape[1] - 1
-    hcap = ht.shape[0] - 2 * M - 12
+    hcap = ht.shape[0] - regs[_BASE] - 2 * M - 12
     code = _DONE
     while True:
         # an event pushes at most 2M + 2 entries and queues at most M per line
@@ -191,14 +183,16 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
             code = _GROW_LINES
             break
         arrive = False
-        spent = False       # the heap's root is this event, to be replaced or removed
+        spent = False       # the events' root is this event, to be replaced or removed
+        issue = False       # the issues' root is this event, to be removed
+        decided = False     # this event lets a client issue the next job
         j = 0
         o = 0
         t = 0.0
         if not closed and ap < J:
             ja = order[ap]
             ta = arrival[ja]
-            if hn == 0 or ta < ht[0] or (ta == ht[0] and (ja << SH) < hk[0]):
+            if hn == 0 or ta < ht[E] or (ta == ht[E] and (ja << SH) < hk[E]):
                 ap += 1
                 arrive = True
                 j = ja
@@ -206,44 +200,19 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 if ap + _AHEAD < J:
                     _fetch_job(station, dur, prog, order[ap + _AHEAD] * M, M)
         elif an > 0:
-            # closed loop: the next issue comes from the issues' own heap
-            ta = at[0]
-            ka = ak[0]
-            if hn == 0 or ta < ht[0] or (ta == ht[0] and ka < hk[0]):
+            # closed loop: the next issue from the issues' heap
+            ta = ht[0]
+            ka = hk[0]
+            if hn == 0 or ta < ht[E] or (ta == ht[E] and ka < hk[E]):
                 arrive = True
+                issue = True
                 j = ka >> SH
                 t = ta
-                an -= 1
-                tx = at[np.uint64(an)]
-                kx = ak[np.uint64(an)]
-                at[np.uint64(an)] = np.inf
-                ak[np.uint64(an)] = _NO_KEY
-                u = np.uint64(0)
-                un = np.uint64(an)
-                while True:
-                    uc = u + u + np.uint64(1)
-                    if uc >= un:
-                        break
-                    tm = at[uc]
-                    td = at[uc + np.uint64(1)]
-                    if td == tm:
-                        um = uc + np.uint64(ak[uc + np.uint64(1)] < ak[uc])
-                    else:
-                        um = uc + np.uint64(td < tm)
-                    tm = min(td, tm)
-                    if tm < tx or (tm == tx and ak[um] < kx):
-                        at[u] = tm
-                        ak[u] = ak[um]
-                        u = um
-                    else:
-                        break
-                at[u] = tx
-                ak[u] = kx
         if not arrive:
             if hn == 0:
                 break
-            t = ht[0]
-            key = hk[0]
+            t = ht[E]
+            key = hk[E]
             spent = True
             j = key >> SH
             o = (key & LOW) - 1
@@ -285,20 +254,7 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 if closed and issued < J:
                     _fetch_job(station, dur, prog, issued * M, M)
                     client_of[np.uint64(issued)] = client_of[np.uint64(j)]
-                    tx = t + think[np.uint64(issued)]
-                    kx = issued << SH
-                    issued += 1
-                    u = np.uint64(an)
-                    an += 1
-                    while u > np.uint64(0):
-                        up = (u - np.uint64(1)) >> np.uint64(1)
-                        if at[up] < tx or (at[up] == tx and ak[up] < kx):
-                            break
-                        at[u] = at[up]
-                        ak[u] = ak[up]
-                        u = up
-                    at[u] = tx
-                    ak[u] = kx
+                    decided = True
         # r = -1 serves the lines freed by the finished task; r >= 0 starts ready[r]
         # after the lines its purging (if any) freed have taken their servers
         for r in range(-1, nready):
@@ -364,31 +320,41 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                 ql[us] += 1
                 if ql[us] > longest:
                     longest = ql[us]
-        # the pushes: the first takes a spent root's place (sifting down), the others
-        # sift up; with no push a spent root is replaced by the last entry
+        # the root this event came from leaves its heap: the events' root gives its
+        # place to the first push, else (and the issues' root) to its heap's last entry
         first = 0
-        if spent:
-            if npush > 0:
+        if spent or issue:
+            base = E if spent else np.uint64(0)
+            if spent and npush > 0:
                 tx = pt[0]
                 kx = pk[0]
                 first = 1
-            else:
-                hn -= 1
-                tx = ht[hn]
-                kx = hk[hn]
-                ht[hn] = np.inf
-                hk[hn] = _NO_KEY
-            if hn > 0:
-                # unsigned positions (u...): indexing needs no negative-index fix-up
-                u = np.uint64(0)
                 un = np.uint64(hn)
+            else:
+                if spent:
+                    hn -= 1
+                    un = np.uint64(hn)
+                else:
+                    an -= 1
+                    un = np.uint64(an)
+                tx = ht[base + un]
+                kx = hk[base + un]
+                ht[base + un] = np.inf
+                hk[base + un] = _NO_KEY
+            if un > np.uint64(0):
+                # absolute positions, unsigned (indexing needs no negative-index
+                # fix-up): position p's children start at 4p + 1 - 3 base (wrapping)
+                p = base
+                end = base + un
+                off = np.uint64(1) - np.uint64(3) * base
                 one = np.uint64(1)
                 while True:
-                    ua = u * np.uint64(4) + one
-                    if ua >= un:
+                    ua = p * np.uint64(4) + off
+                    if ua >= end:
                         break
                     # the smallest of four children by a tournament of two pairs,
                     # without data-dependent branches (equal times are rare)
+                    ub2 = ua + np.uint64(2)
                     t0 = ht[ua]
                     t1 = ht[ua + one]
                     if t1 == t0:
@@ -396,7 +362,6 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                     else:
                         ua = ua + np.uint64(t1 < t0)
                     ta = min(t0, t1)
-                    ub2 = u * np.uint64(4) + np.uint64(3)
                     t2 = ht[ub2]
                     t3 = ht[ub2 + one]
                     if t3 == t2:
@@ -410,28 +375,38 @@ def _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                         um = ua + (ub2 - ua) * np.uint64(tb < ta)
                     tm = min(ta, tb)
                     if tm < tx or (tm == tx and hk[um] < kx):
-                        ht[u] = tm
-                        hk[u] = hk[um]
-                        u = um
+                        ht[p] = tm
+                        hk[p] = hk[um]
+                        p = um
                     else:
                         break
-                ht[u] = tx
-                hk[u] = kx
-        for e in range(first, npush):
-            tx = pt[e]
-            kx = pk[e]
-            u = np.uint64(hn)
-            hn += 1
+                ht[p] = tx
+                hk[p] = kx
+        # the other pushes sift up; a client's next issue last, into the issues' heap
+        for e in range(first, npush + decided):
+            if e < npush:
+                tx = pt[e]
+                kx = pk[e]
+                base = E
+                u = np.uint64(hn)
+                hn += 1
+            else:
+                tx = t + think[np.uint64(issued)]
+                kx = issued << SH
+                issued += 1
+                base = np.uint64(0)
+                u = np.uint64(an)
+                an += 1
             while u > np.uint64(0):
                 up = (u - np.uint64(1)) >> np.uint64(2)
-                tp = ht[up]
-                if tp < tx or (tp == tx and hk[up] < kx):
+                tp = ht[base + up]
+                if tp < tx or (tp == tx and hk[base + up] < kx):
                     break
-                ht[u] = tp
-                hk[u] = hk[up]
+                ht[base + u] = tp
+                hk[base + u] = hk[base + up]
                 u = up
-            ht[u] = tx
-            hk[u] = kx
+            ht[base + u] = tx
+            hk[base + u] = kx
     regs[_ISSUED] = issued
     regs[_NEXT_ARRIVAL] = ap
     regs[_LONGEST] = longest
@@ -447,7 +422,7 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     J = start.shape[0]
     M = need.shape[1]
     S = servers.shape[0]
-    regs = np.zeros(6, np.int64)
+    regs = np.zeros(7, np.int64)
     # event key = job << SH | (step + 1), step -1 = the job's arrival (shifts, not
     # divisions, in the hot loop)
     SH = 1
@@ -464,29 +439,34 @@ def _run(steps, need, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
     q = np.empty((S, cap), np.int64)
     qh = np.zeros(S, np.int64)
     ql = np.zeros(S, np.int64)
-    ht = np.full(max(1024, 8 * M + 16), np.inf)
+    # the issues' heap first (3 more slots: a 4-ary sift reads past the end), then
+    # the events'
+    E = clients + 3 if clients > 0 else 0
+    regs[_BASE] = E
+    ht = np.full(E + max(1024, 8 * M + 16), np.inf)
     hk = np.full(ht.shape[0], _NO_KEY)
     chan = np.full(max(channels, 1), -np.inf)
     ready = np.empty(M, np.int64)
     freed = np.empty(M + 1, np.int64)
     pt = np.empty(2 * M + 4, np.float64)
     pk = np.empty(2 * M + 4, np.int64)
-    at = np.full(max(clients, 1) + 2, np.inf)
-    ak = np.full(at.shape[0], _NO_KEY)
     if clients > 0:
-        regs[_ISSUED] = min(clients, J)
-        for c in range(regs[_ISSUED]):
+        # the first issues sorted by (time, job): a sorted array is a heap
+        first = min(clients, J)
+        regs[_ISSUED] = first
+        regs[_ISSUES] = first
+        for i, c in enumerate(np.argsort(think[:first], kind="mergesort")):
             client_of[c] = c
-            _push(at, ak, c, think[c], c << SH)
-        regs[_ISSUES] = regs[_ISSUED]
+            ht[i] = think[c]
+            hk[i] = c << SH
     while True:
         code = _events(steps, need8, succ_ptr, succ, purge_ptr, purge, roots_ptr, roots,
                        job_class, station, dur, servers, order, arrival, clients, think,
                        record, op_done, start, finish, client_of,
-                       prog, busy, q, qh, ql, ht, hk, at, ak, ready, freed, pt, pk,
-                       regs, chan)
+                       prog, busy, q, qh, ql, ht, hk, ready, freed, pt, pk, regs,
+                       chan)
         if code == _GROW_HEAP:
-            ht, hk = _grow_heap(ht, hk, regs[_HEAP])
+            ht, hk = _grow_heap(ht, hk, E + regs[_HEAP])
         elif code == _GROW_LINES:
             q = _grow_lines(q, qh, ql)
             longest = 0
@@ -515,7 +495,8 @@ def simulate(templates: Union[Template, Sequence[Template]], layout: Layout, par
     accelerate : run a one-step model (`builders.one_step_arrays`: tasks at
         single-server stations joined at the k-th by a zero delay, the paper's
         (n,r,k) job) on the fast Lindley engine instead, which gives the same
-        numbers bit for bit (open and closed loop); False forces the event engine.
+        numbers bit for bit (open and closed loop; a closed loop with two jobs
+        answered at the same instant falls back); False forces the event engine.
     """
     if isinstance(templates, Template):
         templates = [templates]
@@ -600,8 +581,10 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
     fast = (one_step_arrays(compiled, classes, station, durations, servers)
             if accelerate else None)
     if fast is not None:
-        return _one_step(fast, len(servers), compiled, classes, order, times, clients,
-                         think, record_steps)
+        out = _one_step(fast, len(servers), compiled, classes, order, times, clients,
+                        think, record_steps)
+        if out is not None:
+            return out
     # narrow station numbers when they fit: less memory to stream through
     index = np.int16 if max(len(servers), channels + 2) < 2**15 else np.int32
     _run(compiled.steps, compiled.need, compiled.succ_ptr, compiled.succ,
@@ -616,11 +599,14 @@ def run_arrays(compiled: Compiled, classes, station, durations, servers,
 def _one_step(path, node_count, compiled, classes, order, times, clients, think,
               record_steps) -> Outcome:
     """A one-step model on the fast Lindley engine, in this engine's order of
-    arrivals (open loop) or numbering of issues (closed loop)."""
+    arrivals (open loop) or numbering of issues (closed loop); None where that
+    numbering needs the events (two jobs answered at the same instant)."""
     nodes, service, quorum = path
     if clients:
-        start, finish, client, done = serve_closed_loop(clients, think, nodes, service,
-                                                        quorum, node_count)
+        run = serve_closed_loop(clients, think, nodes, service, quorum, node_count)
+        if run is None:
+            return None     # simultaneous answers: their order needs the events
+        start, finish, client, done = run
     else:
         done, finish = serve_in_order(order, times, nodes, service, quorum, node_count)
         start, client = times.copy(), None
