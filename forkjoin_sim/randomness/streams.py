@@ -66,7 +66,9 @@ STEP_PURPOSES.update({"staleness_kind": (30,), "staleness_key": (31,),
                       "staleness_second_read_response": (41,),
                       "staleness_pause": (42,)})
 
-#: Staleness under load (`staleness.queueing`).
+#: Retired: the purposes of the engine staleness under load had of its own (before
+#: it moved onto the steps engine, whose purposes are above). Nothing draws from them
+#: now; they stay so that no number is ever given to another purpose.
 (QUEUED_ARRIVALS, QUEUED_KINDS, QUEUED_WRITE, QUEUED_ACK, QUEUED_READ, QUEUED_RESPONSE,
  QUEUED_WRITE_SERVICE, QUEUED_READ_SERVICE, QUEUED_THINK, QUEUED_KEYS) = range(10)
 
