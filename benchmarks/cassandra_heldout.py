@@ -61,6 +61,18 @@ def data_sets():
 LEVEL_SOURCES = ("Karpenko C reads", "Karpenko C writes")
 #: Smallest spread of the level prior (log units): two data sets say little.
 LEVEL_SD_FLOOR = 0.1
+#: Smallest spread of the middle levels around the line from ONE to ALL (log units).
+SHAPE_SD_FLOOR = 0.02
+
+
+def level_shape(table) -> np.ndarray:
+    """Per operation and thread count: log(QUORUM / ONE) - 0.5 log(ALL / ONE), how far
+    the middle level sits from the line in (k-1)/(replicas-1) (replicas = 3)."""
+    wide = table.pivot_table(index=["operation", "threads"], columns="consistency",
+                             values="mean_ms")
+    if not {"ONE", "QUORUM", "ALL"} <= set(wide.columns):
+        return np.array([])
+    return (np.log(wide.QUORUM / wide.ONE) - 0.5 * np.log(wide.ALL / wide.ONE)).to_numpy()
 
 
 def level_ratio(table) -> float:
@@ -82,8 +94,11 @@ def level_prior(sets, leave_out=None, base=None, source=""):
         return base
     sd = max(float(np.std(ratios, ddof=1)) if len(ratios) > 1 else 0.0, LEVEL_SD_FLOOR)
     names = ", ".join(n for n in LEVEL_SOURCES if n != leave_out)
+    shapes = np.concatenate([level_shape(sets[n][1]) for n in LEVEL_SOURCES
+                             if n != leave_out])
+    shape_sd = max(float(np.sqrt(np.nanmean(shapes ** 2))), SHAPE_SD_FLOOR)
     return Prior(base.mean, base.sd, f"{source}level prior of {names}",
-                 float(np.mean(ratios)), sd)
+                 float(np.mean(ratios)), sd, shape_sd)
 
 
 def rows_of(table):

@@ -51,6 +51,10 @@ class Prior:
     #: ``level_sd`` (None: no such prior).
     level_mean: float | None = None
     level_sd: float | None = None
+    #: Spread of the levels between ONE and ALL around the line in (k-1)/(replicas-1):
+    #: log(latency at k / at ONE) - (k-1)/(replicas-1) log(at ALL / at ONE) is about 0
+    #: with this sd (None: no such prior).
+    level_shape_sd: float | None = None
 
     @classmethod
     def vague(cls) -> "Prior":
@@ -82,6 +86,8 @@ class Prior:
         if self.level_mean is not None:
             lines.append(f"level_log_ratio = {{ mean = {self.level_mean:.4f}, "
                          f"sd = {self.level_sd:.4f} }}")
+        if self.level_shape_sd is not None:
+            lines.append(f"level_shape = {{ sd = {self.level_shape_sd:.4f} }}")
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -108,11 +114,16 @@ class Prior:
         if levels is not None and not (isinstance(levels, dict) and {"mean", "sd"} <=
                                        set(levels) and float(levels["sd"]) > 0):
             raise ConfigError(f"{path}: level_log_ratio needs a mean and an sd > 0")
+        shape = table.get("level_shape")
+        if shape is not None and not (isinstance(shape, dict) and "sd" in shape
+                                      and float(shape["sd"]) > 0):
+            raise ConfigError(f"{path}: level_shape needs an sd > 0")
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
                    str(table.get("source", path)),
                    None if levels is None else float(levels["mean"]),
-                   None if levels is None else float(levels["sd"]))
+                   None if levels is None else float(levels["sd"]),
+                   None if shape is None else float(shape["sd"]))
 
 
 def default_prior() -> tuple[Prior, str]:
@@ -144,7 +155,10 @@ def prior_from_model(model, source: str) -> Prior:
     for name in ("work", "hop_client", "outside_share"):
         i = COORDINATES.index(name)
         mean[i], sd[i] = vague.mean[i], vague.sd[i]
-    return Prior(mean, sd, f"the model {source} (structure {fitted.structure})")
+    # the level prior it was fitted with carries over as it was
+    return Prior(mean, sd, f"the model {source} (structure {fitted.structure})",
+                 fitted.prior.level_mean, fitted.prior.level_sd,
+                 fitted.prior.level_shape_sd)
 
 
 def demands_of(point: np.ndarray) -> np.ndarray:
@@ -198,28 +212,34 @@ class Fit:
 
 def _level_rows(rows, prior: Prior):
     """Pairs of rows (ONE, quorum k) at every fitted operation and thread count for the
-    level prior, each k's position (k-1)/(replicas-1), and the weight that gives the
-    pairs of one level, together, the information of one measured ratio."""
+    level prior; each pair's position (k-1)/(replicas-1); the weight that gives the
+    pairs of one level, together, the information of one measured ratio; and for each
+    pair the index, among the ALL pairs, of the ALL pair at its operation and threads."""
     if prior.level_mean is None:
-        return None, None, None
+        return None, None, None, None
     keys = sorted({(bool(w), float(t), int(n), int(r)) for w, t, n, r in zip(
         rows["write"], rows["threads"], rows["nodes"], rows["replicas"])})
-    pairs, position, count = [], [], {}
+    pairs, position, count, owner = [], [], {}, []
+    tops = 0
     for write, threads, nodes, replicas in keys:
+        if replicas < 2:
+            continue
         for k in range(2, replicas + 1):
             pairs += [(write, threads, nodes, replicas, 1), (write, threads, nodes,
                                                               replicas, k)]
             position.append((k - 1) / (replicas - 1))
             count[(write, k)] = count.get((write, k), 0) + 1
+            owner.append(tops)
+        tops += 1
     if not position:
-        return None, None, None
+        return None, None, None, None
     columns = list(zip(*pairs))
     pseudo = dict(write=np.array(columns[0], bool), threads=np.array(columns[1], float),
                   think_ms=np.zeros(len(pairs)), nodes=np.array(columns[2]),
                   replicas=np.array(columns[3]), quorum=np.array(columns[4]))
     ks = pseudo["quorum"][1::2]
     weight = 1.0 / np.sqrt([count[(w, k)] for w, k in zip(pseudo["write"][1::2], ks)])
-    return pseudo, np.array(position), weight
+    return pseudo, np.array(position), weight, np.array(owner)
 
 
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
@@ -240,7 +260,7 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
                   else np.asarray(throughput, float))
     has_x = np.isfinite(measured_x) & (measured_x > 0)
 
-    pseudo, position, weight = _level_rows(rows, prior)
+    pseudo, position, weight, owner = _level_rows(rows, prior)
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
     budget = starts * max_evaluations * (1 + len(COORDINATES))
     calls = [0]
@@ -257,7 +277,12 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
         if pseudo is not None:
             level = np.log(predict(demands, pseudo, structure, cores, client_cores)[0])
             ratio = level[1::2] - level[0::2]
-            parts.append(weight * (ratio - prior.level_mean * position) / prior.level_sd)
+            top = position == 1.0
+            parts.append(weight[top] * (ratio[top] - prior.level_mean) / prior.level_sd)
+            if prior.level_shape_sd is not None and np.any(~top):
+                # each middle level against the line from ONE to ALL at its threads
+                middle = ratio[~top] - position[~top] * ratio[top][owner[~top]]
+                parts.append(weight[~top] * middle / prior.level_shape_sd)
         return np.concatenate(parts)
 
     best = None

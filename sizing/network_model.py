@@ -9,8 +9,11 @@ carried to rows the fit did not see):
 1. the same operation and level was fitted: its anchors, interpolated linearly in
    threads between the fitted thread counts (constant past the ends: the curve keeps
    its last known miss);
-2. else the same operation was fitted at other levels: their mean anchor per thread
-   count, interpolated the same way (the levels measured at a load share their miss);
+2. else the same operation was fitted at other levels: each one's anchor at these
+   threads (as in 1), then a straight line in the level's position (k-1)/(replicas-1)
+   through them, read at the query's level (one level: its anchor); the model's miss is
+   taken to change with the level as a line, so that a model without curvature in the
+   level would reproduce a line through the measured levels;
 3. else none.
 
 So the model supplies how latency changes between levels and loads, and the
@@ -62,18 +65,38 @@ class Anchors:
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         threads = np.asarray(rows["threads"], float)
+        size = np.asarray(rows.get("replicas", np.full(len(threads), 3)), float)
         out = np.zeros(len(threads))
         for i in range(len(threads)):
             same_op = self.write == write[i]
             if not same_op.any() or not np.isfinite(threads[i]):
                 continue
             level = same_op & (self.quorum == quorum[i])
-            pool = level if level.any() else same_op
-            # the mean anchor per thread count, interpolated between thread counts
-            loads, where = np.unique(self.threads[pool], return_inverse=True)
-            means = np.bincount(where, self.residual[pool]) / np.bincount(where)
-            out[i] = np.interp(threads[i], loads, means)
+            if level.any():
+                out[i] = _along_threads(self.threads[level], self.residual[level],
+                                        threads[i])
+                continue
+            # other levels: each one's anchor at these threads, then a line in the
+            # level's position (k-1)/(r-1) through them (their mean if one level)
+            ks = np.unique(self.quorum[same_op])
+            at = np.array([_along_threads(self.threads[same_op & (self.quorum == k)],
+                                          self.residual[same_op & (self.quorum == k)],
+                                          threads[i]) for k in ks])
+            if len(ks) == 1:
+                out[i] = at[0]
+            else:
+                span = max(size[i] - 1.0, 1.0)
+                slope, intercept = np.polyfit((ks - 1) / span, at, 1)
+                out[i] = intercept + slope * (quorum[i] - 1) / span
         return out
+
+
+def _along_threads(loads, residual, threads):
+    """Mean anchor per thread count, interpolated linearly in threads (constant past
+    the ends)."""
+    unique, where = np.unique(loads, return_inverse=True)
+    means = np.bincount(where, residual) / np.bincount(where)
+    return np.interp(threads, unique, means)
 
 
 @dataclass(frozen=True)

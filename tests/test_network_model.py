@@ -45,6 +45,17 @@ def test_anchor_rule_own_level_then_other_levels_interpolated_in_threads():
     assert anchors.spread == pytest.approx(np.sqrt((0.01 + 0.09 + 0.04 + 0.25) / 4))
 
 
+def test_anchors_of_two_levels_extrapolate_to_the_third_along_a_line():
+    anchors = Anchors(write=np.zeros(4, bool), quorum=np.array([1, 2, 1, 2]),
+                      threads=np.array([10.0, 10.0, 20.0, 20.0]),
+                      residual=np.array([0.1, 0.2, 0.0, -0.2]))
+    rows = dict(write=np.zeros(2, bool), quorum=np.array([3, 3]),
+                threads=np.array([10.0, 15.0]), replicas=np.array([3, 3]))
+    # at 10 threads ONE 0.1, QUORUM 0.2 -> ALL 0.3; at 15 threads ONE 0.05 and QUORUM
+    # 0.0 (interpolated) -> ALL -0.05
+    assert anchors.correction(rows) == pytest.approx([0.3, -0.05])
+
+
 def test_a_model_without_discrepancy_predicts_its_held_out_level():
     """Rows made by the model itself: ONE and ALL fitted, QUORUM predicted to 2%."""
     fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
