@@ -191,8 +191,7 @@ def test_resolved_arrays_are_checked_before_the_kernel_reads_them():
 
 
 def test_more_clients_than_the_first_heap_holds():
-    template, layout = Template((Op("x", party=0, stage="s"), Op("hop", (0,))),
-                                parties=1), single_station(3)
+    template = Template((Op("x", party=0, stage="s"), Op("hop", (0,))), parties=1)
     jobs = 5000
     rng = np.random.default_rng(8)
     durations = rng.exponential(1.0, (jobs, 2))

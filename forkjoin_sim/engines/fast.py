@@ -349,10 +349,10 @@ def serve_closed_loop(clients: int, think, nodes, service, quorum, node_count: i
     is issued: the steps engine then takes the answers in the order its events
     happen within that instant (a zero-time task started by one answer's event can
     end before another), which a pass over whole jobs cannot see, so this function
-    leaves such runs to it. `FastEngine`'s closed loop instead numbers jobs in the order they are sent
-    and takes the think time of the job just answered; the two agree when every
-    think time is the same (and no two clients send at the same instant after the
-    first requests).
+    leaves such runs to it. `FastEngine`'s closed loop instead numbers jobs in the
+    order they are sent and takes the think time of the job just answered; the two
+    agree when every think time is the same (and no two clients send at the same
+    instant after the first requests).
     """
     _check_nodes(nodes, node_count)
     jobs = nodes.shape[0]
