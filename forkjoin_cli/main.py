@@ -62,22 +62,35 @@ def _command_list() -> str:
     return "\n".join(lines)
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (the lookup
+    costs every other run 40 ms of start-up)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        kwargs.setdefault("default", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("forkjoin-sim")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            installed = "unknown (not installed)"
+        print(f"forkjoin-sim {installed}")
+        parser.exit()
+
+
 def build_parser(command: str | None = None, every: bool = False) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported (none for None: the
     other commands are listed with their one line of help, not loaded); with
     ``every``, every command's module (for tests and documentation)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     parser = _Parser(prog="forkjoin-sim", usage="forkjoin-sim [-h] [--version] COMMAND ...",
                      description="Simulate and analyse (n,r,k) fork-join queues.",
                      epilog=_command_list(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    try:
-        installed = version("forkjoin-sim")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        installed = "unknown (not installed)"
-    parser.add_argument("--version", action="version",
-                        version=f"forkjoin-sim {installed}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the installed version and exit")
     # the grouped list in the epilog is the list of commands; argparse's flat one goes
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
                                 metavar="COMMAND", help=argparse.SUPPRESS)

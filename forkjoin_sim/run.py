@@ -9,6 +9,7 @@ and account each node's busy time.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -142,8 +143,6 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     ``width`` (tasks per job, at most) sets the block size (`block_jobs`).
     """
     size = block_jobs(width) if getattr(engine, "blockwise", True) else jobs
-    from tqdm.auto import tqdm
-
     from forkjoin_sim.nodes import is_plain
 
     staged = not is_plain(node)
@@ -154,9 +153,16 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
         busy = np.zeros((node_count, threads.size)) if staged else np.zeros(node_count)
     done = 0
     path = None
-    # no bar where there is no stderr (pythonw, a closed stream): it would raise
-    with tqdm(total=jobs, disable=not progress or sys.stderr is None, unit="job",
-              unit_scale=True, desc=desc, delay=PROGRESS_DELAY, leave=False) as bar:
+    # no bar where there is no stderr (pythonw, a closed stream): it would raise; and
+    # tqdm is imported only when a bar may show (its import is felt in short runs)
+    if progress and sys.stderr is not None:
+        from tqdm.auto import tqdm
+
+        bar_context = tqdm(total=jobs, unit="job", unit_scale=True, desc=desc,
+                           delay=PROGRESS_DELAY, leave=False)
+    else:
+        bar_context = contextlib.nullcontext(_NoBar())
+    with bar_context as bar:
         while done < jobs:
             block = sampler.draw(min(size, jobs - done))
             path = getattr(block, "path", block)
@@ -170,6 +176,13 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
             done += path.jobs
             bar.update(path.jobs)
     return RunTotals(busy, float(path.arrivals[-1]), threads)
+
+
+class _NoBar:
+    """Stands in for a progress bar that is not shown."""
+
+    def update(self, count: int) -> None:
+        pass
 
 
 def simulate_system(system, arrivals, jobs: int, seed, engine: str = "fast",
