@@ -35,8 +35,11 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
         description="Simulate every point of a grid. The spec's keys are the simulate "
                     "options with underscores; a list is an axis, a scalar is fixed; "
                     "jobs, replications and seed are fixed keys; [[points]] tables "
-                    "list points explicitly. Rows are written as points finish; the "
-                    "finished file is in grid order. Exit status 1 if a point failed "
+                    "list points explicitly. Without an engine key each point runs "
+                    "on the engine simulate would choose (engine = \"auto\"; the "
+                    "results name it in engine_ran and engine_reason); set engine = "
+                    "\"fast\" for exact percentiles. Rows are written as points "
+                    "finish; the finished file is in grid order. Exit status 1 if a point failed "
                     "(its row says why), 2 for a bad spec.",
         epilog="example spec:\n" + EXAMPLE_SPEC,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,14 +63,19 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
 
 
 def _cmd_sweep(args) -> int:
-    from forkjoin_sim.sweep.results_file import check_results_path
+    from forkjoin_sim.sweep.results_file import check_results_path, resumed_spec
     from forkjoin_sim.sweep.runner import check_run_settings, expand, load_spec, sweep
     from sizing.sweep_columns import annotate
 
     # Everything that can be refused is refused here, before any point runs.
     options.check_input_file(args.spec, "sweep spec")
-    check_results_path(args.out, inputs=(args.spec,))
+    out = check_results_path(args.out, inputs=(args.spec,))
     spec = load_spec(args.spec)
+    if args.resume:
+        # a file written when sweeps defaulted to the fast engine resumes on it
+        spec, legacy = resumed_spec(spec, out)
+        if legacy is not None:
+            print(f"note: {legacy}", file=sys.stderr)
     try:
         points, notes = expand(spec)
         if not points:

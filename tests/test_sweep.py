@@ -575,11 +575,15 @@ def test_resume_from_a_file_it_did_not_write_is_one_line_and_cut_rows_rerun(tmp_
     assert "cannot resume from" in capsys.readouterr().err
     # a row cut before its statistics (status written, mean not) is run again
     frame = sweeps.sweep(str(spec), out=out, backend="serial", progress=False, annotate=ANALYTIC)
-    lines = out.read_text().splitlines()
-    header = lines[0].split(",")
-    cut = lines[1].split(",")
-    cut[header.index("mean")] = ""
-    out.write_text("\n".join([lines[0], ",".join(cut), lines[2]]) + "\n")
+    import csv
+    import io
+
+    # cells are CSV (engine_reason holds commas): read and write them as such
+    lines = list(csv.reader(io.StringIO(out.read_text())))
+    lines[1][lines[0].index("mean")] = ""
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(lines)
+    out.write_text(text.getvalue())
     again = sweeps.sweep(str(spec), out=out, backend="serial", progress=False, annotate=ANALYTIC,
                          resume=True)
     pd.testing.assert_frame_equal(_without_timing(again), _without_timing(frame))
@@ -590,6 +594,142 @@ def test_points_whose_clock_cannot_resolve_service_are_skipped_with_a_note():
                                    "rho": [0.5, 1e-13], "jobs": 10**6})
     assert [p["rho"] for p in points] == [0.5]
     assert len(notes) == 1 and "too coarse for service times" in notes[0]
+
+
+# --- engines -------------------------------------------------------------------
+
+# Nodes serving one replica each at per-node load 0.5, service mean 1: M/M/1 queues
+# (random placement splits a Poisson stream), mean sojourn 1 / (1 - 0.5) = 2.
+MM1_POINT = {"nodes": 3, "replicas": 1, "quorum": 1, "rho": 1.5}
+MM1_MEAN = 1 / (1 - 0.5)
+
+
+def test_a_spec_without_engine_runs_simulates_choice_and_names_it():
+    from forkjoin_sim.simulation import choose_engine
+
+    spec = {"nodes": 6, "replicas": 3, "quorum": 2, "rho": [0.5, 0.9],
+            "purging": [False, True], "jobs": 600, "seed": 3}
+    points, _ = sweeps.expand(spec)
+    assert [p["engine"] for p in points] == ["auto"] * 4
+    assert all('"engine":"auto"' in sweeps.point_key(p) for p in points)
+    frame = sweeps.sweep(spec, backend="serial", progress=False, annotate=False)
+    assert (frame["status"] == "ok").all() and (frame["engine"] == "auto").all()
+    for point, (_, row) in zip(points, frame.iterrows()):
+        ran, why = choose_engine(sweeps.build_model(point), point["jobs"],
+                                 sweeps.point_seed(point), point["warmup"])
+        assert (row["engine_ran"], row["engine_reason"]) == (ran, why)
+    assert list(frame["engine_ran"]) == ["fast", "simpy", "fast", "simpy"]
+
+
+def test_a_long_point_runs_the_fused_kernel_with_the_same_numbers_on_1_or_2_workers():
+    from forkjoin_sim.simulation import AUTO_FUSED_JOBS, AUTO_REPLICATIONS, simulate
+
+    spec = {**MM1_POINT, "jobs": AUTO_FUSED_JOBS, "replications": 2, "seed": 5}
+    serial = sweeps.sweep(spec, backend="serial", progress=False, annotate=False)
+    pool = sweeps.sweep(spec, backend="processes", workers=2, progress=False,
+                        annotate=False)
+    pd.testing.assert_frame_equal(_without_timing(serial), _without_timing(pool),
+                                  check_exact=True)
+    assert (serial["engine_ran"] == "fused").all()
+    assert serial["engine_reason"].str.contains(
+        f"its {AUTO_REPLICATIONS} replications run on one worker").all()
+    assert not serial["engine_reason"].str.contains("every core").any()
+    # the numbers simulate gives without an engine on every core of this machine
+    point = sweeps.expand(spec)[0][0]
+    alone = simulate(sweeps.build_model(point), jobs=point["jobs"],
+                     seed=sweeps.point_seed(point), workers=2, progress=False)
+    assert alone.engine == "fused"
+    for column in ("mean", "ci_low", "ci_high", "p99", "jobs_measured"):
+        assert serial[column].iloc[0] == alone.to_dict()[column]
+    # and they are statistics of the queue: both intervals hold the M/M/1 mean
+    assert ((serial["ci_low"] < MM1_MEAN) & (MM1_MEAN < serial["ci_high"])).all()
+    assert serial["mean"].nunique() == 2
+
+
+def test_an_explicit_fast_point_keeps_its_identity_and_runs_simulates_fast_engine():
+    spec = {"nodes": 6, "replicas": 3, "quorum": 2, "rho": 0.5, "engine": "fast",
+            "jobs": 2000, "seed": 7}
+    point = sweeps.expand(spec)[0][0]
+    # The text every point's seed is hashed from; with engine "fast" it is the one
+    # sweeps wrote before the default was "auto" (the spec format), so seeds and
+    # numbers of such specs do not change.
+    assert sweeps.point_key(point) == (
+        '{"arrival_rate":null,"engine":"fast","jobs":2000,"mu":1.0,"nodes":6,'
+        '"placement":"random","purging":false,"quorum":2,"replicas":3,"replication":0,'
+        '"rho":0.5,"sample_every":1,"seed":7,"service":"exp","warmup":0.1}')
+    from forkjoin_sim.simulation import simulate
+
+    frame = sweeps.sweep(spec, backend="serial", progress=False, annotate=False)
+    alone = simulate(sweeps.build_model(point), jobs=2000, seed=sweeps.point_seed(point),
+                     engine="fast", progress=False).to_dict()
+    row = frame.iloc[0]
+    assert row["engine"] == row["engine_ran"] == "fast"
+    assert "engine_reason" not in frame  # the spec named the engine: nothing to explain
+    for column in ("mean", "ci_low", "ci_high", "p50", "p99", "p999", "jobs_measured"):
+        assert row[column] == alone[column]
+
+
+def _strip_column(path, column):
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame.drop(columns=[column]).to_csv(path, index=False)
+
+
+def test_a_file_written_when_fast_was_the_default_resumes_on_fast_and_says_so(
+        tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC_TOML)
+    full, old = tmp_path / "full.csv", tmp_path / "old.csv"
+    fast = {**SPEC, "engine": "fast"}
+    sweeps.sweep(fast, backend="serial", out=full, progress=False, annotate=ANALYTIC)
+    # what an earlier version wrote: engine "fast" in every row, no engine_ran, and
+    # cut off after 10 points
+    _strip_column(full, "engine_ran")
+    old.write_text("".join(full.read_text().splitlines(keepends=True)[:11]))
+    assert _main(["sweep", str(spec), "--out", str(old), "--workers", "1", "--quiet",
+                  "--resume"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines()
+             if "resuming with engine" in line]
+    assert len(notes) == 1 and 'add that line to the spec' in notes[0]
+    resumed = pd.read_csv(old)
+    assert (resumed["engine"] == "fast").all() and len(resumed) == ROWS
+    pd.testing.assert_frame_equal(_without_timing(resumed).drop(columns="engine_ran"),
+                                  _without_timing(pd.read_csv(full)), check_exact=True)
+    # the library says so in the frame's notes; a file of "auto" rows needs no note
+    again = sweeps.sweep(SPEC, backend="serial", out=old, resume=True, progress=False,
+                         annotate=ANALYTIC)
+    assert "resuming with engine" in again.attrs["notes"][0]
+    new = tmp_path / "new.csv"
+    sweeps.sweep(SPEC, backend="serial", out=new, progress=False, annotate=ANALYTIC)
+    later = sweeps.sweep(SPEC, backend="serial", out=new, resume=True, progress=False,
+                         annotate=ANALYTIC)
+    assert not any("resuming" in n for n in later.attrs["notes"])
+    assert (later["engine"] == "auto").all()
+
+
+def test_a_spec_that_names_an_engine_is_not_switched_to_fast(tmp_path):
+    out = tmp_path / "results.csv"
+    small = {"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5, "jobs": 500,
+             "engine": "fast"}
+    sweeps.sweep(small, backend="serial", out=out, progress=False, annotate=False)
+    with pytest.raises(ConfigError, match="not points of this sweep"):
+        sweeps.sweep({**small, "engine": "simpy"}, backend="serial", out=out,
+                     resume=True, progress=False, annotate=False)
+
+
+@pytest.mark.parametrize("engine, message", [
+    ("fused", "use engine = 'auto' (the default)"),
+    ("turbo", "use one of auto, fast, simpy"),
+])
+def test_an_engine_a_sweep_cannot_run_is_skipped_with_how_to_fix_it(engine, message):
+    points, notes = sweeps.expand({**MM1_POINT, "engine": engine, "jobs": 100})
+    assert points == [] and len(notes) == 1 and message in notes[0]
+
+
+def test_memory_is_checked_for_points_that_keep_their_jobs_only():
+    huge = {**MM1_POINT, "jobs": 10**10}
+    sweeps.check_run_settings(sweeps.expand(huge)[0], workers=2)  # fused: streams
+    with pytest.raises(ConfigError, match="GB of memory"):
+        sweeps.check_run_settings(sweeps.expand({**huge, "engine": "fast"})[0], workers=2)
 
 
 # --- closed streams, stopped pools ------------------------------------------------

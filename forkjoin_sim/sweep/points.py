@@ -7,6 +7,11 @@ explicit entries (tables in TOML), each expanded like a spec of its own on top o
 the shared keys. Each point's seed is derived from the base seed and the point's
 canonical description (``point_seed``), so the numbers of a point never depend on
 the backend, the number of workers or the order in which points finish.
+
+A point that sets no engine has engine ``"auto"``: it runs on the engine
+``simulate`` would choose for it (`forkjoin_sim.simulation.choose_engine`), and its
+row names the engine that ran. ``"auto"`` stays in the point's identity, so a
+point's seed does not depend on which engine the rule picks.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from forkjoin_sim.errors import ConfigError
 POINT_DEFAULTS: dict[str, Any] = {
     "nodes": None, "replicas": None, "quorum": None, "rho": None, "arrival_rate": None,
     "mu": 1.0, "service": "exp", "placement": "random", "purging": False,
-    "engine": "fast", "warmup": 0.1, "sample_every": 1,
+    "engine": "auto", "warmup": 0.1, "sample_every": 1,
     "clients": None, "think": None, "speeds": None,
 }
 #: Keys added after the first sweeps: left out of a point's identity while unset, so
@@ -47,6 +52,10 @@ REAL_KEYS = ("rho", "arrival_rate", "mu", "warmup", "think")
 WHOLE_KEYS = ("nodes", "replicas", "quorum", "sample_every", "clients")
 #: Parameters that are names.
 TEXT_KEYS = ("service", "placement", "engine")
+#: The engines a sweep point takes: "auto" (the default) or one named engine.
+SWEEP_ENGINES = ("auto", "fast", "simpy")
+#: The engine of points that set none in sweeps written before the default was "auto".
+LEGACY_ENGINE = "fast"
 
 
 
@@ -111,14 +120,19 @@ def _check_type(name: str, value) -> None:
 
 def _check_run_point(params: dict) -> None:
     """Raise ConfigError for an engine choice the simulator would refuse."""
-    from forkjoin_sim.engines import ENGINES
-
-    if params["engine"] not in ENGINES:
-        raise ConfigError(f"engine {params['engine']!r} is unknown; use one of "
-                          f"{', '.join(ENGINES)}")
-    if params["purging"] and params["engine"] != "simpy":
+    engine = params["engine"]
+    if engine == "fused":
+        # simulate's "fused" alone means one replication; "auto" runs the kernel with
+        # simulate's fixed replications, the numbers `simulate` gives without --engine
+        raise ConfigError("engine 'fused' is not a sweep engine; use engine = 'auto' "
+                          "(the default), which runs the fused kernel where the model "
+                          "allows it")
+    if engine not in SWEEP_ENGINES:
+        raise ConfigError(f"engine {engine!r} is unknown; use one of "
+                          f"{', '.join(SWEEP_ENGINES)}")
+    if params["purging"] and engine not in ("simpy", "auto"):
         raise ConfigError("purging is modelled by the SimPy engine only; "
-                          "use engine = 'simpy'")
+                          "use engine = 'simpy' (or leave engine unset)")
 
 
 def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.sweep.points import KEY_COLUMNS, _plain
+from forkjoin_sim.sweep.points import KEY_COLUMNS, LEGACY_ENGINE, _plain
 
 OUT_FORMATS = (".csv", ".parquet")
 #: A setting that changes a row but not the point's identity: whether the analytic
@@ -204,12 +204,9 @@ def check_results_path(out, inputs=()) -> Path:
     return out
 
 
-def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
-    """Rows of an earlier run of this sweep that finished, by point identity.
-
-    With ``annotate`` given, a row written with the other analytic setting is refused
-    (rows from before the setting was recorded are accepted).
-    """
+def file_rows(out: Path) -> list[dict]:
+    """The rows an earlier run wrote to the results file ``out`` (and its journal), as
+    dicts of cell text; none when there is no such file."""
     journal = journal_path(out)
     rows = []
     sources = [(journal, _read_csv_rows)]
@@ -223,6 +220,41 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
                 raise ConfigError(f"cannot resume from {path}: it is not a results file "
                                   f"this command wrote ({type(exc).__name__}); move it "
                                   "away or run without --resume") from None
+    return rows
+
+
+def _sets_engine(spec: dict) -> bool:
+    entries = spec.get("points")
+    return "engine" in spec or (isinstance(entries, (list, tuple)) and any(
+        isinstance(entry, dict) and "engine" in entry for entry in entries))
+
+
+def resumed_spec(spec: dict, out: Path) -> tuple[dict, str | None]:
+    """The spec that resumes ``out``, and a note when it is not ``spec`` itself.
+
+    A spec that sets no engine runs engine "auto"; a results file whose every row has
+    engine "fast" was written when that was the default (or by a spec that named it).
+    Its points then resume on "fast", with the identities, seeds and numbers they
+    had, rather than being refused as another sweep's.
+    """
+    if _sets_engine(spec):
+        return spec, None
+    rows = file_rows(out)
+    if not rows or any(row.get("engine") != LEGACY_ENGINE for row in rows):
+        return spec, None
+    return {**spec, "engine": LEGACY_ENGINE}, (
+        f"{out} was written with engine \"{LEGACY_ENGINE}\" (the default before "
+        f"\"auto\"), which the spec leaves unset: resuming with engine = "
+        f"\"{LEGACY_ENGINE}\"; add that line to the spec to say so")
+
+
+def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
+    """Rows of an earlier run of this sweep that finished, by point identity.
+
+    With ``annotate`` given, a row written with the other analytic setting is refused
+    (rows from before the setting was recorded are accepted).
+    """
+    rows = file_rows(out)
     done = {}
     foreign = 0
     for row in rows:

@@ -18,13 +18,13 @@ from typing import Iterable, Iterator
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.sweep.results_file import (
     SETTINGS_COLUMN, Journal, cell_text, check_results_path, done_rows, journal_path,
-    point_identity, row_identity, rows_frame, write_final)
+    point_identity, resumed_spec, row_identity, rows_frame, write_final)
 from forkjoin_sim.sweep.points import (KEY_COLUMNS, build_model, expand, load_spec, point_key,
                            point_seed)
 
 __all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "init_worker",
-           "load_spec", "point_key", "point_seed", "process_pool", "run_point",
-           "run_points", "sweep"]
+           "load_spec", "point_engine", "point_key", "point_seed", "process_pool",
+           "resumed_spec", "run_point", "run_points", "sweep"]
 
 BACKENDS = ("processes", "serial", "dask")
 
@@ -62,23 +62,55 @@ def _error_row(point: dict, exc: BaseException) -> dict:
     return {**point, "status": "error", "message": _error_text(exc)}
 
 
+def point_engine(point: dict) -> tuple[str, str]:
+    """The engine ``point`` runs on, and why ("" when the point names its engine).
+
+    Engine "auto" is `forkjoin_sim.simulation.choose_engine`'s choice, the engine
+    ``simulate`` runs without one, for the point's model, jobs, seed and warm-up.
+    """
+    if point["engine"] != "auto":
+        return point["engine"], ""
+    from forkjoin_sim.simulation import choose_engine
+
+    return choose_engine(build_model(point), point["jobs"], point_seed(point),
+                         point["warmup"])
+
+
+def _sweep_reason(engine: str, reason: str) -> str:
+    """``simulate``'s reason for its engine, as it applies in a sweep."""
+    if engine != "fused" or not reason:
+        return reason
+    from forkjoin_sim.simulation import AUTO_REPLICATIONS
+
+    # simulate spreads the kernel's replications over every core; a sweep keeps each
+    # point on one worker (points run side by side), which gives the same numbers
+    return (reason.split("; runs on every core")[0]
+            + f"; its {AUTO_REPLICATIONS} replications run on one worker, points side "
+              "by side (engine = \"fast\" for exact percentiles)")
+
+
 def run_point(point: dict, annotate=()) -> dict:
     """Simulate one point; a row of statistics (and analytic columns where they apply).
 
     The row holds the point's parameters, ``status`` ("ok" or "error"), ``message``
     (what failed, "" when ok; not ``error``, which the analytic columns use for
-    the relative error of Theorem 3), the statistics of ``simulate`` and the annotators'
-    columns. A failing point returns ``status="error"`` and the message, so a
-    sweep goes on; if only the analytic columns fail, the statistics are kept.
+    the relative error of Theorem 3), ``engine_ran`` and ``engine_reason`` (the
+    engine that ran, and why when the point left the choice to "auto"), the
+    statistics of ``simulate`` and the annotators' columns. A failing point returns
+    ``status="error"`` and the message, so a sweep goes on; if only the analytic
+    columns fail, the statistics are kept.
     """
     from forkjoin_sim.simulation import simulate
 
     row = {**point, "status": "ok", "message": ""}
     try:
         model = build_model(point)
+        # One thread: the fused kernel's numbers depend on its replications, never
+        # on its threads, and the sweep's workers already fill the cores.
         result = simulate(model, jobs=point["jobs"], seed=point_seed(point),
                           engine=point["engine"], warmup=point["warmup"],
-                          sample_every=point["sample_every"], progress=False)
+                          sample_every=point["sample_every"], progress=False,
+                          workers=1)
     except Exception as exc:  # recorded, not fatal: one bad point must not stop a sweep
         return _error_row(point, exc)
     stats = result.to_dict()
@@ -86,6 +118,8 @@ def run_point(point: dict, annotate=()) -> dict:
         # the point's own spelling identifies its row (think None, speeds as given),
         # not the model's normalised value (think 0.0, speeds as a list)
         stats.pop(key, None)
+    row["engine_ran"] = result.engine
+    row["engine_reason"] = _sweep_reason(result.engine, stats.pop("engine_reason", ""))
     row.update(stats)
     if annotate:
         try:
@@ -253,8 +287,8 @@ def check_run_settings(points: list[dict], workers: int | None = None) -> None:
     """Refuse, before any work, run settings no point can run with.
 
     ``jobs``, ``warmup``, ``sample_every`` and ``engine`` are the same rules as
-    ``simulate``'s; the largest run must also fit in memory on each of ``workers``
-    processes at once.
+    ``simulate``'s; the largest run that keeps its jobs (any engine but the fused
+    kernel) must also fit in memory on each of ``workers`` processes at once.
     """
     from forkjoin_sim.checks import check_jobs_fit
     from forkjoin_sim.run import check_run
@@ -262,7 +296,8 @@ def check_run_settings(points: list[dict], workers: int | None = None) -> None:
 
     for point in points:
         try:
-            jobs = check_run(point["jobs"], point["engine"], point["purging"])
+            engine = None if point["engine"] == "auto" else point["engine"]
+            jobs = check_run(point["jobs"], engine, point["purging"])
             warmup = _check_warmup(point["warmup"])
             every = _check_sample_every(point["sample_every"])
         except ConfigError as exc:
@@ -270,9 +305,18 @@ def check_run_settings(points: list[dict], workers: int | None = None) -> None:
         if warmup != "auto" and len(range(warmup_count(jobs, warmup), jobs, every)) < 2:
             raise ConfigError(f"jobs={jobs} with warmup={warmup} and sample_every={every} "
                               "measures fewer than 2 jobs per point; run more jobs")
-    if points:
-        check_jobs_fit(max(p["jobs"] for p in points), "sweep key 'jobs'",
-                       runs=workers or default_workers())
+    # The fused kernel streams; the other engines keep every measured job. The
+    # longest point that keeps them bounds the memory (points that cannot build a
+    # model fail on their own row).
+    for point in sorted(points, key=lambda p: p["jobs"], reverse=True):
+        try:
+            streams = point_engine(point)[0] == "fused"
+        except ConfigError:
+            continue
+        if not streams:
+            check_jobs_fit(point["jobs"], "sweep key 'jobs'",
+                           runs=workers or default_workers())
+            break
 
 
 def run_points(points: list[dict], backend: str = "processes", workers: int | None = None,
@@ -318,7 +362,9 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     progress : bool
         A progress bar with ETA on stderr.
     resume : bool
-        Skip the points that ``out`` already holds with status "ok".
+        Skip the points that ``out`` already holds with status "ok". A spec that
+        sets no engine resumes a file whose rows all have engine "fast" (written
+        before the default was "auto") on engine "fast", with a note saying so.
 
     Rows are sorted by the points' order in the grid, whatever order they finished
     in. The frame reads like the results file (it is that CSV, parsed): a failed
@@ -339,14 +385,20 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     if not isinstance(spec, dict):
         from forkjoin_sim.checks import check_input_file
         check_input_file(spec, "sweep spec")
+    spec = load_spec(spec)
+    out = None if out is None else check_results_path(out)
+    if resume and out is None:
+        raise ConfigError("resume needs the results file: give out=...")
+    legacy = None
+    if resume:
+        spec, legacy = resumed_spec(spec, out)
     points, notes = expand(spec)
+    if legacy is not None:
+        notes = [legacy, *notes]
     if not points:
         raise ConfigError("no valid point in the sweep spec: "
                           + ("; ".join(notes[:3]) or "it is empty"))
     check_run_settings(points, workers if backend != "serial" else 1)
-    out = None if out is None else check_results_path(out)
-    if resume and out is None:
-        raise ConfigError("resume needs the results file: give out=...")
     order = {point_identity(p): i for i, p in enumerate(points)}
     done = done_rows(out, order, bool(annotators(annotate))) if resume else {}
     if out is not None and not resume and out.suffix.lower() == ".parquet":
