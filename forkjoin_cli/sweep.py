@@ -18,7 +18,8 @@ rho = [0.3, 0.9, 1.5]
 service = ["exp", "lognormal:1.0"]
 jobs = 100000
 replications = 2
-seed = 1"""
+seed = 1
+# engine = "fast"   # exact percentiles; unset ("auto"): the engine simulate picks"""
 
 #: Seconds a remote Dask scheduler has to accept a connection before the sweep starts.
 DASK_TIMEOUT = 5.0
