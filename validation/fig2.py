@@ -50,7 +50,9 @@ def grid_spec(jobs: int, sample_every: int = 1, seed: int = 0, service: str = "e
     return {"nodes": list(nodes), "replicas": list(replicas),
             "quorum": list(range(1, max(replicas) + 1)), "rho": list(loads),
             "service": service, "placement": "random", "warmup": WARMUP,
-            "sample_every": sample_every, "jobs": jobs, "seed": seed}
+            "sample_every": sample_every, "jobs": jobs, "seed": seed,
+            # the paper's protocol: one long run per point, exact percentiles
+            "engine": "fast"}
 
 
 def paper_size_table(workers: int = 2, seed: int = 2019) -> pd.DataFrame:
