@@ -198,18 +198,22 @@ def cmd_predict_model(args) -> int:
     """``cassandra predict --model``: every query row with its predicted columns."""
     from sizing.network_model import is_network_model
 
+    figure = getattr(args, "figure", None)
+    if args.out is not None:
+        check_writable(args.out, "--out", (".csv",),
+                       inputs=(args.measurements, args.model))
+    if figure is not None:
+        check_writable(figure, "--figure", (".png",),
+                       inputs=(args.measurements, args.model))
+    if not args.measurements:
+        raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
     if is_network_model(args.model):
         from forkjoin_cli import _network_calibration
 
         return _network_calibration.predict(args)
-    if getattr(args, "figure", None) is not None:
+    if figure is not None:
         raise ConfigError("--figure needs a model of a closed-network structure; "
                           f"{args.model} was calibrated with --structure simulated")
-    if args.out is not None:
-        check_writable(args.out, "--out", (".csv",),
-                       inputs=(args.measurements, args.model))
-    if not args.measurements:
-        raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
     model = read_model(args.model)
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
     wanted = [c for c in PERCENTILE_COLUMNS if c in names]
@@ -222,6 +226,13 @@ def cmd_predict_model(args) -> int:
         table.append(entry)
         for note in pred["notes"]:
             _stderr(f"predict: {row.label()}: warning: {note}")
+    emit_rows(args, columns, table)
+    return 0
+
+
+def emit_rows(args, columns, table) -> None:
+    """Predicted rows to ``--out`` (CSV, atomically, if given) and to standard output
+    (CSV, or a JSON list with ``--json``)."""
     if args.out:
         with atomic_write(args.out, newline="") as handle:
             _write_csv(handle, columns, table)
@@ -231,7 +242,6 @@ def cmd_predict_model(args) -> int:
         buffer = io.StringIO()
         _write_csv(buffer, columns, table)
         print(buffer.getvalue(), end="")
-    return 0
 
 
 def _write_csv(handle, columns, table) -> None:

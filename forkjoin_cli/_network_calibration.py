@@ -220,16 +220,10 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 
 
 def predict(args) -> int:
-    """``predict --model`` with a closed-network model: each query row predicted."""
-    from forkjoin_cli._calibration import _write_csv, check_writable
+    """``predict --model`` with a closed-network model: each query row predicted (the
+    output places are checked by the caller, `forkjoin_cli._calibration`)."""
+    from forkjoin_cli._calibration import emit_rows
 
-    if args.out is not None:
-        check_writable(args.out, "--out", (".csv",), inputs=(args.measurements, args.model))
-    if args.figure is not None:
-        check_writable(args.figure, "--figure", (".png",),
-                       inputs=(args.measurements, args.model))
-    if not args.measurements:
-        raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
     model = read_network_model(args.model)
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
     check_rows(rows, model.fit.structure, args.measurements)
@@ -247,20 +241,9 @@ def predict(args) -> int:
     for name in model.meta.get("resting_on_prior", []):
         _stderr(f"predict: warning: {name} ({COORDINATE_LABELS[name]}) rests on the "
                 "prior; the intervals carry the prior's spread")
-    columns = list(names) + list(PREDICTED)
-    if args.out:
-        with atomic_write(args.out, newline="") as handle:
-            _write_csv(handle, columns, out)
     if args.figure:
         from forkjoin_cli.calibration_figure import draw
 
         draw(args.figure, model, table, title=f"predict {args.measurements}")
-    if args.json:
-        print(json_text(out))
-    else:
-        import io
-
-        buffer = io.StringIO()
-        _write_csv(buffer, columns, out)
-        print(buffer.getvalue(), end="")
+    emit_rows(args, list(names) + list(PREDICTED), out)
     return 0

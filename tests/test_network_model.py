@@ -134,9 +134,13 @@ def test_calibrate_then_predict_on_the_command_line(tmp_path, capsys):
                                           for t in THREADS], "fit.csv")
     query = _measurement_file(tmp_path, [("QUORUM", t) for t in THREADS], "q.csv")
     out, report = tmp_path / "m.toml", tmp_path / "r.json"
+    # rows of the model itself: with a vague prior (no level prior, which would pull
+    # QUORUM to the line between ONE and ALL) the fit recovers the model's QUORUM
+    vague = tmp_path / "vague.toml"
+    vague.write_text(Prior.vague().to_toml())
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
                  "--measurements", fitted, "--out", str(out), "--report", str(report),
-                 "--structure", "shared-digest", "--json"]) == 0
+                 "--structure", "shared-digest", "--prior", str(vague), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["structure"] == "shared-digest"
     assert json.loads(report.read_text())["rows"][0]["row"] == "read ONE 4 threads"
