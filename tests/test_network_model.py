@@ -174,6 +174,28 @@ def test_open_loop_rows_are_refused_by_a_network_structure(tmp_path, capsys):
     path = tmp_path / "open.csv"
     path.write_text("operation,consistency,rate,throughput,mean_ms\nread,ONE,100,,2\n")
     code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", str(path), "--out", str(tmp_path / "m.toml")])
+                 "--measurements", str(path), "--out", str(tmp_path / "m.toml"),
+                 "--structure", "digest-random-hops"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and "use --structure simulated for rate rows" in err[-1]
+
+
+def test_rows_only_the_simulated_model_takes_choose_it_with_a_note(tmp_path, capsys,
+                                                                   monkeypatch):
+    """A YCSB workload A run (reads and updates in one run) without --structure: the
+    simulated structure is fitted, and a note says why."""
+    from pathlib import Path
+
+    from forkjoin_cli import _calibration
+
+    chosen = []
+    monkeypatch.setattr(_calibration, "_calibrate_simulated",
+                        lambda args: chosen.append(args) or 0)
+    table = tmp_path / "runs.csv"
+    source = Path(__file__).parent / "data" / "ycsb_workloada_run.txt"
+    (tmp_path / "a.txt").write_text(source.read_text())
+    table.write_text("file,threads,consistency\na.txt,64,QUORUM\n")
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(table), "--out", str(tmp_path / "m.toml")]) == 0
+    assert len(chosen) == 1
+    assert "only --structure simulated fits" in capsys.readouterr().err
