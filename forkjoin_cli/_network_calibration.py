@@ -66,6 +66,21 @@ def model_rows(table: pd.DataFrame) -> dict:
                 write=(table.operation == "write").to_numpy())
 
 
+def outside_of(table: pd.DataFrame):
+    """The clients' time outside the measured latency (ms) of every row with a measured
+    throughput, by Little's law (threads / throughput - latency, at least 0), as
+    anchors to interpolate; None if no row has a throughput."""
+    measured = table.throughput.to_numpy(float)
+    has = np.isfinite(measured) & (measured > 0)
+    if not has.any():
+        return None
+    time_out = np.maximum(1000.0 * table.threads.to_numpy(float) / np.where(
+        has, measured, 1.0) - table.mean_ms.to_numpy(float), 0.0)
+    return Anchors(write=(table.operation == "write").to_numpy()[has],
+                   quorum=table.quorum.to_numpy(int)[has],
+                   threads=table.threads.to_numpy(float)[has], residual=time_out[has])
+
+
 def check_rows(rows, structure: str, path: str) -> None:
     """Refuse rows a closed-network structure cannot take (before any work)."""
     for row in rows:
@@ -112,6 +127,9 @@ def calibrate(args, structure: str) -> int:
     table = table_of(rows, args.nodes, args.replicas)
     _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
             f"{structure}")
+    outside = outside_of(table)
+    fit_rows = NetworkModel(None, None, args.nodes, args.replicas,
+                            outside=outside).with_outside(model_rows(table))
     started = time.perf_counter()
     from tqdm.auto import tqdm
 
@@ -123,15 +141,21 @@ def calibrate(args, structure: str) -> int:
             bar.total = budget
             bar.update(done - bar.n)
 
-        fitted = fit(model_rows(table), table.mean_ms.to_numpy(), structure, prior,
+        fitted = fit(fit_rows, table.mean_ms.to_numpy(), structure, prior,
                      args.cores, args.client_cores,
                      throughput=table.throughput.to_numpy(), progress=advance)
-    anchors = Anchors.of(fitted, model_rows(table), table.mean_ms.to_numpy())
+    anchors = Anchors.of(fitted, fit_rows, table.mean_ms.to_numpy())
     seconds = time.perf_counter() - started
     resting = fitted.resting_on_prior()
     notes = list(doubts)
     notes += [f"{name} ({COORDINATE_LABELS[name]}) rests on the prior: the rows barely "
               "determine it" for name in resting]
+    if outside is not None and np.max(outside.residual) > 0.05 * np.min(
+            table.mean_ms.to_numpy()):
+        notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
+                     f"up to {np.max(outside.residual):.3g}) per request outside the "
+                     "measured latency (threads / throughput - latency): the model keeps "
+                     "that time between requests, interpolated in threads")
     if anchors.spread > 0.10:
         notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
                      "predictions lean on the anchors (measured rows nearby)")
@@ -139,7 +163,7 @@ def calibrate(args, structure: str) -> int:
                 measurements_sha256=file_sha256(args.measurements),
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
                 seconds=round(seconds, 3))
-    model = NetworkModel(fitted, anchors, args.nodes, args.replicas, meta)
+    model = NetworkModel(fitted, anchors, args.nodes, args.replicas, meta, outside)
     report = report_dict(model, table)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=1)
@@ -162,7 +186,7 @@ def calibrate(args, structure: str) -> int:
 def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     """The fit report: structure, prior, parameters with intervals, rows."""
     f = model.fit
-    rows = model_rows(table)
+    rows = model.with_outside(model_rows(table))
     plain = f.predict(rows)[0]
     z = 1.959963984540054
     parameters = {}
@@ -184,8 +208,9 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "anchor_rms": model.anchors.spread,
             "warnings": list(model.meta.get("warnings", [])),
             "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
-                      "residual_mean": float(p / m - 1)}
-                     for label, m, p in zip(table.label, table.mean_ms, plain)],
+                      "residual_mean": float(p / m - 1), "outside_ms": float(z)}
+                     for label, m, p, z in zip(table.label, table.mean_ms, plain,
+                                               rows["think_ms"])],
             "seconds": model.meta.get("seconds")}
 
 
@@ -208,10 +233,12 @@ def report_markdown(report: dict) -> str:
     lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
     lines += ["", f"## The model's own curve against each row (anchors: "
                   f"{100 * report['anchor_rms']:.1f}% rms)", "",
-              "| row | measured ms | model ms | error |", "|---|---|---|---|"]
+              "| row | measured ms | model ms | error | outside ms |",
+              "|---|---|---|---|---|"]
     for r in report["rows"]:
         lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
-                     f"{r['model_mean_ms']:.4g} | {100 * r['residual_mean']:+.1f}% |")
+                     f"{r['model_mean_ms']:.4g} | {100 * r['residual_mean']:+.1f}% | "
+                     f"{r['outside_ms']:.3g} |")
     return "\n".join(lines) + "\n"
 
 

@@ -111,9 +111,23 @@ class NetworkModel:
     nodes: int
     replicas: int
     meta: dict = field(default_factory=dict)
+    #: Per fitted row with a measured throughput, the clients' time outside the
+    #: measured latency (ms, Little's law: threads / throughput - latency, at least 0),
+    #: interpolated to other rows by the anchors' rule; None: no throughput measured.
+    outside: Anchors | None = None
+
+    def with_outside(self, rows) -> dict:
+        """``rows`` with ``think_ms`` set to the clients' time outside the latency (kept
+        as given when the model has none)."""
+        if self.outside is None:
+            return rows
+        out = dict(rows)
+        out["think_ms"] = np.maximum(self.outside.correction(rows), 0.0)
+        return out
 
     def predict(self, rows, anchored: bool = True):
         """Mean latency (ms) and throughput (ops/s) per row; anchored by default."""
+        rows = self.with_outside(rows)
         latency, throughput = self.fit.predict(rows)
         if anchored:
             factor = np.exp(self.anchors.correction(rows))
@@ -129,9 +143,10 @@ class NetworkModel:
         """The fitted rows behind the anchors, as `sizing.closed_network.predict` takes
         them."""
         n = len(self.anchors.threads)
-        return dict(threads=self.anchors.threads, think_ms=np.zeros(n),
-                    nodes=np.full(n, self.nodes), replicas=np.full(n, self.replicas),
-                    quorum=self.anchors.quorum, write=self.anchors.write)
+        return self.with_outside(dict(
+            threads=self.anchors.threads, think_ms=np.zeros(n),
+            nodes=np.full(n, self.nodes), replicas=np.full(n, self.replicas),
+            quorum=self.anchors.quorum, write=self.anchors.write))
 
     def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0):
         """Prediction interval of each row's mean latency.
@@ -142,6 +157,7 @@ class NetworkModel:
         own spread (how far the model misses measured rows), on the log scale.
         """
         fitted = self.fit
+        rows = self.with_outside(rows)
         rng = np.random.default_rng(seed)
         draws = fitted.point + fitted.posterior_sd * rng.standard_normal(
             (samples, len(fitted.point)))
@@ -179,8 +195,16 @@ class NetworkModel:
                   .replace("False", "false"),
                   f"quorum = {[int(v) for v in self.anchors.quorum]}",
                   f"threads = {[float(v) for v in self.anchors.threads]}",
-                  f"residual = {[float(v) for v in self.anchors.residual]}",
-                  "", "[fit]"]
+                  f"residual = {[float(v) for v in self.anchors.residual]}", ""]
+        if self.outside is not None:
+            o = self.outside
+            lines += ["[outside]",
+                      f"write = {[bool(v) for v in o.write]}".replace("True", "true")
+                      .replace("False", "false"),
+                      f"quorum = {[int(v) for v in o.quorum]}",
+                      f"threads = {[float(v) for v in o.threads]}",
+                      f"ms = {[float(v) for v in o.residual]}", ""]
+        lines += ["[fit]"]
         for key, value in self.meta.items():
             lines.append(f"{key} = {_toml(value)}")
         return "\n".join(lines) + "\n\n" + f.prior.to_toml()
@@ -234,6 +258,15 @@ def read_network_model(path: str) -> NetworkModel:
                         np.array(anchors["threads"], float),
                         np.array(anchors["residual"], float))
         nodes, replicas = int(model["nodes"]), int(model["replicas"])
+        outside = None
+        if "outside" in table:
+            o = table["outside"]
+            outside = Anchors(np.array(o["write"], bool), np.array(o["quorum"], int),
+                              np.array(o["threads"], float), np.array(o["ms"], float))
+            if len({len(outside.write), len(outside.quorum), len(outside.threads),
+                    len(outside.residual)}) != 1 or np.any(outside.residual < 0):
+                raise ConfigError(f"--model {path}: [outside] lists differ in length "
+                                  "or hold a negative time; recalibrate")
     except KeyError as exc:
         raise ConfigError(f"--model {path} lacks {exc.args[0]!r}; give a file written "
                           "by forkjoin-sim cassandra calibrate") from None
@@ -253,4 +286,4 @@ def read_network_model(path: str) -> NetworkModel:
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"--model {path}: replicas={replicas} nodes={nodes}; need "
                           "1 <= replicas <= nodes")
-    return NetworkModel(fit, found, nodes, replicas, dict(table.get("fit", {})))
+    return NetworkModel(fit, found, nodes, replicas, dict(table.get("fit", {})), outside)

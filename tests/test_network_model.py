@@ -199,3 +199,38 @@ def test_rows_only_the_simulated_model_takes_choose_it_with_a_note(tmp_path, cap
                  "--measurements", str(table), "--out", str(tmp_path / "m.toml")]) == 0
     assert len(chosen) == 1
     assert "only --structure simulated fits" in capsys.readouterr().err
+
+
+def test_time_outside_the_latency_is_read_off_the_throughput(tmp_path, capsys):
+    """Rows whose throughput says the clients spend 5 ms between requests outside the
+    measured latency (Little's law): the fit keeps that time, so latencies are fitted
+    as without it and the held-out level's throughput is threads / (latency + 5 ms)."""
+    pairs = [(lv, t) for lv in ("ONE", "ALL") for t in THREADS]
+    rows = _rows(pairs)
+    rows["think_ms"] = np.full(len(pairs), 5.0)
+    latency = predict(TRUTH, rows, "shared-digest", 4, 4)[0]
+    lines = ["operation,consistency,threads,throughput,mean_ms"]
+    lines += [f"read,{lv},{t},{1000 * t / (m + 5.0):.6f},{m:.6f}"
+              for (lv, t), m in zip(pairs, latency)]
+    fitted = tmp_path / "fit.csv"
+    fitted.write_text("\n".join(lines) + "\n")
+    vague = tmp_path / "vague.toml"
+    vague.write_text(Prior.vague().to_toml())
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(fitted), "--out", str(out), "--structure",
+                 "shared-digest", "--prior", str(vague), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["outside_ms"] for r in report["rows"]] == pytest.approx([5.0] * 6, rel=1e-4)
+    held = [("QUORUM", t) for t in THREADS]
+    query = _measurement_file(tmp_path, held, "q.csv")
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", query,
+                 "--json"]) == 0
+    rows_out = json.loads(capsys.readouterr().out)
+    qrows = _rows(held)
+    qrows["think_ms"] = np.full(len(held), 5.0)
+    truth = predict(TRUTH, qrows, "shared-digest", 4, 4)[0]
+    for row, expected, (_, threads) in zip(rows_out, truth, held):
+        assert row["predicted_mean_ms"] == pytest.approx(expected, rel=0.03)
+        assert row["predicted_throughput"] == pytest.approx(
+            1000 * threads / (row["predicted_mean_ms"] + 5.0), rel=1e-6)
