@@ -4,8 +4,9 @@ For every data set (Karpenko et al. 2021 clusters C and D, reads and writes; thr
 the saulolks2022 JMeter files) and every structure of `sizing.closed_network`, the four
 protocols of issue 27: (a) fit ONE, predict QUORUM and ALL; (b) fit two levels, predict
 the third (three cases, pooled); (c) fit the smaller half of the thread counts, predict
-the larger; (d) fit reads, predict writes (Karpenko only; a mutation costs what a data
-read costs). Every fit takes its prior from full fits of the *other* clusters. Beside
+the larger; (d) fit reads, predict writes (Karpenko only). Every fit is built as
+`cassandra calibrate` builds it (anchors; time outside the latency from throughputs)
+with, by default, vague parameters and the level prior of the *other* data sets. Beside
 each: the naive guess of the same protocol (same as ONE; line in replicas asked; line in
 threads; writes = reads), computed here with the definitions of
 docs/data/karpenko2021/README.md. Also the share of held-out rows inside their 95%
@@ -28,7 +29,7 @@ import pandas as pd
 
 from sizing.closed_network import STRUCTURES
 from sizing.network_fit import Prior, fit
-from sizing.network_model import Anchors, NetworkModel
+from sizing.network_model import Anchors, NetworkModel, outside_of
 
 LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
 SAULOLKS = ("rows1000_think100", "rows1000_think1000", "rows5000_think100")
@@ -155,10 +156,16 @@ def _fit(table, structure, prior, cores, client_cores):
 
 
 def _model(table, structure, prior, cores, client_cores):
-    """The calibrated model of ``table`` as `cassandra calibrate` builds it."""
-    f = _fit(table, structure, prior, cores, client_cores)
-    anchors = Anchors.of(f, rows_of(table), table.mean_ms.to_numpy(float))
-    return NetworkModel(f, anchors, 3, 3)
+    """The calibrated model of ``table`` as `cassandra calibrate` builds it: the
+    clients' time outside the latency read off the throughputs (Little's law) where
+    the rows have them, replacing the think time the file name states."""
+    outside = outside_of(table.assign(quorum=table.consistency.map(LEVELS)))
+    rows = NetworkModel(None, None, 3, 3, outside=outside).with_outside(rows_of(table))
+    x = table.throughput.to_numpy(float) if "throughput" in table else None
+    f = fit(rows, table.mean_ms.to_numpy(float), structure, prior, cores, client_cores,
+            throughput=x)
+    anchors = Anchors.of(f, rows, table.mean_ms.to_numpy(float))
+    return NetworkModel(f, anchors, 3, 3, outside=outside)
 
 
 def _scored(model, held, protocol, guess, name, structure):

@@ -21,7 +21,7 @@ from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, fi
     prior_from_model
 from sizing.closed_network import DEMANDS
 from sizing.network_model import Anchors, NetworkModel, is_network_model, \
-    read_network_model
+    outside_of, read_network_model
 
 COORDINATE_LABELS = {
     "work": "data read / mutation at a replica (ms)",
@@ -64,21 +64,6 @@ def model_rows(table: pd.DataFrame) -> dict:
                 replicas=table.replicas.to_numpy(np.int64),
                 quorum=table.quorum.to_numpy(np.int64),
                 write=(table.operation == "write").to_numpy())
-
-
-def outside_of(table: pd.DataFrame):
-    """The clients' time outside the measured latency (ms) of every row with a measured
-    throughput, by Little's law (threads / throughput - latency, at least 0), as
-    anchors to interpolate; None if no row has a throughput."""
-    measured = table.throughput.to_numpy(float)
-    has = np.isfinite(measured) & (measured > 0)
-    if not has.any():
-        return None
-    time_out = np.maximum(1000.0 * table.threads.to_numpy(float) / np.where(
-        has, measured, 1.0) - table.mean_ms.to_numpy(float), 0.0)
-    return Anchors(write=(table.operation == "write").to_numpy()[has],
-                   quorum=table.quorum.to_numpy(int)[has],
-                   threads=table.threads.to_numpy(float)[has], residual=time_out[has])
 
 
 def check_rows(rows, structure: str, path: str) -> None:

@@ -175,8 +175,8 @@ def demands_of(point: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Fit:
-    """A fitted point of `COORDINATES`, its approximate posterior sd (Laplace), and the
-    setting it was fitted in."""
+    """A fitted point of `COORDINATES`, its approximate posterior (Laplace: sd, and the
+    covariance when known), and the setting it was fitted in."""
 
     point: np.ndarray
     posterior_sd: np.ndarray
@@ -185,6 +185,16 @@ class Fit:
     cores: int
     client_cores: int
     cost: float
+    covariance: np.ndarray | None = None
+
+    def draws(self, samples: int, rng: np.random.Generator) -> np.ndarray:
+        """Points drawn from the Laplace posterior: with its covariance (the level
+        prior ties coordinates together) when known, else from the marginal sds."""
+        if self.covariance is not None:
+            return rng.multivariate_normal(self.point, self.covariance, size=samples,
+                                           method="eigh")
+        return self.point + self.posterior_sd * rng.standard_normal(
+            (samples, len(self.point)))
 
     def predict(self, rows, point: np.ndarray | None = None):
         """Mean latency (ms) and throughput (ops/s) per row."""
@@ -194,12 +204,16 @@ class Fit:
 
     def interval(self, rows, samples: int = 200, seed: int = 0, level: float = 0.95):
         """Prediction interval of the mean latency per row from sampling the Laplace
-        posterior (which holds the prior's spread where the rows say nothing)."""
-        rng = np.random.default_rng(seed)
-        draws = self.point + self.posterior_sd * rng.standard_normal((samples, len(self.point)))
-        values = np.array([self.predict(rows, d)[0] for d in draws])
+        posterior (which holds the prior's spread where the rows say nothing): the
+        width of the draws' central ``level`` range on the log scale, centred on the
+        fitted point's prediction (so the band always holds the curve drawn)."""
+        draws = self.draws(samples, np.random.default_rng(seed))
+        values = np.log([self.predict(rows, d)[0] for d in draws])
         tail = (1 - level) / 2
-        return np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
+        half = 0.5 * (np.quantile(values, 1 - tail, axis=0)
+                      - np.quantile(values, tail, axis=0))
+        centre = np.log(self.predict(rows)[0])
+        return np.exp(centre - half), np.exp(centre + half)
 
     def resting_on_prior(self, keep: float = 0.5) -> list[str]:
         """Coordinates the structure uses whose posterior sd is more than ``keep`` of
@@ -300,8 +314,12 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     jac = best.jac
     try:
         covariance = np.linalg.inv(jac.T @ jac)
+        covariance = 0.5 * (covariance + covariance.T)
         sd = np.sqrt(np.clip(np.diag(covariance), 0, None))
+        # no coordinate wider than its prior (a numerically flat direction)
+        shrink = np.minimum(1.0, prior.sd / np.maximum(sd, 1e-300))
+        covariance = covariance * np.outer(shrink, shrink)
     except np.linalg.LinAlgError:
-        sd = prior.sd.copy()
+        covariance, sd = None, prior.sd.copy()
     return Fit(best.x, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
-               float(best.cost))
+               float(best.cost), covariance)

@@ -151,16 +151,16 @@ class NetworkModel:
     def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0):
         """Prediction interval of each row's mean latency.
 
-        Each draw of the Laplace posterior (which holds the prior's spread where the
-        rows say nothing) is re-anchored on the measured rows, as the fitted model is;
-        the quantiles of those anchored predictions are then widened by the anchors'
-        own spread (how far the model misses measured rows), on the log scale.
+        Each draw of the Laplace posterior (with its covariance; it holds the prior's
+        spread where the rows say nothing) is re-anchored on the measured rows, as the
+        fitted model is; half the central range of those anchored predictions, widened
+        by the anchors' own spread (how far the model misses measured rows), is laid
+        on the log scale around the fitted model's prediction.
         """
         fitted = self.fit
         rows = self.with_outside(rows)
         rng = np.random.default_rng(seed)
-        draws = fitted.point + fitted.posterior_sd * rng.standard_normal(
-            (samples, len(fitted.point)))
+        draws = fitted.draws(samples, rng)
         base = self.anchor_rows()
         measured = np.log(fitted.predict(base)[0]) + self.anchors.residual
         values = np.empty((samples, len(np.asarray(rows["threads"]))))
@@ -172,7 +172,8 @@ class NetworkModel:
         tail = (1 - level) / 2
         low, high = np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
         z = stats.norm.ppf(1 - tail)
-        centre = 0.5 * (low + high)
+        # centred on the anchored prediction of the fitted point (the band holds it)
+        centre = np.log(self.predict(rows)[0])
         width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2)
         return np.exp(centre - width), np.exp(centre + width)
 
@@ -190,6 +191,10 @@ class NetworkModel:
         for i, name in enumerate(COORDINATES):
             lines.append(f"{name} = {{ mean = {float(f.point[i])!r}, "
                          f"sd = {float(f.posterior_sd[i])!r} }}")
+        if f.covariance is not None:
+            lines.append("covariance = [" + ", ".join(
+                "[" + ", ".join(repr(float(v)) for v in row) + "]"
+                for row in f.covariance) + "]")
         lines += ["", "[anchors]",
                   f"write = {[bool(v) for v in self.anchors.write]}".replace("True", "true")
                   .replace("False", "false"),
@@ -219,6 +224,22 @@ def _toml(value) -> str:
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     text = str(value).replace("\\", "\\\\").replace('"', '\\"')
     return f'"{text}"'
+
+
+def outside_of(table) -> "Anchors | None":
+    """The clients' time outside the measured latency (ms) of every row of ``table``
+    (columns operation, quorum, threads, throughput (ops/s, NaN if not measured),
+    mean_ms) with a measured throughput, by Little's law (threads / throughput -
+    latency, at least 0), as anchors to interpolate; None if no row has one."""
+    measured = table.throughput.to_numpy(float)
+    has = np.isfinite(measured) & (measured > 0)
+    if not has.any():
+        return None
+    time_out = np.maximum(1000.0 * table.threads.to_numpy(float) / np.where(
+        has, measured, 1.0) - table.mean_ms.to_numpy(float), 0.0)
+    return Anchors(write=(table.operation == "write").to_numpy()[has],
+                   quorum=table.quorum.to_numpy(int)[has],
+                   threads=table.threads.to_numpy(float)[has], residual=time_out[has])
 
 
 def is_network_model(path: str) -> bool:
@@ -252,8 +273,16 @@ def read_network_model(path: str) -> NetworkModel:
         point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
         sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
         prior = Prior.read(path)
+        covariance = posterior.get("covariance")
+        if covariance is not None:
+            covariance = np.array(covariance, float)
+            if covariance.shape != (len(COORDINATES), len(COORDINATES)) or \
+                    not np.all(np.isfinite(covariance)):
+                raise ConfigError(f"--model {path}: [posterior] covariance must be "
+                                  f"{len(COORDINATES)} x {len(COORDINATES)} finite "
+                                  "numbers; recalibrate")
         fit = Fit(point, sd, prior, structure, int(model["cores"]),
-                  int(model["client_cores"]), float(model.get("cost", 0.0)))
+                  int(model["client_cores"]), float(model.get("cost", 0.0)), covariance)
         found = Anchors(np.array(anchors["write"], bool), np.array(anchors["quorum"], int),
                         np.array(anchors["threads"], float),
                         np.array(anchors["residual"], float))

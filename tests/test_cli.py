@@ -178,6 +178,10 @@ def test_a_numba_setting_it_refuses_is_one_line_naming_the_variable():
 # temporary files exist, as it does for fig2 in its write phase.
 _INTERRUPTED_WRITER = """
 import os, signal, sys, time
+# as started from a terminal: a test runner under nohup hands down an ignored SIGHUP,
+# which the command rightly keeps ignoring (main._stop_signals_interrupt)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 from forkjoin_cli import main as cli
 from forkjoin_cli import simulate as command
 from forkjoin_sim.files.io import atomic_group, atomic_write
