@@ -151,6 +151,7 @@ def section(table: pd.DataFrame, cluster: str, model) -> str:
         f"Model: structure `{model.fit.structure}`, {model.fit.cores} cores per node, "
         f"{model.fit.client_cores} client cores; eqs. 13-15 on the model vs on the "
         f"paper's curves: at most {100 * own:.2g}% apart. {_node_work(model)}", "",
+        *([CAUTION_D, ""] if cluster == "D" else []),
         "### Summary", "",
         f"- **Mean latency of all operations**: the mix and eqs. 13-15 differ by "
         f"{table.difference_pct.abs().mean():.1f}% on average, at most "
@@ -231,6 +232,12 @@ def _close_calls(table, folded_best, eqs_best) -> str:
     return (" Near ties (the two fastest pairs within 1% by eqs. 13-15): "
             + ", ".join(gaps) + ".")
 
+
+CAUTION_D = ("**A caution on cluster D.** Its fitted digest cost is not physical: D's "
+             "level cost is the inter-region round trips (docs/cassandra/calibration.md), "
+             "which no structure models, so the fit puts it on the nodes as digest work, "
+             "and D's interference figures below follow from that attribution, not from "
+             "a measured mix.")
 
 FOOTER = """## Where and why they disagree
 

@@ -33,7 +33,11 @@ read, the others digests, as Cassandra does) and ``shared-digest-client`` (plus 
 client machine as a station of ``client_cores`` servers) and ``client-bound`` (as
 ``shared-digest-client``, and the client machine also does ``client_outside`` work per
 request outside the measured latency, e.g. a benchmark tool's own bookkeeping, queued on
-the same cores; only this structure uses ``client_outside``).
+the same cores), ``random-hops`` (as ``client-bound``, and the coordinator-replica hops
+are random: folded into each remote branch's random part instead of its constant shift;
+the client hop stays constant) and ``digest-random-hops`` (as ``shared-digest`` with the
+hops random in the same way). Only ``client-bound`` and ``random-hops`` use
+``client_outside``. Every structure shapes a branch's random part by ``branch_cv``.
 """
 
 from __future__ import annotations

@@ -219,6 +219,8 @@ class Fit:
         """Coordinates the structure uses whose posterior sd is more than ``keep`` of
         the prior's: the rows barely informed them."""
         unused = set() if self.structure in ("client-bound", "random-hops") else {"outside_share"}
+        if self.structure in ("replica-queues", "shared"):
+            unused.add("digest_ratio")  # reads ask every replica for data there
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
