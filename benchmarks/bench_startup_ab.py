@@ -3,12 +3,13 @@ processes, this checkout against an older tree in turn (warm caches, the first t
 rounds dropped):
 
     git worktree add /tmp/old_su ab56481
-    .venv/bin/python benchmarks/bench_startup_ab.py
+    .venv/bin/python benchmarks/bench_startup_ab.py /tmp/old_su
 """
 import subprocess, time, statistics, os, sys
 cmd = ["-m", "forkjoin_cli", "simulate", "--nodes", "9", "--replicas", "3", "--quorum", "2", "--rho", "2.7", "--jobs", "100000", "--json"]
-py = "/work/main/.venv/bin/python"
-trees = {"before (ab56481)": "/tmp/old_su", "now (HEAD)": "/work/main"}
+py = sys.executable
+here = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+trees = {f"before ({sys.argv[1]})": sys.argv[1], "now (this checkout)": here}
 env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 times = {k: [] for k in trees}
 for rnd in range(12):
