@@ -30,20 +30,10 @@ _TWO_M53 = 2.0 ** -53
 
 @numba.njit(cache=True, inline="always")
 def next_u64(states, stream):
-    """The next output of stream ``stream`` (a row of uint64 ``states``); advances it."""
-    s0 = states[stream, 0]
-    s1 = states[stream, 1]
-    s2 = states[stream, 2]
-    s3 = states[stream, 3]
-    x = s1 * np.uint64(5)
-    result = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    """The next output of stream ``stream`` (a row of uint64 ``states``); advances it
+    (`step` on the row: one xoshiro256** in the module)."""
+    result, (s0, s1, s2, s3) = step((states[stream, 0], states[stream, 1],
+                                     states[stream, 2], states[stream, 3]))
     states[stream, 0] = s0
     states[stream, 1] = s1
     states[stream, 2] = s2
