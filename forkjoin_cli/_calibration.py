@@ -125,7 +125,7 @@ def cmd_calibrate(args) -> int:
     from sizing.closed_network import STRUCTURES
     from sizing.network_fit import default_prior
 
-    structure = args.structure or default_prior()[1]
+    structure = args.structure if args.structure is not None else default_prior()[1]
     if args.structure is None and _needs_simulation(args):
         structure = "simulated"
         _stderr("note: the rows include open-loop (rate) or mixed read/write runs, which "

@@ -156,6 +156,7 @@ def test_calibrate_then_predict_on_the_command_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, message", [
     (["--structure", "nope"], "use one of"),
+    (["--structure", ""], "use one of"),
     (["--threads", "4"], "goes with --structure simulated"),
     (["--structure", "simulated", "--prior", "p.toml"], "--prior goes with"),
     (["--prior", "missing.toml"], "missing.toml"),
