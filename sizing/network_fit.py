@@ -24,7 +24,6 @@ how little the rows moved their uncertainty.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,16 +92,17 @@ class Prior:
     @classmethod
     def read(cls, path: str) -> "Prior":
         """Read the ``[prior]`` table of a TOML file written by `to_toml`."""
-        try:
-            with open(path, "rb") as handle:
-                table = tomllib.load(handle).get("prior")
-        except OSError as exc:
-            raise ConfigError(f"cannot read the prior {path}: {exc.strerror}; give a "
-                              "PRIOR.toml or a MODEL.toml written by forkjoin-sim "
-                              "cassandra calibrate") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"the prior {path} is not valid TOML ({exc}); give a "
-                              "file written by forkjoin-sim cassandra calibrate") from None
+        from forkjoin_sim.files.io import read_toml
+
+        return cls.from_file_table(read_toml(
+            path, "the prior", "give a PRIOR.toml or a MODEL.toml written by "
+            "forkjoin-sim cassandra calibrate"), path)
+
+    @classmethod
+    def from_file_table(cls, document: dict, path: str) -> "Prior":
+        """The ``[prior]`` table of an already read TOML ``document`` (from ``path``,
+        named in errors)."""
+        table = document.get("prior")
         if table is None:
             raise ConfigError(f"{path} has no [prior] table; give a file written by "
                               "benchmarks/cassandra_heldout.py --write-prior")
@@ -132,10 +132,12 @@ def default_prior() -> tuple[Prior, str]:
     structure it names: the one with the smallest held-out error there."""
     from importlib import resources
 
+    from forkjoin_sim.files.io import read_toml
+
     with resources.as_file(resources.files("sizing") / "default_prior.toml") as path:
-        with open(path, "rb") as handle:
-            structure = tomllib.load(handle).get("structure", "shared-digest-client")
-        return Prior.read(str(path)), structure
+        document = read_toml(path, "the built-in prior", "reinstall forkjoin-sim")
+    return (Prior.from_file_table(document, str(path)),
+            document.get("structure", "shared-digest-client"))
 
 
 #: Smallest prior sd (natural log) of a ratio carried over from another cluster:

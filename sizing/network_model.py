@@ -23,13 +23,13 @@ anchored and plain predictions on held-out rows (docs/cassandra/calibration.md).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import read_toml
 from sizing.closed_network import DEMANDS, STRUCTURES
 from sizing.network_fit import COORDINATES, Fit, Prior, demands_of
 
@@ -243,27 +243,21 @@ def outside_of(table) -> "Anchors | None":
 
 
 def is_network_model(path: str) -> bool:
-    """Whether ``path`` is a model file of this module (else the simulation model's)."""
+    """Whether ``path`` is a model file of this module (else the simulation model's,
+    whose reader then says what is wrong with a file that is neither)."""
     try:
-        with open(path, "rb") as handle:
-            table = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+        table = read_toml(path, "--model", "")
+    except ConfigError:
         return False
-    return table.get("model", {}).get("kind") == KIND
+    model = table.get("model")
+    return isinstance(model, dict) and model.get("kind") == KIND
 
 
 def read_network_model(path: str) -> NetworkModel:
     """Read a model file written by `NetworkModel.to_toml` (checked: one line per
     problem, naming the file)."""
-    try:
-        with open(path, "rb") as handle:
-            table = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"cannot read --model {path}: {exc.strerror}; give a file "
-                          "written by forkjoin-sim cassandra calibrate") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"--model {path} is not valid TOML ({exc}); give a file "
-                          "written by forkjoin-sim cassandra calibrate") from None
+    table = read_toml(path, "--model", "give a file written by forkjoin-sim cassandra "
+                      "calibrate")
     try:
         model, posterior, anchors = table["model"], table["posterior"], table["anchors"]
         structure = model["structure"]
@@ -272,7 +266,7 @@ def read_network_model(path: str) -> NetworkModel:
                               f"{', '.join(STRUCTURES)}; recalibrate")
         point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
         sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
-        prior = Prior.read(path)
+        prior = Prior.from_file_table(table, path)
         covariance = posterior.get("covariance")
         if covariance is not None:
             covariance = np.array(covariance, float)
