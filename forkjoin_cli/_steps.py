@@ -120,6 +120,17 @@ def layout_from_args(args, nodes):
     return cassandra_layout(nodes, "pools", threads=threads, client_cores=client)
 
 
+def print_result(result: dict, fields: dict, args) -> None:
+    """Finish a queued-work run's ``result`` (its measured ``fields``, the step options
+    and ``--config`` as given) and print it: JSON with ``--json``, else `report`."""
+    from forkjoin_sim.files.io import json_text
+
+    result.update(fields)
+    result.update({name: getattr(args, name) for name in STEP_OPTIONS},
+                  config=args.config)
+    print(json_text(result) if args.json else report(result))
+
+
 def report(result: dict) -> str:
     """Lines for a person: latency, percentiles, throughput."""
     lines = [f"steps engine: {result['jobs']:,} operations, measured "

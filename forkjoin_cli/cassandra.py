@@ -246,10 +246,7 @@ def _cmd_simulate_steps(args, model) -> int:
                   consistency=str(model.consistency), policy=model.policy,
                   local_fraction=model.local_fraction, arrival_rate=model.arrival_rate,
                   clients=model.clients, think=model.think if closed else None)
-    result.update(fields)
-    result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS},
-                  config=args.config)
-    print(json_text(result) if args.json else _steps.report(result))
+    _steps.print_result(result, fields, args)
     return 0
 
 

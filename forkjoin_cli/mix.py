@@ -69,7 +69,6 @@ def _cmd_mix_steps(args, cluster) -> int:
     """``mix`` with queued work: the cluster's operations as step graphs."""
     from forkjoin_cli import _steps
     from forkjoin_cli.main import parse_warmup
-    from forkjoin_sim.files.io import json_text
 
     if args.coordinator is not None:
         raise ConfigError("--coordinator is unqueued coordinator time; with the "
@@ -96,10 +95,7 @@ def _cmd_mix_steps(args, cluster) -> int:
         engine="simpy" if args.engine == "simpy" else "steps",
         unqueued=_steps.unqueued(laws))
     result.update(cluster.summary_fields())
-    result.update(fields)
-    result.update({name: getattr(args, name) for name in _steps.STEP_OPTIONS},
-                  config=args.config)
-    print(json_text(result) if args.json else _steps.report(result))
+    _steps.print_result(result, fields, args)
     return 0
 
 
