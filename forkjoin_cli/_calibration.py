@@ -145,7 +145,7 @@ def cmd_calibrate(args) -> int:
         from forkjoin_cli import _network_calibration
 
         return _network_calibration.calibrate(args, structure)
-    for option in ("prior", "figure"):
+    for option in ("prior", "figure", "datacentres"):
         if getattr(args, option, None) is not None:
             raise ConfigError(f"--{option} goes with a closed-network structure, not "
                               "--structure simulated (which open-loop or mixed "

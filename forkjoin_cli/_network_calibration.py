@@ -32,7 +32,8 @@ COORDINATE_LABELS = {
     "hop_client": "client-coordinator hop / replica work",
     "hop_ratio": "coordinator-replica hop / client-coordinator hop",
     "outside_share": "client work outside the latency / replica work",
-    "branch_cv": "coefficient of variation of a fork branch's random time"}
+    "branch_cv": "coefficient of variation of a fork branch's random time",
+    "link_window": "messages in flight per direction of a link between data centres"}
 
 
 def _stderr(message: str) -> None:
@@ -103,6 +104,12 @@ def calibrate(args, structure: str) -> int:
     from forkjoin_sim.model import check_cluster
 
     check_cluster(args.nodes, args.replicas)
+    geography = None
+    if getattr(args, "datacentres", None) is not None:
+        from sizing.geography import Geography
+
+        geography = Geography.read(args.datacentres)
+        geography.check_cluster(args.nodes, args.replicas)
     prior = load_prior(args.prior)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -128,7 +135,8 @@ def calibrate(args, structure: str) -> int:
 
         fitted = fit(fit_rows, table.mean_ms.to_numpy(), structure, prior,
                      args.cores, args.client_cores,
-                     throughput=table.throughput.to_numpy(), progress=advance)
+                     throughput=table.throughput.to_numpy(), progress=advance,
+                     geography=geography)
     anchors = Anchors.of(fitted, fit_rows, table.mean_ms.to_numpy())
     seconds = time.perf_counter() - started
     resting = fitted.resting_on_prior()
@@ -147,6 +155,7 @@ def calibrate(args, structure: str) -> int:
     meta = dict(measurements=args.measurements,
                 measurements_sha256=file_sha256(args.measurements),
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
+                **({} if geography is None else {"datacentres": args.datacentres}),
                 seconds=round(seconds, 3))
     model = NetworkModel(fitted, anchors, args.nodes, args.replicas, meta, outside)
     report = report_dict(model, table)
@@ -176,6 +185,8 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     z = 1.959963984540054
     parameters = {}
     for i, name in enumerate(COORDINATES):
+        if name == "link_window" and f.geography is None:
+            continue  # one data centre: no wide-area link
         value = math.exp(f.point[i])
         parameters[name] = {
             "meaning": COORDINATE_LABELS[name], "value": value,
@@ -189,7 +200,11 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "cores": f.cores, "client_cores": f.client_cores,
             "prior": model.meta.get("prior_source"),
             "parameters": parameters,
-            "demands_ms": dict(zip(DEMANDS, map(float, demands_of(f.point)))),
+            "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
+                           if k != "link_window" or f.geography is not None},
+            "datacentres": None if f.geography is None else {
+                "file": model.meta.get("datacentres"), "source": f.geography.source,
+                "coordinator": f.geography.coordinator},
             "anchor_rms": model.anchors.spread,
             "warnings": list(model.meta.get("warnings", [])),
             "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
@@ -199,12 +214,20 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "seconds": model.meta.get("seconds")}
 
 
+def _places(report: dict) -> str:
+    places = report.get("datacentres")
+    if not places:
+        return ""
+    return (f" Data centres: {places['file']} (coordinator {places['coordinator']}"
+            + (f"; times from {places['source']}" if places["source"] else "") + ").")
+
+
 def report_markdown(report: dict) -> str:
     lines = [f"# Calibration of {report['measurements']}", "",
              f"Structure `{report['structure']}`; {report['nodes']} nodes, "
              f"{report['replicas']} replicas, {report['cores']} cores per node, "
              f"{report['client_cores']} client cores. Prior: {report['prior']}. "
-             f"Fitted in {report['seconds']:.1f} s.", "",
+             f"Fitted in {report['seconds']:.1f} s." + _places(report), "",
              "| parameter | value | 95% interval | prior median | rests on prior |",
              "|---|---|---|---|---|"]
     for name, p in report["parameters"].items():

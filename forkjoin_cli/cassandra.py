@@ -359,6 +359,10 @@ def register(subparsers) -> None:
     p.add_argument("--prior", help="PRIOR.toml or MODEL.toml of another cluster: what "
                                    "the rows cannot determine comes from it (default: "
                                    "the built-in prior fitted on the published clusters)")
+    p.add_argument("--datacentres", help="DC.toml: a [datacentres] table placing the "
+                   "nodes and the client machine in data centres with the one-way times "
+                   "between them (nodes, client, hops; docs/cassandra/calibration.md); "
+                   "the model then queues each wide-area link (default: one data centre)")
     p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
                    help="cores per node of the measured cluster (default 4)")
     p.add_argument("--client-cores", type=whole(1, 4096, "--client-cores"), default=4,

@@ -55,7 +55,7 @@ STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
-           "digest_ratio", "client_outside", "branch_cv")
+           "digest_ratio", "client_outside", "branch_cv", "link_window")
 
 #: Gauss-Legendre points per smooth piece of the order-statistic integral.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
@@ -71,7 +71,8 @@ class Demands:
     ``client_outside`` (client-machine work outside the measured latency),
     ``branch_cv`` (coefficient of variation of a branch's random part: 1 exponential,
     below 1 part of the mean becomes a constant, above 1 a balanced two-phase
-    hyperexponential)."""
+    hyperexponential), ``link_window`` (messages in flight per direction of a link
+    between two data centres; used only with a `sizing.geography.Geography`)."""
 
     client: float = 0.0
     hop_client: float = 0.0
@@ -82,6 +83,7 @@ class Demands:
     digest_ratio: float = 1.0
     client_outside: float = 0.0
     branch_cv: float = 1.0
+    link_window: float = float("inf")
 
     def vector(self) -> np.ndarray:
         """The demands in the order of `DEMANDS`."""
@@ -154,6 +156,15 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
 
 
 @numba.njit(cache=True)
+def _stretch(u, a, servers):
+    """Mean residence per unit of demand at a station of ``servers`` servers whose
+    single-server part (Seidmann) is at utilisation ``u``, an arrival seeing ``a`` of
+    the mean queue (Schweitzer)."""
+    q = u / (1.0 - a * u) if u < 1.0 else 1e12
+    return (1.0 + a * q) / servers + (servers - 1.0) / servers
+
+
+@numba.njit(cache=True)
 def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
          queue_coordinator, digest_reads, client_station, outside_queued,
          random_hops=False):
@@ -193,12 +204,8 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
     for _ in range(56):
         x = np.sqrt(lo * hi)
         # Seidmann + Schweitzer stretch per station
-        u = x * per_node / cores
-        q = u / (1.0 - a * u) if u < 1.0 else 1e12
-        f_node = (1.0 + a * q) / cores + (cores - 1.0) / cores
-        uc = x * client_queued / client_cores
-        qc = uc / (1.0 - a * uc) if uc < 1.0 else 1e12
-        f_client = (1.0 + a * qc) / client_cores + (client_cores - 1.0) / client_cores
+        f_node = _stretch(x * per_node / cores, a, cores)
+        f_client = _stretch(x * client_queued / client_cores, a, client_cores)
         f_coord = f_node if queue_coordinator else 1.0
         f_cl = f_client if client_station else 1.0
         fixed = client * f_cl + 2.0 * hop_c + coord * f_coord
@@ -237,13 +244,136 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
     return (threads / x - think) * response / (response + away), x
 
 
+@numba.njit(cache=True)
+def _row_geo(d, threads, think, quorum, write, cores, client_cores, queue_coordinator,
+             digest_reads, client_station, outside_queued, random_hops, weight,
+             client_rtt, rtt, cross):
+    """(mean latency, throughput) of one row of a cluster placed in data centres
+    (`sizing.geography.Geography.arrays`: ``weight`` per node of coordinating,
+    ``client_rtt``, ``rtt`` per pair of nodes, NaN for the fitted hops, ``cross``: a
+    link between two data centres). Every node holds every key. A digest read asks
+    the coordinator (data) and the ``quorum - 1`` nearest others; a write asks all
+    and waits for ``quorum``. Each direction of a link between data centres is a
+    station of ``link_window`` servers whose service is the round trip, loaded by
+    the branches a request waits for (a message nobody waits for is dropped and
+    hinted past its timeout rather than queued)."""
+    n = len(weight)
+    client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
+        d[5], d[6]
+    outside = d[7] if outside_queued else 0.0
+    cv = d[8]
+    window = d[9]
+    asked = n if (write or not digest_reads) else quorum
+    need = quorum if (write or not digest_reads) else asked
+    remote_work = work if (write or not digest_reads) else work * digest
+    trip = rtt.copy()
+    for i in range(n):
+        for j in range(n):
+            if np.isnan(trip[i, j]):
+                trip[i, j] = 2.0 * hop_r
+    to_client = np.where(np.isnan(client_rtt), 2.0 * hop_c, client_rtt)
+    # per coordinator, the other nodes from the nearest; equally near ones in turn
+    # from the coordinator's right (c+1, c+2, ...), which spreads the load evenly
+    order = np.empty((n, n - 1), np.int64)
+    for c in range(n):
+        key = np.empty(n)
+        for r in range(n):
+            key[r] = -1.0 if r == c else (r - c) % n
+        order[c] = np.argsort(key, kind="mergesort")[1:]
+        near = np.argsort(trip[c][order[c]], kind="mergesort")
+        order[c] = order[c][near]
+    node_demand = np.zeros(n)
+    link_demand = np.zeros((n, n))
+    for c in range(n):
+        w = weight[c]
+        if w == 0.0:
+            continue
+        node_demand[c] += w * work
+        if queue_coordinator:
+            node_demand[c] += w * (coord + 2.0 * msg * (asked - 1))
+        for j in range(asked - 1):
+            r = order[c, j]
+            node_demand[r] += w * (remote_work + (2.0 * msg if queue_coordinator else 0.0))
+        for j in range(quorum - 1):
+            r = order[c, j]
+            if cross[c, r]:
+                link_demand[c, r] += w * trip[c, r]
+    client_queued = client + outside if client_station else 0.0
+    a = (threads - 1.0) / threads
+    x_max = 1e300
+    if a > 0:
+        for i in range(n):
+            if node_demand[i] > 0:
+                x_max = min(x_max, cores / (a * node_demand[i]))
+        if client_queued > 0:
+            x_max = min(x_max, client_cores / (a * client_queued))
+        if np.isfinite(window):
+            for i in range(n):
+                for j in range(n):
+                    if link_demand[i, j] > 0:
+                        x_max = min(x_max, window / (a * link_demand[i, j]))
+    least = 0.0
+    for c in range(n):
+        least += weight[c] * to_client[c]
+    hi = min(x_max, threads / max(think + outside + client + least + coord, 1e-12))
+    hi = hi * (1.0 - 1e-12)
+    lo = hi * 1e-15
+    shift = np.zeros(n)
+    scale = np.zeros(n)
+    f = np.ones(n)
+    response = 0.0
+    for _ in range(56):
+        x = np.sqrt(lo * hi)
+        for i in range(n):
+            f[i] = _stretch(x * node_demand[i] / cores, a, cores)
+        f_client = _stretch(x * client_queued / client_cores, a, client_cores)
+        f_cl = f_client if client_station else 1.0
+        response = 0.0
+        for c in range(n):
+            w = weight[c]
+            if w == 0.0:
+                continue
+            f_c = f[c] if queue_coordinator else 1.0
+            fixed = client * f_cl + to_client[c] + coord * f_c
+            shift[0] = 0.0
+            scale[0] = work * f[c]
+            for j in range(asked - 1):
+                r = order[c, j]
+                hop = trip[c, r]
+                if cross[c, r] and np.isfinite(window) and link_demand[c, r] > 0:
+                    hop *= _stretch(x * link_demand[c, r] / window, a, window)
+                f_r = f[r] if queue_coordinator else 1.0
+                body = remote_work * f[r] + 2.0 * msg * (f_c + f_r)
+                if random_hops and not cross[c, r]:
+                    shift[j + 1] = 0.0
+                    scale[j + 1] = hop + body
+                else:
+                    shift[j + 1] = hop
+                    scale[j + 1] = body
+            if cv < 1.0:
+                for i in range(asked):
+                    shift[i] += (1.0 - cv) * scale[i]
+                    scale[i] *= cv
+            response += w * (fixed + _kth_mean(shift, scale, asked, need, _NODES,
+                                               _WEIGHTS, cv))
+        away = outside * f_cl
+        if x * (think + away + response) > threads:
+            hi = x
+        else:
+            lo = x
+    x = np.sqrt(lo * hi)
+    return (threads / x - think) * response / (response + away), x
+
+
 def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
-            client_cores: int = 4):
+            client_cores: int = 4, geography=None):
     """Mean latency (ms) and throughput (ops/ms) per row.
 
     ``demands``: a `Demands` or an array in the order of `DEMANDS`. ``rows``: a mapping
     of equal-length arrays ``threads``, ``think_ms``, ``nodes``, ``replicas``,
-    ``quorum``, ``write`` (bool).
+    ``quorum``, ``write`` (bool). ``geography``: a `sizing.geography.Geography`
+    placing the nodes and the client in data centres (every row then has its nodes
+    and replicas = nodes).
     """
     if structure not in STRUCTURES:
         raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
@@ -271,6 +401,16 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     random_hops = structure.endswith("random-hops")
     latency = np.empty(len(threads))
     throughput = np.empty(len(threads))
+    if geography is not None:
+        for count, size in {(int(a), int(b)) for a, b in zip(nodes, replicas)}:
+            geography.check_cluster(count, size)
+        weight, to_client, trip, cross = geography.arrays()
+        for i in range(len(threads)):
+            latency[i], throughput[i] = _row_geo(
+                d, threads[i], think[i], quorum[i], write[i], cores, client_cores,
+                queue_coordinator, digest_reads, client_station, outside_queued,
+                random_hops, weight, to_client, trip, cross)
+        return latency, throughput
     for i in range(len(threads)):
         latency[i], throughput[i] = _row(d, threads[i], think[i], nodes[i], replicas[i],
                                          quorum[i], write[i], cores, client_cores,

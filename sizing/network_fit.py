@@ -15,6 +15,8 @@ scale-free ratios so that a prior carries over between clusters of different spe
 ``hop_ratio``         log coordinator-replica hop / client-coordinator hop
 ``outside_share``     log client work outside the measured latency / replica work
 ``branch_cv``         log coefficient of variation of a fork branch's random time
+``link_window``       log messages in flight per direction of a link between two
+                      data centres (only with a `sizing.geography.Geography`)
 ====================  ===========================================================
 
 What the rows cannot determine (e.g. ``digest_ratio`` from ONE-only rows, where no
@@ -34,7 +36,12 @@ from sizing.closed_network import DEMANDS, STRUCTURES, predict
 
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
-               "client_share", "hop_client", "hop_ratio", "outside_share", "branch_cv")
+               "client_share", "hop_client", "hop_ratio", "outside_share", "branch_cv",
+               "link_window")
+
+#: Coordinates a file written before they existed may lack: they take the vague
+#: prior's value (and a model file's posterior, that value and spread).
+LATER_COORDINATES = ("link_window",)
 
 
 @dataclass(frozen=True)
@@ -58,8 +65,11 @@ class Prior:
     @classmethod
     def vague(cls) -> "Prior":
         """Wide prior: each ratio within a factor of about 20 of 1 at one sd."""
-        return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0]),
-                   np.array([10.0, 3.0, 3.0, 3.0, 3.0, 10.0, 3.0, 10.0, 1.0]))
+        # digest_ratio: a digest read does the data read and hashes the row, so it
+        # costs about a data read or less (sd 1: a factor e either way)
+        return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0,
+                             np.log(1000.0)]),
+                   np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 3.0]))
 
     @classmethod
     def from_fits(cls, points: np.ndarray, source: str, floor: float = 0.5) -> "Prior":
@@ -106,6 +116,11 @@ class Prior:
         if table is None:
             raise ConfigError(f"{path} has no [prior] table; give a file written by "
                               "benchmarks/cassandra_heldout.py --write-prior")
+        vague = cls.vague()
+        table = dict(table)
+        for name in LATER_COORDINATES:
+            i = COORDINATES.index(name)
+            table.setdefault(name, {"mean": float(vague.mean[i]), "sd": float(vague.sd[i])})
         missing = [name for name in COORDINATES if name not in table]
         if missing:
             raise ConfigError(f"{path}: prior lacks {missing}; give mean and sd for each "
@@ -166,12 +181,13 @@ def prior_from_model(model, source: str) -> Prior:
 def demands_of(point: np.ndarray) -> np.ndarray:
     """Demands in the order of `sizing.closed_network.DEMANDS` from a point of
     `COORDINATES`."""
-    work, coord, msg, digest, client, hop_c, hop_ratio, outside, cv = np.exp(point)
+    work, coord, msg, digest, client, hop_c, hop_ratio, outside, cv, window = \
+        np.exp(point)
     hop_client = hop_c * work
     values = {"client": client * work, "hop_client": hop_client,
               "hop_replica": hop_ratio * hop_client, "coordinate": coord * work,
               "message": msg * work, "work": work, "digest_ratio": digest,
-              "client_outside": outside * work, "branch_cv": cv}
+              "client_outside": outside * work, "branch_cv": cv, "link_window": window}
     return np.array([values[name] for name in DEMANDS])
 
 
@@ -188,6 +204,9 @@ class Fit:
     client_cores: int
     cost: float
     covariance: np.ndarray | None = None
+    #: Data centres of the nodes and the client (`sizing.geography.Geography`), or
+    #: None: one data centre, symmetric nodes.
+    geography: object = None
 
     def draws(self, samples: int, rng: np.random.Generator) -> np.ndarray:
         """Points drawn from the Laplace posterior: with its covariance (the level
@@ -201,7 +220,8 @@ class Fit:
     def predict(self, rows, point: np.ndarray | None = None):
         """Mean latency (ms) and throughput (ops/s) per row."""
         latency, per_ms = predict(demands_of(self.point if point is None else point), rows,
-                                  self.structure, self.cores, self.client_cores)
+                                  self.structure, self.cores, self.client_cores,
+                                  self.geography)
         return latency, per_ms * 1000.0
 
     def interval(self, rows, samples: int = 200, seed: int = 0, level: float = 0.95):
@@ -223,6 +243,8 @@ class Fit:
         unused = set() if self.structure in ("client-bound", "random-hops") else {"outside_share"}
         if self.structure in ("replica-queues", "shared"):
             unused.add("digest_ratio")  # reads ask every replica for data there
+        if self.geography is None:
+            unused.add("link_window")
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
@@ -260,14 +282,23 @@ def _level_rows(rows, prior: Prior):
     return pseudo, np.array(position), weight, np.array(owner)
 
 
+#: Windows (messages in flight per wide-area link) a fit with data centres starts
+#: from: wide open, and tight enough to bind a few hundred requests per second over
+#: a 100-300 ms round trip.
+WINDOW_STARTS = (1000.0, 300.0, 100.0, 30.0)
+
+
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
         cores: int = 4, client_cores: int = 4, throughput=None, noise: float = 0.05,
-        starts: int = 2, max_evaluations: int = 80, progress=None) -> Fit:
+        starts: int = 2, max_evaluations: int = 80, progress=None,
+        geography=None) -> Fit:
     """MAP fit of the demands to measured mean latencies (ms) and optional throughputs
     (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`).
 
     ``progress(done, budget)``, if given, is called at every model evaluation (at most
-    ``budget`` of them)."""
+    ``budget`` of them). ``geography`` (`sizing.geography.Geography`) places nodes and
+    client in data centres; the level prior, which describes single-region clusters,
+    is then left out: the round trips between data centres set what a level costs."""
     if structure not in STRUCTURES:
         raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
     prior = prior or Prior.vague()
@@ -278,9 +309,11 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
                   else np.asarray(throughput, float))
     has_x = np.isfinite(measured_x) & (measured_x > 0)
 
-    pseudo, position, weight, owner = _level_rows(rows, prior)
+    pseudo, position, weight, owner = _level_rows(
+        rows, prior if geography is None else Prior(prior.mean, prior.sd))
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
-    budget = starts * max_evaluations * (1 + len(COORDINATES))
+    budget = starts * max_evaluations * (1 + len(COORDINATES)) * (
+        1 if geography is None else 2 * len(WINDOW_STARTS))
     calls = [0]
 
     def residuals(point):
@@ -288,7 +321,7 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
         if progress is not None:
             progress(min(calls[0], budget), budget)
         demands = demands_of(point)
-        latency, x = predict(demands, rows, structure, cores, client_cores)
+        latency, x = predict(demands, rows, structure, cores, client_cores, geography)
         parts = [np.log(latency / latency_ms) / noise,
                  np.log(x[has_x] * 1000.0 / measured_x[has_x]) / noise,
                  (point - prior.mean) / prior.sd]
@@ -305,14 +338,27 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
 
     best = None
     scale = np.log(np.median(latency_ms))
-    for shift in np.linspace(-3.0, 0.0, starts):
+    window = COORDINATES.index("link_window")
+    low, high = np.full(len(COORDINATES), -25.0), np.full(len(COORDINATES), 15.0)
+
+    def solve(start, lower, upper, evaluations):
+        return optimize.least_squares(residuals, start, method="trf",
+                                      bounds=(lower, upper), diff_step=1e-4, x_scale=1.0,
+                                      max_nfev=evaluations, ftol=1e-6, xtol=1e-6)
+
+    # a saturating wide-area link and busy cores can both bend a curve, and a free
+    # fit slides from one explanation to the other: with data centres, each start
+    # first holds the window at one of WINDOW_STARTS, then frees it
+    windows = [None] if geography is None else WINDOW_STARTS
+    for shift, held in [(s, w) for s in np.linspace(-3.0, 0.0, starts) for w in windows]:
         start = prior.mean.copy()
         start[0] = scale + shift
-        result = optimize.least_squares(residuals, start, method="trf",
-                                        bounds=(np.full(len(start), -25.0),
-                                                np.full(len(start), 15.0)),
-                                        diff_step=1e-4, x_scale=1.0,
-                                        max_nfev=max_evaluations, ftol=1e-6, xtol=1e-6)
+        if held is not None:
+            start[window] = np.log(held)
+            lower, upper = low.copy(), high.copy()
+            lower[window], upper[window] = start[window] - 1e-6, start[window] + 1e-6
+            start = solve(start, lower, upper, max_evaluations // 2).x
+        result = solve(start, low, high, max_evaluations)
         if best is None or result.cost < best.cost:
             best = result
     jac = best.jac
@@ -326,4 +372,4 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     except np.linalg.LinAlgError:
         covariance, sd = None, prior.sd.copy()
     return Fit(best.x, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
-               float(best.cost), covariance)
+               float(best.cost), covariance, geography)

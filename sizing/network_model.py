@@ -31,7 +31,8 @@ from scipy import stats
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
 from sizing.closed_network import DEMANDS, STRUCTURES
-from sizing.network_fit import COORDINATES, Fit, Prior, demands_of
+from sizing.geography import Geography
+from sizing.network_fit import COORDINATES, LATER_COORDINATES, Fit, Prior, demands_of
 
 #: The ``kind`` of a model file written by this module.
 KIND = "closed-network"
@@ -212,7 +213,8 @@ class NetworkModel:
         lines += ["[fit]"]
         for key, value in self.meta.items():
             lines.append(f"{key} = {_toml(value)}")
-        return "\n".join(lines) + "\n\n" + f.prior.to_toml()
+        places = "" if f.geography is None else "\n" + f.geography.to_toml()
+        return "\n".join(lines) + "\n\n" + f.prior.to_toml() + places
 
 
 def _toml(value) -> str:
@@ -264,19 +266,34 @@ def read_network_model(path: str) -> NetworkModel:
         if structure not in STRUCTURES:
             raise ConfigError(f"--model {path}: structure {structure!r} is not one of "
                               f"{', '.join(STRUCTURES)}; recalibrate")
+        prior = Prior.from_file_table(table, path)
+        # a file written before a coordinate existed: it sits at the prior
+        older = [n for n in LATER_COORDINATES if n not in posterior]
+        posterior = dict(posterior, **{n: {"mean": prior.mean[COORDINATES.index(n)],
+                                           "sd": prior.sd[COORDINATES.index(n)]}
+                                       for n in older})
         point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
         sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
-        prior = Prior.from_file_table(table, path)
         covariance = posterior.get("covariance")
         if covariance is not None:
             covariance = np.array(covariance, float)
+            if older and covariance.shape == (len(COORDINATES) - len(older),) * 2:
+                known = [i for i, n in enumerate(COORDINATES) if n not in older]
+                full = np.diag(sd ** 2)
+                full[np.ix_(known, known)] = covariance
+                covariance = full
             if covariance.shape != (len(COORDINATES), len(COORDINATES)) or \
                     not np.all(np.isfinite(covariance)):
                 raise ConfigError(f"--model {path}: [posterior] covariance must be "
                                   f"{len(COORDINATES)} x {len(COORDINATES)} finite "
                                   "numbers; recalibrate")
+        geography = None
+        if "datacentres" in table:
+            geography = Geography.from_mapping(table["datacentres"])
+            geography.check_cluster(int(model["nodes"]), int(model["replicas"]))
         fit = Fit(point, sd, prior, structure, int(model["cores"]),
-                  int(model["client_cores"]), float(model.get("cost", 0.0)), covariance)
+                  int(model["client_cores"]), float(model.get("cost", 0.0)), covariance,
+                  geography)
         found = Anchors(np.array(anchors["write"], bool), np.array(anchors["quorum"], int),
                         np.array(anchors["threads"], float),
                         np.array(anchors["residual"], float))

@@ -200,6 +200,7 @@ def value_for(name: str, files, command: str = ""):
         "measurements": _files(files, ["referee"], BAD_FILES),
         "basic_csv": _files(files, ["referee"], BAD_FILES),
         "model": _files(files, ["config"], BAD_FILES),
+        "datacentres": _files(files, ["config"], BAD_FILES),
     }
     levels = _texts(["ONE", "QUORUM", "ALL", "2"], ["a", "", "FOUR", "0"])
     per_name.update({

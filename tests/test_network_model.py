@@ -161,6 +161,8 @@ def test_calibrate_then_predict_on_the_command_line(tmp_path, capsys):
     (["--structure", "simulated", "--prior", "p.toml"], "--prior goes with"),
     (["--prior", "missing.toml"], "missing.toml"),
     (["--figure", "f.jpg"], "must end in .png"),
+    (["--structure", "simulated", "--datacentres", "dc.toml"], "--datacentres goes with"),
+    (["--datacentres", "missing.toml"], "missing.toml"),
 ])
 def test_calibrate_refuses_bad_options_in_one_line(tmp_path, capsys, extra, message):
     fitted = _measurement_file(tmp_path, [("ONE", 4), ("ALL", 4)], "fit.csv")
@@ -235,3 +237,84 @@ def test_time_outside_the_latency_is_read_off_the_throughput(tmp_path, capsys):
         assert row["predicted_mean_ms"] == pytest.approx(expected, rel=0.03)
         assert row["predicted_throughput"] == pytest.approx(
             1000 * threads / (row["predicted_mean_ms"] + 5.0), rel=1e-6)
+
+
+DC = ('[datacentres]\nnodes = [0, 1, 2]\nclient = 3\nsource = "test"\n'
+      '[datacentres.hops]\n"0-1" = 50.0\n"0-2" = 90.0\n"1-2" = 150.0\n"0-3" = 60.0\n'
+      '"1-3" = 90.0\n"2-3" = 110.0\n')
+
+
+def test_a_geo_distributed_cluster_from_one_plus_round_trips(tmp_path, capsys):
+    """Rows of the geo model itself (window 40 messages): fitted on ONE and QUORUM,
+    the ALL rows come out of the round trips and the window the QUORUM rows fix; the
+    model file keeps its data centres."""
+    from sizing.geography import Geography
+
+    places = tmp_path / "dc.toml"
+    places.write_text(DC)
+    truth = Demands(client=0.05, hop_client=0.3, hop_replica=0.3, coordinate=0.1,
+                    message=0.01, work=0.2, digest_ratio=0.5, link_window=40.0)
+    geo = Geography.read(str(places))
+    threads = (10, 100, 400, 1000)
+
+    def rows_file(levels, name):
+        pairs = [(lv, t) for lv in levels for t in threads]
+        latency = predict(truth, _rows(pairs), "shared-digest", 4, 4, geo)[0]
+        path = tmp_path / name
+        path.write_text("operation,consistency,threads,throughput,mean_ms\n" + "".join(
+            f"read,{lv},{t},,{m:.6f}\n" for (lv, t), m in zip(pairs, latency)))
+        return str(path), latency
+
+    fitted, _ = rows_file(("ONE", "QUORUM"), "fit.csv")
+    query, expected = rows_file(("ALL",), "q.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out), "--structure",
+                 "shared-digest", "--datacentres", str(places), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["datacentres"]["source"] == "test"
+    assert report["parameters"]["link_window"]["value"] == pytest.approx(40.0, rel=0.05)
+    assert read_network_model(str(out)).fit.geography == geo
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", query,
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    got = np.array([row["predicted_mean_ms"] for row in rows])
+    np.testing.assert_allclose(got, expected, rtol=0.03)
+    # ALL far past the window's limit: 1000 threads / (40 / 180 ms) is 4.5 s
+    assert got[-1] > 4000
+
+
+def test_a_geo_file_that_does_not_fit_the_cluster_is_refused(tmp_path, capsys):
+    places = tmp_path / "dc.toml"
+    places.write_text(DC)
+    fitted = _measurement_file(tmp_path, [("ONE", 4), ("ALL", 4)], "fit.csv")
+    code = main(["cassandra", "calibrate", "--nodes", "4", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(tmp_path / "m.toml"),
+                 "--datacentres", str(places)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "lists 3 nodes but the cluster has 4" in err[0]
+    assert not (tmp_path / "m.toml").exists()
+
+
+def test_a_model_file_from_before_the_window_still_reads(tmp_path):
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
+            max_evaluations=20)
+    model = NetworkModel(f, Anchors.of(f, _rows(fitted), _truth(fitted)), 3, 3)
+    # the file as the previous release wrote it: no link_window anywhere, and a
+    # covariance without its row and column
+    import tomllib
+
+    old = np.array(tomllib.loads(model.to_toml())["posterior"]["covariance"])[:-1, :-1]
+    lines = [line for line in model.to_toml().splitlines()
+             if not line.startswith("link_window")]
+    lines = [("covariance = " + str(old.tolist())) if line.startswith("covariance")
+             else line for line in lines]
+    assert sum(line.startswith("covariance") for line in lines) == 1
+    path = tmp_path / "old.toml"
+    path.write_text("\n".join(lines) + "\n")
+    back = read_network_model(str(path))
+    rows = _rows([("QUORUM", 8)])
+    assert back.predict(rows)[0] == pytest.approx(model.predict(rows)[0], rel=1e-9)
+    np.testing.assert_allclose(back.fit.covariance[:-1, :-1], old)
+    assert back.fit.covariance[-1, -1] == pytest.approx(Prior.vague().sd[-1] ** 2)

@@ -1,0 +1,114 @@
+"""Data centres in the closed-network model: the --datacentres file, and latency and
+throughput of a cluster whose nodes and client stand in different data centres."""
+
+import numpy as np
+import pytest
+
+from forkjoin_sim.errors import ConfigError
+from sizing.closed_network import STRUCTURES, Demands, predict
+from sizing.geography import Geography
+
+# one-way times (ms): from the client's data centre 3, node 0 is nearest; from node 0,
+# node 1 is nearer than node 2
+ONE_WAY = {(0, 1): 50.0, (0, 2): 90.0, (1, 2): 150.0, (0, 3): 60.0, (1, 3): 90.0,
+           (2, 3): 110.0}
+FAR = Geography((0, 1, 2), 3, ONE_WAY)
+
+
+def _rows(threads, quorum, write, nodes=3):
+    threads = np.atleast_1d(np.asarray(threads, float))
+    n = len(threads)
+    return dict(threads=threads, think_ms=np.zeros(n), nodes=np.full(n, nodes),
+                replicas=np.full(n, nodes), quorum=np.full(n, quorum),
+                write=np.full(n, write))
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "dc.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_file_is_read_with_its_client_and_coordinator_rule(tmp_path):
+    path = _write(tmp_path, '[datacentres]\nnodes = [0, 1, 2]\nclient = 3\n'
+                  'coordinator = "random"\nsource = "test"\n[datacentres.hops]\n'
+                  + "".join(f'"{a}-{b}" = {t}\n' for (a, b), t in ONE_WAY.items()))
+    read = Geography.read(path)
+    assert read == Geography((0, 1, 2), 3, ONE_WAY, "random", "test")
+    weight, client, trip, cross = read.arrays()
+    np.testing.assert_allclose(weight, [1 / 3] * 3)
+    np.testing.assert_allclose(client, [120.0, 180.0, 220.0])
+    assert trip[0, 1] == 100.0 and trip[1, 2] == 300.0 and np.isnan(trip[0, 0])
+    assert cross[0, 1] and not cross[1, 1]
+    # the table a model file keeps reads back the same
+    again = _write(tmp_path, read.to_toml())
+    assert Geography.read(again) == read
+
+
+def test_the_nearest_node_coordinates_by_default():
+    weight = FAR.arrays()[0]
+    np.testing.assert_allclose(weight, [1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[datacentres]\nnodes = [0, 1]\n[datacentres.hops]\n"0-1" = 5\n', "needs client"),
+    ('[datacentres]\nnodes = [0, 1]\nclient = 2\n[datacentres.hops]\n"0-1" = 5\n'
+     '"0-2" = 3\n', '"1-2"'),
+    ('[datacentres]\nnodes = [0, 1]\nclient = 0\ncoordinator = "closest"\n'
+     '[datacentres.hops]\n"0-1" = 5\n', "nearest, random"),
+    ('[datacentres]\nnodes = [0, 1]\nclient = -1\n[datacentres.hops]\n"0-1" = 5\n',
+     "whole number"),
+    ('[other]\nx = 1\n', "one [datacentres] table"),
+])
+def test_a_bad_file_gets_one_line_naming_the_fix(tmp_path, text, words):
+    with pytest.raises(ConfigError, match=words.replace("[", r"\[")):
+        Geography.read(_write(tmp_path, text))
+
+
+def test_a_cluster_that_does_not_match_is_refused():
+    with pytest.raises(ConfigError, match="lists 3 nodes but the cluster has 4"):
+        FAR.check_cluster(4, 4)
+    with pytest.raises(ConfigError, match="replicas = nodes"):
+        FAR.check_cluster(3, 2)
+
+
+def test_with_idle_nodes_a_level_costs_the_round_trip_to_its_kth_nearest_replica():
+    # one client, no queueing: ONE is the client's round trip to node 0 (and a replica
+    # read); QUORUM adds node 0's round trip to node 1 (its nearest), ALL to node 2
+    d = Demands(work=1e-3, coordinate=0.0, message=0.0, branch_cv=1e-3)
+    expected = {1: 120.0, 2: 120.0 + 100.0, 3: 120.0 + 180.0}
+    for write in (False, True):
+        for quorum, value in expected.items():
+            latency, _ = predict(d, _rows(1, quorum, write), "shared-digest",
+                                 geography=FAR)
+            assert latency[0] == pytest.approx(value, rel=1e-4), (write, quorum)
+
+
+def test_a_wide_area_window_caps_the_throughput_at_window_over_round_trip():
+    # far past saturation the awaited link with the largest round trip binds:
+    # QUORUM waits for node 1 (100 ms), ALL also for node 2 (180 ms)
+    d = Demands(work=1e-3, coordinate=1e-3, message=1e-4, link_window=50.0)
+    for quorum, trip in ((2, 100.0), (3, 180.0)):
+        _, per_ms = predict(d, _rows(20000, quorum, False), "shared-digest",
+                            geography=FAR)
+        assert per_ms[0] == pytest.approx(50.0 / trip, rel=0.01)
+    # ONE waits for no other data centre: the window does not bind it
+    _, per_ms = predict(d, _rows(20000, 1, False), "shared-digest", geography=FAR)
+    assert per_ms[0] > 10 * 50.0 / 100.0
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_one_data_centre_is_the_symmetric_model(structure):
+    # every node and the client in data centre 0, no times given: the fitted hops
+    # apply and the coordinator is any node, as in the symmetric model
+    d = Demands(client=0.1, hop_client=0.2, hop_replica=0.15, coordinate=0.1,
+                message=0.02, work=0.3, digest_ratio=0.4, client_outside=0.2,
+                branch_cv=0.7, link_window=5.0)
+    local = Geography((0, 0, 0), 0, {})
+    for quorum in (1, 2, 3):
+        for write in (False, True):
+            rows = _rows([1, 10, 80], quorum, write)
+            alone = predict(d, rows, structure)
+            placed = predict(d, rows, structure, geography=local)
+            np.testing.assert_allclose(placed[0], alone[0], rtol=1e-9)
+            np.testing.assert_allclose(placed[1], alone[1], rtol=1e-9)
