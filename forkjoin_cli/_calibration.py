@@ -124,6 +124,7 @@ def cmd_calibrate(args) -> int:
     `forkjoin_cli._network_calibration`) or ``--structure simulated`` (below)."""
     from sizing.closed_network import STRUCTURES
     from sizing.network_fit import default_prior
+    from sizing.structure_choice import AUTO
 
     structure = args.structure if args.structure is not None else default_prior()[1]
     if args.structure is None and _needs_simulation(args):
@@ -132,9 +133,9 @@ def cmd_calibrate(args) -> int:
                 "only --structure simulated fits; fitting that (give --structure to "
                 "choose)")
     if structure != "simulated":
-        if structure not in STRUCTURES:
+        if structure not in STRUCTURES + (AUTO,):
             raise ConfigError(f"--structure {structure!r}; use one of "
-                              f"{', '.join(STRUCTURES)} or simulated")
+                              f"{', '.join(STRUCTURES)}, {AUTO} or simulated")
         if args.nodes is None or args.replicas is None:
             raise ConfigError("calibrate needs --nodes N and --replicas R of the "
                               "measured cluster")

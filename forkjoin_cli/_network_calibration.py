@@ -17,11 +17,12 @@ from forkjoin_sim.files.io import atomic_write, json_text
 
 from sizing.calibrated_model import file_sha256
 from sizing.measurements import read_measurements
-from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, fit, \
+from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
     prior_from_model
 from sizing.closed_network import DEMANDS
-from sizing.network_model import Anchors, NetworkModel, is_network_model, \
-    outside_of, read_network_model
+from sizing.network_model import NetworkModel, calibrated, is_network_model, \
+    read_network_model, rows_of_table
+from sizing.structure_choice import AUTO
 
 COORDINATE_LABELS = {
     "work": "data read / mutation at a replica (ms)",
@@ -55,16 +56,6 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
         "throughput": [r.throughput if r.throughput is not None else math.nan
                        for r in rows],
         "label": [r.label() for r in rows]})
-
-
-def model_rows(table: pd.DataFrame) -> dict:
-    """The row mapping of `sizing.closed_network.predict`."""
-    n = len(table)
-    return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(n),
-                nodes=table.nodes.to_numpy(np.int64),
-                replicas=table.replicas.to_numpy(np.int64),
-                quorum=table.quorum.to_numpy(np.int64),
-                write=(table.operation == "write").to_numpy())
 
 
 def check_rows(rows, structure: str, path: str) -> None:
@@ -119,9 +110,6 @@ def calibrate(args, structure: str) -> int:
     table = table_of(rows, args.nodes, args.replicas)
     _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
             f"{structure}")
-    outside = outside_of(table)
-    fit_rows = NetworkModel(None, None, args.nodes, args.replicas,
-                            outside=outside).with_outside(model_rows(table))
     started = time.perf_counter()
     from tqdm.auto import tqdm
 
@@ -133,11 +121,20 @@ def calibrate(args, structure: str) -> int:
             bar.total = budget
             bar.update(done - bar.n)
 
-        fitted = fit(fit_rows, table.mean_ms.to_numpy(), structure, prior,
-                     args.cores, args.client_cores,
-                     throughput=table.throughput.to_numpy(), progress=advance,
-                     geography=geography)
-    anchors = Anchors.of(fitted, fit_rows, table.mean_ms.to_numpy())
+        choice = None
+        if structure == AUTO:
+            from sizing.structure_choice import CANDIDATES, choose
+
+            bar.set_description("calibrate: choosing the structure")
+            structure, scores = choose(table, CANDIDATES, CANDIDATES[0], prior,
+                                       args.cores, args.client_cores, geography,
+                                       progress=advance)
+            choice = {"chosen": structure, "held_out_error": scores}
+            bar.set_description("calibrate")
+            bar.reset()
+        model = calibrated(table, structure, prior, args.cores, args.client_cores,
+                           geography, progress=advance)
+    fitted, anchors, outside = model.fit, model.anchors, model.outside
     seconds = time.perf_counter() - started
     resting = fitted.resting_on_prior()
     notes = list(doubts)
@@ -156,6 +153,7 @@ def calibrate(args, structure: str) -> int:
                 measurements_sha256=file_sha256(args.measurements),
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
                 **({} if geography is None else {"datacentres": args.datacentres}),
+                **({} if choice is None else {"structure_choice": _choice_text(choice)}),
                 seconds=round(seconds, 3))
     model = NetworkModel(fitted, anchors, args.nodes, args.replicas, meta, outside)
     report = report_dict(model, table)
@@ -177,10 +175,17 @@ def calibrate(args, structure: str) -> int:
     return 0
 
 
+def _choice_text(choice: dict) -> str:
+    scores = ", ".join(f"{name} {100 * value:.1f}%" if np.isfinite(value) else
+                       f"{name} n/a" for name, value in choice["held_out_error"].items())
+    return (f"auto chose {choice['chosen']}: mean error on the rows' own held-out "
+            f"levels and larger thread counts {scores}")
+
+
 def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     """The fit report: structure, prior, parameters with intervals, rows."""
     f = model.fit
-    rows = model.with_outside(model_rows(table))
+    rows = model.with_outside(rows_of_table(table))
     plain = f.predict(rows)[0]
     z = 1.959963984540054
     parameters = {}
@@ -196,7 +201,8 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "rests_on_prior": name in model.meta.get("resting_on_prior", [])}
     return {"measurements": model.meta.get("measurements"),
             "sha256": model.meta.get("measurements_sha256"),
-            "structure": f.structure, "nodes": model.nodes, "replicas": model.replicas,
+            "structure": f.structure, "structure_choice": model.meta.get("structure_choice"),
+            "nodes": model.nodes, "replicas": model.replicas,
             "cores": f.cores, "client_cores": f.client_cores,
             "prior": model.meta.get("prior_source"),
             "parameters": parameters,
@@ -227,7 +233,9 @@ def report_markdown(report: dict) -> str:
              f"Structure `{report['structure']}`; {report['nodes']} nodes, "
              f"{report['replicas']} replicas, {report['cores']} cores per node, "
              f"{report['client_cores']} client cores. Prior: {report['prior']}. "
-             f"Fitted in {report['seconds']:.1f} s." + _places(report), "",
+             f"Fitted in {report['seconds']:.1f} s." + _places(report)
+             + (f" Structure: {report['structure_choice']}."
+                if report.get("structure_choice") else ""), "",
              "| parameter | value | 95% interval | prior median | rests on prior |",
              "|---|---|---|---|---|"]
     for name, p in report["parameters"].items():
@@ -263,7 +271,7 @@ def predict(args) -> int:
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
     check_rows(rows, model.fit.structure, args.measurements)
     table = table_of(rows, model.nodes, model.replicas)
-    mrows = model_rows(table)
+    mrows = rows_of_table(table)
     mean, throughput = model.predict(mrows)
     low, high = model.interval(mrows, seed=args.seed)
     out = []

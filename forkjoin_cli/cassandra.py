@@ -351,7 +351,10 @@ def register(subparsers) -> None:
     p.add_argument("--structure", default=None,
                    help="model structure: one of the closed-network structures "
                         "(replica-queues, shared, shared-digest, shared-digest-client, "
-                        "client-bound, random-hops, digest-random-hops) or simulated "
+                        "client-bound, random-hops, digest-random-hops), auto (the one "
+                        "of digest-random-hops, client-bound, random-hops that best "
+                        "predicts the file's own held-out levels and larger thread "
+                        "counts) or simulated "
                         "(replica stages simulated, the only one for rate or "
                         "read_fraction rows); default: the one with the smallest "
                         "held-out error on the published data (docs/cassandra/"

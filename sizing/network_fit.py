@@ -285,7 +285,7 @@ def _level_rows(rows, prior: Prior):
 #: Windows (messages in flight per wide-area link) a fit with data centres starts
 #: from: wide open, and tight enough to bind a few hundred requests per second over
 #: a 100-300 ms round trip.
-WINDOW_STARTS = (1000.0, 300.0, 100.0, 30.0)
+WINDOW_STARTS = (1000.0, 100.0, 10.0)
 
 
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
@@ -312,8 +312,8 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     pseudo, position, weight, owner = _level_rows(
         rows, prior if geography is None else Prior(prior.mean, prior.sd))
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
-    budget = starts * max_evaluations * (1 + len(COORDINATES)) * (
-        1 if geography is None else 2 * len(WINDOW_STARTS))
+    budget = int(starts * max_evaluations * (1 + len(COORDINATES)) * (
+        1 if geography is None else 1.25 * len(WINDOW_STARTS)))
     calls = [0]
 
     def residuals(point):
@@ -348,7 +348,8 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
 
     # a saturating wide-area link and busy cores can both bend a curve, and a free
     # fit slides from one explanation to the other: with data centres, each start
-    # first holds the window at one of WINDOW_STARTS, then frees it
+    # first holds the window at one of WINDOW_STARTS (a quarter of the evaluations),
+    # then frees it
     windows = [None] if geography is None else WINDOW_STARTS
     for shift, held in [(s, w) for s in np.linspace(-3.0, 0.0, starts) for w in windows]:
         start = prior.mean.copy()
@@ -357,7 +358,7 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
             start[window] = np.log(held)
             lower, upper = low.copy(), high.copy()
             lower[window], upper[window] = start[window] - 1e-6, start[window] + 1e-6
-            start = solve(start, lower, upper, max_evaluations // 2).x
+            start = solve(start, lower, upper, max_evaluations // 4).x
         result = solve(start, low, high, max_evaluations)
         if best is None or result.cost < best.cost:
             best = result

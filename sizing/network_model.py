@@ -32,10 +32,11 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
 from sizing.closed_network import DEMANDS, STRUCTURES
 from sizing.geography import Geography
-from sizing.network_fit import COORDINATES, LATER_COORDINATES, Fit, Prior, demands_of
+from sizing.network_fit import COORDINATES, LATER_COORDINATES, Fit, Prior, demands_of, fit
 
 #: The ``kind`` of a model file written by this module.
 KIND = "closed-network"
+
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,66 @@ class Anchors:
     def spread(self) -> float:
         """Root mean square of the anchors: how far the model misses its own rows."""
         return float(np.sqrt(np.mean(self.residual ** 2))) if len(self.residual) else 0.0
+
+    def _without(self, keep) -> "Anchors":
+        return Anchors(self.write[keep], self.quorum[keep], self.threads[keep],
+                       self.residual[keep])
+
+    def level_miss(self) -> float | None:
+        """How far the rule misses a measured level it did not see: root mean square,
+        over the fitted rows, of the row's anchor minus the correction the other
+        levels of its operation give it (None when no operation has two levels)."""
+        misses = []
+        for write in np.unique(self.write):
+            mine = self.write == write
+            if len(np.unique(self.quorum[mine])) < 2:
+                continue
+            for k in np.unique(self.quorum[mine]):
+                group = mine & (self.quorum == k)
+                rows = dict(write=self.write[group], quorum=self.quorum[group],
+                            threads=self.threads[group])
+                misses.append(self.residual[group]
+                              - self._without(~group).correction(rows))
+        return float(np.sqrt(np.mean(np.concatenate(misses) ** 2))) if misses else None
+
+    def thread_miss(self) -> float | None:
+        """How far the rule misses one step past the largest fitted thread count:
+        root mean square, over every operation and level with two or more thread
+        counts, of the anchor at the largest minus the one at the next (None when none
+        has two)."""
+        steps = []
+        for write in np.unique(self.write):
+            for k in np.unique(self.quorum[self.write == write]):
+                group = (self.write == write) & (self.quorum == k)
+                loads = np.unique(self.threads[group])
+                if len(loads) < 2:
+                    continue
+                top, below = (_along_threads(self.threads[group], self.residual[group],
+                                             t) for t in loads[-2:][::-1])
+                steps.append(top - below)
+        return float(np.sqrt(np.mean(np.square(steps)))) if steps else None
+
+    def extrapolation(self, rows) -> np.ndarray:
+        """Per query row, the spread (log) of the anchors' own error where the row is an
+        extrapolation: `level_miss` for an operation and level not fitted, plus
+        `thread_miss` per step (the fitted thread counts' spacing) past the largest
+        fitted thread count of its operation and level."""
+        write = np.asarray(rows["write"], bool)
+        quorum = np.asarray(rows["quorum"], int)
+        threads = np.asarray(rows["threads"], float)
+        level, step = self.level_miss(), self.thread_miss()
+        out = np.zeros(len(threads))
+        for i in range(len(threads)):
+            group = (self.write == write[i]) & (self.quorum == quorum[i])
+            if not group.any():
+                group = self.write == write[i]
+                out[i] += (level or 0.0) ** 2
+            loads = np.unique(self.threads[group])
+            if step and len(loads) >= 2 and np.isfinite(threads[i]) \
+                    and threads[i] > loads[-1]:
+                spacing = float(np.median(np.diff(loads)))
+                out[i] += (step * (threads[i] - loads[-1]) / spacing) ** 2
+        return np.sqrt(out)
 
     def correction(self, rows) -> np.ndarray:
         """Log factor per query row (the rule of the module docstring)."""
@@ -149,14 +210,17 @@ class NetworkModel:
             nodes=np.full(n, self.nodes), replicas=np.full(n, self.replicas),
             quorum=self.anchors.quorum, write=self.anchors.write))
 
-    def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0):
+    def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0,
+                 extrapolation: bool = True):
         """Prediction interval of each row's mean latency.
 
         Each draw of the Laplace posterior (with its covariance; it holds the prior's
         spread where the rows say nothing) is re-anchored on the measured rows, as the
         fitted model is; half the central range of those anchored predictions, widened
-        by the anchors' own spread (how far the model misses measured rows), is laid
-        on the log scale around the fitted model's prediction.
+        by the anchors' own spread (how far the model misses measured rows) and, with
+        ``extrapolation``, by the anchors' own error where the row is an extrapolation
+        (`Anchors.extrapolation`), is laid on the log scale around the fitted model's
+        prediction.
         """
         fitted = self.fit
         rows = self.with_outside(rows)
@@ -175,7 +239,8 @@ class NetworkModel:
         z = stats.norm.ppf(1 - tail)
         # centred on the anchored prediction of the fitted point (the band holds it)
         centre = np.log(self.predict(rows)[0])
-        width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2)
+        width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2
+                        + extrapolation * (z * self.anchors.extrapolation(rows)) ** 2)
         return np.exp(centre - width), np.exp(centre + width)
 
     def to_toml(self) -> str:
@@ -242,6 +307,36 @@ def outside_of(table) -> "Anchors | None":
     return Anchors(write=(table.operation == "write").to_numpy()[has],
                    quorum=table.quorum.to_numpy(int)[has],
                    threads=table.threads.to_numpy(float)[has], residual=time_out[has])
+
+
+def rows_of_table(table) -> dict:
+    """The row mapping of `sizing.closed_network.predict` of a measurement table
+    (columns operation, quorum, threads, nodes, replicas); no think time (the clients'
+    time outside the latency comes from `outside_of`)."""
+    n = len(table)
+    return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(n),
+                nodes=table.nodes.to_numpy(np.int64),
+                replicas=table.replicas.to_numpy(np.int64),
+                quorum=table.quorum.to_numpy(np.int64),
+                write=(table.operation == "write").to_numpy())
+
+
+def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: int,
+               geography=None, progress=None, meta: dict | None = None) -> NetworkModel:
+    """The calibrated model of a measurement table (columns operation, quorum,
+    threads, nodes, replicas, mean_ms, throughput (NaN where not measured)): the
+    clients' time outside the latency read off the throughputs, the fit
+    (`sizing.network_fit.fit`), and the anchors on the same rows."""
+    outside = outside_of(table)
+    nodes, replicas = int(table.nodes.iloc[0]), int(table.replicas.iloc[0])
+    rows = NetworkModel(None, None, nodes, replicas, outside=outside).with_outside(
+        rows_of_table(table))
+    latency = table.mean_ms.to_numpy(float)
+    fitted = fit(rows, latency, structure, prior, cores, client_cores,
+                 throughput=table.throughput.to_numpy(float), progress=progress,
+                 geography=geography)
+    return NetworkModel(fitted, Anchors.of(fitted, rows, latency), nodes, replicas,
+                        dict(meta or {}), outside)
 
 
 def is_network_model(path: str) -> bool:

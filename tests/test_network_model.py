@@ -318,3 +318,19 @@ def test_a_model_file_from_before_the_window_still_reads(tmp_path):
     assert back.predict(rows)[0] == pytest.approx(model.predict(rows)[0], rel=1e-9)
     np.testing.assert_allclose(back.fit.covariance[:-1, :-1], old)
     assert back.fit.covariance[-1, -1] == pytest.approx(Prior.vague().sd[-1] ** 2)
+
+
+def test_auto_chooses_a_structure_by_the_rows_own_held_out_error(tmp_path, capsys):
+    from sizing.structure_choice import CANDIDATES
+
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in (4, 16, 32, 64)], "fit.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out), "--structure", "auto",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["structure"] in CANDIDATES
+    assert report["structure_choice"].startswith(f"auto chose {report['structure']}:")
+    assert all(name in report["structure_choice"] for name in CANDIDATES)
+    assert read_network_model(str(out)).fit.structure == report["structure"]

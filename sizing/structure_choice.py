@@ -1,0 +1,78 @@
+"""Choosing a closed-network structure by the held-out error of the measured rows.
+
+The rows of one benchmark file are split the way issue 27 judges a model: each level of
+an operation (when the file has two or more) is held out and predicted from the others,
+and the larger half of the thread counts (when there are four or more) from the
+smaller half. Every candidate structure (`sizing.closed_network.STRUCTURES`) is
+calibrated on each fitted part as `sizing.network_model.calibrated` does and scored by
+the mean absolute relative error of its anchored predictions of the held-out part; the
+structure with the smallest score predicts the file's own unseen rows best, which is
+what a prediction from it is asked to do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sizing.network_model import calibrated, rows_of_table
+
+#: Fewest rows a fitted part keeps (fewer say nothing about a structure).
+MIN_FITTED = 3
+
+#: The structure name that asks for the choice, and the structures it chooses among:
+#: the three with the smallest held-out error on the published data sets that each
+#: win some data set there (docs/cassandra/calibration.md), default first.
+AUTO = "auto"
+CANDIDATES = ("digest-random-hops", "client-bound", "random-hops")
+
+
+def held_out_cases(table) -> list:
+    """(name, fitted mask, held-out mask) of every split of ``table`` (columns
+    operation, quorum, threads, ...)."""
+    cases = []
+    for operation in sorted(set(table.operation)):
+        mine = (table.operation == operation).to_numpy()
+        levels = sorted(set(table.quorum[mine]))
+        if len(levels) >= 2:
+            for level in levels:
+                held = mine & (table.quorum == level).to_numpy()
+                cases.append((f"{operation} quorum {level}", ~held, held))
+    threads = np.unique(table.threads)
+    if len(threads) >= 4:
+        small = (table.threads <= np.median(threads)).to_numpy()
+        cases.append(("larger thread counts", small, ~small))
+    return [c for c in cases if c[1].sum() >= MIN_FITTED and c[2].any()]
+
+
+def cross_validate(table, candidates, prior, cores: int, client_cores: int,
+                   geography=None, progress=None) -> dict:
+    """Per candidate structure, the mean absolute relative error (over the held-out
+    rows of all `held_out_cases`) of its anchored predictions; NaN without cases."""
+    cases = held_out_cases(table)
+    scores = {}
+    done = 0
+    for structure in candidates:
+        errors = []
+        for _, fitted, held in cases:
+            model = calibrated(table[fitted], structure, prior, cores, client_cores,
+                               geography)
+            part = table[held]
+            predicted = model.predict(rows_of_table(part))[0]
+            errors.append(np.abs(predicted / part.mean_ms.to_numpy(float) - 1))
+            done += 1
+            if progress is not None:
+                progress(done, len(cases) * len(candidates))
+        scores[structure] = float(np.mean(np.concatenate(errors))) if errors else np.nan
+    return scores
+
+
+def choose(table, candidates, default: str, prior, cores: int, client_cores: int,
+           geography=None, progress=None) -> tuple[str, dict]:
+    """The candidate with the smallest `cross_validate` score (``default`` when the
+    rows allow no split), and the scores."""
+    scores = cross_validate(table, candidates, prior, cores, client_cores, geography,
+                            progress)
+    known = {s: v for s, v in scores.items() if np.isfinite(v)}
+    if not known:
+        return default, scores
+    return min(known, key=lambda s: (known[s], s != default)), scores
