@@ -156,6 +156,35 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
 
 
 @numba.njit(cache=True)
+def _narrow(x, lo, hi, cycle, threads):
+    """The bisection bracket on throughput after trying ``x``, whose cycle time (think,
+    away and response) is ``cycle``."""
+    if x * cycle > threads:
+        return lo, x
+    return x, hi
+
+
+@numba.njit(cache=True)
+def _settled(lo, hi, threads, think, response, away):
+    """(mean latency, throughput) at the bracketed throughput: near saturation R(X) is
+    steep, so Little's law there is the sharper answer."""
+    x = np.sqrt(lo * hi)
+    return (threads / x - think) * response / (response + away), x
+
+
+@numba.njit(cache=True)
+def _join(shift, scale, asked, need, cv):
+    """Mean time to the ``need``-th of ``asked`` branches (`_kth_mean`); for ``cv`` < 1
+    part of each branch's random time becomes constant (same mean; ``shift`` and
+    ``scale`` are changed in place)."""
+    if cv < 1.0:
+        for i in range(asked):
+            shift[i] += (1.0 - cv) * scale[i]
+            scale[i] *= cv
+    return _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS, cv)
+
+
+@numba.njit(cache=True)
 def _stretch(u, a, servers):
     """Mean residence per unit of demand at a station of ``servers`` servers whose
     single-server part (Seidmann) is at utilisation ``u``, an arrival seeing ``a`` of
@@ -227,21 +256,11 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
                     shift[i] = 2.0 * hop_r
                     scale[i] = w * f_node + 4.0 * msg * f_coord
             need = quorum if (write or not digest_reads) else asked
-            if cv < 1.0:
-                # part of each branch's random time becomes constant (same mean)
-                for i in range(asked):
-                    shift[i] += (1.0 - cv) * scale[i]
-                    scale[i] *= cv
-            join += weight * _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS, cv)
+            join += weight * _join(shift, scale, asked, need, cv)
         response = fixed + join
         away = outside * f_cl
-        if x * (think + away + response) > threads:
-            hi = x
-        else:
-            lo = x
-    # near saturation R(X) is steep: Little's law at the bracketed X is the sharper answer
-    x = np.sqrt(lo * hi)
-    return (threads / x - think) * response / (response + away), x
+        lo, hi = _narrow(x, lo, hi, think + away + response, threads)
+    return _settled(lo, hi, threads, think, response, away)
 
 
 @numba.njit(cache=True)
@@ -350,19 +369,10 @@ def _row_geo(d, threads, think, quorum, write, cores, client_cores, queue_coordi
                 else:
                     shift[j + 1] = hop
                     scale[j + 1] = body
-            if cv < 1.0:
-                for i in range(asked):
-                    shift[i] += (1.0 - cv) * scale[i]
-                    scale[i] *= cv
-            response += w * (fixed + _kth_mean(shift, scale, asked, need, _NODES,
-                                               _WEIGHTS, cv))
+            response += w * (fixed + _join(shift, scale, asked, need, cv))
         away = outside * f_cl
-        if x * (think + away + response) > threads:
-            hi = x
-        else:
-            lo = x
-    x = np.sqrt(lo * hi)
-    return (threads / x - think) * response / (response + away), x
+        lo, hi = _narrow(x, lo, hi, think + away + response, threads)
+    return _settled(lo, hi, threads, think, response, away)
 
 
 def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
