@@ -233,3 +233,15 @@ def test_plan_consistency_without_model_still_needs_its_options(capsys):
     assert main(["plan-consistency", "--nodes", "3", "--replicas", "3",
                  "--read-fraction", "0.5", "--rate", "0.5", "--threads", "10"]) == 2
     assert "--threads" in capsys.readouterr().err
+
+
+def test_a_model_of_several_data_centres_is_refused_in_one_line():
+    from dataclasses import replace
+
+    from sizing.geography import Geography
+
+    model = _model()
+    placed = replace(model, fit=replace(model.fit, geography=Geography(
+        (0, 1, 2), 0, {(0, 1): 40.0, (0, 2): 60.0, (1, 2): 80.0})))
+    with pytest.raises(ConfigError, match="calibrated with --datacentres"):
+        predict_mix(placed, 0.5, 10, 2, 2, operations=10_000)
