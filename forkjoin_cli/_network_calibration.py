@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 import time
 import warnings
 
@@ -155,7 +156,7 @@ def calibrate(args, structure: str) -> int:
                 **({} if geography is None else {"datacentres": args.datacentres}),
                 **({} if choice is None else {"structure_choice": _choice_text(choice)}),
                 seconds=round(seconds, 3))
-    model = NetworkModel(fitted, anchors, args.nodes, args.replicas, meta, outside)
+    model = replace(model, meta=meta)
     report = report_dict(model, table)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=1)

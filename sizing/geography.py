@@ -39,6 +39,12 @@ def _mean_time(law) -> float:
     return float(law) if isinstance(law, (int, float)) else float(law.mean())
 
 
+def _check_client(client) -> None:
+    if isinstance(client, bool) or not isinstance(client, (int, np.integer)) or client < 0:
+        raise ConfigError("[datacentres] client must be the client machine's data "
+                          "centre, a whole number >= 0, e.g. client = 3")
+
+
 @dataclass(frozen=True)
 class Geography:
     """``centre``: the data centre of each node; ``client``: the client machine's;
@@ -55,10 +61,7 @@ class Geography:
         if self.coordinator not in COORDINATOR_RULES:
             raise ConfigError(f"[datacentres] coordinator = {self.coordinator!r}; use "
                               f"one of {', '.join(COORDINATOR_RULES)}")
-        if isinstance(self.client, bool) or not isinstance(self.client, (int, np.integer)) \
-                or self.client < 0:
-            raise ConfigError("[datacentres] client must be the client machine's data "
-                              "centre, a whole number >= 0, e.g. client = 3")
+        _check_client(self.client)
         needed = sorted(set(self.centre))
         missing = [f'"{min(self.client, c)}-{max(self.client, c)}"' for c in needed
                    if c != self.client and (min(self.client, c), max(self.client, c))
@@ -78,9 +81,7 @@ class Geography:
             raise ConfigError("[datacentres] needs client = N, the data centre of the "
                               "client machine (the load generator)")
         client = table["client"]
-        if isinstance(client, bool) or not isinstance(client, int) or client < 0:
-            raise ConfigError("[datacentres] client must be the client machine's data "
-                              "centre, a whole number >= 0, e.g. client = 3")
+        _check_client(client)  # before DataCentres, whose answer would name the nodes
         rest = {k: v for k, v in table.items() if k not in ("client", "coordinator",
                                                             "source")}
         if not isinstance(rest.get("nodes"), list):

@@ -38,7 +38,6 @@ from sizing.network_fit import COORDINATES, LATER_COORDINATES, Fit, Prior, deman
 KIND = "closed-network"
 
 
-
 @dataclass(frozen=True)
 class Anchors:
     """Log ratio measured / model per fitted row, with the row's operation (``write``),
@@ -322,7 +321,7 @@ def rows_of_table(table) -> dict:
 
 
 def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: int,
-               geography=None, progress=None, meta: dict | None = None) -> NetworkModel:
+               geography=None, progress=None) -> NetworkModel:
     """The calibrated model of a measurement table (columns operation, quorum,
     threads, nodes, replicas, mean_ms, throughput (NaN where not measured)): the
     clients' time outside the latency read off the throughputs, the fit
@@ -336,7 +335,7 @@ def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: in
                  throughput=table.throughput.to_numpy(float), progress=progress,
                  geography=geography)
     return NetworkModel(fitted, Anchors.of(fitted, rows, latency), nodes, replicas,
-                        dict(meta or {}), outside)
+                        outside=outside)
 
 
 def is_network_model(path: str) -> bool:
