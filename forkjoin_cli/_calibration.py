@@ -127,11 +127,6 @@ def cmd_calibrate(args) -> int:
     from sizing.structure_choice import AUTO
 
     structure = args.structure if args.structure is not None else default_prior()[1]
-    if args.structure is None and _needs_simulation(args):
-        structure = "simulated"
-        _stderr("note: the rows include open-loop (rate) or mixed read/write runs, which "
-                "only --structure simulated fits; fitting that (give --structure to "
-                "choose)")
     if structure != "simulated":
         if structure not in STRUCTURES + (AUTO,):
             raise ConfigError(f"--structure {structure!r}; use one of "
@@ -149,21 +144,8 @@ def cmd_calibrate(args) -> int:
     for option in ("prior", "figure", "datacentres"):
         if getattr(args, option, None) is not None:
             raise ConfigError(f"--{option} goes with a closed-network structure, not "
-                              "--structure simulated (which open-loop or mixed "
-                              f"read/write rows need); drop --{option}")
+                              f"--structure simulated; drop --{option}")
     return _calibrate_simulated(args)
-
-
-def _needs_simulation(args) -> bool:
-    """Whether the measurement file has rows only the simulated structure takes (read
-    quietly: the fit reads it again and shows its warnings)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rows, _ = read_measurements(args.measurements, args.replicas or 1)
-    except (ConfigError, OSError):
-        return False  # the fit's own reading reports the problem in one line
-    return any(not row.closed or row.reads not in (0.0, 1.0) for row in rows)
 
 
 def _calibrate_simulated(args) -> int:

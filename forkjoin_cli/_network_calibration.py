@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write, json_text
 
 from sizing.calibrated_model import file_sha256
@@ -43,33 +42,44 @@ def _stderr(message: str) -> None:
 
 
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
-    """Measurement rows as the table the fit, report and figure use."""
+    """Measurement rows as the table the fit, report and figure use. A row of a mixed
+    run (``read_fraction``) is paired with the run's row of the other operation (same
+    load and mix; at the same consistency if several): that row's quorum is the other
+    operation's (``other_quorum``; without a partner, the row's own) and the run's mean
+    latency (``run_mean_ms``, for Little's law) weighs both."""
     from forkjoin_sim.cassandra.model import consistency_quorum
+
+    quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
+    other, run = list(quorum), [r.mean_ms for r in rows]
+    for i, row in enumerate(rows):
+        if row.reads in (0.0, 1.0):
+            continue
+        partners = [j for j, p in enumerate(rows) if p.operation != row.operation
+                    and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)]
+        same = [j for j in partners if rows[j].consistency == row.consistency]
+        pick = same[:1] or (partners if len(partners) == 1 else [])
+        if pick:
+            j = pick[0]
+            other[i] = quorum[j]
+            if row.mean_ms is not None and rows[j].mean_ms is not None:
+                mine = row.reads if row.operation == "read" else 1.0 - row.reads
+                run[i] = mine * row.mean_ms + (1.0 - mine) * rows[j].mean_ms
+
+    def number(value):
+        return float(value) if value is not None else math.nan
 
     return pd.DataFrame({
         "operation": [r.operation for r in rows],
         "consistency": [r.consistency for r in rows],
-        "quorum": [consistency_quorum(r.consistency, replicas) for r in rows],
-        "threads": [float(r.threads) if r.threads is not None else math.nan
-                    for r in rows],
+        "quorum": quorum, "other_quorum": other,
+        "threads": [number(r.threads) for r in rows],
+        "rate": [number(r.rate) for r in rows],
+        "reads": [r.reads for r in rows],
         "nodes": nodes, "replicas": replicas,
-        "mean_ms": [r.mean_ms if r.mean_ms is not None else math.nan for r in rows],
-        "throughput": [r.throughput if r.throughput is not None else math.nan
-                       for r in rows],
+        "mean_ms": [number(r.mean_ms) for r in rows],
+        "run_mean_ms": [number(v) for v in run],
+        "throughput": [number(r.throughput) for r in rows],
         "label": [r.label() for r in rows]})
-
-
-def check_rows(rows, structure: str, path: str) -> None:
-    """Refuse rows a closed-network structure cannot take (before any work)."""
-    for row in rows:
-        if not row.closed:
-            raise ConfigError(f"{path}: row '{row.label()}' is an open loop (rate); "
-                              f"--structure {structure} fits closed-loop rows (threads); "
-                              "use --structure simulated for rate rows")
-        if row.reads not in (0.0, 1.0) or row.operation not in ("read", "write"):
-            raise ConfigError(f"{path}: row '{row.label()}' mixes reads and writes; "
-                              f"--structure {structure} fits read-only and write-only "
-                              "runs; use --structure simulated for read_fraction rows")
 
 
 def load_prior(path: str | None) -> Prior:
@@ -107,7 +117,6 @@ def calibrate(args, structure: str) -> int:
         warnings.simplefilter("always")
         rows, _ = read_measurements(args.measurements, args.replicas)
     doubts = [str(item.message) for item in caught]
-    check_rows(rows, structure, args.measurements)
     table = table_of(rows, args.nodes, args.replicas)
     _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
             f"{structure}")
@@ -270,7 +279,6 @@ def predict(args) -> int:
 
     model = read_network_model(args.model)
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
-    check_rows(rows, model.fit.structure, args.measurements)
     table = table_of(rows, model.nodes, model.replicas)
     mrows = rows_of_table(table)
     mean, throughput = model.predict(mrows)

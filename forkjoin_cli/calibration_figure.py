@@ -1,8 +1,9 @@
 """The picture of a calibrated Cassandra model beside its benchmark rows.
 
-One column per operation (read, write); the top row is mean latency against client
-threads, the bottom row throughput against client threads. Per consistency level: the
-model's curve on a fine grid of threads with its 95% band, and the measured rows as
+One column per operation (read, write); the top row is mean latency against the load
+(client threads of a closed loop, or the rate an open loop offers), the bottom row
+throughput against the load. Per consistency level (and mix of reads and writes): the
+model's curve on a fine grid of loads with its 95% band, and the measured rows as
 markers of the same colour. Used by ``cassandra calibrate --figure`` and
 ``cassandra predict --figure``.
 """
@@ -19,8 +20,9 @@ from forkjoin_sim.files.io import atomic_save
 NEEDED = ("operation", "consistency", "quorum", "threads", "nodes", "replicas",
           "mean_ms", "throughput")
 
-#: One configuration drawn as one curve: rows that differ only in threads.
-_CURVE = ["operation", "consistency", "quorum", "nodes", "replicas", "think_ms"]
+#: One configuration drawn as one curve: rows that differ only in their load.
+_CURVE = ["operation", "consistency", "quorum", "nodes", "replicas", "think_ms", "open",
+          "reads", "other_quorum"]
 
 _OPERATIONS = ("read", "write")
 
@@ -39,6 +41,15 @@ def _checked(measured: pd.DataFrame) -> pd.DataFrame:
     table = measured.copy()
     if "think_ms" not in table.columns:
         table["think_ms"] = 0.0
+    rate = (table.rate.to_numpy(float) if "rate" in table.columns
+            else np.full(len(table), np.nan))
+    table["open"] = np.isfinite(rate)
+    # the x axis: client threads of a closed loop, the offered rate of an open one
+    table["load"] = np.where(table.open, rate, table.threads.to_numpy(float))
+    if "reads" not in table.columns:
+        table["reads"] = np.where(table.operation == "write", 0.0, 1.0)
+    if "other_quorum" not in table.columns:
+        table["other_quorum"] = table.quorum
     return table
 
 
@@ -47,52 +58,67 @@ def curves(fit, measured: pd.DataFrame, points: int = 60,
     """The model curves that `draw` plots: one row per grid point.
 
     Per configuration of ``measured`` (operation, consistency, quorum, nodes, replicas,
-    think time), the grid is ``points`` thread counts evenly spaced from the smallest
-    to the largest measured one, plus every measured thread count (so the curve passes
-    through the model at each marker). Columns: those of the configuration,
-    ``threads``, ``mean_ms``, ``low_ms``, ``high_ms`` (the ``level`` band of
+    think time, open or closed loop, share of reads and the other operation's quorum
+    in a mixed run), the grid is ``points`` loads (client threads, or an open loop's
+    offered rate, column ``load``) evenly spaced from the smallest to the largest
+    measured one, plus every measured load (so the curve passes through the model at
+    each marker). Columns: those of the configuration, ``load``, ``threads`` (NaN in
+    an open loop), ``mean_ms``, ``low_ms``, ``high_ms`` (the ``level`` band of
     ``fit.interval``), ``throughput``, ``throughput_low``, ``throughput_high`` (ops/s).
 
-    The throughput band follows from the latency band by Little's law for the closed
-    loop, ``threads = throughput (think + cycle)``, holding the share of the cycle that
-    is measured latency at the fitted point's (exact when no client work lies outside
-    the measured latency).
+    The throughput band of a closed loop of one operation follows from the latency
+    band by Little's law, ``threads = throughput (think + cycle)``, holding the share of
+    the cycle that is measured latency at the fitted point's (exact when no client work
+    lies outside the measured latency). An open loop's throughput is its offered rate
+    up to the model's capacity, and a mixed run's cycle holds the other operation's
+    latency too: their band is the curve.
     """
     table = _checked(measured)
     pieces = []
     for key, group in table.groupby(_CURVE, sort=False, dropna=False):
-        measured_threads = group.threads.to_numpy(float)
-        grid = np.union1d(np.linspace(measured_threads.min(), measured_threads.max(),
-                                      points), measured_threads)
+        measured_load = group.load.to_numpy(float)
+        grid = np.union1d(np.linspace(measured_load.min(), measured_load.max(), points),
+                          measured_load)
         piece = pd.DataFrame({name: [value] * len(grid) for name, value in zip(_CURVE, key)})
-        piece["threads"] = grid
+        piece["load"] = grid
         pieces.append(piece)
     grid = pd.concat(pieces, ignore_index=True)
+    is_open = grid.open.to_numpy(bool)
+    grid["threads"] = np.where(is_open, np.nan, grid.load.to_numpy(float))
     rows = dict(threads=grid.threads.to_numpy(float),
+                rate=np.where(is_open, grid.load.to_numpy(float), np.nan),
                 think_ms=grid.think_ms.to_numpy(float),
                 nodes=grid.nodes.to_numpy(np.int64),
                 replicas=grid.replicas.to_numpy(np.int64),
                 quorum=grid.quorum.to_numpy(np.int64),
+                other_quorum=grid.other_quorum.to_numpy(np.int64),
+                reads=grid.reads.to_numpy(float),
                 write=(grid.operation == "write").to_numpy())
     latency, throughput = fit.predict(rows)
     low, high = fit.interval(rows, level=level)
     grid["mean_ms"], grid["low_ms"], grid["high_ms"] = latency, low, high
     grid["throughput"] = throughput
-    cycle_ms = rows["threads"] * 1000.0 / throughput - rows["think_ms"]
+    plain = ~is_open & (rows["reads"] == np.where(rows["write"], 0.0, 1.0))
+    threads = np.where(plain, rows["threads"], 1.0)
+    cycle_ms = threads * 1000.0 / throughput - rows["think_ms"]
     measured_share = latency / cycle_ms
     # more latency, less throughput: the band's high end is the throughput's low end
-    grid["throughput_low"] = rows["threads"] * 1000.0 / (rows["think_ms"]
-                                                          + high / measured_share)
-    grid["throughput_high"] = rows["threads"] * 1000.0 / (rows["think_ms"]
-                                                           + low / measured_share)
+    grid["throughput_low"] = np.where(plain, threads * 1000.0 / (
+        rows["think_ms"] + high / measured_share), throughput)
+    grid["throughput_high"] = np.where(plain, threads * 1000.0 / (
+        rows["think_ms"] + low / measured_share), throughput)
     return grid
 
 
-def _label(consistency, nodes, replicas, several_clusters: bool) -> str:
-    """A legend entry: the level's name, and the cluster where several are drawn."""
+def _label(consistency, nodes, replicas, several_clusters: bool,
+           reads: float | None = None) -> str:
+    """A legend entry: the level's name, the mix of a mixed run, and the cluster where
+    several are drawn."""
     name = str(consistency)
     if isinstance(consistency, (int, np.integer, float, np.floating)):
         name = f"{int(consistency)} of {int(replicas)}"
+    if reads is not None and reads not in (0.0, 1.0):
+        name += f", {100 * reads:g}% reads"
     return f"{name} ({nodes} nodes, {replicas} replicas)" if several_clusters else name
 
 
@@ -130,25 +156,28 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             colour = colours[(configuration["quorum"], configuration["consistency"],
                               configuration["nodes"], configuration["replicas"])]
             label = _label(configuration["consistency"], configuration["nodes"],
-                           configuration["replicas"], several)
+                           configuration["replicas"], several, configuration["reads"])
             rows = table[np.logical_and.reduce(
                 [(table[c] == v).to_numpy() for c, v in configuration.items()])]
-            top.plot(curve.threads, curve.mean_ms, "-", color=colour, label=label)
-            top.fill_between(curve.threads, curve.low_ms, curve.high_ms, color=colour,
+            top.plot(curve.load, curve.mean_ms, "-", color=colour, label=label)
+            top.fill_between(curve.load, curve.low_ms, curve.high_ms, color=colour,
                              alpha=0.2, linewidth=0)
-            bottom.plot(curve.threads, curve.throughput, "-", color=colour, label=label)
-            bottom.fill_between(curve.threads, curve.throughput_low,
+            bottom.plot(curve.load, curve.throughput, "-", color=colour, label=label)
+            bottom.fill_between(curve.load, curve.throughput_low,
                                 curve.throughput_high, color=colour, alpha=0.2,
                                 linewidth=0)
             shown = rows[np.isfinite(rows.mean_ms.to_numpy(float))]
-            top.plot(shown.threads, shown.mean_ms, "o", color=colour, ms=4)
+            top.plot(shown.load, shown.mean_ms, "o", color=colour, ms=4)
             shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
-            bottom.plot(shown.threads, shown.throughput, "o", color=colour, ms=4)
+            bottom.plot(shown.load, shown.throughput, "o", color=colour, ms=4)
         top.set_title(f"{operation}s: model (line, 95% band) and measured (dots)",
                       fontsize=9)
         top.set_ylabel("mean latency (ms)")
         bottom.set_ylabel("throughput (ops/s)")
-        bottom.set_xlabel("client threads")
+        loops = set(table[table.operation == operation].open)
+        bottom.set_xlabel({frozenset([False]): "client threads",
+                           frozenset([True]): "offered load (ops/s)"}.get(
+            frozenset(loops), "client threads (closed loop) or offered ops/s (open)"))
         shown = grid[grid.operation == operation]
         at = table[table.operation == operation]
         for ax, curve, dots in ((top, shown.mean_ms, at.mean_ms),

@@ -165,11 +165,20 @@ def _narrow(x, lo, hi, cycle, threads):
 
 
 @numba.njit(cache=True)
-def _settled(lo, hi, threads, think, response, away):
-    """(mean latency, throughput) at the bracketed throughput: near saturation R(X) is
-    steep, so Little's law there is the sharper answer."""
+def _finish(lo, hi, threads, think, response, away, own, rate, x):
+    """(mean latency of the row's own class, throughput). Closed loop: at the
+    bracketed throughput, where near saturation R(X) is steep, so Little's law gives
+    the mixed response, shared by the classes as the model's responses are. Open loop
+    (``rate`` > 0, evaluated at ``x``): the model's response; an offered rate past the
+    busiest station's capacity (``x`` < ``rate``) grows it with the square of the
+    overload (a finite run's latency keeps growing with the backlog; the square keeps
+    a fit's way back to a stable load)."""
+    if rate > 0.0:
+        return own * (rate / x) ** 2, x
     x = np.sqrt(lo * hi)
-    return (threads / x - think) * response / (response + away), x
+    if response <= 0.0:
+        return 0.0, x
+    return (threads / x - think) * response / (response + away) * own / response, x
 
 
 @numba.njit(cache=True)
@@ -188,35 +197,85 @@ def _join(shift, scale, asked, need, cv):
 def _stretch(u, a, servers):
     """Mean residence per unit of demand at a station of ``servers`` servers whose
     single-server part (Seidmann) is at utilisation ``u``, an arrival seeing ``a`` of
-    the mean queue (Schweitzer)."""
+    the mean queue (Schweitzer; 1 in an open loop)."""
     q = u / (1.0 - a * u) if u < 1.0 else 1e12
     return (1.0 + a * q) / servers + (servers - 1.0) / servers
 
 
 @numba.njit(cache=True)
-def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
-         queue_coordinator, digest_reads, client_station, outside_queued,
-         random_hops=False):
-    """(mean latency, throughput) of one row; ``d`` in the order of `DEMANDS`."""
+def _asked(write, quorum, replicas, digest_reads):
+    """(replicas asked, replies awaited) of one request."""
+    if write or not digest_reads:
+        return replicas, quorum
+    return quorum, quorum
+
+
+@numba.njit(cache=True)
+def _node_load(write, quorum, nodes, replicas, work, digest, coord, msg,
+               queue_coordinator, digest_reads):
+    """Work one request of a class queues at each node (symmetric nodes)."""
+    asked = _asked(write, quorum, replicas, digest_reads)[0]
+    if write or not digest_reads:
+        queued = asked * work
+    else:
+        queued = work + (asked - 1) * work * digest
+    if queue_coordinator:
+        queued += coord + 4.0 * msg * (asked - replicas / nodes)
+    return queued / nodes
+
+
+@numba.njit(cache=True)
+def _branches(write, quorum, nodes, replicas, work, digest, hop_r, msg, f_node, f_coord,
+              digest_reads, random_hops, cv, shift, scale):
+    """Mean time from the fork to the join of one request of a class (symmetric
+    nodes; the coordinator holds a replica with probability replicas / nodes)."""
+    local_p = replicas / nodes
+    asked, need = _asked(write, quorum, replicas, digest_reads)
+    if not write and digest_reads:
+        need = asked
+    join = 0.0
+    for case in range(2):
+        weight = local_p if case == 0 else 1.0 - local_p
+        if weight <= 0.0:
+            continue
+        for i in range(asked):
+            # branch 0 is the data read (the local replica when there is one)
+            w = work if (write or not digest_reads or i == 0) else work * digest
+            if case == 0 and i == 0:
+                shift[i] = 0.0
+                scale[i] = w * f_node
+            elif random_hops:
+                shift[i] = 0.0
+                scale[i] = 2.0 * hop_r + w * f_node + 4.0 * msg * f_coord
+            else:
+                shift[i] = 2.0 * hop_r
+                scale[i] = w * f_node + 4.0 * msg * f_coord
+        join += weight * _join(shift, scale, asked, need, cv)
+    return join
+
+
+@numba.njit(cache=True)
+def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, write,
+         cores, client_cores, queue_coordinator, digest_reads, client_station,
+         outside_queued, random_hops=False):
+    """(mean latency of the row's class, throughput) of one row; ``d`` in the order of
+    `DEMANDS`. ``rate`` > 0: an open loop offering that many requests per ms (else a
+    closed loop of ``threads``); ``reads``: the run's share of reads, the other class
+    at ``other_quorum``."""
     client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
         d[5], d[6]
     outside = d[7] if outside_queued else 0.0
     cv = d[8]
-    local_p = replicas / nodes
-    asked = replicas if (write or not digest_reads) else quorum
-    # replica work of one request, over all asked replicas
-    if write or not digest_reads:
-        replica_work = asked * work
-    else:
-        replica_work = work + (asked - 1) * work * digest
-    remote_asked = asked - local_p
-    message_work = 4.0 * msg * remote_asked
-    node_queued = replica_work
-    if queue_coordinator:
-        node_queued += coord + message_work
-    per_node = node_queued / nodes
+    share = 1.0 - reads if write else reads
+    per_node = share * _node_load(write, quorum, nodes, replicas, work, digest, coord,
+                                  msg, queue_coordinator, digest_reads)
+    if share < 1.0:
+        per_node += (1.0 - share) * _node_load(not write, other_quorum, nodes, replicas,
+                                               work, digest, coord, msg,
+                                               queue_coordinator, digest_reads)
     client_queued = client + outside if client_station else 0.0
-    a = (threads - 1.0) / threads
+    is_open = rate > 0.0
+    a = 1.0 if is_open else (threads - 1.0) / threads
     # bisection on throughput below the saturation of the busiest station
     x_max = 1e300
     if per_node > 0:
@@ -225,12 +284,16 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
         x_max = min(x_max, client_cores / (a * client_queued) if a > 0 else 1e300)
     shift = np.zeros(replicas)
     scale = np.zeros(replicas)
-    hi = min(x_max, threads / max(think + outside + client + 2 * hop_c + coord, 1e-12))
-    hi = hi * (1.0 - 1e-12)
-    lo = hi * 1e-15
-    response = 0.0
+    if is_open:
+        hi = lo = min(rate, x_max * (1.0 - 1e-3))
+    else:
+        hi = min(x_max, threads / max(think + outside + client + 2 * hop_c + coord,
+                                      1e-12))
+        hi = hi * (1.0 - 1e-12)
+        lo = hi * 1e-15
+    response = own = away = x = 0.0
     # geometric bisection: the bracket spans many orders of magnitude
-    for _ in range(56):
+    for _ in range(1 if is_open else 56):
         x = np.sqrt(lo * hi)
         # Seidmann + Schweitzer stretch per station
         f_node = _stretch(x * per_node / cores, a, cores)
@@ -238,53 +301,98 @@ def _row(d, threads, think, nodes, replicas, quorum, write, cores, client_cores,
         f_coord = f_node if queue_coordinator else 1.0
         f_cl = f_client if client_station else 1.0
         fixed = client * f_cl + 2.0 * hop_c + coord * f_coord
-        join = 0.0
-        for case in range(2):
-            weight = local_p if case == 0 else 1.0 - local_p
-            if weight <= 0.0:
-                continue
-            for i in range(asked):
-                # branch 0 is the data read (the local replica when there is one)
-                w = work if (write or not digest_reads or i == 0) else work * digest
-                if case == 0 and i == 0:
-                    shift[i] = 0.0
-                    scale[i] = w * f_node
-                elif random_hops:
-                    shift[i] = 0.0
-                    scale[i] = 2.0 * hop_r + w * f_node + 4.0 * msg * f_coord
-                else:
-                    shift[i] = 2.0 * hop_r
-                    scale[i] = w * f_node + 4.0 * msg * f_coord
-            need = quorum if (write or not digest_reads) else asked
-            join += weight * _join(shift, scale, asked, need, cv)
-        response = fixed + join
+        own = fixed + _branches(write, quorum, nodes, replicas, work, digest, hop_r, msg,
+                                f_node, f_coord, digest_reads, random_hops, cv, shift,
+                                scale)
+        response = share * own
+        if share < 1.0:
+            response += (1.0 - share) * (fixed + _branches(
+                not write, other_quorum, nodes, replicas, work, digest, hop_r, msg,
+                f_node, f_coord, digest_reads, random_hops, cv, shift, scale))
         away = outside * f_cl
-        lo, hi = _narrow(x, lo, hi, think + away + response, threads)
-    return _settled(lo, hi, threads, think, response, away)
+        if not is_open:
+            lo, hi = _narrow(x, lo, hi, think + away + response, threads)
+    return _finish(lo, hi, threads, think, response, away, own, rate, x)
 
 
 @numba.njit(cache=True)
-def _row_geo(d, threads, think, quorum, write, cores, client_cores, queue_coordinator,
-             digest_reads, client_station, outside_queued, random_hops, weight,
-             client_rtt, rtt, cross):
-    """(mean latency, throughput) of one row of a cluster placed in data centres
-    (`sizing.geography.Geography.arrays`: ``weight`` per node of coordinating,
-    ``client_rtt``, ``rtt`` per pair of nodes, NaN for the fitted hops, ``cross``: a
-    link between two data centres). Every node holds every key. A digest read asks
-    the coordinator (data) and the ``quorum - 1`` nearest others; a write asks all
-    and waits for ``quorum``. Each direction of a link between data centres is a
-    station of ``link_window`` servers whose service is the round trip, loaded by
-    the branches a request waits for (a message nobody waits for is dropped and
-    hinted past its timeout rather than queued)."""
+def _geo_load(write, quorum, share, n, order, weight, work, digest, coord, msg, trip,
+              cross, queue_coordinator, digest_reads, node_demand, link_demand):
+    """Adds ``share`` of one request of a class to each node's and each directed
+    link's demand (in place)."""
+    asked = _asked(write, quorum, n, digest_reads)[0]
+    remote_work = work if (write or not digest_reads) else work * digest
+    for c in range(n):
+        w = weight[c] * share
+        if w == 0.0:
+            continue
+        node_demand[c] += w * work
+        if queue_coordinator:
+            node_demand[c] += w * (coord + 2.0 * msg * (asked - 1))
+        for j in range(asked - 1):
+            r = order[c, j]
+            node_demand[r] += w * (remote_work + (2.0 * msg if queue_coordinator else 0.0))
+        for j in range(quorum - 1):
+            r = order[c, j]
+            if cross[c, r]:
+                link_demand[c, r] += w * trip[c, r]
+
+
+@numba.njit(cache=True)
+def _geo_response(write, quorum, n, order, weight, work, digest, coord, msg, client,
+                  trip, to_client, cross, window, link_demand, f, f_cl, x, a,
+                  queue_coordinator, digest_reads, random_hops, cv, shift, scale):
+    """Mean response of one request of a class, averaged over its coordinator."""
+    asked, need = _asked(write, quorum, n, digest_reads)
+    if not write and digest_reads:
+        need = asked
+    remote_work = work if (write or not digest_reads) else work * digest
+    response = 0.0
+    for c in range(n):
+        w = weight[c]
+        if w == 0.0:
+            continue
+        f_c = f[c] if queue_coordinator else 1.0
+        fixed = client * f_cl + to_client[c] + coord * f_c
+        shift[0] = 0.0
+        scale[0] = work * f[c]
+        for j in range(asked - 1):
+            r = order[c, j]
+            hop = trip[c, r]
+            if cross[c, r] and np.isfinite(window) and link_demand[c, r] > 0:
+                hop *= _stretch(x * link_demand[c, r] / window, a, window)
+            f_r = f[r] if queue_coordinator else 1.0
+            body = remote_work * f[r] + 2.0 * msg * (f_c + f_r)
+            if random_hops and not cross[c, r]:
+                shift[j + 1] = 0.0
+                scale[j + 1] = hop + body
+            else:
+                shift[j + 1] = hop
+                scale[j + 1] = body
+        response += w * (fixed + _join(shift, scale, asked, need, cv))
+    return response
+
+
+@numba.njit(cache=True)
+def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
+             client_cores, queue_coordinator, digest_reads, client_station,
+             outside_queued, random_hops, weight, client_rtt, rtt, cross):
+    """(mean latency of the row's class, throughput) of one row of a cluster placed in
+    data centres (`sizing.geography.Geography.arrays`: ``weight`` per node of
+    coordinating, ``client_rtt``, ``rtt`` per pair of nodes, NaN for the fitted hops,
+    ``cross``: a link between two data centres); ``rate``, ``reads`` and
+    ``other_quorum`` as in `_row`. Every node holds every key. A digest read asks the
+    coordinator (data) and the ``quorum - 1`` nearest others; a write asks all and
+    waits for ``quorum``. Each direction of a link between data centres is a station
+    of ``link_window`` servers whose service is the round trip, loaded by the
+    branches a request waits for (a message nobody waits for is dropped and hinted
+    past its timeout rather than queued)."""
     n = len(weight)
     client, hop_c, hop_r, coord, msg, work, digest = d[0], d[1], d[2], d[3], d[4], \
         d[5], d[6]
     outside = d[7] if outside_queued else 0.0
     cv = d[8]
     window = d[9]
-    asked = n if (write or not digest_reads) else quorum
-    need = quorum if (write or not digest_reads) else asked
-    remote_work = work if (write or not digest_reads) else work * digest
     trip = rtt.copy()
     for i in range(n):
         for j in range(n):
@@ -301,24 +409,18 @@ def _row_geo(d, threads, think, quorum, write, cores, client_cores, queue_coordi
         order[c] = np.argsort(key, kind="mergesort")[1:]
         near = np.argsort(trip[c][order[c]], kind="mergesort")
         order[c] = order[c][near]
+    share = 1.0 - reads if write else reads
     node_demand = np.zeros(n)
     link_demand = np.zeros((n, n))
-    for c in range(n):
-        w = weight[c]
-        if w == 0.0:
-            continue
-        node_demand[c] += w * work
-        if queue_coordinator:
-            node_demand[c] += w * (coord + 2.0 * msg * (asked - 1))
-        for j in range(asked - 1):
-            r = order[c, j]
-            node_demand[r] += w * (remote_work + (2.0 * msg if queue_coordinator else 0.0))
-        for j in range(quorum - 1):
-            r = order[c, j]
-            if cross[c, r]:
-                link_demand[c, r] += w * trip[c, r]
+    _geo_load(write, quorum, share, n, order, weight, work, digest, coord, msg, trip,
+              cross, queue_coordinator, digest_reads, node_demand, link_demand)
+    if share < 1.0:
+        _geo_load(not write, other_quorum, 1.0 - share, n, order, weight, work, digest,
+                  coord, msg, trip, cross, queue_coordinator, digest_reads, node_demand,
+                  link_demand)
     client_queued = client + outside if client_station else 0.0
-    a = (threads - 1.0) / threads
+    is_open = rate > 0.0
+    a = 1.0 if is_open else (threads - 1.0) / threads
     x_max = 1e300
     if a > 0:
         for i in range(n):
@@ -331,48 +433,39 @@ def _row_geo(d, threads, think, quorum, write, cores, client_cores, queue_coordi
                 for j in range(n):
                     if link_demand[i, j] > 0:
                         x_max = min(x_max, window / (a * link_demand[i, j]))
-    least = 0.0
-    for c in range(n):
-        least += weight[c] * to_client[c]
-    hi = min(x_max, threads / max(think + outside + client + least + coord, 1e-12))
-    hi = hi * (1.0 - 1e-12)
-    lo = hi * 1e-15
+    if is_open:
+        hi = lo = min(rate, x_max * (1.0 - 1e-3))
+    else:
+        least = 0.0
+        for c in range(n):
+            least += weight[c] * to_client[c]
+        hi = min(x_max, threads / max(think + outside + client + least + coord, 1e-12))
+        hi = hi * (1.0 - 1e-12)
+        lo = hi * 1e-15
     shift = np.zeros(n)
     scale = np.zeros(n)
     f = np.ones(n)
-    response = 0.0
-    for _ in range(56):
+    response = own = away = x = 0.0
+    for _ in range(1 if is_open else 56):
         x = np.sqrt(lo * hi)
         for i in range(n):
             f[i] = _stretch(x * node_demand[i] / cores, a, cores)
         f_client = _stretch(x * client_queued / client_cores, a, client_cores)
         f_cl = f_client if client_station else 1.0
-        response = 0.0
-        for c in range(n):
-            w = weight[c]
-            if w == 0.0:
-                continue
-            f_c = f[c] if queue_coordinator else 1.0
-            fixed = client * f_cl + to_client[c] + coord * f_c
-            shift[0] = 0.0
-            scale[0] = work * f[c]
-            for j in range(asked - 1):
-                r = order[c, j]
-                hop = trip[c, r]
-                if cross[c, r] and np.isfinite(window) and link_demand[c, r] > 0:
-                    hop *= _stretch(x * link_demand[c, r] / window, a, window)
-                f_r = f[r] if queue_coordinator else 1.0
-                body = remote_work * f[r] + 2.0 * msg * (f_c + f_r)
-                if random_hops and not cross[c, r]:
-                    shift[j + 1] = 0.0
-                    scale[j + 1] = hop + body
-                else:
-                    shift[j + 1] = hop
-                    scale[j + 1] = body
-            response += w * (fixed + _join(shift, scale, asked, need, cv))
+        own = _geo_response(write, quorum, n, order, weight, work, digest, coord, msg,
+                            client, trip, to_client, cross, window, link_demand, f, f_cl,
+                            x, a, queue_coordinator, digest_reads, random_hops, cv,
+                            shift, scale)
+        response = share * own
+        if share < 1.0:
+            response += (1.0 - share) * _geo_response(
+                not write, other_quorum, n, order, weight, work, digest, coord, msg,
+                client, trip, to_client, cross, window, link_demand, f, f_cl, x, a,
+                queue_coordinator, digest_reads, random_hops, cv, shift, scale)
         away = outside * f_cl
-        lo, hi = _narrow(x, lo, hi, think + away + response, threads)
-    return _settled(lo, hi, threads, think, response, away)
+        if not is_open:
+            lo, hi = _narrow(x, lo, hi, think + away + response, threads)
+    return _finish(lo, hi, threads, think, response, away, own, rate, x)
 
 
 def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
@@ -381,9 +474,12 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
 
     ``demands``: a `Demands` or an array in the order of `DEMANDS`. ``rows``: a mapping
     of equal-length arrays ``threads``, ``think_ms``, ``nodes``, ``replicas``,
-    ``quorum``, ``write`` (bool). ``geography``: a `sizing.geography.Geography`
-    placing the nodes and the client in data centres (every row then has its nodes
-    and replicas = nodes).
+    ``quorum``, ``write`` (bool: the row measures writes), and optionally ``rate``
+    (ops/s offered by an open loop; NaN or absent: a closed loop of ``threads``),
+    ``reads`` (the run's share of reads; absent: 0 for a write row, 1 for a read row)
+    and ``other_quorum`` (the quorum of the run's other operation; absent: the row's
+    own). ``geography``: a `sizing.geography.Geography` placing the nodes and the
+    client in data centres (every row then has its nodes and replicas = nodes).
     """
     if structure not in STRUCTURES:
         raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
@@ -392,16 +488,28 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
         raise ConfigError(f"demands {d}; give {len(DEMANDS)} values >= 0 in the order "
                           f"{', '.join(DEMANDS)}")
     threads = np.asarray(rows["threads"], float)
-    if np.any(threads < 1):
+    count = len(threads)
+    rate = np.asarray(rows.get("rate", np.full(count, np.nan)), float)
+    is_open = np.isfinite(rate)
+    if np.any(is_open & ~(rate > 0)):
+        raise ConfigError("a row offers a rate <= 0; give an open loop's rate in "
+                          "operations per second (> 0)")
+    if np.any(~is_open & ~(threads >= 1)):
         raise ConfigError("threads < 1 in a row; give at least one client thread")
     replicas = np.asarray(rows["replicas"], np.int64)
     quorum = np.asarray(rows["quorum"], np.int64)
+    other = np.asarray(rows.get("other_quorum", quorum), np.int64)
     nodes = np.asarray(rows["nodes"], np.int64)
-    if np.any((quorum < 1) | (quorum > replicas) | (replicas > nodes)):
+    if np.any((np.minimum(quorum, other) < 1) | (np.maximum(quorum, other) > replicas)
+              | (replicas > nodes)):
         raise ConfigError("a row has quorum > replicas or replicas > nodes; use "
                           "1 <= quorum <= replicas <= nodes")
-    think = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)
+    think = np.asarray(rows.get("think_ms", np.zeros(count)), float)
     write = np.asarray(rows["write"], bool)
+    reads = np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
+    if np.any(~((reads >= 0) & (reads <= 1))):
+        raise ConfigError("a row's share of reads is outside [0, 1]")
+    per_ms = np.where(is_open, rate / 1000.0, 0.0)
     queue_coordinator = structure != "replica-queues"
     digest_reads = structure.startswith("shared-digest")
     digest_reads = digest_reads or structure in ("client-bound", "random-hops",
@@ -409,21 +517,23 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     client_station = structure in ("shared-digest-client", "client-bound", "random-hops")
     outside_queued = structure in ("client-bound", "random-hops")
     random_hops = structure.endswith("random-hops")
-    latency = np.empty(len(threads))
-    throughput = np.empty(len(threads))
+    latency = np.empty(count)
+    throughput = np.empty(count)
     if geography is not None:
-        for count, size in {(int(a), int(b)) for a, b in zip(nodes, replicas)}:
-            geography.check_cluster(count, size)
+        for size, rf in {(int(a), int(b)) for a, b in zip(nodes, replicas)}:
+            geography.check_cluster(size, rf)
         weight, to_client, trip, cross = geography.arrays()
-        for i in range(len(threads)):
+        for i in range(count):
             latency[i], throughput[i] = _row_geo(
-                d, threads[i], think[i], quorum[i], write[i], cores, client_cores,
-                queue_coordinator, digest_reads, client_station, outside_queued,
-                random_hops, weight, to_client, trip, cross)
+                d, threads[i], think[i], per_ms[i], reads[i], other[i], quorum[i],
+                write[i], cores, client_cores, queue_coordinator, digest_reads,
+                client_station, outside_queued, random_hops, weight, to_client, trip,
+                cross)
         return latency, throughput
-    for i in range(len(threads)):
-        latency[i], throughput[i] = _row(d, threads[i], think[i], nodes[i], replicas[i],
-                                         quorum[i], write[i], cores, client_cores,
+    for i in range(count):
+        latency[i], throughput[i] = _row(d, threads[i], think[i], per_ms[i], reads[i],
+                                         other[i], nodes[i], replicas[i], quorum[i],
+                                         write[i], cores, client_cores,
                                          queue_coordinator, digest_reads,
                                          client_station, outside_queued, random_hops)
     return latency, throughput

@@ -91,7 +91,8 @@ class Measurement:
 
     def label(self) -> str:
         load = f"{self.threads} threads" if self.closed else f"{self.rate:g}/s"
-        return f"{self.operation} {self.consistency} {load}"
+        mix = "" if self.reads in (0.0, 1.0) else f", {100 * self.reads:g}% reads"
+        return f"{self.operation} {self.consistency} {load}{mix}"
 
 
 def _number(text: str, column: str, where: str, whole: bool = False) -> float | None:

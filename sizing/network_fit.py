@@ -257,16 +257,22 @@ def _level_rows(rows, prior: Prior):
     pair the index, among the ALL pairs, of the ALL pair at its operation and threads."""
     if prior.level_mean is None:
         return None, None, None, None
-    keys = sorted({(bool(w), float(t), int(n), int(r)) for w, t, n, r in zip(
-        rows["write"], rows["threads"], rows["nodes"], rows["replicas"])})
+    rates = rows.get("rate", np.full(len(rows["write"]), np.nan))
+    # an open loop's load is its rate (threads NaN), a closed loop's its threads
+    keys = sorted({(bool(w), float(t) if np.isfinite(t) else -1.0,
+                    float(x) if np.isfinite(x) else -1.0, int(n), int(r))
+                   for w, t, x, n, r in zip(rows["write"], rows["threads"], rates,
+                                            rows["nodes"], rows["replicas"])})
     pairs, position, count, owner = [], [], {}, []
     tops = 0
-    for write, threads, nodes, replicas in keys:
+    for write, threads, rate, nodes, replicas in keys:
         if replicas < 2:
             continue
+        threads = np.nan if threads < 0 else threads
+        rate = np.nan if rate < 0 else rate
         for k in range(2, replicas + 1):
-            pairs += [(write, threads, nodes, replicas, 1), (write, threads, nodes,
-                                                              replicas, k)]
+            pairs += [(write, threads, rate, nodes, replicas, 1),
+                      (write, threads, rate, nodes, replicas, k)]
             position.append((k - 1) / (replicas - 1))
             count[(write, k)] = count.get((write, k), 0) + 1
             owner.append(tops)
@@ -275,8 +281,9 @@ def _level_rows(rows, prior: Prior):
         return None, None, None, None
     columns = list(zip(*pairs))
     pseudo = dict(write=np.array(columns[0], bool), threads=np.array(columns[1], float),
-                  think_ms=np.zeros(len(pairs)), nodes=np.array(columns[2]),
-                  replicas=np.array(columns[3]), quorum=np.array(columns[4]))
+                  rate=np.array(columns[2], float), think_ms=np.zeros(len(pairs)),
+                  nodes=np.array(columns[3]), replicas=np.array(columns[4]),
+                  quorum=np.array(columns[5]))
     ks = pseudo["quorum"][1::2]
     weight = 1.0 / np.sqrt([count[(w, k)] for w, k in zip(pseudo["write"][1::2], ks)])
     return pseudo, np.array(position), weight, np.array(owner)

@@ -41,20 +41,55 @@ KIND = "closed-network"
 @dataclass(frozen=True)
 class Anchors:
     """Log ratio measured / model per fitted row, with the row's operation (``write``),
-    ``quorum`` and ``threads``."""
+    ``quorum`` and load ``threads``: client threads of a closed loop, or, where
+    ``open`` is set, the rate (ops/s) an open loop offered. A row of a mixed run also
+    keeps its share of ``reads`` and the other operation's quorum (``other_quorum``),
+    so that the fitted rows can be predicted again; None: every row closed, one
+    operation per run. Open and closed rows are anchored apart (their loads are
+    different axes); the mix of a run does not split them."""
 
     write: np.ndarray
     quorum: np.ndarray
     threads: np.ndarray
     residual: np.ndarray
+    open: np.ndarray | None = None
+    reads: np.ndarray | None = None
+    other_quorum: np.ndarray | None = None
 
     @classmethod
     def of(cls, fit: Fit, rows, latency_ms) -> "Anchors":
         """The anchors of ``fit`` on the rows it was fitted to."""
         predicted = fit.predict(rows)[0]
-        return cls(np.asarray(rows["write"], bool), np.asarray(rows["quorum"], int),
-                   np.asarray(rows["threads"], float),
-                   np.log(np.asarray(latency_ms, float) / predicted))
+        return cls.at(rows, np.log(np.asarray(latency_ms, float) / predicted))
+
+    @classmethod
+    def at(cls, rows, values) -> "Anchors":
+        """Anchors of ``values`` on ``rows`` (the mapping of
+        `sizing.closed_network.predict`)."""
+        write = np.asarray(rows["write"], bool)
+        load, is_open = _load(rows)
+        reads = np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
+        quorum = np.asarray(rows["quorum"], int)
+        other = np.asarray(rows.get("other_quorum", quorum), int)
+        plain = not is_open.any() and np.all(reads == np.where(write, 0.0, 1.0))
+        return cls(write, quorum, load, np.asarray(values, float),
+                   None if plain else is_open, None if plain else reads,
+                   None if plain else other)
+
+    def _open(self) -> np.ndarray:
+        return np.zeros(len(self.write), bool) if self.open is None else self.open
+
+    def rows(self, nodes: int, replicas: int) -> dict:
+        """The anchored rows, as `sizing.closed_network.predict` takes them (no think
+        time)."""
+        n, is_open = len(self.threads), self._open()
+        out = dict(threads=np.where(is_open, np.nan, self.threads), think_ms=np.zeros(n),
+                   nodes=np.full(n, nodes), replicas=np.full(n, replicas),
+                   quorum=self.quorum, write=self.write)
+        if self.open is not None:
+            out.update(rate=np.where(is_open, self.threads, np.nan), reads=self.reads,
+                       other_quorum=self.other_quorum)
+        return out
 
     @property
     def spread(self) -> float:
@@ -62,22 +97,33 @@ class Anchors:
         return float(np.sqrt(np.mean(self.residual ** 2))) if len(self.residual) else 0.0
 
     def _without(self, keep) -> "Anchors":
+        def part(values):
+            return None if values is None else values[keep]
         return Anchors(self.write[keep], self.quorum[keep], self.threads[keep],
-                       self.residual[keep])
+                       self.residual[keep], part(self.open), part(self.reads),
+                       part(self.other_quorum))
 
-    def level_miss(self) -> float | None:
+    def with_residual(self, residual) -> "Anchors":
+        """The same rows with other values."""
+        return Anchors(self.write, self.quorum, self.threads, np.asarray(residual, float),
+                       self.open, self.reads, self.other_quorum)
+
+    def _groups(self):
+        """(write, open) of every operation and loop kind anchored."""
+        return sorted({(bool(w), bool(o)) for w, o in zip(self.write, self._open())})
+
+    def level_miss(self, replicas: int = 3) -> float | None:
         """How far the rule misses a measured level it did not see: root mean square,
         over the fitted rows, of the row's anchor minus the correction the other
         levels of its operation give it (None when no operation has two levels)."""
         misses = []
-        for write in np.unique(self.write):
-            mine = self.write == write
+        for write, is_open in self._groups():
+            mine = (self.write == write) & (self._open() == is_open)
             if len(np.unique(self.quorum[mine])) < 2:
                 continue
             for k in np.unique(self.quorum[mine]):
                 group = mine & (self.quorum == k)
-                rows = dict(write=self.write[group], quorum=self.quorum[group],
-                            threads=self.threads[group])
+                rows = self._without(group).rows(replicas, replicas)
                 misses.append(self.residual[group]
                               - self._without(~group).correction(rows))
         return float(np.sqrt(np.mean(np.concatenate(misses) ** 2))) if misses else None
@@ -88,9 +134,10 @@ class Anchors:
         counts, of the anchor at the largest minus the one at the next (None when none
         has two)."""
         steps = []
-        for write in np.unique(self.write):
-            for k in np.unique(self.quorum[self.write == write]):
-                group = (self.write == write) & (self.quorum == k)
+        for write, is_open in self._groups():
+            mine = (self.write == write) & (self._open() == is_open)
+            for k in np.unique(self.quorum[mine]):
+                group = mine & (self.quorum == k)
                 loads = np.unique(self.threads[group])
                 if len(loads) < 2:
                     continue
@@ -106,13 +153,16 @@ class Anchors:
         fitted thread count of its operation and level."""
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
-        threads = np.asarray(rows["threads"], float)
-        level, step = self.level_miss(), self.thread_miss()
+        threads, is_open = _load(rows)
+        size = np.asarray(rows.get("replicas", [3]), int)
+        level, step = self.level_miss(int(size.max()) if len(size) else 3), \
+            self.thread_miss()
         out = np.zeros(len(threads))
         for i in range(len(threads)):
-            group = (self.write == write[i]) & (self.quorum == quorum[i])
+            same_op = (self.write == write[i]) & (self._open() == is_open[i])
+            group = same_op & (self.quorum == quorum[i])
             if not group.any():
-                group = self.write == write[i]
+                group = same_op
                 out[i] += (level or 0.0) ** 2
             loads = np.unique(self.threads[group])
             if step and len(loads) >= 2 and np.isfinite(threads[i]) \
@@ -125,11 +175,11 @@ class Anchors:
         """Log factor per query row (the rule of the module docstring)."""
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
-        threads = np.asarray(rows["threads"], float)
+        threads, is_open = _load(rows)
         size = np.asarray(rows.get("replicas", np.full(len(threads), 3)), float)
         out = np.zeros(len(threads))
         for i in range(len(threads)):
-            same_op = self.write == write[i]
+            same_op = (self.write == write[i]) & (self._open() == is_open[i])
             if not same_op.any() or not np.isfinite(threads[i]):
                 continue
             level = same_op & (self.quorum == quorum[i])
@@ -150,6 +200,15 @@ class Anchors:
                 slope, intercept = np.polyfit((ks - 1) / span, at, 1)
                 out[i] = intercept + slope * (quorum[i] - 1) / span
         return out
+
+
+def _load(rows):
+    """Per row, its load (threads of a closed loop, or ops/s offered by an open one)
+    and whether it is an open loop."""
+    threads = np.asarray(rows["threads"], float)
+    rate = np.asarray(rows.get("rate", np.full(len(threads), np.nan)), float)
+    is_open = np.isfinite(rate)
+    return np.where(is_open, rate, threads), is_open
 
 
 def _along_threads(loads, residual, threads):
@@ -193,21 +252,21 @@ class NetworkModel:
         if anchored:
             factor = np.exp(self.anchors.correction(rows))
             latency = latency * factor
-            # a closed loop without think time: throughput = threads / latency
+            # a closed loop of one operation: throughput = threads / (latency + time
+            # outside it); an open loop, or a mixed run (whose cycle holds the other
+            # operation's latency too), keeps the model's throughput
             think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
-            threads = np.asarray(rows["threads"], float)
-            closed = np.isfinite(threads)
-            throughput = np.where(closed, 1000.0 * threads / (latency + think), throughput)
+            threads, is_open = _load(rows)
+            write = np.asarray(rows["write"], bool)
+            reads = np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
+            plain = ~is_open & (reads == np.where(write, 0.0, 1.0))
+            throughput = np.where(plain, 1000.0 * threads / (latency + think), throughput)
         return latency, throughput
 
     def anchor_rows(self) -> dict:
         """The fitted rows behind the anchors, as `sizing.closed_network.predict` takes
         them."""
-        n = len(self.anchors.threads)
-        return self.with_outside(dict(
-            threads=self.anchors.threads, think_ms=np.zeros(n),
-            nodes=np.full(n, self.nodes), replicas=np.full(n, self.replicas),
-            quorum=self.anchors.quorum, write=self.anchors.write))
+        return self.with_outside(self.anchors.rows(self.nodes, self.replicas))
 
     def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0,
                  extrapolation: bool = True):
@@ -230,8 +289,7 @@ class NetworkModel:
         values = np.empty((samples, len(np.asarray(rows["threads"]))))
         for i, point in enumerate(draws):
             own = np.log(fitted.predict(base, point)[0])
-            anchors = Anchors(self.anchors.write, self.anchors.quorum,
-                              self.anchors.threads, measured - own)
+            anchors = self.anchors.with_residual(measured - own)
             values[i] = np.log(fitted.predict(rows, point)[0]) + anchors.correction(rows)
         tail = (1 - level) / 2
         low, high = np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
@@ -265,7 +323,8 @@ class NetworkModel:
                   .replace("False", "false"),
                   f"quorum = {[int(v) for v in self.anchors.quorum]}",
                   f"threads = {[float(v) for v in self.anchors.threads]}",
-                  f"residual = {[float(v) for v in self.anchors.residual]}", ""]
+                  f"residual = {[float(v) for v in self.anchors.residual]}"]
+        lines += _kinds(self.anchors) + [""]
         if self.outside is not None:
             o = self.outside
             lines += ["[outside]",
@@ -273,12 +332,33 @@ class NetworkModel:
                       .replace("False", "false"),
                       f"quorum = {[int(v) for v in o.quorum]}",
                       f"threads = {[float(v) for v in o.threads]}",
-                      f"ms = {[float(v) for v in o.residual]}", ""]
+                      f"ms = {[float(v) for v in o.residual]}"] + _kinds(o) + [""]
         lines += ["[fit]"]
         for key, value in self.meta.items():
             lines.append(f"{key} = {_toml(value)}")
         places = "" if f.geography is None else "\n" + f.geography.to_toml()
         return "\n".join(lines) + "\n\n" + f.prior.to_toml() + places
+
+
+def _kinds(anchors: Anchors) -> list[str]:
+    """The TOML lines of the anchors' open loops and mixes (none when all rows are
+    closed loops of one operation)."""
+    if anchors.open is None:
+        return []
+    return [f"open = {_toml([bool(v) for v in anchors.open])}",
+            f"reads = {_toml([float(v) for v in anchors.reads])}",
+            f"other_quorum = {_toml([int(v) for v in anchors.other_quorum])}"]
+
+
+def _anchors_of(table: dict, values: str) -> Anchors:
+    """Anchors read from a model file's table (``values``: the key of the values)."""
+    kinds = [None, None, None]
+    if "open" in table:
+        kinds = [np.array(table["open"], bool), np.array(table["reads"], float),
+                 np.array(table["other_quorum"], int)]
+    return Anchors(np.array(table["write"], bool), np.array(table["quorum"], int),
+                   np.array(table["threads"], float), np.array(table[values], float),
+                   *kinds)
 
 
 def _toml(value) -> str:
@@ -293,31 +373,42 @@ def _toml(value) -> str:
 
 
 def outside_of(table) -> "Anchors | None":
-    """The clients' time outside the measured latency (ms) of every row of ``table``
-    (columns operation, quorum, threads, throughput (ops/s, NaN if not measured),
-    mean_ms) with a measured throughput, by Little's law (threads / throughput -
-    latency, at least 0), as anchors to interpolate; None if no row has one."""
+    """The clients' time outside the measured latency (ms) of every closed-loop row of
+    ``table`` (columns as `rows_of_table`, with throughput (ops/s, NaN if not
+    measured), mean_ms and optionally run_mean_ms, the mean over a mixed run's
+    operations) with a measured throughput, by Little's law (threads / throughput -
+    the run's mean latency, at least 0), as anchors to interpolate; None if no row has
+    one."""
+    rows = rows_of_table(table)
     measured = table.throughput.to_numpy(float)
-    has = np.isfinite(measured) & (measured > 0)
+    run = (table.run_mean_ms if "run_mean_ms" in table else table.mean_ms).to_numpy(float)
+    has = np.isfinite(measured) & (measured > 0) & ~np.isfinite(rows["rate"])
     if not has.any():
         return None
-    time_out = np.maximum(1000.0 * table.threads.to_numpy(float) / np.where(
-        has, measured, 1.0) - table.mean_ms.to_numpy(float), 0.0)
-    return Anchors(write=(table.operation == "write").to_numpy()[has],
-                   quorum=table.quorum.to_numpy(int)[has],
-                   threads=table.threads.to_numpy(float)[has], residual=time_out[has])
+    time_out = np.maximum(1000.0 * rows["threads"] / np.where(has, measured, 1.0) - run,
+                          0.0)
+    return Anchors.at({k: v[has] for k, v in rows.items()}, time_out[has])
 
 
 def rows_of_table(table) -> dict:
     """The row mapping of `sizing.closed_network.predict` of a measurement table
-    (columns operation, quorum, threads, nodes, replicas); no think time (the clients'
-    time outside the latency comes from `outside_of`)."""
+    (columns operation, quorum, threads, nodes, replicas, and optionally rate (ops/s,
+    NaN for a closed loop), reads (the run's share of reads) and other_quorum (the
+    quorum of a mixed run's other operation)); no think time (the clients' time
+    outside the latency comes from `outside_of`)."""
     n = len(table)
+    write = (table.operation == "write").to_numpy()
     return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(n),
                 nodes=table.nodes.to_numpy(np.int64),
                 replicas=table.replicas.to_numpy(np.int64),
-                quorum=table.quorum.to_numpy(np.int64),
-                write=(table.operation == "write").to_numpy())
+                quorum=table.quorum.to_numpy(np.int64), write=write,
+                rate=(table.rate.to_numpy(float) if "rate" in table
+                      else np.full(n, np.nan)),
+                reads=(table.reads.to_numpy(float) if "reads" in table
+                       else np.where(write, 0.0, 1.0)),
+                other_quorum=(table.other_quorum.to_numpy(np.int64)
+                              if "other_quorum" in table
+                              else table.quorum.to_numpy(np.int64)))
 
 
 def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: int,
@@ -336,6 +427,12 @@ def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: in
                  geography=geography)
     return NetworkModel(fitted, Anchors.of(fitted, rows, latency), nodes, replicas,
                         outside=outside)
+
+
+def _lengths(anchors: Anchors) -> set:
+    return {len(v) for v in (anchors.write, anchors.quorum, anchors.threads,
+                             anchors.residual, anchors.open, anchors.reads,
+                             anchors.other_quorum) if v is not None}
 
 
 def is_network_model(path: str) -> bool:
@@ -388,17 +485,13 @@ def read_network_model(path: str) -> NetworkModel:
         fit = Fit(point, sd, prior, structure, int(model["cores"]),
                   int(model["client_cores"]), float(model.get("cost", 0.0)), covariance,
                   geography)
-        found = Anchors(np.array(anchors["write"], bool), np.array(anchors["quorum"], int),
-                        np.array(anchors["threads"], float),
-                        np.array(anchors["residual"], float))
+        found = _anchors_of(anchors, "residual")
         nodes, replicas = int(model["nodes"]), int(model["replicas"])
         outside = None
         if "outside" in table:
             o = table["outside"]
-            outside = Anchors(np.array(o["write"], bool), np.array(o["quorum"], int),
-                              np.array(o["threads"], float), np.array(o["ms"], float))
-            if len({len(outside.write), len(outside.quorum), len(outside.threads),
-                    len(outside.residual)}) != 1 or np.any(outside.residual < 0):
+            outside = _anchors_of(o, "ms")
+            if len(_lengths(outside)) != 1 or np.any(outside.residual < 0):
                 raise ConfigError(f"--model {path}: [outside] lists differ in length "
                                   "or hold a negative time; recalibrate")
     except KeyError as exc:
@@ -409,9 +502,7 @@ def read_network_model(path: str) -> NetworkModel:
             raise
         raise ConfigError(f"--model {path} has a malformed value ({exc}); give a file "
                           "written by forkjoin-sim cassandra calibrate") from None
-    lengths = {len(found.write), len(found.quorum), len(found.threads),
-               len(found.residual)}
-    if len(lengths) != 1:
+    if len(_lengths(found)) != 1:
         raise ConfigError(f"--model {path}: the [anchors] lists differ in length; "
                           "recalibrate")
     if not (np.all(np.isfinite(point)) and np.all(np.isfinite(sd)) and np.all(sd >= 0)):

@@ -2,8 +2,8 @@
 
 The rows of one benchmark file are split the way issue 27 judges a model: each level of
 an operation (when the file has two or more) is held out and predicted from the others,
-and the larger half of the thread counts (when there are four or more) from the
-smaller half. Every candidate structure (`sizing.closed_network.STRUCTURES`) is
+and the larger half of the loads (thread counts, or an open loop's rates; when there
+are four or more) from the smaller half. Every candidate structure (`sizing.closed_network.STRUCTURES`) is
 calibrated on each fitted part as `sizing.network_model.calibrated` does and scored by
 the mean absolute relative error of its anchored predictions of the held-out part; the
 structure with the smallest score predicts the file's own unseen rows best, which is
@@ -37,10 +37,16 @@ def held_out_cases(table) -> list:
             for level in levels:
                 held = mine & (table.quorum == level).to_numpy()
                 cases.append((f"{operation} quorum {level}", ~held, held))
-    threads = np.unique(table.threads)
-    if len(threads) >= 4:
-        small = (table.threads <= np.median(threads)).to_numpy()
-        cases.append(("larger thread counts", small, ~small))
+    # the load: client threads of a closed loop, the offered rate of an open one
+    load = table.threads.to_numpy(float)
+    closed = np.isfinite(load)
+    if "rate" in table:
+        load = np.where(closed, load, table.rate.to_numpy(float))
+    loads = np.unique(load)
+    if len(loads) >= 4:
+        small = load <= np.median(loads)
+        cases.append(("larger thread counts" if closed.all() else "larger loads", small,
+                      ~small))
     return [c for c in cases if c[1].sum() >= MIN_FITTED and c[2].any()]
 
 
