@@ -118,7 +118,7 @@ def _label(consistency, nodes, replicas, several_clusters: bool,
     if isinstance(consistency, (int, np.integer, float, np.floating)):
         name = f"{int(consistency)} of {int(replicas)}"
     if reads is not None and reads not in (0.0, 1.0):
-        name += f", {100 * reads:g}% reads"
+        name += f", {100 * reads:.3g}% reads"
     return f"{name} ({nodes} nodes, {replicas} replicas)" if several_clusters else name
 
 

@@ -91,7 +91,7 @@ class Measurement:
 
     def label(self) -> str:
         load = f"{self.threads} threads" if self.closed else f"{self.rate:g}/s"
-        mix = "" if self.reads in (0.0, 1.0) else f", {100 * self.reads:g}% reads"
+        mix = "" if self.reads in (0.0, 1.0) else f", {100 * self.reads:.3g}% reads"
         return f"{self.operation} {self.consistency} {load}{mix}"
 
 

@@ -274,8 +274,11 @@ class NetworkModel:
 
         Each draw of the Laplace posterior (with its covariance; it holds the prior's
         spread where the rows say nothing) is re-anchored on the measured rows, as the
-        fitted model is; half the central range of those anchored predictions, widened
-        by the anchors' own spread (how far the model misses measured rows) and, with
+        fitted model is (a draw past its capacity at an open-loop rate the fitted
+        point carries is left out: the rows rule it out, while the Laplace
+        approximation, blind to that cliff, would draw it); half the central range of
+        those anchored predictions, widened by the anchors' own spread (how far the
+        model misses measured rows) and, with
         ``extrapolation``, by the anchors' own error where the row is an extrapolation
         (`Anchors.extrapolation`), is laid on the log scale around the fitted model's
         prediction.
@@ -286,11 +289,20 @@ class NetworkModel:
         draws = fitted.draws(samples, rng)
         base = self.anchor_rows()
         measured = np.log(fitted.predict(base)[0]) + self.anchors.residual
-        values = np.empty((samples, len(np.asarray(rows["threads"]))))
+        values = np.full((samples, len(np.asarray(rows["threads"]))), np.nan)
+        offered = np.asarray(base.get("rate", np.full(len(measured), np.nan)), float)
+        # open-loop rows the fitted point carries in full
+        carried_rows = fitted.predict(base)[1] >= (1 - 1e-6) * offered
         for i, point in enumerate(draws):
-            own = np.log(fitted.predict(base, point)[0])
-            anchors = self.anchors.with_residual(measured - own)
+            own, carried = fitted.predict(base, point)
+            if np.any(carried_rows & (carried < (1 - 1e-6) * offered)):
+                # past capacity at a rate the fit carries: the rows rule it out
+                continue
+            anchors = self.anchors.with_residual(measured - np.log(own))
             values[i] = np.log(fitted.predict(rows, point)[0]) + anchors.correction(rows)
+        values = values[np.isfinite(values).all(axis=1)]
+        if not len(values):
+            values = np.log(self.predict(rows)[0])[None, :]
         tail = (1 - level) / 2
         low, high = np.quantile(values, tail, axis=0), np.quantile(values, 1 - tail, axis=0)
         z = stats.norm.ppf(1 - tail)

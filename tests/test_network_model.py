@@ -173,20 +173,75 @@ def test_calibrate_refuses_bad_options_in_one_line(tmp_path, capsys, extra, mess
     assert not (tmp_path / "m.toml").exists()
 
 
-def test_open_loop_rows_are_refused_by_a_network_structure(tmp_path, capsys):
-    path = tmp_path / "open.csv"
-    path.write_text("operation,consistency,rate,throughput,mean_ms\nread,ONE,100,,2\n")
-    code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", str(path), "--out", str(tmp_path / "m.toml"),
-                 "--structure", "digest-random-hops"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and "use --structure simulated for rate rows" in err[-1]
+RATES = (2000.0, 6000.0, 10000.0)
 
 
-def test_rows_only_the_simulated_model_takes_choose_it_with_a_note(tmp_path, capsys,
-                                                                   monkeypatch):
+def _open_truth(pairs, structure="shared-digest"):
+    rows = dict(_rows([(level, 1) for level, _ in pairs]),
+                threads=np.full(len(pairs), np.nan),
+                rate=np.array([r for _, r in pairs], float))
+    return predict(TRUTH, rows, structure, 4, 4)[0]
+
+
+def test_open_loop_rows_calibrate_and_predict_by_default(tmp_path, capsys):
+    """Open-loop rows (rate) of the model itself: the default structure fits ONE and
+    ALL, writes a closed-network model, and predicts QUORUM at each rate to 3%."""
+    fitted = [(lv, r) for lv in ("ONE", "ALL") for r in RATES]
+    table = tmp_path / "open.csv"
+    table.write_text("operation,consistency,rate,mean_ms\n" + "".join(
+        f"read,{lv},{r:g},{m:.6f}\n" for (lv, r), m in zip(fitted, _open_truth(fitted))))
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,rate,mean_ms\n" + "".join(
+        f"read,QUORUM,{r:g},\n" for r in RATES))
+    vague = tmp_path / "vague.toml"
+    vague.write_text(Prior.vague().to_toml())
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(table), "--out", str(out), "--prior", str(vague),
+                 "--structure", "shared-digest", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rows"][0]["row"] == "read ONE 2000/s"
+    assert is_network_model(str(out))
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    truth = _open_truth([("QUORUM", r) for r in RATES])
+    for row, expected, rate in zip(rows, truth, RATES):
+        assert row["predicted_mean_ms"] == pytest.approx(expected, rel=0.03)
+        # below capacity an open loop carries what it is offered
+        assert row["predicted_throughput"] == pytest.approx(rate, rel=1e-9)
+
+
+def test_a_ycsb_mixed_run_is_fitted_by_the_default_structure(tmp_path, capsys):
     """A YCSB workload A run (reads and updates in one run) without --structure: the
-    simulated structure is fitted, and a note says why."""
+    default closed-network structure fits both rows of the run (the run's mix and
+    throughput shared), and the model predicts the run's throughput back."""
+    from pathlib import Path
+
+    table = tmp_path / "runs.csv"
+    source = Path(__file__).parent / "data" / "ycsb_workloada_run.txt"
+    (tmp_path / "a.txt").write_text(source.read_text())
+    table.write_text("file,threads,consistency\na.txt,64,QUORUM\n")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(table), "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["structure"] == default_prior()[1]
+    assert [r["row"].split(",")[1].strip() for r in report["rows"]] == ["50% reads"] * 2
+    # both rows within 5% of the measured means
+    assert all(abs(r["residual_mean"]) < 0.05 for r in report["rows"])
+    model = read_network_model(str(out))
+    assert model.anchors.reads is not None and np.all(model.anchors.reads < 1)
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(table), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    measured = [float(r["throughput"]) for r in rows]
+    for row, x in zip(rows, measured):
+        assert row["predicted_throughput"] == pytest.approx(x, rel=0.05)
+
+
+def test_the_simulated_structure_still_takes_mixed_rows_when_asked(tmp_path,
+                                                                  monkeypatch):
     from pathlib import Path
 
     from forkjoin_cli import _calibration
@@ -199,9 +254,34 @@ def test_rows_only_the_simulated_model_takes_choose_it_with_a_note(tmp_path, cap
     (tmp_path / "a.txt").write_text(source.read_text())
     table.write_text("file,threads,consistency\na.txt,64,QUORUM\n")
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", str(table), "--out", str(tmp_path / "m.toml")]) == 0
+                 "--measurements", str(table), "--out", str(tmp_path / "m.toml"),
+                 "--structure", "simulated"]) == 0
     assert len(chosen) == 1
-    assert "only --structure simulated fits" in capsys.readouterr().err
+
+
+def test_open_and_mixed_anchors_survive_the_model_file(tmp_path):
+    rows = dict(threads=np.array([np.nan, np.nan, 16.0, 16.0]),
+                rate=np.array([1000.0, 4000.0, np.nan, np.nan]),
+                think_ms=np.zeros(4), nodes=np.full(4, 3), replicas=np.full(4, 3),
+                quorum=np.array([1, 1, 2, 2]), other_quorum=np.array([1, 1, 3, 2]),
+                write=np.array([False, False, False, True]),
+                reads=np.array([1.0, 1.0, 0.95, 0.95]))
+    truth = predict(TRUTH, rows, "shared-digest", 4, 4)[0]
+    f = fit(rows, truth, "shared-digest", Prior.vague(), 4, 4, max_evaluations=30)
+    model = NetworkModel(f, Anchors.of(f, rows, 1.1 * truth), 3, 3)
+    path = tmp_path / "m.toml"
+    path.write_text(model.to_toml())
+    back = read_network_model(str(path))
+    np.testing.assert_allclose(back.predict(rows)[0], 1.1 * truth, rtol=1e-9)
+    np.testing.assert_array_equal(back.anchors.open, [True, True, False, False])
+    np.testing.assert_array_equal(back.anchors.other_quorum, [1, 1, 3, 2])
+    # an open row is anchored by the open rows only, along the rate
+    query = dict(rows, threads=np.array([np.nan]), rate=np.array([2500.0]),
+                 quorum=np.array([1]), other_quorum=np.array([1]),
+                 write=np.array([False]), reads=np.array([1.0]),
+                 think_ms=np.zeros(1), nodes=[3], replicas=[3])
+    halfway = 0.5 * (back.anchors.residual[0] + back.anchors.residual[1])
+    assert back.anchors.correction(query)[0] == pytest.approx(halfway, rel=1e-9)
 
 
 def test_time_outside_the_latency_is_read_off_the_throughput(tmp_path, capsys):
