@@ -213,7 +213,7 @@ def _node_work(model) -> str:
     def work(asked, data, others):
         return d["coordinate"] + data + others + 4 * d["message"] * (asked - local)
     reads = [work(k, d["work"], (k - 1) * digest * d["work"]) for k in (1, 2, 3)]
-    write = work(3, 3 * d["work"], 0.0)
+    write = work(3, 3 * d["work"] * d["mutation_ratio"], 0.0)
     return (f"Node work per operation from the fitted demands: read at ONE / QUORUM / "
             f"ALL {reads[0]:.3g} / {reads[1]:.3g} / {reads[2]:.3g} ms, write "
             f"{write:.3g} ms (any level; digest read = {d['digest_ratio']:.3g} x data "

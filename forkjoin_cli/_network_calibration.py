@@ -25,7 +25,7 @@ from sizing.network_model import NetworkModel, calibrated, is_network_model, \
 from sizing.structure_choice import AUTO
 
 COORDINATE_LABELS = {
-    "work": "data read / mutation at a replica (ms)",
+    "work": "data read at a replica (ms)",
     "coordinate_share": "coordinator work / replica work",
     "message_share": "per-message work / replica work",
     "digest_ratio": "digest read / data read",
@@ -34,7 +34,8 @@ COORDINATE_LABELS = {
     "hop_ratio": "coordinator-replica hop / client-coordinator hop",
     "outside_share": "client work outside the latency / replica work",
     "branch_cv": "coefficient of variation of a fork branch's random time",
-    "link_window": "messages in flight per direction of a link between data centres"}
+    "link_window": "messages in flight per direction of a link between data centres",
+    "mutation_ratio": "mutation at a replica / data read"}
 
 
 def _stderr(message: str) -> None:

@@ -55,7 +55,7 @@ STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
-           "digest_ratio", "client_outside", "branch_cv", "link_window")
+           "digest_ratio", "client_outside", "branch_cv", "link_window", "mutation_ratio")
 
 #: Gauss-Legendre points per smooth piece of the order-statistic integral.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
@@ -67,12 +67,13 @@ class Demands:
     after), ``hop_client`` (one way, client-coordinator), ``hop_replica`` (one way,
     coordinator-replica), ``coordinate`` (coordinator work, half before the fork and
     half at the join), ``message`` (per message send or receive), ``work`` (a data read
-    or a mutation at a replica), ``digest_ratio`` (digest read / data read),
+    at a replica), ``digest_ratio`` (digest read / data read),
     ``client_outside`` (client-machine work outside the measured latency),
     ``branch_cv`` (coefficient of variation of a branch's random part: 1 exponential,
     below 1 part of the mean becomes a constant, above 1 a balanced two-phase
     hyperexponential), ``link_window`` (messages in flight per direction of a link
-    between two data centres; used only with a `sizing.geography.Geography`)."""
+    between two data centres; used only with a `sizing.geography.Geography`),
+    ``mutation_ratio`` (a mutation at a replica / a data read)."""
 
     client: float = 0.0
     hop_client: float = 0.0
@@ -84,6 +85,7 @@ class Demands:
     client_outside: float = 0.0
     branch_cv: float = 1.0
     link_window: float = float("inf")
+    mutation_ratio: float = 1.0
 
     def vector(self) -> np.ndarray:
         """The demands in the order of `DEMANDS`."""
@@ -213,7 +215,8 @@ def _asked(write, quorum, replicas, digest_reads):
 @numba.njit(cache=True)
 def _node_load(write, quorum, nodes, replicas, work, digest, coord, msg,
                queue_coordinator, digest_reads):
-    """Work one request of a class queues at each node (symmetric nodes)."""
+    """Work one request of a class queues at each node (symmetric nodes); ``work`` is
+    the class's own replica work (a mutation for a write)."""
     asked = _asked(write, quorum, replicas, digest_reads)[0]
     if write or not digest_reads:
         queued = asked * work
@@ -228,7 +231,8 @@ def _node_load(write, quorum, nodes, replicas, work, digest, coord, msg,
 def _branches(write, quorum, nodes, replicas, work, digest, hop_r, msg, f_node, f_coord,
               digest_reads, random_hops, cv, shift, scale):
     """Mean time from the fork to the join of one request of a class (symmetric
-    nodes; the coordinator holds a replica with probability replicas / nodes)."""
+    nodes; the coordinator holds a replica with probability replicas / nodes);
+    ``work`` as in `_node_load`."""
     local_p = replicas / nodes
     asked, need = _asked(write, quorum, replicas, digest_reads)
     if not write and digest_reads:
@@ -266,12 +270,14 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
         d[5], d[6]
     outside = d[7] if outside_queued else 0.0
     cv = d[8]
+    # each class's own replica work: a data read, or a mutation
+    mine, theirs = (work * d[10], work) if write else (work, work * d[10])
     share = 1.0 - reads if write else reads
-    per_node = share * _node_load(write, quorum, nodes, replicas, work, digest, coord,
+    per_node = share * _node_load(write, quorum, nodes, replicas, mine, digest, coord,
                                   msg, queue_coordinator, digest_reads)
     if share < 1.0:
         per_node += (1.0 - share) * _node_load(not write, other_quorum, nodes, replicas,
-                                               work, digest, coord, msg,
+                                               theirs, digest, coord, msg,
                                                queue_coordinator, digest_reads)
     client_queued = client + outside if client_station else 0.0
     is_open = rate > 0.0
@@ -301,13 +307,13 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
         f_coord = f_node if queue_coordinator else 1.0
         f_cl = f_client if client_station else 1.0
         fixed = client * f_cl + 2.0 * hop_c + coord * f_coord
-        own = fixed + _branches(write, quorum, nodes, replicas, work, digest, hop_r, msg,
+        own = fixed + _branches(write, quorum, nodes, replicas, mine, digest, hop_r, msg,
                                 f_node, f_coord, digest_reads, random_hops, cv, shift,
                                 scale)
         response = share * own
         if share < 1.0:
             response += (1.0 - share) * (fixed + _branches(
-                not write, other_quorum, nodes, replicas, work, digest, hop_r, msg,
+                not write, other_quorum, nodes, replicas, theirs, digest, hop_r, msg,
                 f_node, f_coord, digest_reads, random_hops, cv, shift, scale))
         away = outside * f_cl
         if not is_open:
@@ -319,7 +325,7 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
 def _geo_load(write, quorum, share, n, order, weight, work, digest, coord, msg, trip,
               cross, queue_coordinator, digest_reads, node_demand, link_demand):
     """Adds ``share`` of one request of a class to each node's and each directed
-    link's demand (in place)."""
+    link's demand (in place); ``work`` is the class's own replica work."""
     asked = _asked(write, quorum, n, digest_reads)[0]
     remote_work = work if (write or not digest_reads) else work * digest
     for c in range(n):
@@ -342,7 +348,8 @@ def _geo_load(write, quorum, share, n, order, weight, work, digest, coord, msg, 
 def _geo_response(write, quorum, n, order, weight, work, digest, coord, msg, client,
                   trip, to_client, cross, window, link_demand, f, f_cl, x, a,
                   queue_coordinator, digest_reads, random_hops, cv, shift, scale):
-    """Mean response of one request of a class, averaged over its coordinator."""
+    """Mean response of one request of a class, averaged over its coordinator
+    (``work`` as in `_geo_load`)."""
     asked, need = _asked(write, quorum, n, digest_reads)
     if not write and digest_reads:
         need = asked
@@ -393,6 +400,7 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     outside = d[7] if outside_queued else 0.0
     cv = d[8]
     window = d[9]
+    mine, theirs = (work * d[10], work) if write else (work, work * d[10])
     trip = rtt.copy()
     for i in range(n):
         for j in range(n):
@@ -412,10 +420,10 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     share = 1.0 - reads if write else reads
     node_demand = np.zeros(n)
     link_demand = np.zeros((n, n))
-    _geo_load(write, quorum, share, n, order, weight, work, digest, coord, msg, trip,
+    _geo_load(write, quorum, share, n, order, weight, mine, digest, coord, msg, trip,
               cross, queue_coordinator, digest_reads, node_demand, link_demand)
     if share < 1.0:
-        _geo_load(not write, other_quorum, 1.0 - share, n, order, weight, work, digest,
+        _geo_load(not write, other_quorum, 1.0 - share, n, order, weight, theirs, digest,
                   coord, msg, trip, cross, queue_coordinator, digest_reads, node_demand,
                   link_demand)
     client_queued = client + outside if client_station else 0.0
@@ -452,14 +460,14 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
             f[i] = _stretch(x * node_demand[i] / cores, a, cores)
         f_client = _stretch(x * client_queued / client_cores, a, client_cores)
         f_cl = f_client if client_station else 1.0
-        own = _geo_response(write, quorum, n, order, weight, work, digest, coord, msg,
+        own = _geo_response(write, quorum, n, order, weight, mine, digest, coord, msg,
                             client, trip, to_client, cross, window, link_demand, f, f_cl,
                             x, a, queue_coordinator, digest_reads, random_hops, cv,
                             shift, scale)
         response = share * own
         if share < 1.0:
             response += (1.0 - share) * _geo_response(
-                not write, other_quorum, n, order, weight, work, digest, coord, msg,
+                not write, other_quorum, n, order, weight, theirs, digest, coord, msg,
                 client, trip, to_client, cross, window, link_demand, f, f_cl, x, a,
                 queue_coordinator, digest_reads, random_hops, cv, shift, scale)
         away = outside * f_cl

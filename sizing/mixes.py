@@ -31,8 +31,9 @@ the client machine a station of its own):
                     and send into its work; the message steps themselves take no time
                     and do not queue. ``messages="queued"``: each message is its own
                     step in the node's line, as the structure's text says
-``work``            ``replica_write`` and a read's data read, on the replica's node
-                    station, with the branch's shape: mean ``work``, coefficient of
+``work``            a read's data read (``replica_write``: ``work * mutation_ratio``),
+                    on the replica's node station, with the branch's shape: mean
+                    ``work`` (or the mutation's), coefficient of
                     variation ``branch_cv`` (exponential at 1; below 1 the MVA's
                     constant part plus an exponential, ``expon(loc, scale)``; above 1
                     its balanced two-phase hyperexponential)
@@ -195,7 +196,7 @@ def _laws(demands: np.ndarray, structure: str) -> tuple[dict, object, object]:
     laws = {"client": _expon(d["client"] / 2), "hop": hop,
             "coordinate": _expon(d["coordinate"] / 2),
             "respond": _expon(d["coordinate"] / 2), "message": _expon(d["message"]),
-            "replica_write": work,
+            "replica_write": _branch_law(d["work"] * d["mutation_ratio"], cv),
             "replica_read": read_law(data, _frozen(_branch_law(d["work"] * digest, cv)))}
     outside = (_expon(d["client_outside"]) if structure in OUTSIDE_STRUCTURES
                else None)

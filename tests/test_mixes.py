@@ -14,10 +14,11 @@ from sizing.network_fit import Fit, Prior
 from sizing.network_model import Anchors, NetworkModel
 
 # Demands (ms) of a small cluster whose node cores saturate near 60 threads: writes
-# (three mutations of 0.3) are heavier on the nodes than ONE reads (one data read)
+# (three mutations of 0.8 x 0.3) are heavier on the nodes than ONE reads (one data
+# read of 0.3)
 DEMANDS = dict(work=0.3, coordinate=0.1, message=0.01, digest_ratio=0.5, client=0.05,
                hop_client=0.2, hop_replica=0.1, client_outside=0.4, branch_cv=1.0,
-               link_window=1000.0)
+               link_window=1000.0, mutation_ratio=0.8)
 
 
 def _point(d):
@@ -26,7 +27,7 @@ def _point(d):
     return np.log([w, d["coordinate"] / w, d["message"] / w, d["digest_ratio"],
                    d["client"] / w, d["hop_client"] / w,
                    d["hop_replica"] / d["hop_client"], d["client_outside"] / w,
-                   d["branch_cv"], d["link_window"]])
+                   d["branch_cv"], d["link_window"], d["mutation_ratio"]])
 
 
 def _model(structure="shared-digest-client", residual=0.0, **changes):
@@ -113,7 +114,8 @@ def test_folding_messages_keeps_the_node_work():
     coordinator + 3 mutations + 8 messages (two remote replicas; the coordinator is
     always a replica on 3 nodes)."""
     model = _model(client=0.001, hop_client=0.001, hop_replica=0.001)
-    work = DEMANDS["coordinate"] + 3 * DEMANDS["work"] + 8 * DEMANDS["message"]
+    work = (DEMANDS["coordinate"] + 3 * DEMANDS["work"] * DEMANDS["mutation_ratio"]
+            + 8 * DEMANDS["message"])
     for messages in ("folded", "queued"):
         out = predict_mix(model, 0.0, 400, 1, 3, operations=30_000, anchored=False,
                           messages=messages)

@@ -17,7 +17,7 @@ def _rows(levels, write=False):
                 write=np.full(n, write))
 
 
-TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0])
+TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0])
 
 
 def test_fit_reproduces_rows_of_the_model_itself():
@@ -112,3 +112,27 @@ def test_a_shape_prior_puts_the_middle_level_on_the_line_between_one_and_all():
     free = off_line(None)
     assert free > 0.02  # the model's own QUORUM is off the line
     assert off_line(0.005) < free / 3
+
+
+def test_reads_and_writes_together_tell_the_mutation_from_the_data_read():
+    """Rows of reads and writes made with mutations at 0.4 of a data read: the fit
+    finds that ratio (far from the prior's 1), and a reads-only fit
+    leaves it at the prior and says so."""
+    from sizing.closed_network import predict
+
+    truth = TRUE.copy()
+    i = COORDINATES.index("mutation_ratio")
+    truth[i] = np.log(0.4)
+    reads, writes = _rows([1, 3]), _rows([1, 3], write=True)
+    rows = {k: np.concatenate([reads[k], writes[k]]) for k in reads}
+    latency, _ = predict(demands_of(truth), rows, "shared-digest")
+    both = fit(rows, latency, "shared-digest", max_evaluations=200)
+    # coordinator and message work trade a little against the mutation, and the prior
+    # pulls towards 1: the truth lies within the posterior's spread, far from 1
+    assert abs(both.point[i] - truth[i]) < 2.5 * both.posterior_sd[i]
+    assert np.exp(both.point[i]) < 0.6
+    assert "mutation_ratio" not in both.resting_on_prior()
+    alone = fit(reads, latency[:len(reads["threads"])], "shared-digest",
+                max_evaluations=200)
+    assert alone.point[i] == pytest.approx(Prior.vague().mean[i], abs=1e-3)
+    assert "mutation_ratio" in alone.resting_on_prior()

@@ -8,7 +8,7 @@ import pytest
 from forkjoin_sim.errors import ConfigError
 from forkjoin_cli.main import main
 from sizing.closed_network import Demands, predict
-from sizing.network_fit import Prior, default_prior, fit, prior_from_model
+from sizing.network_fit import COORDINATES, Prior, default_prior, fit, prior_from_model
 from sizing.network_model import Anchors, NetworkModel, is_network_model, \
     read_network_model
 
@@ -376,28 +376,40 @@ def test_a_geo_file_that_does_not_fit_the_cluster_is_refused(tmp_path, capsys):
     assert not (tmp_path / "m.toml").exists()
 
 
-def test_a_model_file_from_before_the_window_still_reads(tmp_path):
+@pytest.mark.parametrize("later", [("link_window", "mutation_ratio"),
+                                   ("mutation_ratio",)])
+def test_a_model_file_from_before_a_coordinate_still_reads(tmp_path, later):
+    """Files of earlier releases (before the window, before the mutation ratio): the
+    missing coordinates sit at the vague prior, the covariance is padded."""
     fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
     f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
             max_evaluations=20)
     model = NetworkModel(f, Anchors.of(f, _rows(fitted), _truth(fitted)), 3, 3)
-    # the file as the previous release wrote it: no link_window anywhere, and a
-    # covariance without its row and column
+    # the file as that release wrote it: no such coordinate anywhere, and a
+    # covariance without its rows and columns (the later coordinates come last)
     import tomllib
 
-    old = np.array(tomllib.loads(model.to_toml())["posterior"]["covariance"])[:-1, :-1]
+    cut = len(later)
+    old = np.array(tomllib.loads(model.to_toml())["posterior"]["covariance"])[:-cut, :-cut]
     lines = [line for line in model.to_toml().splitlines()
-             if not line.startswith("link_window")]
+             if not line.startswith(later)]
     lines = [("covariance = " + str(old.tolist())) if line.startswith("covariance")
              else line for line in lines]
     assert sum(line.startswith("covariance") for line in lines) == 1
     path = tmp_path / "old.toml"
     path.write_text("\n".join(lines) + "\n")
     back = read_network_model(str(path))
+    # reads only: the mutation ratio (at its prior mean, 1) does not enter
     rows = _rows([("QUORUM", 8)])
-    assert back.predict(rows)[0] == pytest.approx(model.predict(rows)[0], rel=1e-9)
-    np.testing.assert_allclose(back.fit.covariance[:-1, :-1], old)
-    assert back.fit.covariance[-1, -1] == pytest.approx(Prior.vague().sd[-1] ** 2)
+    at_prior = model.fit.point.copy()
+    for name in later:
+        i = COORDINATES.index(name)
+        at_prior[i] = Prior.vague().mean[i]
+    assert back.fit.point == pytest.approx(at_prior)
+    assert back.predict(rows)[0] == pytest.approx(model.predict(rows)[0], rel=1e-6)
+    np.testing.assert_allclose(back.fit.covariance[:-cut, :-cut], old)
+    for i in range(1, cut + 1):
+        assert back.fit.covariance[-i, -i] == pytest.approx(Prior.vague().sd[-i] ** 2)
 
 
 def test_auto_chooses_a_structure_by_the_rows_own_held_out_error(tmp_path, capsys):

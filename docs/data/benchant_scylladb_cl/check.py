@@ -1,0 +1,133 @@
+"""Re-derive ``runs.csv`` and ``runs_meta.csv`` from benchANT's raw YCSB output.
+
+Source: github.com/benchANT/mongodb-vs-scylladb, commit
+4491eab35270906ac1faea73cc9d1ae30e40dd35, folders
+``results/{caching,social}/nuggets/client-consistency-impact/*scylladb*``.
+Each folder holds one YCSB run: ``0_run.txt`` (YCSB output; the final
+``[OP], Metric, value`` summary lines are read here) and
+``evaluationScenario.json`` (cluster and client configuration).
+
+Usage (from the repository root)::
+
+    .venv/bin/python docs/data/benchant_scylladb_cl/check.py \
+        /work/.mirror/benchANT+mongodb-vs-scylladb/repo          # compare
+    .venv/bin/python docs/data/benchant_scylladb_cl/check.py GITDIR --write
+
+The argument is the git directory of a clone or of the ``fetch`` mirror (read
+with ``git show``, no work tree needed). Without ``--write`` the script
+rebuilds both tables in memory and exits non-zero if they differ from the
+files next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+COMMIT = "4491eab35270906ac1faea73cc9d1ae30e40dd35"
+RUNS = [
+    "results/caching/nuggets/client-consistency-impact/"
+    "scylladb-vs-mongodb_caching-uniform_scylladb-medium-default_0_jlzPDO4j",
+    "results/caching/nuggets/client-consistency-impact/"
+    "scylladb-vs-mongodb_caching-uniform_scylladb-medium-weak-consistency_0_FEjq921w",
+    "results/social/nuggets/client-consistency-impact/"
+    "scylladb-vs-mongodb_social-uniform_scylladb-medium-default_0_v35V6jo0",
+    "results/social/nuggets/client-consistency-impact/"
+    "scylladb-vs-mongodb_social-uniform_scylladb-medium-weak-consistency_0_1x3K5Pow",
+]
+SUMMARY = re.compile(r"^\[([A-Z-]+)\], ([^,]+), (-?[\d.]+)\s*$")
+HERE = Path(__file__).resolve().parent
+
+
+def git_show(gitdir: str, path: str) -> str:
+    """Text of ``path`` at ``COMMIT`` in the git directory ``gitdir``."""
+    return subprocess.run(
+        ["git", "--git-dir", gitdir, "show", f"{COMMIT}:{path}"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+
+def summary(text: str) -> dict[tuple[str, str], float]:
+    """YCSB's final summary lines as {(operation, metric): value}."""
+    found = {}
+    for line in text.splitlines():
+        match = SUMMARY.match(line)
+        if match:
+            found[(match[1], match[2])] = float(match[3])
+    return found
+
+
+def command_option(text: str, name: str) -> str:
+    """Value of ``-p name=value`` on YCSB's ``Command line:`` line."""
+    line = next(l for l in text.splitlines() if l.startswith("Command line:"))
+    return re.search(rf"-p {re.escape(name)}=(\S+)", line)[1]
+
+
+def tables(gitdir: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The measurement table and its per-row provenance table."""
+    rows, meta = [], []
+    for folder in RUNS:
+        text = git_show(gitdir, f"{folder}/0_run.txt")
+        scenario = json.loads(git_show(gitdir, f"{folder}/evaluationScenario.json"))
+        values = summary(text)
+        cluster = scenario["dbmsDeployment"]["DBAAS"]["scylladbinstance"]
+        workload = scenario["benchmark"]["ycsb"]["workload"]
+        threads = int(re.search(r" -threads (\d+)", text)[1])
+        for op, operation, option in (("READ", "read", "scylla.readconsistencylevel"),
+                                      ("UPDATE", "write", "scylla.writeconsistencylevel")):
+            level = command_option(text, option)
+            rows.append({
+                "operation": operation,
+                "consistency": level,
+                "threads": threads,
+                "rate": None,
+                "throughput": round(values[("OVERALL", "Throughput(ops/sec)")], 3),
+                "mean_ms": round(values[(op, "AverageLatency(us)")] / 1000.0, 6),
+                "read_fraction": workload["readProportion"],
+            })
+            meta.append({
+                "operation": operation,
+                "consistency": level,
+                "read_fraction": workload["readProportion"],
+                "run_folder": folder,
+                "contact_points": command_option(text, "scylla.hosts"),
+                "nodes": cluster["numberOfNodes"],
+                "instance": cluster["instanceFlavor"],
+                "replication_factor": cluster["replicationFactor"],
+                "scylla_version": cluster["scyllaVersion"],
+                "read_cl": command_option(text, "scylla.readconsistencylevel"),
+                "write_cl": command_option(text, "scylla.writeconsistencylevel"),
+                "runtime_ms": int(values[("OVERALL", "RunTime(ms)")]),
+                "operations": int(values[(op, "Operations")]),
+                "ok": int(values[(op, "Return=OK")]),
+                "p95_ms": values[(op, "95thPercentileLatency(us)")] / 1000.0,
+                "p99_ms": values[(op, "99thPercentileLatency(us)")] / 1000.0,
+                "max_ms": values[(op, "MaxLatency(us)")] / 1000.0,
+            })
+    return pd.DataFrame(rows), pd.DataFrame(meta)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("gitdir", help="git directory of benchANT/mongodb-vs-scylladb")
+    parser.add_argument("--write", action="store_true", help="rewrite the CSV files")
+    args = parser.parse_args()
+    runs, meta = tables(args.gitdir)
+    if args.write:
+        runs.to_csv(HERE / "runs.csv", index=False)
+        meta.to_csv(HERE / "runs_meta.csv", index=False)
+        return 0
+    same = (runs.equals(pd.read_csv(HERE / "runs.csv").astype(runs.dtypes.to_dict()))
+            and meta.equals(pd.read_csv(HERE / "runs_meta.csv").astype(meta.dtypes.to_dict())))
+    print("runs.csv and runs_meta.csv match the raw files" if same else "MISMATCH")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
