@@ -45,9 +45,10 @@ def _stderr(message: str) -> None:
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     """Measurement rows as the table the fit, report and figure use. A row of a mixed
     run (``read_fraction``) is paired with the run's row of the other operation (same
-    load and mix; at the same consistency if several): that row's quorum is the other
-    operation's (``other_quorum``; without a partner, the row's own) and the run's mean
-    latency (``run_mean_ms``, for Little's law) weighs both."""
+    load and mix; if several, the one of the same throughput, then of the same
+    consistency): that row's quorum is the other operation's (``other_quorum``; without
+    one partner, the row's own) and the run's mean latency (``run_mean_ms``, for
+    Little's law) weighs both."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
@@ -57,8 +58,14 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
             continue
         partners = [j for j, p in enumerate(rows) if p.operation != row.operation
                     and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)]
-        same = [j for j in partners if rows[j].consistency == row.consistency]
-        pick = same[:1] or (partners if len(partners) == 1 else [])
+        # several runs of this load and mix: the one of the same measured throughput
+        # (one run, one throughput), then the one at the same consistency
+        for narrower in ([j for j in partners if row.throughput is not None
+                          and rows[j].throughput == row.throughput],
+                         [j for j in partners if rows[j].consistency == row.consistency]):
+            if len(partners) > 1 and narrower:
+                partners = narrower
+        pick = partners[:1] if len(partners) == 1 else []
         if pick:
             j = pick[0]
             other[i] = quorum[j]
