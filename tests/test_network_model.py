@@ -426,3 +426,23 @@ def test_auto_chooses_a_structure_by_the_rows_own_held_out_error(tmp_path, capsy
     assert report["structure_choice"].startswith(f"auto chose {report['structure']}:")
     assert all(name in report["structure_choice"] for name in CANDIDATES)
     assert read_network_model(str(out)).fit.structure == report["structure"]
+
+
+def test_a_mixed_runs_rows_find_their_partner_by_throughput_then_level(tmp_path):
+    """Two runs at one load and mix (reads at QUORUM in one, at ONE in the other,
+    writes at QUORUM in both): each row's partner is the other operation of its own
+    run (same throughput), whose level it takes, and the run's mean latency weighs
+    both operations by the mix."""
+    from forkjoin_cli._network_calibration import table_of
+    from sizing.measurements import read_measurements
+
+    path = tmp_path / "runs.csv"
+    path.write_text("operation,consistency,threads,throughput,mean_ms,read_fraction\n"
+                    "read,QUORUM,400,100000,3.0,0.75\nwrite,QUORUM,400,100000,1.0,0.75\n"
+                    "read,ONE,400,160000,2.0,0.75\nwrite,QUORUM,400,160000,1.6,0.75\n"
+                    "read,ALL,50,,4.0,0.75\n")
+    rows, _ = read_measurements(str(path), 3)
+    table = table_of(rows, 3, 3)
+    assert table.other_quorum.tolist() == [2, 2, 2, 1, 3]
+    np.testing.assert_allclose(table.run_mean_ms, [2.5, 2.5, 1.9, 1.9, 4.0])
+    assert table.label.iloc[0] == "read QUORUM 400 threads, 75% reads"
