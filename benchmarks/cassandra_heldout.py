@@ -137,6 +137,47 @@ def with_window(prior, sets, points, leave_out_cluster=None):
                  "sets' full fits", prior.level_mean, prior.level_sd, prior.level_shape_sd)
 
 
+#: Smallest spread (log units) of the mutation-ratio prior: one or two clusters say
+#: little about another's storage engine settings.
+MUTATION_SD_FLOOR = 0.5
+
+
+def joint_fit(job):
+    """Fit of one cluster's reads and writes together (vague prior): its point, from
+    which the mutation ratio carries over."""
+    cluster, structure, (table, cores, client_cores, places) = job
+    base = CANDIDATES[0] if structure == "auto" else structure
+    return cluster, structure, _fit(table, base, Prior.vague(), cores, client_cores,
+                                    places).point
+
+
+def clusters_with_both(sets):
+    """cluster -> (reads and writes in one table, cores, client cores, placements), for
+    the clusters measured with both operations."""
+    out = {}
+    for name, (cluster, table, cores, client_cores, places) in sets.items():
+        if name.endswith("reads") and name.replace("reads", "writes") in sets:
+            writes = sets[name.replace("reads", "writes")][1]
+            out[cluster] = (pd.concat([table, writes], ignore_index=True), cores,
+                            client_cores, places)
+    return out
+
+
+def with_mutation(prior, joints, leave_out_cluster=None):
+    """``prior`` with the ``mutation_ratio`` of the joint read-and-write fits
+    (``joints``, by cluster) outside ``leave_out_cluster`` (unchanged if none)."""
+    i = COORDINATES.index("mutation_ratio")
+    ratios = [point[i] for cluster, point in joints.items() if cluster != leave_out_cluster]
+    if not ratios:
+        return prior
+    mean, sd = prior.mean.copy(), prior.sd.copy()
+    mean[i] = float(np.mean(ratios))
+    sd[i] = max(float(np.std(ratios, ddof=1)) if len(ratios) > 1 else 0.0,
+                MUTATION_SD_FLOOR)
+    return Prior(mean, sd, f"{prior.source}; mutation ratio of the joint read and write "
+                 "fits", prior.level_mean, prior.level_sd, prior.level_shape_sd)
+
+
 def rows_of(table):
     """Rows in the form `sizing.closed_network.predict` takes."""
     n = len(table)
@@ -269,9 +310,12 @@ def main():
     structures = args.structures.split(",")
     sets = data_sets()
     started = time.time()
+    both = clusters_with_both(sets)
     with ProcessPoolExecutor(args.workers) as pool:
         points = {(n, s): p for n, s, p in pool.map(
             full_fit, [(n, s, sets[n]) for n in sets for s in structures])}
+        joints = {(c, s): p for c, s, p in pool.map(
+            joint_fit, [(c, s, both[c]) for c in both for s in structures])}
         jobs = []
         for name, data in sets.items():
             for s in structures:
@@ -283,6 +327,8 @@ def main():
                 if args.prior == "levels":
                     prior = with_window(level_prior(sets, leave_out=name), sets,
                                         {n: points[(n, s)] for n in sets}, data[0])
+                    prior = with_mutation(prior, {c: joints[(c, s)] for c in both},
+                                          data[0])
                 writes = None
                 if name.endswith("reads"):
                     writes = sets[name.replace("reads", "writes")][1]
@@ -294,6 +340,11 @@ def main():
     elapsed = time.time() - started
     table = summarise(results, structures)
     text = render(table, structures, elapsed)
+    i = COORDINATES.index("mutation_ratio")
+    text += ("\nMutation / data read of the joint read-and-write fits (the mutation prior "
+             "of the other clusters' held-out fits): " + "; ".join(
+                 f"{s}: " + ", ".join(f"cluster {c.upper()} {np.exp(joints[(c, s)][i]):.3g}"
+                                      for c in both) for s in structures) + ".\n")
     print(text)
     if args.out:
         with open(args.out, "w") as handle:
@@ -306,6 +357,7 @@ def main():
         if args.prior == "levels":
             prior = with_window(level_prior(sets, source="vague parameters; "), sets,
                                 {n: points[(n, best)] for n in sets})
+            prior = with_mutation(prior, {c: joints[(c, best)] for c in both})
         with open(args.write_prior, "w") as handle:
             handle.write(f"# default prior of sizing.network_fit, written by\n"
                          f"# .venv/bin/python benchmarks/cassandra_heldout.py "

@@ -35,7 +35,8 @@ COORDINATE_LABELS = {
     "outside_share": "client work outside the latency / replica work",
     "branch_cv": "coefficient of variation of a fork branch's random time",
     "link_window": "messages in flight per direction of a link between data centres",
-    "mutation_ratio": "mutation at a replica / data read"}
+    "mutation_ratio": "mutation at a replica / data read",
+    "lanes": "separate queues per node (structure lanes)"}
 
 
 def _stderr(message: str) -> None:
@@ -210,6 +211,8 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     for i, name in enumerate(COORDINATES):
         if name == "link_window" and f.geography is None:
             continue  # one data centre: no wide-area link
+        if name == "lanes" and f.structure != "lanes":
+            continue  # the node's cores serve it
         value = math.exp(f.point[i])
         parameters[name] = {
             "meaning": COORDINATE_LABELS[name], "value": value,
@@ -225,7 +228,8 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "prior": model.meta.get("prior_source"),
             "parameters": parameters,
             "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
-                           if k != "link_window" or f.geography is not None},
+                           if (k != "link_window" or f.geography is not None)
+                           and (k != "lanes" or f.structure == "lanes")},
             "datacentres": None if f.geography is None else {
                 "file": model.meta.get("datacentres"), "source": f.geography.source,
                 "coordinator": f.geography.coordinator},

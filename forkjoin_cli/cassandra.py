@@ -351,14 +351,12 @@ def register(subparsers) -> None:
     p.add_argument("--structure", default=None,
                    help="model structure: one of the closed-network structures "
                         "(replica-queues, shared, shared-digest, shared-digest-client, "
-                        "client-bound, random-hops, digest-random-hops), auto (the one "
-                        "of digest-random-hops, client-bound, random-hops that best "
-                        "predicts the file's own held-out levels and larger thread "
-                        "counts) or simulated "
-                        "(replica stages simulated, the only one for rate or "
-                        "read_fraction rows); default: the one with the smallest "
-                        "held-out error on the published data (docs/cassandra/"
-                        "calibration.md)")
+                        "client-bound, random-hops, digest-random-hops, lanes), auto "
+                        "(the one of lanes, digest-random-hops, client-bound that best "
+                        "predicts the file's own held-out levels and larger loads) or "
+                        "simulated (replica stages simulated, the previous default); "
+                        "default: the one with the smallest held-out error on the "
+                        "published data (docs/cassandra/calibration.md)")
     p.add_argument("--prior", help="PRIOR.toml or MODEL.toml of another cluster: what "
                                    "the rows cannot determine comes from it (default: "
                                    "the built-in prior fitted on the published clusters)")

@@ -36,7 +36,12 @@ request outside the measured latency, e.g. a benchmark tool's own bookkeeping, q
 the same cores), ``random-hops`` (as ``client-bound``, and the coordinator-replica hops
 are random: folded into each remote branch's random part instead of its constant shift;
 the client hop stays constant) and ``digest-random-hops`` (as ``shared-digest`` with the
-hops random in the same way). Only ``client-bound`` and ``random-hops`` use
+hops random in the same way), ``lanes`` (as ``digest-random-hops``, but a node is
+``lanes`` separate single-server lanes (a fitted demand, not its cores), not a shared
+pool: a request's work at a node waits in one lane at random, as work bound to a connection's event loop, a thread-per-core shard or a
+fixed thread does; the same capacity, reached more softly: with ``K`` lanes in all
+and one visit of service ``S`` each, a closed loop's latency is about
+``S + (threads - 1) S / K``). Only ``client-bound`` and ``random-hops`` use
 ``client_outside``. Every structure shapes a branch's random part by ``branch_cv``.
 """
 
@@ -51,11 +56,12 @@ from forkjoin_sim.errors import ConfigError
 
 #: Model structures, in the order of the report.
 STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client",
-              "client-bound", "random-hops", "digest-random-hops")
+              "client-bound", "random-hops", "digest-random-hops", "lanes")
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
-           "digest_ratio", "client_outside", "branch_cv", "link_window", "mutation_ratio")
+           "digest_ratio", "client_outside", "branch_cv", "link_window", "mutation_ratio",
+           "lanes")
 
 #: Gauss-Legendre points per smooth piece of the order-statistic integral.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
@@ -73,7 +79,9 @@ class Demands:
     below 1 part of the mean becomes a constant, above 1 a balanced two-phase
     hyperexponential), ``link_window`` (messages in flight per direction of a link
     between two data centres; used only with a `sizing.geography.Geography`),
-    ``mutation_ratio`` (a mutation at a replica / a data read)."""
+    ``mutation_ratio`` (a mutation at a replica / a data read), ``lanes`` (separate
+    single-server lanes per node, in the ``lanes`` structure, which uses them instead
+    of the node's cores)."""
 
     client: float = 0.0
     hop_client: float = 0.0
@@ -86,6 +94,7 @@ class Demands:
     branch_cv: float = 1.0
     link_window: float = float("inf")
     mutation_ratio: float = 1.0
+    lanes: float = 32.0
 
     def vector(self) -> np.ndarray:
         """The demands in the order of `DEMANDS`."""
@@ -196,11 +205,15 @@ def _join(shift, scale, asked, need, cv):
 
 
 @numba.njit(cache=True)
-def _stretch(u, a, servers):
+def _stretch(u, a, servers, lanes=False):
     """Mean residence per unit of demand at a station of ``servers`` servers whose
     single-server part (Seidmann) is at utilisation ``u``, an arrival seeing ``a`` of
-    the mean queue (Schweitzer; 1 in an open loop)."""
+    the mean queue (Schweitzer; 1 in an open loop). ``lanes``: the servers are not
+    shared but separate single-server lanes, a visit waiting in one at random (each at
+    utilisation ``u``): it waits behind its own lane's queue, whole."""
     q = u / (1.0 - a * u) if u < 1.0 else 1e12
+    if lanes:
+        return 1.0 + a * q
     return (1.0 + a * q) / servers + (servers - 1.0) / servers
 
 
@@ -261,7 +274,7 @@ def _branches(write, quorum, nodes, replicas, work, digest, hop_r, msg, f_node, 
 @numba.njit(cache=True)
 def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, write,
          cores, client_cores, queue_coordinator, digest_reads, client_station,
-         outside_queued, random_hops=False):
+         outside_queued, random_hops=False, lanes=False):
     """(mean latency of the row's class, throughput) of one row; ``d`` in the order of
     `DEMANDS`. ``rate`` > 0: an open loop offering that many requests per ms (else a
     closed loop of ``threads``); ``reads``: the run's share of reads, the other class
@@ -270,6 +283,8 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
         d[5], d[6]
     outside = d[7] if outside_queued else 0.0
     cv = d[8]
+    if lanes:
+        cores = d[11]
     # each class's own replica work: a data read, or a mutation
     mine, theirs = (work * d[10], work) if write else (work, work * d[10])
     share = 1.0 - reads if write else reads
@@ -302,7 +317,7 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
     for _ in range(1 if is_open else 56):
         x = np.sqrt(lo * hi)
         # Seidmann + Schweitzer stretch per station
-        f_node = _stretch(x * per_node / cores, a, cores)
+        f_node = _stretch(x * per_node / cores, a, cores, lanes)
         f_client = _stretch(x * client_queued / client_cores, a, client_cores)
         f_coord = f_node if queue_coordinator else 1.0
         f_cl = f_client if client_station else 1.0
@@ -383,7 +398,7 @@ def _geo_response(write, quorum, n, order, weight, work, digest, coord, msg, cli
 @numba.njit(cache=True)
 def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
              client_cores, queue_coordinator, digest_reads, client_station,
-             outside_queued, random_hops, weight, client_rtt, rtt, cross):
+             outside_queued, random_hops, weight, client_rtt, rtt, cross, lanes=False):
     """(mean latency of the row's class, throughput) of one row of a cluster placed in
     data centres (`sizing.geography.Geography.arrays`: ``weight`` per node of
     coordinating, ``client_rtt``, ``rtt`` per pair of nodes, NaN for the fitted hops,
@@ -400,6 +415,8 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     outside = d[7] if outside_queued else 0.0
     cv = d[8]
     window = d[9]
+    if lanes:
+        cores = d[11]
     mine, theirs = (work * d[10], work) if write else (work, work * d[10])
     trip = rtt.copy()
     for i in range(n):
@@ -457,7 +474,7 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     for _ in range(1 if is_open else 56):
         x = np.sqrt(lo * hi)
         for i in range(n):
-            f[i] = _stretch(x * node_demand[i] / cores, a, cores)
+            f[i] = _stretch(x * node_demand[i] / cores, a, cores, lanes)
         f_client = _stretch(x * client_queued / client_cores, a, client_cores)
         f_cl = f_client if client_station else 1.0
         own = _geo_response(write, quorum, n, order, weight, mine, digest, coord, msg,
@@ -521,10 +538,11 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     queue_coordinator = structure != "replica-queues"
     digest_reads = structure.startswith("shared-digest")
     digest_reads = digest_reads or structure in ("client-bound", "random-hops",
-                                                 "digest-random-hops")
+                                                 "digest-random-hops", "lanes")
     client_station = structure in ("shared-digest-client", "client-bound", "random-hops")
     outside_queued = structure in ("client-bound", "random-hops")
-    random_hops = structure.endswith("random-hops")
+    random_hops = structure.endswith("random-hops") or structure == "lanes"
+    lanes = structure == "lanes"
     latency = np.empty(count)
     throughput = np.empty(count)
     if geography is not None:
@@ -536,12 +554,13 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
                 d, threads[i], think[i], per_ms[i], reads[i], other[i], quorum[i],
                 write[i], cores, client_cores, queue_coordinator, digest_reads,
                 client_station, outside_queued, random_hops, weight, to_client, trip,
-                cross)
+                cross, lanes)
         return latency, throughput
     for i in range(count):
         latency[i], throughput[i] = _row(d, threads[i], think[i], per_ms[i], reads[i],
                                          other[i], nodes[i], replicas[i], quorum[i],
                                          write[i], cores, client_cores,
                                          queue_coordinator, digest_reads,
-                                         client_station, outside_queued, random_hops)
+                                         client_station, outside_queued, random_hops,
+                                         lanes)
     return latency, throughput

@@ -37,11 +37,11 @@ from sizing.closed_network import DEMANDS, STRUCTURES, predict
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
                "client_share", "hop_client", "hop_ratio", "outside_share", "branch_cv",
-               "link_window", "mutation_ratio")
+               "link_window", "mutation_ratio", "lanes")
 
 #: Coordinates a file written before they existed may lack: they take the vague
 #: prior's value (and a model file's posterior, that value and spread).
-LATER_COORDINATES = ("link_window", "mutation_ratio")
+LATER_COORDINATES = ("link_window", "mutation_ratio", "lanes")
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,12 @@ class Prior:
         # costs about a data read or less (sd 1: a factor e either way)
         # mutation_ratio: a mutation appends to the commit log and the memtable, a
         # data read may touch sstables: about as costly, within a factor e (sd 1)
+        # lanes (structure lanes only): Cassandra's read and write stages run 32
+        # threads per node by default; a factor e either way
         return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0,
-                             np.log(1000.0), 0.0]),
-                   np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 3.0, 1.0]))
+                             np.log(1000.0), 0.0, np.log(32.0)]),
+                   np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 3.0, 1.0,
+                             1.0]))
 
     @classmethod
     def from_fits(cls, points: np.ndarray, source: str, floor: float = 0.5) -> "Prior":
@@ -183,14 +186,14 @@ def prior_from_model(model, source: str) -> Prior:
 def demands_of(point: np.ndarray) -> np.ndarray:
     """Demands in the order of `sizing.closed_network.DEMANDS` from a point of
     `COORDINATES`."""
-    work, coord, msg, digest, client, hop_c, hop_ratio, outside, cv, window, mutation \
-        = np.exp(point)
+    work, coord, msg, digest, client, hop_c, hop_ratio, outside, cv, window, mutation, \
+        lanes = np.exp(point)
     hop_client = hop_c * work
     values = {"client": client * work, "hop_client": hop_client,
               "hop_replica": hop_ratio * hop_client, "coordinate": coord * work,
               "message": msg * work, "work": work, "digest_ratio": digest,
               "client_outside": outside * work, "branch_cv": cv, "link_window": window,
-              "mutation_ratio": mutation}
+              "mutation_ratio": mutation, "lanes": lanes}
     return np.array([values[name] for name in DEMANDS])
 
 
@@ -248,6 +251,8 @@ class Fit:
             unused.add("digest_ratio")  # reads ask every replica for data there
         if self.geography is None:
             unused.add("link_window")
+        if self.structure != "lanes":
+            unused.add("lanes")
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]

@@ -23,7 +23,7 @@ MIN_FITTED = 3
 #: the three with the smallest held-out error on the published data sets that each
 #: win some data set there (docs/cassandra/calibration.md), default first.
 AUTO = "auto"
-CANDIDATES = ("digest-random-hops", "client-bound", "random-hops")
+CANDIDATES = ("lanes", "digest-random-hops", "client-bound")
 
 
 def held_out_cases(table) -> list:

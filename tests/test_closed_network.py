@@ -219,3 +219,20 @@ def test_bad_loads_and_mixes_say_how_to_fix_them():
         predict(DEMANDS, dict(rows, reads=[1.5]))
     with pytest.raises(ConfigError, match="1 <= quorum"):
         predict(DEMANDS, dict(rows, other_quorum=[4]))
+
+
+def test_lanes_are_a_balanced_network_and_reach_the_same_capacity_more_softly():
+    """One node of 8 separate lanes, one replica, only replica work S = 2 ms: a random
+    lane per request is a closed network of 8 balanced queues, whose exact mean-value
+    analysis gives (threads + 7) S / 8; the shared pool of 8 cores reaches the same
+    capacity (8 / S) with a sharper knee."""
+    d = Demands(work=2.0, lanes=8.0, hop_client=0.0)
+    threads = np.array([1.0, 2.0, 8.0, 32.0, 160.0, 1000.0])
+    n = len(threads)
+    rows = dict(threads=threads, think_ms=np.zeros(n), nodes=np.ones(n),
+                replicas=np.ones(n), quorum=np.ones(n), write=np.zeros(n, bool))
+    latency, per_ms = predict(d, rows, "lanes", cores=4)  # cores: not the lanes
+    np.testing.assert_allclose(latency, (threads + 7) * 2.0 / 8, rtol=1e-9)
+    shared, _ = predict(d, rows, "digest-random-hops", cores=8)
+    assert shared[2] < 0.8 * latency[2]  # at 8 threads the pool barely queues
+    assert per_ms[-1] == pytest.approx(8 / 2.0, rel=0.01)

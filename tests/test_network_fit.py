@@ -17,7 +17,7 @@ def _rows(levels, write=False):
                 write=np.full(n, write))
 
 
-TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0])
+TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0, 32.0])
 
 
 def test_fit_reproduces_rows_of_the_model_itself():

@@ -376,11 +376,11 @@ def test_a_geo_file_that_does_not_fit_the_cluster_is_refused(tmp_path, capsys):
     assert not (tmp_path / "m.toml").exists()
 
 
-@pytest.mark.parametrize("later", [("link_window", "mutation_ratio"),
-                                   ("mutation_ratio",)])
+@pytest.mark.parametrize("later", [("link_window", "mutation_ratio", "lanes"),
+                                   ("mutation_ratio", "lanes"), ("lanes",)])
 def test_a_model_file_from_before_a_coordinate_still_reads(tmp_path, later):
-    """Files of earlier releases (before the window, before the mutation ratio): the
-    missing coordinates sit at the vague prior, the covariance is padded."""
+    """Files of earlier releases (before the window, the mutation ratio, the lanes):
+    the missing coordinates sit at the vague prior, the covariance is padded."""
     fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
     f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
             max_evaluations=20)
