@@ -5,8 +5,11 @@ write-only runs, one class of request at a time. A mix of reads at quorum ``R`` 
 writes at quorum ``W`` puts both classes in the same node queues: a write waits behind
 reads' coordinator work and digest reads, a read behind mutations. `predict_mix` runs
 the model's demands on the steps engine (`forkjoin_sim.steps`) as a closed loop of
-``threads`` clients issuing reads with probability ``read_fraction``, writes otherwise;
-`weighted_average` is Karpenko et al.'s eqs. 13-15 on the same model (the mix's latency
+``threads`` clients issuing reads with probability ``read_fraction``, writes otherwise.
+A ``lanes`` model (a node of separate lanes, which the steps engine has no station
+for) mixes by the closed network's own two classes in one loop instead
+(`sizing.closed_network`, docs/model.md section 11). `weighted_average` is Karpenko et
+al.'s eqs. 13-15 on the same model (the mix's latency
 is ``P_read * read curve(R) + P_write * write curve(W)`` at the same threads), which
 ignores that interference.
 
@@ -117,6 +120,10 @@ OUTSIDE_STRUCTURES = ("client-bound", "random-hops")
 MESSAGES = ("folded", "queued")
 #: Structures whose coordinator-replica hops are random.
 RANDOM_HOP_STRUCTURES = ("random-hops", "digest-random-hops")
+#: Structures the steps engine has no stations for (a node of separate lanes, one per
+#: request at random): their mixes are the closed network's own two-class loop
+#: (`sizing.closed_network`, checked against the steps engine for shared nodes).
+ANALYTIC_STRUCTURES = ("lanes",)
 
 
 def strong_pairs(replicas: int) -> list[tuple[int, int]]:
@@ -382,6 +389,9 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
         raise ConfigError(f"messages={messages!r}; use one of {', '.join(MESSAGES)}")
     if not think_ms >= 0:
         raise ConfigError(f"think_ms={think_ms}; give a pause >= 0")
+    if model.fit.structure in ANALYTIC_STRUCTURES:
+        return _analytic_mix(model, read_fraction, threads, read_level, write_level,
+                             anchored, think_ms, confidence)
     latency, is_read, cycle = _run(model, read_fraction, threads, read_level,
                                    write_level, operations, seed, think_ms, messages)
     drop = int(round(warmup * operations))
@@ -421,6 +431,41 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     return MixPrediction(float(read_fraction), int(threads), int(read_level),
                          int(write_level), read, write, overall, throughput,
                          int(operations))
+
+
+def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchored,
+                  think_ms, confidence) -> MixPrediction:
+    """`predict_mix` by the closed network's two classes in one loop (no simulation):
+    each operation's mean from the model (anchored as its pure rows are), its interval
+    the model's posterior interval, throughput by Little's law as `predict_mix`'s."""
+    rows = dict(threads=np.full(2, float(threads)), think_ms=np.zeros(2),
+                nodes=np.full(2, model.nodes), replicas=np.full(2, model.replicas),
+                quorum=np.array([read_level, write_level]),
+                other_quorum=np.array([write_level, read_level]),
+                write=np.array([False, True]), reads=np.full(2, float(read_fraction)))
+    timed = model.with_outside(rows)
+    timed["think_ms"] = timed["think_ms"] + think_ms
+    latency = model.fit.predict(timed)[0]
+    if anchored:
+        latency = latency * np.exp(model.anchors.correction(timed))
+    low, high = model.interval(rows, level=confidence)
+    centre = model.predict(rows)[0]
+    parts = {}
+    for i, (name, share) in enumerate((("read", read_fraction),
+                                       ("write", 1.0 - read_fraction))):
+        parts[name] = (Interval(float(latency[i]), float(latency[i] * low[i] / centre[i]),
+                                float(latency[i] * high[i] / centre[i]))
+                       if share > 0 else _NONE)
+    shares = [(read_fraction, parts["read"]), (1.0 - read_fraction, parts["write"])]
+    overall = Interval(*(sum(share * getattr(value, end) for share, value in shares
+                             if share > 0) for end in ("mean", "low", "high")))
+    scale = 1000.0 * threads
+    throughput = Interval(scale / (overall.mean + think_ms),
+                          scale / (overall.high + think_ms),
+                          scale / (overall.low + think_ms))
+    return MixPrediction(float(read_fraction), int(threads), int(read_level),
+                         int(write_level), parts["read"], parts["write"], overall,
+                         throughput, 0)
 
 
 def _anchor(model, per_class, threads, read_level, write_level, operations, seed,
@@ -545,11 +590,13 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
     for (r, w), average in zip(pairs, averages):
         mix = predict_mix(model, read_fraction, threads, r, w, operations, seed,
                           confidence=level)
-        overall = _widened(mix.overall, average.overall)
+        # a simulated mix gains the model's spread; an analytic one has it already
+        widened = _widened if mix.operations else (lambda value, spread: value)
+        overall = widened(mix.overall, average.overall)
         scale = 1000.0 * threads
         rows.append(dict(pair=pair_name(r, w), read_level=r, write_level=w,
-                         **_flat("read", _widened(mix.read, average.read)),
-                         **_flat("write", _widened(mix.write, average.write)),
+                         **_flat("read", widened(mix.read, average.read)),
+                         **_flat("write", widened(mix.write, average.write)),
                          **_flat("overall", overall),
                          throughput=scale / overall.mean,
                          throughput_low=scale / overall.high,

@@ -8,8 +8,8 @@ import pytest
 
 from forkjoin_cli.main import main
 from forkjoin_sim.errors import ConfigError
-from sizing.mixes import predict_mix, pure_rows, strong_pairs, weighted_average, \
-    weighted_averages
+from sizing.mixes import plan_strong_pairs, predict_mix, pure_rows, strong_pairs, \
+    weighted_average, weighted_averages
 from sizing.network_fit import Fit, Prior
 from sizing.network_model import Anchors, NetworkModel
 
@@ -248,3 +248,23 @@ def test_a_model_of_several_data_centres_is_refused_in_one_line():
         (0, 1, 2), 0, {(0, 1): 40.0, (0, 2): 60.0, (1, 2): 80.0})))
     with pytest.raises(ConfigError, match="calibrated with --datacentres"):
         predict_mix(placed, 0.5, 10, 2, 2, operations=10_000)
+
+
+def test_a_lanes_model_mixes_by_its_own_two_class_loop():
+    """The steps engine has no random-lane stations: a lanes model's mix is the closed
+    network's two classes in one loop. A pure workload is the model's own pure
+    prediction, the mix obeys Little's law, writes in the queues slow the reads, and
+    the planner marks a fastest pair without simulating."""
+    model = _model("lanes", residual=0.1, lanes=2.0)
+    pure = predict_mix(model, 1.0, 30, 2, 2)
+    assert pure.read.mean == pytest.approx(
+        model.predict(pure_rows(model, 30, 2, False))[0][0], rel=1e-9)
+    assert pure.read.low < pure.read.mean < pure.read.high and pure.operations == 0
+    mix = predict_mix(model, 0.5, 30, 2, 2)
+    assert mix.read.mean > pure.read.mean  # mutations (3 per write) load the lanes
+    assert mix.overall.mean == pytest.approx(0.5 * (mix.read.mean + mix.write.mean))
+    assert mix.throughput.mean == pytest.approx(30_000 / mix.overall.mean)
+    rows = plan_strong_pairs(model, 0.5, 30)
+    assert sum(row["best"] for row in rows) == 1
+    best = min(rows, key=lambda row: row["overall_ms"])
+    assert best["best"]
