@@ -195,11 +195,13 @@ def _plan_consistency_model(args) -> int:
             and row["simulation_low_ms"] <= best["simulation_high_ms"]]
     tie = (f"; a near tie with {', '.join(tied)}: their simulation intervals overlap, "
            "run more --operations or take either" if tied else "")
+    how = (f"the simulation's own error at most {100 * error:.2g}%" if error > 0 else
+           f"structure {model.fit.structure}: the model's own two-class loop, not "
+           "simulated")
     print(f"fastest strong pair at {100 * args.read_fraction:g}% reads, "
           f"{args.threads} threads: {best['pair']}, {best['overall_ms']:.4g} ms "
           f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
-          f"{others} ms; the simulation's own error at most {100 * error:.2g}%{tie})",
-          file=sys.stderr)
+          f"{others} ms; {how}{tie})", file=sys.stderr)
     if args.json:
         print(json_text({"model": args.model, "structure": model.fit.structure,
                          "nodes": model.nodes, "replicas": model.replicas,

@@ -601,8 +601,11 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
                          throughput=scale / overall.mean,
                          throughput_low=scale / overall.high,
                          throughput_high=scale / overall.low,
-                         simulation_low_ms=mix.overall.low,
-                         simulation_high_ms=mix.overall.high,
+                         # an analytic mix has no simulation error of its own
+                         simulation_low_ms=mix.overall.low if mix.operations
+                         else mix.overall.mean,
+                         simulation_high_ms=mix.overall.high if mix.operations
+                         else mix.overall.mean,
                          eqs_13_15_ms=average.overall.mean))
     best = min(range(len(rows)), key=lambda i: rows[i]["overall_ms"])
     for i, row in enumerate(rows):
