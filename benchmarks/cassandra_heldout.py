@@ -120,6 +120,19 @@ def level_prior(sets, leave_out=None, base=None, source=""):
 WINDOW_SD_FLOOR = 1.0
 
 
+def _carried(prior, name, values, floor, source):
+    """``prior`` with coordinate ``name`` at the mean of the fitted ``values`` (log),
+    their spread at least ``floor`` (unchanged without values)."""
+    if not values:
+        return prior
+    i = COORDINATES.index(name)
+    mean, sd = prior.mean.copy(), prior.sd.copy()
+    mean[i] = float(np.mean(values))
+    sd[i] = max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, floor)
+    return Prior(mean, sd, f"{prior.source}; {source}", prior.level_mean,
+                 prior.level_sd, prior.level_shape_sd)
+
+
 def with_window(prior, sets, points, leave_out_cluster=None):
     """``prior`` with the ``link_window`` of the full fits (``points``, by data set
     name) of the geo-distributed data sets outside ``leave_out_cluster`` (unchanged if
@@ -127,14 +140,8 @@ def with_window(prior, sets, points, leave_out_cluster=None):
     i = COORDINATES.index("link_window")
     windows = [points[n][i] for n, data in sets.items()
                if data[4] != (None,) and data[0] != leave_out_cluster]
-    if not windows:
-        return prior
-    mean, sd = prior.mean.copy(), prior.sd.copy()
-    mean[i] = float(np.mean(windows))
-    sd[i] = max(float(np.std(windows, ddof=1)) if len(windows) > 1 else 0.0,
-                WINDOW_SD_FLOOR)
-    return Prior(mean, sd, f"{prior.source}; link window of the geo-distributed data "
-                 "sets' full fits", prior.level_mean, prior.level_sd, prior.level_shape_sd)
+    return _carried(prior, "link_window", windows, WINDOW_SD_FLOOR,
+                    "link window of the geo-distributed data sets' full fits")
 
 
 #: Smallest spread (log units) of the mutation-ratio prior: one or two clusters say
@@ -168,14 +175,8 @@ def with_mutation(prior, joints, leave_out_cluster=None):
     (``joints``, by cluster) outside ``leave_out_cluster`` (unchanged if none)."""
     i = COORDINATES.index("mutation_ratio")
     ratios = [point[i] for cluster, point in joints.items() if cluster != leave_out_cluster]
-    if not ratios:
-        return prior
-    mean, sd = prior.mean.copy(), prior.sd.copy()
-    mean[i] = float(np.mean(ratios))
-    sd[i] = max(float(np.std(ratios, ddof=1)) if len(ratios) > 1 else 0.0,
-                MUTATION_SD_FLOOR)
-    return Prior(mean, sd, f"{prior.source}; mutation ratio of the joint read and write "
-                 "fits", prior.level_mean, prior.level_sd, prior.level_shape_sd)
+    return _carried(prior, "mutation_ratio", ratios, MUTATION_SD_FLOOR,
+                    "mutation ratio of the joint read and write fits")
 
 
 def rows_of(table):

@@ -21,10 +21,8 @@ files next to it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -41,26 +39,11 @@ RUNS = [
     "results/social/nuggets/client-consistency-impact/"
     "scylladb-vs-mongodb_social-uniform_scylladb-medium-weak-consistency_0_1x3K5Pow",
 ]
-SUMMARY = re.compile(r"^\[([A-Z-]+)\], ([^,]+), (-?[\d.]+)\s*$")
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from transcription import check, git_show, summary  # noqa: E402 (the folder above)
 
 
-def git_show(gitdir: str, path: str) -> str:
-    """Text of ``path`` at ``COMMIT`` in the git directory ``gitdir``."""
-    return subprocess.run(
-        ["git", "--git-dir", gitdir, "show", f"{COMMIT}:{path}"],
-        check=True, capture_output=True, text=True,
-    ).stdout
-
-
-def summary(text: str) -> dict[tuple[str, str], float]:
-    """YCSB's final summary lines as {(operation, metric): value}."""
-    found = {}
-    for line in text.splitlines():
-        match = SUMMARY.match(line)
-        if match:
-            found[(match[1], match[2])] = float(match[3])
-    return found
 
 
 def command_option(text: str, name: str) -> str:
@@ -73,8 +56,8 @@ def tables(gitdir: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The measurement table and its per-row provenance table."""
     rows, meta = [], []
     for folder in RUNS:
-        text = git_show(gitdir, f"{folder}/0_run.txt")
-        scenario = json.loads(git_show(gitdir, f"{folder}/evaluationScenario.json"))
+        text = git_show(gitdir, COMMIT, f"{folder}/0_run.txt")
+        scenario = json.loads(git_show(gitdir, COMMIT, f"{folder}/evaluationScenario.json"))
         values = summary(text)
         cluster = scenario["dbmsDeployment"]["DBAAS"]["scylladbinstance"]
         workload = scenario["benchmark"]["ycsb"]["workload"]
@@ -114,19 +97,7 @@ def tables(gitdir: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("gitdir", help="git directory of benchANT/mongodb-vs-scylladb")
-    parser.add_argument("--write", action="store_true", help="rewrite the CSV files")
-    args = parser.parse_args()
-    runs, meta = tables(args.gitdir)
-    if args.write:
-        runs.to_csv(HERE / "runs.csv", index=False)
-        meta.to_csv(HERE / "runs_meta.csv", index=False)
-        return 0
-    same = (runs.equals(pd.read_csv(HERE / "runs.csv").astype(runs.dtypes.to_dict()))
-            and meta.equals(pd.read_csv(HERE / "runs_meta.csv").astype(meta.dtypes.to_dict())))
-    print("runs.csv and runs_meta.csv match the raw files" if same else "MISMATCH")
-    return 0 if same else 1
+    return check(__doc__.splitlines()[0], "benchANT/mongodb-vs-scylladb", tables, HERE)
 
 
 if __name__ == "__main__":

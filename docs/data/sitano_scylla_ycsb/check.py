@@ -23,9 +23,7 @@ Usage (from the repository root)::
 
 from __future__ import annotations
 
-import argparse
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -36,16 +34,10 @@ COMMIT = "bd3de263f8024facdd8e0a006ab8ece34e830120"
 FILES = [f"scylla/ycsb/scylla-ycsb-w{w}.md" for w in "abcd"]
 READ_FRACTION = {"a": 0.5, "b": 0.95, "c": 1.0, "d": 0.95}  # YCSB's workload files
 WRITE_OP = {"a": "UPDATE", "b": "UPDATE", "d": "INSERT"}
-SUMMARY = re.compile(r"^\s+\[([A-Z-]+)\], ([^,]+), (-?[\d.]+)\s*$")
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from transcription import check, git_show, summary  # noqa: E402 (the folder above)
 
-
-def git_show(gitdir: str, path: str) -> str:
-    """Text of ``path`` at ``COMMIT`` in the git directory ``gitdir``."""
-    return subprocess.run(
-        ["git", "--git-dir", gitdir, "show", f"{COMMIT}:{path}"],
-        check=True, capture_output=True, text=True,
-    ).stdout
 
 
 def sections(text: str) -> list[tuple[int, str, list[str]]]:
@@ -69,11 +61,7 @@ def option(command: str, name: str) -> str | None:
 def run_rows(path: str, number: int, header: str, body: list[str]) -> list[tuple[dict, dict]]:
     """The CSV rows (with their provenance) of one section, or none if it is left out."""
     command = next((l for l in body if " run scylla " in l or "-db site.ycsb" in l), None)
-    values = {}
-    for line in body:
-        match = SUMMARY.match(line)
-        if match:
-            values[(match[1], match[2])] = float(match[3])
+    values = summary("\n".join(body))
     if command is None or ("OVERALL", "RunTime(ms)") not in values:
         return []
     workload = re.search(r"workloads/workload([a-f])", command)[1]
@@ -135,7 +123,7 @@ def tables(gitdir: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The measurement table and its per-row provenance table."""
     pairs = []
     for path in FILES:
-        for number, header, body in sections(git_show(gitdir, path)):
+        for number, header, body in sections(git_show(gitdir, COMMIT, path)):
             pairs += run_rows(path, number, header, body)
     runs = pd.DataFrame([p[0] for p in pairs]).astype({"threads": "Int64", "rate": "Int64"})
     meta = pd.DataFrame([p[1] for p in pairs]).astype(
@@ -144,19 +132,7 @@ def tables(gitdir: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("gitdir", help="git directory of sitano/scylla-ycsb-test-results")
-    parser.add_argument("--write", action="store_true", help="rewrite the CSV files")
-    args = parser.parse_args()
-    runs, meta = tables(args.gitdir)
-    if args.write:
-        runs.to_csv(HERE / "runs.csv", index=False)
-        meta.to_csv(HERE / "runs_meta.csv", index=False)
-        return 0
-    same = (runs.equals(pd.read_csv(HERE / "runs.csv").astype(runs.dtypes.to_dict()))
-            and meta.equals(pd.read_csv(HERE / "runs_meta.csv").astype(meta.dtypes.to_dict())))
-    print("runs.csv and runs_meta.csv match the raw files" if same else "MISMATCH")
-    return 0 if same else 1
+    return check(__doc__.splitlines()[0], "sitano/scylla-ycsb-test-results", tables, HERE)
 
 
 if __name__ == "__main__":
