@@ -253,8 +253,11 @@ def _places(report: dict) -> str:
 def report_markdown(report: dict) -> str:
     lines = [f"# Calibration of {report['measurements']}", "",
              f"Structure `{report['structure']}`; {report['nodes']} nodes, "
-             f"{report['replicas']} replicas, {report['cores']} cores per node, "
-             f"{report['client_cores']} client cores. Prior: {report['prior']}. "
+             f"{report['replicas']} replicas, "
+             + (f"{report['parameters']['lanes']['value']:.3g} lanes per node (fitted), "
+                if "lanes" in report["parameters"]
+                else f"{report['cores']} cores per node, ")
+             + f"{report['client_cores']} client cores. Prior: {report['prior']}. "
              f"Fitted in {report['seconds']:.1f} s." + _places(report)
              + (f" Structure: {report['structure_choice']}."
                 if report.get("structure_choice") else ""), "",
