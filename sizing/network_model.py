@@ -112,13 +112,17 @@ class Anchors:
         """(write, open) of every operation and loop kind anchored."""
         return sorted({(bool(w), bool(o)) for w, o in zip(self.write, self._open())})
 
+    def _kind(self, write: bool, is_open: bool) -> np.ndarray:
+        """Which anchors are of this operation and loop kind."""
+        return (self.write == write) & (self._open() == is_open)
+
     def level_miss(self, replicas: int = 3) -> float | None:
         """How far the rule misses a measured level it did not see: root mean square,
         over the fitted rows, of the row's anchor minus the correction the other
         levels of its operation give it (None when no operation has two levels)."""
         misses = []
         for write, is_open in self._groups():
-            mine = (self.write == write) & (self._open() == is_open)
+            mine = self._kind(write, is_open)
             if len(np.unique(self.quorum[mine])) < 2:
                 continue
             for k in np.unique(self.quorum[mine]):
@@ -135,7 +139,7 @@ class Anchors:
         has two)."""
         steps = []
         for write, is_open in self._groups():
-            mine = (self.write == write) & (self._open() == is_open)
+            mine = self._kind(write, is_open)
             for k in np.unique(self.quorum[mine]):
                 group = mine & (self.quorum == k)
                 loads = np.unique(self.threads[group])
@@ -159,7 +163,7 @@ class Anchors:
             self.thread_miss()
         out = np.zeros(len(threads))
         for i in range(len(threads)):
-            same_op = (self.write == write[i]) & (self._open() == is_open[i])
+            same_op = self._kind(write[i], is_open[i])
             group = same_op & (self.quorum == quorum[i])
             if not group.any():
                 group = same_op
@@ -179,7 +183,7 @@ class Anchors:
         size = np.asarray(rows.get("replicas", np.full(len(threads), 3)), float)
         out = np.zeros(len(threads))
         for i in range(len(threads)):
-            same_op = (self.write == write[i]) & (self._open() == is_open[i])
+            same_op = self._kind(write[i], is_open[i])
             if not same_op.any() or not np.isfinite(threads[i]):
                 continue
             level = same_op & (self.quorum == quorum[i])
