@@ -38,10 +38,10 @@ are random: folded into each remote branch's random part instead of its constant
 the client hop stays constant) and ``digest-random-hops`` (as ``shared-digest`` with the
 hops random in the same way), ``lanes`` (as ``digest-random-hops``, but a node is
 ``lanes`` separate single-server lanes (a fitted demand, not its cores), not a shared
-pool: a request's work at a node waits in one lane at random, as work bound to a connection's event loop, a thread-per-core shard or a
-fixed thread does; the same capacity, reached more softly: with ``K`` lanes in all
-and one visit of service ``S`` each, a closed loop's latency is about
-``S + (threads - 1) S / K``). Only ``client-bound`` and ``random-hops`` use
+pool: a request's work at a node waits in one lane at random, as work bound to a
+connection's event loop, a thread-per-core shard or a fixed thread does; the same
+capacity, reached more softly: with ``K`` lanes in all and one visit of service ``S``
+each, a closed loop's latency is about ``S + (threads - 1) S / K``). Only ``client-bound`` and ``random-hops`` use
 ``client_outside``. Every structure shapes a branch's random part by ``branch_cv``.
 """
 
@@ -219,7 +219,9 @@ def _stretch(u, a, servers, lanes=False):
 
 @numba.njit(cache=True)
 def _asked(write, quorum, replicas, digest_reads):
-    """(replicas asked, replies awaited) of one request."""
+    """(replicas asked, replies awaited) of one request: a write, or a read without
+    digests, asks every replica and waits for ``quorum``; a digest read asks
+    ``quorum`` and waits for all of them."""
     if write or not digest_reads:
         return replicas, quorum
     return quorum, quorum
@@ -248,8 +250,6 @@ def _branches(write, quorum, nodes, replicas, work, digest, hop_r, msg, f_node, 
     ``work`` as in `_node_load`."""
     local_p = replicas / nodes
     asked, need = _asked(write, quorum, replicas, digest_reads)
-    if not write and digest_reads:
-        need = asked
     join = 0.0
     for case in range(2):
         weight = local_p if case == 0 else 1.0 - local_p
@@ -366,8 +366,6 @@ def _geo_response(write, quorum, n, order, weight, work, digest, coord, msg, cli
     """Mean response of one request of a class, averaged over its coordinator
     (``work`` as in `_geo_load`)."""
     asked, need = _asked(write, quorum, n, digest_reads)
-    if not write and digest_reads:
-        need = asked
     remote_work = work if (write or not digest_reads) else work * digest
     response = 0.0
     for c in range(n):
