@@ -193,7 +193,7 @@ def demands_of(point: np.ndarray) -> np.ndarray:
               "hop_replica": hop_ratio * hop_client, "coordinate": coord * work,
               "message": msg * work, "work": work, "digest_ratio": digest,
               "client_outside": outside * work, "branch_cv": cv, "link_window": window,
-              "mutation_ratio": mutation, "lanes": lanes}
+              "mutation_ratio": mutation, "lanes": max(lanes, 1.0)}
     return np.array([values[name] for name in DEMANDS])
 
 
@@ -355,6 +355,9 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     scale = np.log(np.median(latency_ms))
     window = COORDINATES.index("link_window")
     low, high = np.full(len(COORDINATES), -25.0), np.full(len(COORDINATES), 15.0)
+    # at least one lane per node: fewer would be a queue whose visits wait as if each
+    # took longer than it does
+    low[COORDINATES.index("lanes")] = 0.0
 
     def solve(start, lower, upper, evaluations):
         return optimize.least_squares(residuals, start, method="trf",
@@ -367,7 +370,7 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     # then frees it
     windows = [None] if geography is None else WINDOW_STARTS
     for shift, held in [(s, w) for s in np.linspace(-3.0, 0.0, starts) for w in windows]:
-        start = prior.mean.copy()
+        start = np.clip(prior.mean, low, high)
         start[0] = scale + shift
         if held is not None:
             start[window] = np.log(held)
