@@ -136,3 +136,22 @@ def test_reads_and_writes_together_tell_the_mutation_from_the_data_read():
                 max_evaluations=200)
     assert alone.point[i] == pytest.approx(Prior.vague().mean[i], abs=1e-3)
     assert "mutation_ratio" in alone.resting_on_prior()
+
+
+def test_a_node_has_at_least_one_lane():
+    """Lanes below one per node would be a queue whose visits wait as if each took
+    longer than it does: the fit stops at one, a posterior draw below it counts as
+    one, and a prior centred below it still fits (its start moves to the bound)."""
+    from sizing.closed_network import DEMANDS, predict
+
+    i = COORDINATES.index("lanes")
+    point = TRUE.copy()
+    point[i] = np.log(0.2)
+    assert demands_of(point)[DEMANDS.index("lanes")] == 1.0
+    rows = _rows([1, 3])
+    latency, _ = predict(demands_of(TRUE), rows, "lanes")
+    prior = Prior.vague()
+    mean = prior.mean.copy()
+    mean[i] = np.log(0.5)
+    result = fit(rows, latency, "lanes", Prior(mean, prior.sd), max_evaluations=40)
+    assert result.point[i] >= 0.0
