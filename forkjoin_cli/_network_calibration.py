@@ -66,9 +66,8 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
                          [j for j in partners if rows[j].consistency == row.consistency]):
             if len(partners) > 1 and narrower:
                 partners = narrower
-        pick = partners[:1] if len(partners) == 1 else []
-        if pick:
-            j = pick[0]
+        if len(partners) == 1:
+            j = partners[0]
             other[i] = quorum[j]
             if row.mean_ms is not None and rows[j].mean_ms is not None:
                 mine = row.reads if row.operation == "read" else 1.0 - row.reads

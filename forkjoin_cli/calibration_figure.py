@@ -15,6 +15,7 @@ import pandas as pd
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_save
+from sizing.closed_network import single_closed
 
 #: Columns `draw` and `curves` read from the measured rows.
 NEEDED = ("operation", "consistency", "quorum", "threads", "nodes", "replicas",
@@ -98,7 +99,7 @@ def curves(fit, measured: pd.DataFrame, points: int = 60,
     low, high = fit.interval(rows, level=level)
     grid["mean_ms"], grid["low_ms"], grid["high_ms"] = latency, low, high
     grid["throughput"] = throughput
-    plain = ~is_open & (rows["reads"] == np.where(rows["write"], 0.0, 1.0))
+    plain = single_closed(rows)
     threads = np.where(plain, rows["threads"], 1.0)
     cycle_ms = threads * 1000.0 / throughput - rows["think_ms"]
     measured_share = latency / cycle_ms

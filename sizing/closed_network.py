@@ -491,6 +491,21 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     return _finish(lo, hi, threads, think, response, away, own, rate, x)
 
 
+def reads_of(rows) -> np.ndarray:
+    """Per row of `predict`, its run's share of reads (absent: the row's own operation
+    only)."""
+    write = np.asarray(rows["write"], bool)
+    return np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
+
+
+def single_closed(rows) -> np.ndarray:
+    """Per row of `predict`, whether it is a closed loop of one operation: its clients'
+    cycle holds its own latency only."""
+    write = np.asarray(rows["write"], bool)
+    rate = np.asarray(rows.get("rate", np.full(len(write), np.nan)), float)
+    return ~np.isfinite(rate) & (reads_of(rows) == np.where(write, 0.0, 1.0))
+
+
 def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
             client_cores: int = 4, geography=None):
     """Mean latency (ms) and throughput (ops/ms) per row.
@@ -529,7 +544,7 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
                           "1 <= quorum <= replicas <= nodes")
     think = np.asarray(rows.get("think_ms", np.zeros(count)), float)
     write = np.asarray(rows["write"], bool)
-    reads = np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
+    reads = reads_of(rows)
     if np.any(~((reads >= 0) & (reads <= 1))):
         raise ConfigError("a row's share of reads is outside [0, 1]")
     per_ms = np.where(is_open, rate / 1000.0, 0.0)

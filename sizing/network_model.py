@@ -30,7 +30,7 @@ from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
-from sizing.closed_network import DEMANDS, STRUCTURES
+from sizing.closed_network import DEMANDS, STRUCTURES, reads_of, single_closed
 from sizing.geography import Geography
 from sizing.network_fit import COORDINATES, LATER_COORDINATES, Fit, Prior, demands_of, fit
 
@@ -68,10 +68,10 @@ class Anchors:
         `sizing.closed_network.predict`)."""
         write = np.asarray(rows["write"], bool)
         load, is_open = _load(rows)
-        reads = np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
+        reads = reads_of(rows)
         quorum = np.asarray(rows["quorum"], int)
         other = np.asarray(rows.get("other_quorum", quorum), int)
-        plain = not is_open.any() and np.all(reads == np.where(write, 0.0, 1.0))
+        plain = bool(np.all(single_closed(rows)))
         return cls(write, quorum, load, np.asarray(values, float),
                    None if plain else is_open, None if plain else reads,
                    None if plain else other)
@@ -260,11 +260,9 @@ class NetworkModel:
             # outside it); an open loop, or a mixed run (whose cycle holds the other
             # operation's latency too), keeps the model's throughput
             think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
-            threads, is_open = _load(rows)
-            write = np.asarray(rows["write"], bool)
-            reads = np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
-            plain = ~is_open & (reads == np.where(write, 0.0, 1.0))
-            throughput = np.where(plain, 1000.0 * threads / (latency + think), throughput)
+            threads = _load(rows)[0]
+            throughput = np.where(single_closed(rows), 1000.0 * threads / (latency + think),
+                                  throughput)
         return latency, throughput
 
     def anchor_rows(self) -> dict:
