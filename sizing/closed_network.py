@@ -22,7 +22,7 @@ tests/test_closed_network.py):
   branch's residence at the nodes (an M/M/1 sojourn is exponential; a sum of them is
   approximated by one exponential of the summed mean). Branches that are not awaited
   still load the nodes (Cassandra does not cancel them).
-- Throughput solves ``X (think + R(X)) = threads`` (bisection on ``X``).
+- Throughput solves ``X (think + R(X)) = threads`` (a bracketed search on ``log X``).
 
 Structures (what queues): ``replica-queues`` (only replica work queues on the node
 cores; coordinator, message and client work are constant delays, like the model of
@@ -166,19 +166,51 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
     return total
 
 
-@numba.njit(cache=True)
-def _narrow(x, lo, hi, cycle, threads):
-    """The bisection bracket on throughput after trying ``x``, whose cycle time (think,
-    away and response) is ``cycle``."""
-    if x * cycle > threads:
-        return lo, x
-    return x, hi
+#: Most evaluations of a closed loop's throughput search (the Illinois method needs about
+#: ten; bisection over the bracket's 35 e-folds would need 56).
+SEARCH_STEPS = 80
+#: The search stops when Little's law holds to this relative error, or the bracket on
+#: the log throughput is this narrow.
+SEARCH_TOLERANCE = 1e-13
 
 
 @numba.njit(cache=True)
-def _finish(lo, hi, threads, think, response, away, own, rate, x):
+def _toward(state, u, miss):
+    """One step of the search for a closed loop's throughput: ``u`` the log throughput
+    just tried, ``miss`` there the log of (throughput x cycle time / threads), which
+    grows with ``u``. ``state`` (changed in place) holds the bracket: low end, its
+    miss, high end, its miss (NaN until tried) and which end moved last. The high end
+    is tried first (a miss <= 0 there: the loop runs at that throughput), then the
+    low end, then the Illinois point of the two (regula falsi that halves the miss
+    of an end kept twice, which makes it converge superlinearly). Returns the next
+    log throughput to try and whether ``u`` is the answer."""
+    if np.isnan(state[3]):
+        state[3] = miss
+        return state[0], miss <= 0.0
+    if np.isnan(state[1]):
+        state[1] = miss
+        done = miss >= 0.0
+    else:
+        done = abs(miss) < SEARCH_TOLERANCE
+        if miss > 0.0:
+            state[2], state[3] = u, miss
+            if state[4] > 0.0:
+                state[1] *= 0.5
+            state[4] = 1.0
+        else:
+            state[0], state[1] = u, miss
+            if state[4] < 0.0:
+                state[3] *= 0.5
+            state[4] = -1.0
+        done = done or state[2] - state[0] < SEARCH_TOLERANCE
+    lo, miss_lo, hi, miss_hi = state[0], state[1], state[2], state[3]
+    return (lo * miss_hi - hi * miss_lo) / (miss_hi - miss_lo), done
+
+
+@numba.njit(cache=True)
+def _finish(threads, think, response, away, own, rate, x):
     """(mean latency of the row's own class, throughput). Closed loop: at the
-    bracketed throughput, where near saturation R(X) is steep, so Little's law gives
+    throughput ``x`` found, where near saturation R(X) is steep, so Little's law gives
     the mixed response, shared by the classes as the model's responses are. Open loop
     (``rate`` > 0, evaluated at ``x``): the model's response; an offered rate past the
     busiest station's capacity (``x`` < ``rate``) grows it with the square of the
@@ -186,7 +218,6 @@ def _finish(lo, hi, threads, think, response, away, own, rate, x):
     a fit's way back to a stable load)."""
     if rate > 0.0:
         return own * (rate / x) ** 2, x
-    x = np.sqrt(lo * hi)
     if response <= 0.0:
         return 0.0, x
     return (threads / x - think) * response / (response + away) * own / response, x
@@ -211,7 +242,7 @@ def _stretch(u, a, servers, lanes=False):
     the mean queue (Schweitzer; 1 in an open loop). ``lanes``: the servers are not
     shared but separate single-server lanes, a visit waiting in one at random (each at
     utilisation ``u``): it waits behind its own lane's queue, whole."""
-    q = u / (1.0 - a * u) if u < 1.0 else 1e12
+    q = u / (1.0 - a * u) if a * u < 1.0 else 1e12
     if lanes:
         return 1.0 + a * q
     return (1.0 + a * q) / servers + (servers - 1.0) / servers
@@ -297,25 +328,25 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
     client_queued = client + outside if client_station else 0.0
     is_open = rate > 0.0
     a = 1.0 if is_open else (threads - 1.0) / threads
-    # bisection on throughput below the saturation of the busiest station
+    # the throughput is at most the busiest station's capacity (utilisation 1)
     x_max = 1e300
     if per_node > 0:
-        x_max = min(x_max, cores / (a * per_node) if a > 0 else 1e300)
+        x_max = min(x_max, cores / per_node if a > 0 else 1e300)
     if client_queued > 0:
-        x_max = min(x_max, client_cores / (a * client_queued) if a > 0 else 1e300)
+        x_max = min(x_max, client_cores / client_queued if a > 0 else 1e300)
     shift = np.zeros(replicas)
     scale = np.zeros(replicas)
     if is_open:
-        hi = lo = min(rate, x_max * (1.0 - 1e-3))
+        u = np.log(min(rate, x_max * (1.0 - 1e-3)))
     else:
         hi = min(x_max, threads / max(think + outside + client + 2 * hop_c + coord,
                                       1e-12))
-        hi = hi * (1.0 - 1e-12)
-        lo = hi * 1e-15
+        u = np.log(hi * (1.0 - 1e-12))
     response = own = away = x = 0.0
-    # geometric bisection: the bracket spans many orders of magnitude
-    for _ in range(1 if is_open else 56):
-        x = np.sqrt(lo * hi)
+    # the throughput: searched from the bracket's top down 35 e-folds (`_toward`)
+    state = np.array([u - 35.0, np.nan, u, np.nan, 0.0])
+    for _ in range(1 if is_open else SEARCH_STEPS):
+        x = np.exp(u)
         # Seidmann + Schweitzer stretch per station
         f_node = _stretch(x * per_node / cores, a, cores, lanes)
         f_client = _stretch(x * client_queued / client_cores, a, client_cores)
@@ -332,8 +363,10 @@ def _row(d, threads, think, rate, reads, other_quorum, nodes, replicas, quorum, 
                 f_node, f_coord, digest_reads, random_hops, cv, shift, scale))
         away = outside * f_cl
         if not is_open:
-            lo, hi = _narrow(x, lo, hi, think + away + response, threads)
-    return _finish(lo, hi, threads, think, response, away, own, rate, x)
+            u, done = _toward(state, u, np.log(x * (think + away + response) / threads))
+            if done:
+                break
+    return _finish(threads, think, response, away, own, rate, x)
 
 
 @numba.njit(cache=True)
@@ -448,29 +481,30 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     if a > 0:
         for i in range(n):
             if node_demand[i] > 0:
-                x_max = min(x_max, cores / (a * node_demand[i]))
+                x_max = min(x_max, cores / node_demand[i])
         if client_queued > 0:
-            x_max = min(x_max, client_cores / (a * client_queued))
+            x_max = min(x_max, client_cores / client_queued)
         if np.isfinite(window):
             for i in range(n):
                 for j in range(n):
                     if link_demand[i, j] > 0:
-                        x_max = min(x_max, window / (a * link_demand[i, j]))
+                        x_max = min(x_max, window / link_demand[i, j])
     if is_open:
-        hi = lo = min(rate, x_max * (1.0 - 1e-3))
+        u = np.log(min(rate, x_max * (1.0 - 1e-3)))
     else:
         least = 0.0
         for c in range(n):
             least += weight[c] * to_client[c]
         hi = min(x_max, threads / max(think + outside + client + least + coord, 1e-12))
-        hi = hi * (1.0 - 1e-12)
-        lo = hi * 1e-15
+        u = np.log(hi * (1.0 - 1e-12))
     shift = np.zeros(n)
     scale = np.zeros(n)
     f = np.ones(n)
     response = own = away = x = 0.0
-    for _ in range(1 if is_open else 56):
-        x = np.sqrt(lo * hi)
+    # the throughput: searched from the bracket's top down 35 e-folds (`_toward`)
+    state = np.array([u - 35.0, np.nan, u, np.nan, 0.0])
+    for _ in range(1 if is_open else SEARCH_STEPS):
+        x = np.exp(u)
         for i in range(n):
             f[i] = _stretch(x * node_demand[i] / cores, a, cores, lanes)
         f_client = _stretch(x * client_queued / client_cores, a, client_cores)
@@ -487,8 +521,10 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
                 queue_coordinator, digest_reads, random_hops, cv, shift, scale)
         away = outside * f_cl
         if not is_open:
-            lo, hi = _narrow(x, lo, hi, think + away + response, threads)
-    return _finish(lo, hi, threads, think, response, away, own, rate, x)
+            u, done = _toward(state, u, np.log(x * (think + away + response) / threads))
+            if done:
+                break
+    return _finish(threads, think, response, away, own, rate, x)
 
 
 def reads_of(rows) -> np.ndarray:

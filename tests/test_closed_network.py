@@ -236,3 +236,37 @@ def test_lanes_are_a_balanced_network_and_reach_the_same_capacity_more_softly():
     shared, _ = predict(d, rows, "digest-random-hops", cores=8)
     assert shared[2] < 0.8 * latency[2]  # at 8 threads the pool barely queues
     assert per_ms[-1] == pytest.approx(8 / 2.0, rel=0.01)
+
+
+@pytest.mark.parametrize("structure", ["shared", "digest-random-hops", "lanes"])
+@pytest.mark.parametrize("placed", [False, True])
+def test_a_mixed_run_keeps_littles_law_and_slows_with_load_past_saturation(structure,
+                                                                           placed):
+    """Half writes at QUORUM, half reads at ALL in one closed loop, from one thread to
+    far past the busiest station's capacity (a wide-area link of 68 messages in
+    flight when placed in data centres): the run's two rows share one throughput,
+    which grows with the threads, keep threads = throughput x (think + half of each
+    operation's latency) to 1e-6, and each operation's latency grows with the
+    threads. (A search that read the latencies at one throughput and Little's law at
+    another split a saturated run between its operations at random: writes of
+    1e-6 ms at 500 threads.)"""
+    from sizing.geography import Geography
+
+    geography = Geography((0, 1, 2), 3, {(0, 1): 96.5, (0, 2): 56.5, (1, 2): 151.0,
+                                         (0, 3): 66.5, (1, 3): 89.8, (2, 3): 108.2})
+    d = Demands(client=0.37, hop_client=0.53, hop_replica=0.26, coordinate=0.13,
+                message=0.21, work=0.11, digest_ratio=0.4, branch_cv=1.04,
+                link_window=68.4, mutation_ratio=0.99, lanes=9.2).vector()
+    threads = np.repeat([1.0, 10.0, 100.0, 500.0, 2000.0, 5000.0], 2)
+    n = len(threads)
+    rows = dict(threads=threads, think_ms=np.zeros(n), nodes=np.full(n, 3),
+                replicas=np.full(n, 3), quorum=np.tile([2, 3], n // 2),
+                write=np.tile([True, False], n // 2), reads=np.full(n, 0.5),
+                other_quorum=np.tile([3, 2], n // 2))
+    latency, per_ms = predict(d, rows, structure, cores=4, client_cores=4,
+                              geography=geography if placed else None)
+    np.testing.assert_array_equal(per_ms[0::2], per_ms[1::2])
+    assert np.all(np.diff(per_ms[0::2]) >= 0)
+    np.testing.assert_allclose(per_ms[0::2] * 0.5 * (latency[0::2] + latency[1::2]),
+                               threads[0::2], rtol=1e-6)
+    assert np.all(np.diff(latency[0::2]) > 0) and np.all(np.diff(latency[1::2]) > 0)
