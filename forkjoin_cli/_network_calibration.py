@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from forkjoin_sim.files.io import atomic_write, json_text
+from forkjoin_sim.sweep.runner import default_workers
 
 from sizing.calibrated_model import file_sha256
 from sizing.measurements import read_measurements
@@ -146,7 +147,8 @@ def calibrate(args, structure: str) -> int:
             bar.set_description("calibrate: choosing the structure")
             structure, scores = choose(table, CANDIDATES, CANDIDATES[0], prior,
                                        args.cores, args.client_cores, geography,
-                                       progress=advance)
+                                       progress=advance,
+                                       workers=args.workers or default_workers())
             choice = {"chosen": structure, "held_out_error": scores}
             bar.set_description("calibrate")
             bar.reset()

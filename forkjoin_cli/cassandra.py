@@ -373,6 +373,9 @@ def register(subparsers) -> None:
     p.add_argument("--threads", default=None,
                    help="--structure simulated: candidate effective threads per stage, "
                         "tried in turn (default 1,2,4,8,16,32)")
+    p.add_argument("--workers", type=whole(1, 1024, "--workers"), default=None,
+                   help="--structure auto: processes for its held-out calibrations "
+                        "(the same numbers on any count; default: every core)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_cmd_calibrate)

@@ -50,34 +50,53 @@ def held_out_cases(table) -> list:
     return [c for c in cases if c[1].sum() >= MIN_FITTED and c[2].any()]
 
 
+def _held_out_errors(job) -> np.ndarray:
+    """Absolute relative errors of one structure's anchored predictions of one
+    split's held-out rows (a job of `cross_validate`)."""
+    table, fitted, held, structure, prior, cores, client_cores, geography = job
+    model = calibrated(table[fitted], structure, prior, cores, client_cores, geography)
+    part = table[held]
+    predicted = model.predict(rows_of_table(part))[0]
+    return np.abs(predicted / part.mean_ms.to_numpy(float) - 1)
+
+
 def cross_validate(table, candidates, prior, cores: int, client_cores: int,
-                   geography=None, progress=None) -> dict:
+                   geography=None, progress=None, workers: int = 1) -> dict:
     """Per candidate structure, the mean absolute relative error (over the held-out
-    rows of all `held_out_cases`) of its anchored predictions; NaN without cases."""
+    rows of all `held_out_cases`) of its anchored predictions; NaN without cases.
+    ``workers`` > 1: the calibrations run in that many processes (the same numbers:
+    each is a deterministic fit)."""
     cases = held_out_cases(table)
-    scores = {}
-    done = 0
-    for structure in candidates:
+    jobs = [(table, fitted, held, structure, prior, cores, client_cores, geography)
+            for structure in candidates for _, fitted, held in cases]
+    if workers > 1 and len(jobs) > 1:
+        from concurrent.futures import as_completed
+
+        from forkjoin_sim.sweep.runner import process_pool
+
+        with process_pool(min(workers, len(jobs))) as pool:
+            futures = [pool.submit(_held_out_errors, job) for job in jobs]
+            for done, _ in enumerate(as_completed(futures), 1):
+                if progress is not None:
+                    progress(done, len(jobs))
+            errors = [future.result() for future in futures]
+    else:
         errors = []
-        for _, fitted, held in cases:
-            model = calibrated(table[fitted], structure, prior, cores, client_cores,
-                               geography)
-            part = table[held]
-            predicted = model.predict(rows_of_table(part))[0]
-            errors.append(np.abs(predicted / part.mean_ms.to_numpy(float) - 1))
-            done += 1
+        for done, job in enumerate(jobs, 1):
+            errors.append(_held_out_errors(job))
             if progress is not None:
-                progress(done, len(cases) * len(candidates))
-        scores[structure] = float(np.mean(np.concatenate(errors))) if errors else np.nan
-    return scores
+                progress(done, len(jobs))
+    per = len(cases)
+    return {structure: (float(np.mean(np.concatenate(errors[i * per:(i + 1) * per])))
+                        if per else np.nan) for i, structure in enumerate(candidates)}
 
 
 def choose(table, candidates, default: str, prior, cores: int, client_cores: int,
-           geography=None, progress=None) -> tuple[str, dict]:
+           geography=None, progress=None, workers: int = 1) -> tuple[str, dict]:
     """The candidate with the smallest `cross_validate` score (``default`` when the
     rows allow no split), and the scores."""
     scores = cross_validate(table, candidates, prior, cores, client_cores, geography,
-                            progress)
+                            progress, workers)
     known = {s: v for s, v in scores.items() if np.isfinite(v)}
     if not known:
         return default, scores

@@ -47,6 +47,17 @@ def test_rows_of_a_structure_choose_a_structure_that_predicts_them_as_well():
     assert scores[chosen] <= scores["shared-digest"]
 
 
+def test_processes_give_the_same_scores_as_one():
+    table = _table(levels=(1, 3), threads=(4, 16, 48, 96))
+    one = choose(table, ("shared", "shared-digest"), "shared", Prior.vague(), 4, 4)
+    progress = []
+    two = choose(table, ("shared", "shared-digest"), "shared", Prior.vague(), 4, 4,
+                 progress=lambda done, total: progress.append((done, total)),
+                 workers=2)
+    assert one == two
+    assert progress[-1] == (6, 6)  # two structures x three splits
+
+
 def test_without_a_split_the_default_stays():
     table = _table(levels=(1,), threads=(4, 16))
     chosen, scores = choose(table, ("shared", "shared-digest"), "shared-digest",
