@@ -1,9 +1,10 @@
 """Held-out errors of the closed-network model structures on the published data sets.
 
 For every data set (Karpenko et al. 2021 clusters C and D, reads and writes; three of
-the saulolks2022 JMeter files) and every structure of `sizing.closed_network`, the four
+the saulolks2022 JMeter files; george0st's cassandra-stress writes on Cassandra 5 and 4,
+two levels) and every structure of `sizing.closed_network`, the four
 protocols of issue 27: (a) fit ONE, predict QUORUM and ALL; (b) fit two levels, predict
-the third (three cases, pooled); (c) fit the smaller half of the thread counts, predict
+the third (three cases, pooled; data sets with three levels); (c) fit the smaller half of the thread counts, predict
 the larger; (d) fit reads, predict writes (Karpenko only). Every fit is built as
 `cassandra calibrate` builds it (anchors; time outside the latency from throughputs)
 with, by default, vague parameters and the level prior of the *other* data sets. Beside
@@ -27,14 +28,20 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pandas as pd
 
+from dataclasses import replace
+
 from sizing.closed_network import STRUCTURES
 from sizing.geography import Geography
-from sizing.network_fit import COORDINATES, Prior, fit
+from sizing.network_fit import COORDINATES, Prior, demands_of, fit, level_step, step_rows
 from sizing.network_model import calibrated
 from sizing.structure_choice import CANDIDATES, choose
 
 LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
 SAULOLKS = ("rows1000_think100", "rows1000_think1000", "rows5000_think100")
+#: george0st's cassandra-stress write runs (docs/data/george0st_cassandra_stress): file
+#: -> cluster (the two Cassandra 5 files are one cluster under two compaction settings).
+GEORGE0ST = {"cassandra5_stcs": "george0st-v5", "cassandra5_ucs4": "george0st-v5",
+             "cassandra4_stcs": "george0st-v4"}
 
 
 #: Cluster D's four possible placements (`--datacentres` files): the paper does not
@@ -63,18 +70,28 @@ def data_sets():
         table["think_ms"] = float(name.split("think")[1])
         # undocumented cluster: 3 nodes, RF 3, 2 cores (the later Docker setup) assumed
         sets[f"saulolks {name}"] = ("saulolks", table, 2, 4, (None,))
+    for name, cluster in GEORGE0ST.items():
+        table = pd.read_csv(f"docs/data/george0st_cassandra_stress/{name}.csv")
+        # LOCAL_ONE and LOCAL_QUORUM of the three local replicas
+        table["consistency"] = table.consistency.str.removeprefix("LOCAL_")
+        table["think_ms"] = 0.0
+        # hardware not stated: the command's defaults (4 cores per node and client)
+        sets[f"george0st {name}"] = (cluster, table.drop(columns=["rate"]), 4, 4,
+                                     (None,))
     return sets
 
 
-#: Data sets whose level costs carry over as the level prior (`Prior.level_mean`):
-#: single-region YCSB runs below saturation. Left out: Karpenko D (replicas in four
-#: regions: its level cost is the inter-region round trips, an input of its own) and
-#: the saulolks JMeter runs (past saturation: at ALL the latency grows 13x from 10 to
-#: 50 users while throughput stays at ~55 ops/s, so its level ratios measure a
-#: saturated queue, not what a level costs).
-LEVEL_SOURCES = ("Karpenko C reads", "Karpenko C writes")
-#: Smallest spread of the level prior (log units): two data sets say little.
-LEVEL_SD_FLOOR = 0.1
+#: Data sets whose level costs carry over as the level prior (`Prior.level_step_mean`,
+#: `Prior.level_shape_sd`): single-region runs below saturation. Left out: Karpenko D
+#: (replicas in four regions: its level cost is the inter-region round trips, an input
+#: of its own) and the saulolks JMeter runs (past saturation: at ALL the latency grows
+#: 13x from 10 to 50 users while throughput stays at ~55 ops/s, so its levels measure
+#: a saturated queue, not what a level costs). As a ratio the level cost differs by a
+#: factor 2.5-4.5 between these clusters (log ALL/ONE 0.20-0.34 on C, 0.79-0.93 implied
+#: by george0st's QUORUM, whose writes take 0.7 ms against C's 4.4); as a lone
+#: request's extra time it differs far less (the prior's spread says by how much).
+LEVEL_SOURCES = ("Karpenko C reads", "Karpenko C writes",
+                 *(f"george0st {name}" for name in GEORGE0ST))
 #: Smallest spread of the middle levels around the line from ONE to ALL (log units).
 SHAPE_SD_FLOOR = 0.02
 
@@ -89,30 +106,43 @@ def level_shape(table) -> np.ndarray:
     return (np.log(wide.QUORUM / wide.ONE) - 0.5 * np.log(wide.ALL / wide.ONE)).to_numpy()
 
 
-def level_ratio(table) -> float:
-    """Mean over thread counts and levels of log(latency at k / latency at ONE) per
-    unit of (k-1)/(replicas-1), same operation and threads (replicas = 3)."""
-    wide = table.pivot_table(index=["operation", "threads"], columns="consistency",
-                             values="mean_ms")
-    parts = [np.log(wide[level] / wide["ONE"]) / ((LEVELS[level] - 1) / 2)
-             for level in ("QUORUM", "ALL") if level in wide and "ONE" in wide]
-    return float(np.nanmean(np.concatenate([p.to_numpy() for p in parts])))
+def _twins(sets, name):
+    """The data sets measuring what ``name`` measures: the same operations on the same
+    cluster (george0st's Cassandra 5 writes under two compaction settings)."""
+    cluster, table = sets[name][0], sets[name][1]
+    return {n for n, data in sets.items() if data[0] == cluster
+            and set(data[1].operation) == set(table.operation)}
 
 
-def level_prior(sets, leave_out=None, base=None, source=""):
+#: Smallest spread of the level-step prior (log units): a few clusters say little.
+STEP_SD_FLOOR = 0.5
+
+
+def unloaded_step(data, point, structure) -> np.ndarray:
+    """log(latency at ALL - latency at ONE) of one client thread (ms) per operation of
+    a data set (``data`` as `data_sets` gives it), by its full fit ``point``: what
+    the highest level costs a lone request there (`Prior.level_step_mean`)."""
+    _, table, cores, client_cores, _ = data
+    return level_step(demands_of(point), step_rows(rows_of(table)), structure, cores,
+                      client_cores)
+
+
+def level_prior(sets, steps, leave_out=None, base=None, source=""):
     """``base`` (default vague) with the level prior of `LEVEL_SOURCES` except
-    ``leave_out``."""
+    ``leave_out`` and its twins (`_twins`): the unloaded level step of their full fits
+    (``steps``: data set -> `unloaded_step`) and the middle levels' shape."""
     base = base or Prior.vague()
-    ratios = [level_ratio(sets[n][1]) for n in LEVEL_SOURCES if n != leave_out]
-    if not ratios:
+    out = _twins(sets, leave_out) if leave_out is not None else set()
+    sources = [n for n in LEVEL_SOURCES if n not in out]
+    if not sources:
         return base
-    sd = max(float(np.std(ratios, ddof=1)) if len(ratios) > 1 else 0.0, LEVEL_SD_FLOOR)
-    names = ", ".join(n for n in LEVEL_SOURCES if n != leave_out)
-    shapes = np.concatenate([level_shape(sets[n][1]) for n in LEVEL_SOURCES
-                             if n != leave_out])
+    values = np.concatenate([steps[n] for n in sources])
+    sd = max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, STEP_SD_FLOOR)
+    shapes = np.concatenate([level_shape(sets[n][1]) for n in sources])
     shape_sd = max(float(np.sqrt(np.nanmean(shapes ** 2))), SHAPE_SD_FLOOR)
-    return Prior(base.mean, base.sd, f"{source}level prior of {names}",
-                 float(np.mean(ratios)), sd, shape_sd)
+    return replace(base, source=f"{source}level prior of {', '.join(sources)}",
+                   level_shape_sd=shape_sd, level_step_mean=float(np.mean(values)),
+                   level_step_sd=sd)
 
 
 #: Smallest spread (log units) of the window prior: one geo-distributed cluster says
@@ -129,8 +159,7 @@ def _carried(prior, name, values, floor, source):
     mean, sd = prior.mean.copy(), prior.sd.copy()
     mean[i] = float(np.mean(values))
     sd[i] = max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, floor)
-    return Prior(mean, sd, f"{prior.source}; {source}", prior.level_mean,
-                 prior.level_sd, prior.level_shape_sd)
+    return replace(prior, mean=mean, sd=sd, source=f"{prior.source}; {source}")
 
 
 def with_window(prior, sets, points, leave_out_cluster=None):
@@ -223,6 +252,8 @@ def splits(table):
            "b": [(table[table.consistency != lv], table[table.consistency == lv])
                  for lv in LEVELS],
            "c": [(table[small], table[~small])]}
+    if table.consistency.nunique() < len(LEVELS):
+        del out["b"]  # two levels: (a) already fits one and predicts the other
     return out
 
 
@@ -326,7 +357,9 @@ def main():
                 if args.prior == "vague":
                     prior = Prior.vague()
                 if args.prior == "levels":
-                    prior = with_window(level_prior(sets, leave_out=name), sets,
+                    steps = {n: unloaded_step(sets[n], points[(n, s)], s)
+                             for n in LEVEL_SOURCES}
+                    prior = with_window(level_prior(sets, steps, leave_out=name), sets,
                                         {n: points[(n, s)] for n in sets}, data[0])
                     prior = with_mutation(prior, {c: joints[(c, s)] for c in both},
                                           data[0])
@@ -356,7 +389,10 @@ def main():
                                 f"full fits of {', '.join(sets)}, structure {best} "
                                 "(benchmarks/cassandra_heldout.py)")
         if args.prior == "levels":
-            prior = with_window(level_prior(sets, source="vague parameters; "), sets,
+            steps = {n: unloaded_step(sets[n], points[(n, best)], best)
+                     for n in LEVEL_SOURCES}
+            prior = with_window(level_prior(sets, steps, source="vague parameters; "),
+                                sets,
                                 {n: points[(n, best)] for n in sets})
             prior = with_mutation(prior, {c: joints[(c, best)] for c in both})
         with open(args.write_prior, "w") as handle:

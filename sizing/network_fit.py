@@ -26,7 +26,7 @@ how little the rows moved their uncertainty.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize
@@ -61,6 +61,14 @@ class Prior:
     #: log(latency at k / at ONE) - (k-1)/(replicas-1) log(at ALL / at ONE) is about 0
     #: with this sd (None: no such prior).
     level_shape_sd: float | None = None
+    #: Prior on what the highest level costs a lone request, in time rather than as a
+    #: ratio: log(latency at ALL - latency at ONE) of one client thread (ms), same
+    #: operation, is about ``level_step_mean`` with spread ``level_step_sd`` (None: no
+    #: such prior). A level adds the wait for farther replicas (round trips, their
+    #: work), which is about the same time on clusters whose own latency differs
+    #: tenfold, where the ratio is not.
+    level_step_mean: float | None = None
+    level_step_sd: float | None = None
 
     @classmethod
     def vague(cls) -> "Prior":
@@ -102,6 +110,9 @@ class Prior:
                          f"sd = {self.level_sd:.4f} }}")
         if self.level_shape_sd is not None:
             lines.append(f"level_shape = {{ sd = {self.level_shape_sd:.4f} }}")
+        if self.level_step_mean is not None:
+            lines.append(f"level_step_log_ms = {{ mean = {self.level_step_mean:.4f}, "
+                         f"sd = {self.level_step_sd:.4f} }}")
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -138,12 +149,18 @@ class Prior:
         if shape is not None and not (isinstance(shape, dict) and "sd" in shape
                                       and float(shape["sd"]) > 0):
             raise ConfigError(f"{path}: level_shape needs an sd > 0")
+        step = table.get("level_step_log_ms")
+        if step is not None and not (isinstance(step, dict) and {"mean", "sd"} <= set(step)
+                                     and float(step["sd"]) > 0):
+            raise ConfigError(f"{path}: level_step_log_ms needs a mean and an sd > 0")
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
                    str(table.get("source", path)),
                    None if levels is None else float(levels["mean"]),
                    None if levels is None else float(levels["sd"]),
-                   None if shape is None else float(shape["sd"]))
+                   None if shape is None else float(shape["sd"]),
+                   None if step is None else float(step["mean"]),
+                   None if step is None else float(step["sd"]))
 
 
 def default_prior() -> tuple[Prior, str]:
@@ -178,9 +195,8 @@ def prior_from_model(model, source: str) -> Prior:
         i = COORDINATES.index(name)
         mean[i], sd[i] = vague.mean[i], vague.sd[i]
     # the level prior it was fitted with carries over as it was
-    return Prior(mean, sd, f"the model {source} (structure {fitted.structure})",
-                 fitted.prior.level_mean, fitted.prior.level_sd,
-                 fitted.prior.level_shape_sd)
+    return replace(fitted.prior, mean=mean, sd=sd,
+                   source=f"the model {source} (structure {fitted.structure})")
 
 
 def demands_of(point: np.ndarray) -> np.ndarray:
@@ -263,7 +279,7 @@ def _level_rows(rows, prior: Prior):
     level prior; each pair's position (k-1)/(replicas-1); the weight that gives the
     pairs of one level, together, the information of one measured ratio; and for each
     pair the index, among the ALL pairs, of the ALL pair at its operation and threads."""
-    if prior.level_mean is None:
+    if prior.level_mean is None and prior.level_shape_sd is None:
         return None, None, None, None
     rates = rows.get("rate", np.full(len(rows["write"]), np.nan))
     # an open loop's load is its rate (threads NaN), a closed loop's its threads
@@ -297,6 +313,28 @@ def _level_rows(rows, prior: Prior):
     return pseudo, np.array(position), weight, np.array(owner)
 
 
+def step_rows(rows):
+    """Pairs of rows (ONE, ALL) of one client thread, no think time, per operation and
+    cluster size of ``rows`` (replicas >= 2), for `level_step`; None if there are none."""
+    keys = sorted({(bool(w), int(n), int(r)) for w, n, r in
+                   zip(rows["write"], rows["nodes"], rows["replicas"]) if r >= 2})
+    if not keys:
+        return None
+    pairs = [(w, n, r, k) for w, n, r in keys for k in (1, r)]
+    count = len(pairs)
+    return dict(write=np.array([p[0] for p in pairs], bool), threads=np.ones(count),
+                think_ms=np.zeros(count), nodes=np.array([p[1] for p in pairs]),
+                replicas=np.array([p[2] for p in pairs]),
+                quorum=np.array([p[3] for p in pairs]))
+
+
+def level_step(demands, pairs, structure: str, cores: int, client_cores: int):
+    """Per pair of `step_rows`, log(latency at ALL - latency at ONE) of a lone request
+    (ms): what the highest level costs it (`Prior.level_step_mean`)."""
+    alone = predict(demands, pairs, structure, cores, client_cores)[0]
+    return np.log(np.maximum(alone[1::2] - alone[0::2], 1e-9))
+
+
 #: Windows (messages in flight per wide-area link) a fit with data centres starts
 #: from: wide open, and tight enough to bind a few hundred requests per second over
 #: a 100-300 ms round trip.
@@ -326,6 +364,8 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
 
     pseudo, position, weight, owner = _level_rows(
         rows, prior if geography is None else Prior(prior.mean, prior.sd))
+    steps = None if geography is not None or prior.level_step_mean is None \
+        else step_rows(rows)
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
     budget = int(starts * max_evaluations * (1 + len(COORDINATES)) * (
         1 if geography is None else 1.25 * len(WINDOW_STARTS)))
@@ -340,11 +380,16 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
         parts = [np.log(latency / latency_ms) / noise,
                  np.log(x[has_x] * 1000.0 / measured_x[has_x]) / noise,
                  (point - prior.mean) / prior.sd]
+        if steps is not None:
+            parts.append((level_step(demands, steps, structure, cores, client_cores)
+                          - prior.level_step_mean) / prior.level_step_sd)
         if pseudo is not None:
             level = np.log(predict(demands, pseudo, structure, cores, client_cores)[0])
             ratio = level[1::2] - level[0::2]
             top = position == 1.0
-            parts.append(weight[top] * (ratio[top] - prior.level_mean) / prior.level_sd)
+            if prior.level_mean is not None:
+                parts.append(weight[top] * (ratio[top] - prior.level_mean)
+                             / prior.level_sd)
             if prior.level_shape_sd is not None and np.any(~top):
                 # each middle level against the line from ONE to ALL at its threads
                 middle = ratio[~top] - position[~top] * ratio[top][owner[~top]]

@@ -82,6 +82,26 @@ def test_a_level_prior_sets_what_one_only_rows_cannot():
     assert np.mean(ratio) == pytest.approx(0.3, abs=0.05)
 
 
+@pytest.mark.parametrize("step_ms", [0.2, 2.0])
+def test_a_level_step_prior_sets_what_a_lone_request_pays_for_the_top_level(step_ms):
+    """ONE-only rows say nothing about ALL: with a tight prior on log(ALL - ONE) of
+    one client thread, the fitted model's lone request pays about that step (in ms,
+    whatever its own latency), and its loaded ALL rows sit above ONE."""
+    from sizing.closed_network import predict
+    from sizing.network_fit import level_step, step_rows
+    rows = _rows([1])
+    latency, _ = predict(demands_of(TRUE), rows, "lanes")
+    vague = Prior.vague()
+    prior = Prior(vague.mean, vague.sd, "test", level_step_mean=np.log(step_ms),
+                  level_step_sd=0.02)
+    result = fit(rows, latency, "lanes", prior, max_evaluations=200)
+    step = level_step(demands_of(result.point), step_rows(rows), "lanes", 4, 4)
+    assert np.exp(step) == pytest.approx([step_ms], rel=0.05)
+    assert np.all(result.predict(_rows([3]))[0] > result.predict(rows)[0])
+    # the ONE rows themselves are still fitted
+    assert np.max(np.abs(result.predict(rows)[0] / latency - 1)) < 0.02
+
+
 def test_the_level_prior_is_written_and_read_back(tmp_path):
     vague = Prior.vague()
     prior = Prior(vague.mean, vague.sd, "test", level_mean=0.27, level_sd=0.1,
@@ -91,6 +111,18 @@ def test_the_level_prior_is_written_and_read_back(tmp_path):
     back = Prior.read(str(path))
     assert (back.level_mean, back.level_sd, back.level_shape_sd) == (
         pytest.approx(0.27), pytest.approx(0.1), pytest.approx(0.03))
+    assert back.level_step_mean is None
+    step = Prior(vague.mean, vague.sd, "test", level_shape_sd=0.03,
+                 level_step_mean=0.4, level_step_sd=0.5)
+    path.write_text(step.to_toml())
+    back = Prior.read(str(path))
+    assert back.level_mean is None
+    assert (back.level_step_mean, back.level_step_sd, back.level_shape_sd) == (
+        pytest.approx(0.4), pytest.approx(0.5), pytest.approx(0.03))
+    from forkjoin_sim.errors import ConfigError
+    path.write_text(step.to_toml().replace("sd = 0.5000 }", "sd = 0 }"))
+    with pytest.raises(ConfigError, match="level_step_log_ms needs a mean and an sd > 0"):
+        Prior.read(str(path))
 
 
 def test_a_shape_prior_puts_the_middle_level_on_the_line_between_one_and_all():

@@ -446,3 +446,19 @@ def test_a_mixed_runs_rows_find_their_partner_by_throughput_then_level(tmp_path)
     assert table.other_quorum.tolist() == [2, 2, 2, 1, 3]
     np.testing.assert_allclose(table.run_mean_ms, [2.5, 2.5, 1.9, 1.9, 4.0])
     assert table.label.iloc[0] == "read QUORUM 400 threads, 75% reads"
+
+
+def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, capsys):
+    fitted = _measurement_file(tmp_path, [("ONE", t) for t in THREADS], "fit.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(n.startswith("the reads were measured at one level: what the others "
+                            "cost rests on the prior") for n in notes)
+    both = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                        for t in THREADS], "both.csv")
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", both, "--out", str(out), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["warnings"]
+    assert not any("measured at one level" in n for n in notes)
