@@ -283,7 +283,8 @@ class NetworkModel:
         model misses measured rows) and, with
         ``extrapolation``, by the anchors' own error where the row is an extrapolation
         (`Anchors.extrapolation`), is laid on the log scale around the fitted model's
-        prediction.
+        prediction; past the fitted thread counts, narrowed to what a closed loop
+        allows from there (`_within_closed_loop_bounds`).
         """
         fitted = self.fit
         rows = self.with_outside(rows)
@@ -312,7 +313,43 @@ class NetworkModel:
         centre = np.log(self.predict(rows)[0])
         width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2
                         + extrapolation * (z * self.anchors.extrapolation(rows)) ** 2)
-        return np.exp(centre - width), np.exp(centre + width)
+        low, high = np.exp(centre - width), np.exp(centre + width)
+        if extrapolation:
+            low, high = self._within_closed_loop_bounds(rows, low, high, level, samples,
+                                                        seed)
+        return low, high
+
+    def _within_closed_loop_bounds(self, rows, low, high, level, samples, seed):
+        """``low`` and ``high`` of the closed-loop rows of one operation past the largest
+        fitted thread count of their operation and level (else operation) narrowed to
+        what a closed loop allows from there: more threads never lower the latency
+        nor the throughput, so the mean latency at T threads lies between the one at
+        the largest fitted count M and (that one + time outside) T / M - time outside;
+        both ends taken from the interval at M."""
+        threads, is_open = _load(rows)
+        write = np.asarray(rows["write"], bool)
+        quorum = np.asarray(rows["quorum"], int)
+        closed = single_closed(rows) & ~is_open
+        tops = np.full(len(threads), np.nan)
+        for i in np.flatnonzero(closed):
+            mine = self.anchors._kind(write[i], False)
+            same = mine & (self.anchors.quorum == quorum[i])
+            group = same if same.any() else mine
+            if group.any():
+                tops[i] = self.anchors.threads[group].max()
+        beyond = np.isfinite(tops) & (threads > tops)
+        if not beyond.any():
+            return low, high
+        at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
+        at_top["threads"] = tops[beyond]
+        top_low, top_high = self.interval(at_top, level, samples, seed)
+        outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
+        centre = self.predict(rows)[0][beyond]
+        low, high = low.copy(), high.copy()
+        low[beyond] = np.minimum(np.maximum(low[beyond], top_low), centre)
+        ceiling = (top_high + outside) * threads[beyond] / tops[beyond] - outside
+        high[beyond] = np.maximum(np.minimum(high[beyond], ceiling), centre)
+        return low, high
 
     def to_toml(self) -> str:
         """The model file's text."""

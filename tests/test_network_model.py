@@ -3,14 +3,15 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_cli.main import main
 from sizing.closed_network import Demands, predict
 from sizing.network_fit import COORDINATES, Prior, default_prior, fit, prior_from_model
-from sizing.network_model import Anchors, NetworkModel, is_network_model, \
-    read_network_model
+from sizing.network_model import Anchors, NetworkModel, calibrated, \
+    is_network_model, read_network_model
 
 LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
 TRUTH = Demands(client=0.05, hop_client=0.3, hop_replica=0.3, coordinate=0.1,
@@ -462,3 +463,22 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
                  "--measurements", both, "--out", str(out), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["warnings"]
     assert not any("measured at one level" in n for n in notes)
+
+
+def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_allows():
+    """Fitted at 4-64 threads (all levels), asked at 6,400: each interval lies between
+    the lower end at 64 threads (more threads never lower the latency) and the upper
+    end there times 100 (nor the throughput), and holds the prediction."""
+    pairs = [(lv, t) for lv in ("ONE", "QUORUM", "ALL") for t in THREADS]
+    latency = _truth(pairs) * np.exp(0.1 * np.sin(np.arange(len(pairs))))
+    table = pd.DataFrame({"operation": "read", "quorum": [LEVELS[lv] for lv, _ in pairs],
+                          "threads": [float(t) for _, t in pairs], "nodes": 3,
+                          "replicas": 3, "throughput": np.nan, "mean_ms": latency})
+    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+    far, top = _rows([(lv, 6400) for lv in LEVELS]), _rows([(lv, 64) for lv in LEVELS])
+    low, high = model.interval(far)
+    top_low, top_high = model.interval(top)
+    centre = model.predict(far)[0]
+    assert np.all(low <= centre) and np.all(centre <= high)
+    assert np.all(low >= top_low * (1 - 1e-12))
+    assert np.all(high <= top_high * 100 * (1 + 1e-12))
