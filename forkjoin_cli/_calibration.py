@@ -238,11 +238,28 @@ def emit_rows(args, columns, table) -> None:
         with atomic_write(args.out, newline="") as handle:
             _write_csv(handle, columns, table)
     if args.json:
-        print(json_text(table))
+        print(json_text([{k: _json_cell(v) for k, v in entry.items()}
+                         for entry in table]))
     else:
         buffer = io.StringIO()
         _write_csv(buffer, columns, table)
         print(buffer.getvalue(), end="")
+
+
+def _json_cell(value):
+    """An echoed input cell as JSON has it: a number as a number, an empty cell as
+    null, other text as text."""
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return None
+    for kind in (int, float):
+        try:
+            number = kind(value)
+        except ValueError:
+            continue
+        return number if math.isfinite(number) else value
+    return value
 
 
 def _write_csv(handle, columns, table) -> None:

@@ -158,8 +158,9 @@ def calibrate(args, structure: str) -> int:
     seconds = time.perf_counter() - started
     resting = fitted.resting_on_prior()
     notes = list(doubts)
-    notes += [f"{name} ({COORDINATE_LABELS[name]}) rests on the prior: the rows barely "
-              "determine it" for name in resting]
+    if resting:
+        notes.append("resting on the prior (the rows barely determine them): " + "; ".join(
+            f"{name} ({COORDINATE_LABELS[name]})" for name in resting))
     if outside is not None and np.max(outside.residual) > 0.05 * np.min(
             table.mean_ms.to_numpy()):
         notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
@@ -316,9 +317,15 @@ def predict(args) -> int:
                      predicted_ci_high_ms=float(high[i]),
                      predicted_throughput=float(throughput[i]))
         out.append(entry)
-    for name in model.meta.get("resting_on_prior", []):
-        _stderr(f"predict: warning: {name} ({COORDINATE_LABELS[name]}) rests on the "
-                "prior; the intervals carry the prior's spread")
+    rate = mrows["rate"]
+    for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
+        _stderr(f"predict: warning: row {i + 1} offers {rate[i]:.6g} ops/s, past the "
+                f"model's capacity ({throughput[i]:.6g} ops/s there): its latency is that "
+                "of a backlog growing through a finite run, not a steady state")
+    resting = model.meta.get("resting_on_prior", [])
+    if resting:
+        _stderr(f"predict: warning: {', '.join(resting)} rest on the prior; the "
+                "intervals carry the prior's spread")
     if args.figure:
         from forkjoin_cli.calibration_figure import draw
 

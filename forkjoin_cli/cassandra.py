@@ -365,7 +365,9 @@ def register(subparsers) -> None:
                    "between them (nodes, client, hops; docs/cassandra/calibration.md); "
                    "the model then queues each wide-area link (default: one data centre)")
     p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
-                   help="cores per node of the measured cluster (default 4)")
+                   help="cores per node of the measured cluster (default 4; the "
+                        "default structure, lanes, fits its lanes per node instead and "
+                        "does not use it)")
     p.add_argument("--client-cores", type=whole(1, 4096, "--client-cores"), default=4,
                    help="cores of the load generator's machine (default 4)")
     p.add_argument("--figure", help="FIT.png: measured rows and model curves with 95%% "

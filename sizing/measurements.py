@@ -251,7 +251,8 @@ def read_measurements(path: str, replicas: int,
     or a side table ``file,threads,consistency`` naming such outputs beside it
     (`sizing.benchmark_formats`).
 
-    Raises `ConfigError` (one message, naming the row) on a missing, unknown or
+    Columns it does not know are ignored with a warning. Raises `ConfigError` (one
+    message, naming the row) on a missing (``mean_ms`` only with ``need_mean``) or
     repeated column, an unknown operation or consistency level, a non-numeric or
     negative value, a row with both or neither of ``threads`` and ``rate``, or an
     impossible row (see the module docstring); warns about suspect rows.
@@ -265,7 +266,8 @@ def read_measurements(path: str, replicas: int,
             names = [c for c in COLUMNS if any(c in row for row in converted)]
             rows = [{c: row.get(c, "") for c in names} for row in converted]
         else:
-            with open(path, newline="") as handle:
+            # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
+            with open(path, newline="", encoding="utf-8-sig") as handle:
                 reader = csv.DictReader(handle)
                 names = [n.strip() for n in (reader.fieldnames or [])]
                 rows = list(reader)
@@ -278,14 +280,19 @@ def read_measurements(path: str, replicas: int,
         raise ConfigError(f"{path}: column(s) {', '.join(twice)} appear more than once "
                           "in the header (the last would silently win); keep one of each")
     unknown = [n for n in names if n not in COLUMNS]
-    if unknown:
-        raise ConfigError(f"{path}: unknown column(s) {', '.join(unknown)}; use "
-                          f"{', '.join(COLUMNS)}")
-    missing = [c for c in REQUIRED if c not in names]
+    needed = [c for c in REQUIRED if need_mean or c != "mean_ms"]
+    missing = [c for c in needed if c not in names]
     if missing or not any(c in names for c in LOAD):
         missing += [] if any(c in names for c in LOAD) else ["threads or rate"]
+        hint = (f" ({', '.join(unknown)} is not a column this reader knows: a "
+                "misspelling?)" if unknown else "")
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the header "
-                          f"needs {', '.join(REQUIRED)} and threads or rate")
+                          f"needs {', '.join(needed)} and threads or rate{hint}")
+    if unknown:
+        # a run id, p999, notes: kept out of the model, said once
+        warnings.warn(f"{path}: column(s) {', '.join(unknown)} ignored (the columns "
+                      f"read are {', '.join(COLUMNS)})", UserWarning, stacklevel=2)
+        names = [n for n in names if n in COLUMNS]
     if not rows:
         raise ConfigError(f"{path} has a header but no rows")
     out, notes = [], []

@@ -116,7 +116,8 @@ def _csv(tmp_path, text, name="m.csv"):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("operation,consistency,threads,bogus,mean_ms\nread,ONE,4,1,2\n", "unknown column"),
+    ("operation,consistency,threads,mean_latency\nread,ONE,4,2\n",
+     "missing column.*mean_ms.*mean_latency is not a column this reader knows"),
     ("operation,threads,mean_ms\nread,4,2\n", "missing column.*consistency"),
     ("operation,consistency,mean_ms\nread,ONE,2\n", "threads or rate"),
     (HEADER + "\nscan,ONE,4,,2\n", "line 2: operation='scan'"),
@@ -135,6 +136,23 @@ def _csv(tmp_path, text, name="m.csv"):
 def test_bad_measurement_files_raise_one_clear_error(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         read_measurements(_csv(tmp_path, text), replicas=3)
+
+
+def test_columns_it_does_not_know_are_ignored_with_a_warning(tmp_path):
+    text = "\ufeffrun_id,operation,consistency,threads,p999_ms,mean_ms\nr1,read,ONE,4,9,2\n"
+    with pytest.warns(UserWarning, match="column\\(s\\) run_id, p999_ms ignored"):
+        rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
+    # the byte-order mark of a spreadsheet's UTF-8 CSV is not part of the first name
+    assert names == ["operation", "consistency", "threads", "mean_ms"]
+    assert (rows[0].operation, rows[0].threads, rows[0].mean_ms) == ("read", 4, 2.0)
+
+
+def test_a_query_file_may_leave_out_the_mean(tmp_path):
+    path = _csv(tmp_path, "operation,consistency,threads\nread,ALL,40\n")
+    rows, _ = read_measurements(path, replicas=3, need_mean=False)
+    assert rows[0].consistency == "ALL" and rows[0].mean_ms is None
+    with pytest.raises(ConfigError, match="missing column.*mean_ms"):
+        read_measurements(path, replicas=3)
 
 
 def test_measurement_rows_are_read_with_their_defaults(tmp_path):
@@ -379,7 +397,7 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "BAD",
-      "--out", "OUT"], "unknown column"),
+      "--out", "OUT"], "missing column(s) mean_ms"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
       "--out", "GOOD/m.toml"], "is a file"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
@@ -405,7 +423,7 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     (["predict", "--model", "GOOD", "--measurements", "GOOD"], "is not valid TOML"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
-    files = {"BAD": _csv(tmp_path, "operation,consistency,threads,x,mean_ms\n", "b.csv"),
+    files = {"BAD": _csv(tmp_path, "operation,consistency,threads,x\n", "b.csv"),
              "GOOD": _csv(tmp_path, HEADER + "\nread,ONE,4,,1\n", "g.csv"),
              "OUT": str(tmp_path / "m.toml"), "MODEL": str(tmp_path / "model.toml")}
     write_model(TRUTH, files["MODEL"])

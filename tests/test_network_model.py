@@ -482,3 +482,23 @@ def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_al
     assert np.all(low <= centre) and np.all(centre <= high)
     assert np.all(low >= top_low * (1 - 1e-12))
     assert np.all(high <= top_high * 100 * (1 + 1e-12))
+
+
+def test_predict_json_keeps_numbers_and_warns_past_capacity(tmp_path, capsys):
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out)]) == 0
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,threads,rate\nread,ONE,16,\n"
+                     "read,ALL,,100000000\n")
+    capsys.readouterr()
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query), "--json"]) == 0
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
+    assert rows[0]["threads"] == 16 and rows[0]["rate"] is None
+    assert rows[1]["rate"] == 100000000 and rows[1]["predicted_throughput"] < 1e8
+    assert "row 2 offers 1e+08 ops/s, past the model's capacity" in captured.err
+    assert "row 1 offers" not in captured.err
