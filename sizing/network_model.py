@@ -250,12 +250,18 @@ class NetworkModel:
         return out
 
     def predict(self, rows, anchored: bool = True):
-        """Mean latency (ms) and throughput (ops/s) per row; anchored by default."""
+        """Mean latency (ms) and throughput (ops/s) per row; anchored by default, and
+        then never below the same row's anchored latency at a lower level (waiting
+        for more replicas is never faster; anchors of noisy rows could say so)."""
         rows = self.with_outside(rows)
         latency, throughput = self.fit.predict(rows)
         if anchored:
-            factor = np.exp(self.anchors.correction(rows))
-            latency = latency * factor
+            latency = latency * np.exp(self.anchors.correction(rows))
+            quorum = np.asarray(rows["quorum"], int)
+            for k in range(1, int(quorum.max(initial=1))):
+                lower = dict(rows, quorum=np.minimum(quorum, k))
+                below = self.fit.predict(lower)[0] * np.exp(self.anchors.correction(lower))
+                latency = np.where(quorum > k, np.maximum(latency, below), latency)
             # a closed loop of one operation: throughput = threads / (latency + time
             # outside it); an open loop, or a mixed run (whose cycle holds the other
             # operation's latency too), keeps the model's throughput

@@ -502,3 +502,22 @@ def test_predict_json_keeps_numbers_and_warns_past_capacity(tmp_path, capsys):
     assert rows[1]["rate"] == 100000000 and rows[1]["predicted_throughput"] < 1e8
     assert "row 2 offers 1e+08 ops/s, past the model's capacity" in captured.err
     assert "row 1 offers" not in captured.err
+
+
+def test_a_higher_level_is_never_predicted_faster_than_a_lower_one():
+    """Anchors of noisy rows that put ONE 65% above the model and ALL 40% below it
+    would predict ALL faster than ONE: the prediction at a level is at least the one
+    at every lower level, and the fitted ALL rows keep their own values otherwise."""
+    pairs = [(lv, t) for lv in ("ONE", "ALL") for t in THREADS]
+    table = pd.DataFrame({"operation": "read", "quorum": [LEVELS[lv] for lv, _ in pairs],
+                          "threads": [float(t) for _, t in pairs], "nodes": 3,
+                          "replicas": 3, "throughput": np.nan,
+                          "mean_ms": _truth(pairs)})
+    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+    noisy = model.anchors.with_residual(np.where(model.anchors.quorum == 1, 0.5, -0.5))
+    model = NetworkModel(model.fit, noisy, 3, 3)
+    for threads in (1, 16, 640):
+        levels = model.predict(_rows([(lv, threads) for lv in LEVELS]))[0]
+        assert np.all(np.diff(levels) >= 0)
+    plain = model.fit.predict(_rows([("ONE", 16), ("ALL", 16)]))[0] * np.exp([0.5, -0.5])
+    assert plain[1] < plain[0]  # what the anchors alone would say
