@@ -348,6 +348,9 @@ def main():
             full_fit, [(n, s, sets[n]) for n in sets for s in structures])}
         joints = {(c, s): p for c, s, p in pool.map(
             joint_fit, [(c, s, both[c]) for c in both for s in structures])}
+        # what the top level costs a lone request in each level source's full fit
+        steps = {s: {n: unloaded_step(sets[n], points[(n, s)], s) for n in LEVEL_SOURCES}
+                 for s in structures}
         jobs = []
         for name, data in sets.items():
             for s in structures:
@@ -357,9 +360,7 @@ def main():
                 if args.prior == "vague":
                     prior = Prior.vague()
                 if args.prior == "levels":
-                    steps = {n: unloaded_step(sets[n], points[(n, s)], s)
-                             for n in LEVEL_SOURCES}
-                    prior = with_window(level_prior(sets, steps, leave_out=name), sets,
+                    prior = with_window(level_prior(sets, steps[s], leave_out=name), sets,
                                         {n: points[(n, s)] for n in sets}, data[0])
                     prior = with_mutation(prior, {c: joints[(c, s)] for c in both},
                                           data[0])
@@ -389,10 +390,8 @@ def main():
                                 f"full fits of {', '.join(sets)}, structure {best} "
                                 "(benchmarks/cassandra_heldout.py)")
         if args.prior == "levels":
-            steps = {n: unloaded_step(sets[n], points[(n, best)], best)
-                     for n in LEVEL_SOURCES}
-            prior = with_window(level_prior(sets, steps, source="vague parameters; "),
-                                sets,
+            prior = with_window(level_prior(sets, steps[best],
+                                            source="vague parameters; "), sets,
                                 {n: points[(n, best)] for n in sets})
             prior = with_mutation(prior, {c: joints[(c, best)] for c in both})
         with open(args.write_prior, "w") as handle:
