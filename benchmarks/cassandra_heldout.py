@@ -291,8 +291,8 @@ def _model(table, structure, prior, cores, client_cores, places=(None,)):
 def _scored(model, held, protocol, guess, name, structure):
     rows = rows_of(held)
     m = held.mean_ms.to_numpy()
-    low, high = model.interval(rows, samples=60)
-    low0, high0 = model.interval(rows, samples=60, extrapolation=False)
+    low, high = model.interval(rows, samples=64)
+    low0, high0 = model.interval(rows, samples=64, extrapolation=False)
     return dict(data=name, structure=structure, protocol=protocol, measured=m,
                 predicted=model.predict(rows)[0],
                 plain=model.predict(rows, anchored=False)[0], naive=guess,

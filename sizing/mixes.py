@@ -504,7 +504,7 @@ def pure_rows(model, threads, level, write: bool) -> dict:
 
 
 def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
-                      samples: int = 200) -> list[MixPrediction]:
+                      samples: int = 256) -> list[MixPrediction]:
     """`weighted_average` of each ``(read_fraction, threads, read_level, write_level)``
     of ``cases``, with one posterior sample for all of them (``samples`` draws)."""
     cases = [tuple(case) for case in cases]
@@ -538,7 +538,7 @@ def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
 
 def weighted_average(model, read_fraction: float, threads: int, read_level: int,
                      write_level: int, level: float = 0.95, seed: int = 0,
-                     samples: int = 200) -> MixPrediction:
+                     samples: int = 256) -> MixPrediction:
     """Karpenko et al.'s eqs. 13-15 on ``model``: the mix's latency is
     ``read_fraction * read-only latency(R) + (1 - read_fraction) * write-only
     latency(W)`` at the same threads, each from ``model.predict`` (anchored), with
@@ -568,7 +568,7 @@ def pair_name(read_level: int, write_level: int) -> str:
 
 
 def plan_strong_pairs(model, read_fraction: float, threads: int,
-                      operations: int = 40_000, seed: int = 0, samples: int = 200,
+                      operations: int = 40_000, seed: int = 0, samples: int = 256,
                       level: float = 0.95) -> list[dict]:
     """Each strong pair's predicted mix (`predict_mix`, anchored) at ``read_fraction``
     and ``threads``, fastest (smallest mean latency of all operations) marked ``best``.

@@ -283,7 +283,7 @@ class NetworkModel:
         them."""
         return self.with_outside(self.anchors.rows(self.nodes, self.replicas))
 
-    def interval(self, rows, level: float = 0.95, samples: int = 200, seed: int = 0,
+    def interval(self, rows, level: float = 0.95, samples: int = 256, seed: int = 0,
                  extrapolation: bool = True):
         """Prediction interval of each row's mean latency.
 

@@ -187,3 +187,21 @@ def test_a_node_has_at_least_one_lane():
     mean[i] = np.log(0.5)
     result = fit(rows, latency, "lanes", Prior(mean, prior.sd), max_evaluations=40)
     assert result.point[i] >= 0.0
+
+
+def test_posterior_draws_have_the_fits_mean_and_covariance():
+    """256 scrambled Sobol' draws of a correlated posterior: their mean within 0.05 sd
+    of the fitted point and their covariance within 10% of the Laplace one (a
+    singular direction stays singular)."""
+    from sizing.network_fit import Fit
+    rng = np.random.default_rng(3)
+    loading = rng.standard_normal((len(COORDINATES), len(COORDINATES) - 1))
+    covariance = loading @ loading.T / len(COORDINATES)  # rank one short of full
+    sd = np.sqrt(np.diag(covariance))
+    fitted = Fit(TRUE, sd, Prior.vague(), "lanes", 4, 4, 0.0, covariance)
+    draws = fitted.draws(256, np.random.default_rng(0))
+    assert draws.shape == (256, len(COORDINATES))
+    assert np.all(np.abs(draws.mean(axis=0) - TRUE) < 0.05 * sd)
+    np.testing.assert_allclose(np.cov(draws.T), covariance, atol=0.1 * sd.max() ** 2)
+    direction = np.linalg.eigh(covariance)[1][:, 0]  # the null direction
+    assert np.all(np.abs((draws - TRUE) @ direction) < 1e-9)
