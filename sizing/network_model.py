@@ -328,18 +328,19 @@ class NetworkModel:
                         + extrapolation * (z * self.anchors.extrapolation(rows)) ** 2)
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
-            low, high = self._within_closed_loop_bounds(rows, low, high, level, samples,
-                                                        seed)
+            low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,
+                                                        level, samples, seed)
         return low, high
 
-    def _within_closed_loop_bounds(self, rows, low, high, level, samples, seed):
+    def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed):
         """``low`` and ``high`` of the closed-loop rows of one operation past the largest
         fitted thread count of their operation and level (else operation) narrowed to
         what a closed loop allows from there: more threads never lower the latency,
         and the throughput falls by at most `THROUGHPUT_LOSS` past saturation, so the
         mean latency at T threads lies between the one at the largest fitted count M
         and (that one + time outside) T / M / (1 - `THROUGHPUT_LOSS`) - time outside;
-        both ends taken from the interval at M."""
+        both ends taken from the interval at M (``centre``: the predictions, which the
+        band keeps holding)."""
         threads, is_open = _load(rows)
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
@@ -358,7 +359,7 @@ class NetworkModel:
         at_top["threads"] = tops[beyond]
         top_low, top_high = self.interval(at_top, level, samples, seed)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
-        centre = self.predict(rows)[0][beyond]
+        centre = centre[beyond]
         low, high = low.copy(), high.copy()
         low[beyond] = np.minimum(np.maximum(low[beyond], top_low), centre)
         ceiling = (top_high + outside) * threads[beyond] / tops[beyond] \
