@@ -127,10 +127,21 @@ def unloaded_step(data, point, structure) -> np.ndarray:
                       client_cores)
 
 
-def level_prior(sets, steps, leave_out=None, base=None, source=""):
+def level_miss_of(job) -> float:
+    """How far the anchors of a data set's full calibrated model miss each level they
+    are told to leave out (`sizing.network_model.Anchors.level_miss`; ``job``: data as
+    `data_sets` gives it, structure)."""
+    (_, table, cores, client_cores, places), structure = job
+    return _model(table, structure, Prior.vague(), cores, client_cores,
+                  places).anchors.level_miss()
+
+
+def level_prior(sets, steps, misses, leave_out=None, base=None, source=""):
     """``base`` (default vague) with the level prior of `LEVEL_SOURCES` except
     ``leave_out`` and its twins (`_twins`): the unloaded level step of their full fits
-    (``steps``: data set -> `unloaded_step`) and the middle levels' shape."""
+    (``steps``: data set -> `unloaded_step`), the middle levels' shape, and the rms of
+    how far their anchors miss a level left out (``misses``: data set ->
+    `level_miss_of`)."""
     base = base or Prior.vague()
     out = _twins(sets, leave_out) if leave_out is not None else set()
     sources = [n for n in LEVEL_SOURCES if n not in out]
@@ -142,7 +153,8 @@ def level_prior(sets, steps, leave_out=None, base=None, source=""):
     shape_sd = max(float(np.sqrt(np.nanmean(shapes ** 2))), SHAPE_SD_FLOOR)
     return replace(base, source=f"{source}level prior of {', '.join(sources)}",
                    level_shape_sd=shape_sd, level_step_mean=float(np.mean(values)),
-                   level_step_sd=sd)
+                   level_step_sd=sd,
+                   level_miss=float(np.sqrt(np.mean([misses[n] ** 2 for n in sources]))))
 
 
 #: Smallest spread (log units) of the window prior: one geo-distributed cluster says
@@ -351,6 +363,11 @@ def main():
         # what the top level costs a lone request in each level source's full fit
         steps = {s: {n: unloaded_step(sets[n], points[(n, s)], s) for n in LEVEL_SOURCES}
                  for s in structures}
+        pairs = [(n, s) for s in structures for n in LEVEL_SOURCES]
+        found = pool.map(level_miss_of, [(sets[n], s) for n, s in pairs])
+        misses = {s: {} for s in structures}
+        for (n, s), miss in zip(pairs, found):
+            misses[s][n] = miss
         jobs = []
         for name, data in sets.items():
             for s in structures:
@@ -360,7 +377,8 @@ def main():
                 if args.prior == "vague":
                     prior = Prior.vague()
                 if args.prior == "levels":
-                    prior = with_window(level_prior(sets, steps[s], leave_out=name), sets,
+                    prior = with_window(level_prior(sets, steps[s], misses[s],
+                                                    leave_out=name), sets,
                                         {n: points[(n, s)] for n in sets}, data[0])
                     prior = with_mutation(prior, {c: joints[(c, s)] for c in both},
                                           data[0])
@@ -390,7 +408,7 @@ def main():
                                 f"full fits of {', '.join(sets)}, structure {best} "
                                 "(benchmarks/cassandra_heldout.py)")
         if args.prior == "levels":
-            prior = with_window(level_prior(sets, steps[best],
+            prior = with_window(level_prior(sets, steps[best], misses[best],
                                             source="vague parameters; "), sets,
                                 {n: points[(n, best)] for n in sets})
             prior = with_mutation(prior, {c: joints[(c, best)] for c in both})

@@ -70,6 +70,10 @@ class Prior:
     #: tenfold, where the ratio is not.
     level_step_mean: float | None = None
     level_step_sd: float | None = None
+    #: How far (log, rms) the anchors miss a level they did not see, on the published
+    #: clusters: the extrapolation error of a level not measured when the rows
+    #: themselves have one level only (None: no such prior).
+    level_miss: float | None = None
 
     @classmethod
     def vague(cls) -> "Prior":
@@ -114,6 +118,8 @@ class Prior:
         if self.level_step_mean is not None:
             lines.append(f"level_step_log_ms = {{ mean = {self.level_step_mean:.4f}, "
                          f"sd = {self.level_step_sd:.4f} }}")
+        if self.level_miss is not None:
+            lines.append(f"level_miss = {{ sd = {self.level_miss:.4f} }}")
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -154,6 +160,10 @@ class Prior:
         if step is not None and not (isinstance(step, dict) and {"mean", "sd"} <= set(step)
                                      and float(step["sd"]) > 0):
             raise ConfigError(f"{path}: level_step_log_ms needs a mean and an sd > 0")
+        miss = table.get("level_miss")
+        if miss is not None and not (isinstance(miss, dict) and "sd" in miss
+                                     and float(miss["sd"]) > 0):
+            raise ConfigError(f"{path}: level_miss needs an sd > 0")
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
                    str(table.get("source", path)),
@@ -161,7 +171,8 @@ class Prior:
                    None if levels is None else float(levels["sd"]),
                    None if shape is None else float(shape["sd"]),
                    None if step is None else float(step["mean"]),
-                   None if step is None else float(step["sd"]))
+                   None if step is None else float(step["sd"]),
+                   None if miss is None else float(miss["sd"]))
 
 
 def default_prior() -> tuple[Prior, str]:

@@ -150,9 +150,10 @@ class Anchors:
                 steps.append(top - below)
         return float(np.sqrt(np.mean(np.square(steps)))) if steps else None
 
-    def extrapolation(self, rows) -> np.ndarray:
+    def extrapolation(self, rows, level_fallback: float | None = None) -> np.ndarray:
         """Per query row, the spread (log) of the anchors' own error where the row is an
-        extrapolation: `level_miss` for an operation and level not fitted, plus
+        extrapolation: `level_miss` (``level_fallback`` where no operation has two
+        levels fitted) for an operation and level not fitted, plus
         `thread_miss` per step (the fitted thread counts' spacing) past the largest
         fitted thread count of its operation and level."""
         write = np.asarray(rows["write"], bool)
@@ -161,6 +162,8 @@ class Anchors:
         size = np.asarray(rows.get("replicas", [3]), int)
         level, step = self.level_miss(int(size.max()) if len(size) else 3), \
             self.thread_miss()
+        if level is None:
+            level = level_fallback
         out = np.zeros(len(threads))
         for i in range(len(threads)):
             same_op = self._kind(write[i], is_open[i])
@@ -325,7 +328,8 @@ class NetworkModel:
         # centred on the anchored prediction of the fitted point (the band holds it)
         centre = np.log(self.predict(rows)[0])
         width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2
-                        + extrapolation * (z * self.anchors.extrapolation(rows)) ** 2)
+                        + extrapolation * (z * self.anchors.extrapolation(
+                            rows, fitted.prior.level_miss)) ** 2)
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
             low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,

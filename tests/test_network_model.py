@@ -522,3 +522,44 @@ def test_a_higher_level_is_never_predicted_faster_than_a_lower_one():
         assert np.all(np.diff(levels) >= 0)
     plain = model.fit.predict(_rows([("ONE", 16), ("ALL", 16)]))[0] * np.exp([0.5, -0.5])
     assert plain[1] < plain[0]  # what the anchors alone would say
+
+
+def test_extrapolation_error_of_a_level_not_fitted_and_past_the_fitted_threads():
+    """ONE and ALL anchored at 10 and 20 threads: a QUORUM row pays the rms miss of
+    each fitted level predicted from the other; a row past 20 threads pays the last
+    step's anchor change per step of 10 threads. With ONE only, the level's error is
+    the fallback (the prior's `level_miss`), or none without one."""
+    anchors = Anchors(write=np.zeros(4, bool), quorum=np.array([1, 3, 1, 3]),
+                      threads=np.array([10.0, 10.0, 20.0, 20.0]),
+                      residual=np.array([0.1, -0.1, 0.2, 0.0]))
+    rows = dict(write=np.zeros(3, bool), quorum=np.array([2, 1, 1]),
+                threads=np.array([10.0, 20.0, 40.0]), replicas=np.full(3, 3))
+    # ONE from ALL misses by 0.2 at both thread counts, ALL from ONE by -0.2
+    assert anchors.level_miss() == pytest.approx(0.2)
+    # the last step: ONE 0.1 -> 0.2, ALL -0.1 -> 0.0: 0.1 per 10 threads
+    assert anchors.thread_miss() == pytest.approx(0.1)
+    assert anchors.extrapolation(rows, level_fallback=0.7) == pytest.approx(
+        [0.2, 0.0, 0.2])
+    one = Anchors(write=np.zeros(2, bool), quorum=np.array([1, 1]),
+                  threads=np.array([10.0, 20.0]), residual=np.array([0.1, 0.1]))
+    assert one.level_miss() is None
+    assert one.extrapolation(rows, level_fallback=0.07) == pytest.approx([0.07, 0, 0])
+    assert one.extrapolation(rows) == pytest.approx([0.0, 0.0, 0.0])
+
+
+def test_the_level_miss_prior_is_written_read_back_and_widens_other_levels(tmp_path):
+    vague = Prior.vague()
+    prior = Prior(vague.mean, vague.sd, "test", level_miss=0.3)
+    path = tmp_path / "p.toml"
+    path.write_text(prior.to_toml())
+    assert Prior.read(str(path)).level_miss == pytest.approx(0.3)
+    pairs = [("ONE", t) for t in THREADS]
+    table = pd.DataFrame({"operation": "read", "quorum": 1,
+                          "threads": [float(t) for _, t in pairs], "nodes": 3,
+                          "replicas": 3, "throughput": np.nan, "mean_ms": _truth(pairs)})
+    narrow = calibrated(table, "lanes", vague, 4, 4)
+    wide = calibrated(table, "lanes", prior, 4, 4)
+    query = _rows([("ALL", 16), ("ONE", 16)])
+    (low0, high0), (low1, high1) = narrow.interval(query), wide.interval(query)
+    assert high1[0] / low1[0] > high0[0] / low0[0]  # the level not fitted: wider
+    assert high1[1] / low1[1] == pytest.approx(high0[1] / low0[1], rel=0.05)
