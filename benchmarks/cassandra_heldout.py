@@ -194,7 +194,7 @@ def joint_fit(job):
     """Fit of one cluster's reads and writes together (vague prior): its point, from
     which the mutation ratio carries over."""
     cluster, structure, (table, cores, client_cores, places) = job
-    base = CANDIDATES[0] if structure == "auto" else structure
+    base = _base(structure)
     return cluster, structure, _fit(table, base, Prior.vague(), cores, client_cores,
                                     places).point
 
@@ -269,6 +269,11 @@ def splits(table):
     return out
 
 
+def _base(structure):
+    """The structure fitted for ``structure``: "auto" starts from the first candidate."""
+    return CANDIDATES[0] if structure == "auto" else structure
+
+
 def _fit(table, structure, prior, cores, client_cores, places=(None,)):
     """The fit of ``table`` (vague prior, no anchors) in the candidate placement whose
     fit is best."""
@@ -288,7 +293,7 @@ def _model(table, structure, prior, cores, client_cores, places=(None,)):
     candidate of `CANDIDATES` that predicts the fitted rows' own held-out parts
     best (`sizing.structure_choice`)."""
     table = table.assign(quorum=table.consistency.map(LEVELS), nodes=3, replicas=3)
-    base = CANDIDATES[0] if structure == "auto" else structure
+    base = _base(structure)
     model = min((calibrated(table, base, prior, cores, client_cores, g)
                  for g in places), key=lambda m: m.fit.cost)
     if structure != "auto":
@@ -316,7 +321,7 @@ def _scored(model, held, protocol, guess, name, structure):
 def full_fit(job):
     """Fit of all rows of one data set with the vague prior (for the priors)."""
     name, structure, (cluster, table, cores, client_cores, places) = job
-    base = CANDIDATES[0] if structure == "auto" else structure
+    base = _base(structure)
     return name, structure, _fit(table, base, Prior.vague(), cores, client_cores,
                                  places).point
 
@@ -361,10 +366,10 @@ def main():
         joints = {(c, s): p for c, s, p in pool.map(
             joint_fit, [(c, s, both[c]) for c in both for s in structures])}
         # what the top level costs a lone request in each level source's full fit
-        steps = {s: {n: unloaded_step(sets[n], points[(n, s)], s) for n in LEVEL_SOURCES}
-                 for s in structures}
+        steps = {s: {n: unloaded_step(sets[n], points[(n, s)], _base(s))
+                     for n in LEVEL_SOURCES} for s in structures}
         pairs = [(n, s) for s in structures for n in LEVEL_SOURCES]
-        found = pool.map(level_miss_of, [(sets[n], s) for n, s in pairs])
+        found = pool.map(level_miss_of, [(sets[n], _base(s)) for n, s in pairs])
         misses = {s: {} for s in structures}
         for (n, s), miss in zip(pairs, found):
             misses[s][n] = miss
