@@ -76,8 +76,8 @@ class Demands:
     at a replica), ``digest_ratio`` (digest read / data read),
     ``client_outside`` (client-machine work outside the measured latency),
     ``branch_cv`` (coefficient of variation of a branch's random part: 1 exponential,
-    below 1 part of the mean becomes a constant, above 1 a balanced two-phase
-    hyperexponential), ``link_window`` (messages in flight per direction of a link
+    below 1 a mixed Erlang (a sum of exponential phases, as a branch is a sum of
+    stages), above 1 a balanced two-phase hyperexponential), ``link_window`` (messages in flight per direction of a link
     between two data centres; used only with a `sizing.geography.Geography`),
     ``mutation_ratio`` (a mutation at a replica / a data read), ``lanes`` (separate
     single-server lanes per node, in the ``lanes`` structure, which uses them instead
@@ -110,20 +110,44 @@ def _phases(cv):
     return fast, 1.0 / (2.0 * fast), 1.0 / (2.0 * (1.0 - fast))
 
 
+#: Smallest coefficient of variation of a branch's random part: a mixed Erlang of at
+#: most 25 phases (a smaller ``branch_cv`` acts as this one).
+SMALLEST_CV = 0.2
+
+
+@numba.njit(cache=True)
+def mixed_erlang(cv):
+    """Mixed Erlang of coefficient of variation ``cv`` (< 1; Tijms' two-moment fit):
+    ``phases`` - 1 phases with probability ``fewer``, else ``phases``, each phase at
+    ``rate`` per unit of the mean."""
+    c2 = max(cv, SMALLEST_CV) ** 2
+    phases = max(int(np.ceil(1.0 / c2 - 1e-9)), 2)
+    fewer = (phases * c2 - np.sqrt(phases * (1.0 + c2) - phases * phases * c2)) / (1.0 + c2)
+    return phases, fewer, phases - fewer
+
+
 @numba.njit(cache=True)
 def _survival(t, shift, scale, count, quorum, prob, cv):
     """P(fewer than ``quorum`` of the branches are done by ``t``) (Poisson-binomial);
-    a branch is ``shift`` plus an exponential of mean ``scale``, or for ``cv`` > 1 a
-    hyperexponential of that mean."""
+    a branch is ``shift`` plus a random part of mean ``scale``: exponential at ``cv``
+    1, a balanced two-phase hyperexponential above, a mixed Erlang (`mixed_erlang`) below."""
     prob[:] = 0.0
     prob[0] = 1.0
     fast, first, second = _phases(max(cv, 1.0 + 1e-9))
+    phases, fewer, rate = mixed_erlang(min(cv, 1.0 - 1e-9))
     for i in range(count):
         p = 0.0
         if t > shift[i]:
             u = (t - shift[i]) / max(scale[i], 1e-12)
             if cv > 1.0:
                 p = 1.0 - fast * np.exp(-u / first) - (1.0 - fast) * np.exp(-u / second)
+            elif cv < 1.0:
+                x = rate * u
+                term, below = 1.0, 0.0
+                for j in range(phases - 1):
+                    below += term
+                    term *= x / (j + 1)
+                p = 1.0 - np.exp(-x) * (fewer * below + (1.0 - fewer) * (below + term))
             else:
                 p = 1.0 - np.exp(-u)
         for j in range(i + 1, 0, -1):
@@ -225,13 +249,8 @@ def _finish(threads, think, response, away, own, rate, x):
 
 @numba.njit(cache=True)
 def _join(shift, scale, asked, need, cv):
-    """Mean time to the ``need``-th of ``asked`` branches (`_kth_mean`); for ``cv`` < 1
-    part of each branch's random time becomes constant (same mean; ``shift`` and
-    ``scale`` are changed in place)."""
-    if cv < 1.0:
-        for i in range(asked):
-            shift[i] += (1.0 - cv) * scale[i]
-            scale[i] *= cv
+    """Mean time to the ``need``-th of ``asked`` branches (`_kth_mean` on this module's
+    quadrature points)."""
     return _kth_mean(shift, scale, asked, need, _NODES, _WEIGHTS, cv)
 
 

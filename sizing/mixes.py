@@ -38,7 +38,7 @@ the client machine a station of its own):
                     on the replica's node station, with the branch's shape: mean
                     ``work`` (or the mutation's), coefficient of
                     variation ``branch_cv`` (exponential at 1; below 1 the MVA's
-                    constant part plus an exponential, ``expon(loc, scale)``; above 1
+                    mixed Erlang, `sizing.closed_network.mixed_erlang`; above 1
                     its balanced two-phase hyperexponential)
 ``digest_ratio``    digest reads (a read's replicas after the first) of mean
                     ``digest_ratio * work``, the same shape, in the structures that
@@ -106,7 +106,7 @@ from forkjoin_sim.steps import Closed, cassandra_jobs, cassandra_layout, cassand
     simulate
 from forkjoin_sim.steps.builders import STAGES, read_law
 from forkjoin_sim.steps.graph import Layout, Op, Template
-from sizing.closed_network import DEMANDS
+from sizing.closed_network import DEMANDS, mixed_erlang
 from sizing.network_fit import demands_of
 
 #: Structures whose reads ask ``R`` replicas (one data read, digests) and wait for all.
@@ -169,12 +169,19 @@ _NONE = Interval(float("nan"), float("nan"), float("nan"))
 
 def _branch_law(mean: float, cv: float):
     """A law of mean ``mean`` and coefficient of variation ``cv`` shaped as the MVA's
-    branch time (`sizing.closed_network`): exponential, shifted exponential below 1,
+    branch time (`sizing.closed_network`): exponential, a mixed Erlang below 1,
     balanced-means two-phase hyperexponential above 1."""
     if mean <= 0:
         return 0.0
-    if cv <= 1.0:
-        return stats.expon(loc=(1.0 - cv) * mean, scale=cv * mean)
+    if cv == 1.0:
+        return stats.expon(scale=mean)
+    if cv < 1.0:
+        phases, fewer, rate = mixed_erlang(cv)
+
+        def erlang(generator, shape):
+            count = phases - (generator.random(shape) < fewer)
+            return generator.gamma(count, mean / rate)
+        return erlang
     c2 = cv * cv
     fast = 0.5 * (1.0 + np.sqrt((c2 - 1.0) / (c2 + 1.0)))
     means = np.array([mean / (2.0 * fast), mean / (2.0 * (1.0 - fast))])

@@ -84,9 +84,13 @@ class Prior:
         # data read may touch sstables: about as costly, within a factor e (sd 1)
         # lanes (structure lanes only): Cassandra's read and write stages run 32
         # threads per node by default; a factor e either way
+        # link_window: a coordinator waits for its replicas on one of its native
+        # transport request threads (max_native_transport_threads: 128 in
+        # cassandra.yaml); the requests a coordinator has on a link to another data
+        # centre are at most those, a factor e either way (operators raise it)
         return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0,
-                             np.log(1000.0), 0.0, np.log(32.0)]),
-                   np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 3.0, 1.0,
+                             np.log(128.0), 0.0, np.log(32.0)]),
+                   np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 1.0, 1.0,
                              1.0]))
 
     @classmethod

@@ -6,7 +6,7 @@ from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.steps import Closed, Open, cassandra_jobs, cassandra_layout, simulate
-from sizing.closed_network import Demands, predict
+from sizing.closed_network import Demands, mixed_erlang, predict
 
 LAWS = {"client": 0.05, "hop": 0.1, "coordinate": 0.05, "message": 0.02,
         "replica_read": stats.expon(scale=0.2), "replica_write": stats.expon(scale=0.2),
@@ -88,19 +88,41 @@ def test_client_work_outside_the_latency_caps_throughput_at_the_client_cores():
     assert latency[0] == pytest.approx(0.1 * 2000 / 4.0, rel=0.02)
 
 
-@pytest.mark.parametrize("cv", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("cv", [0.25, 0.5, 0.9])
+def test_mixed_erlang_has_the_asked_variation(cv):
+    """Below 1 a branch's random part is a mixture of Erlangs of ``phases`` - 1 and
+    ``phases`` phases: mean 1 and coefficient of variation ``cv`` (the moments of
+    scipy's gamma laws)."""
+    phases, fewer, rate = mixed_erlang(cv)
+    laws = (stats.gamma(phases - 1, scale=1 / rate), stats.gamma(phases, scale=1 / rate))
+    weights = (fewer, 1 - fewer)
+    mean = sum(w * law.mean() for w, law in zip(weights, laws))
+    square = sum(w * law.moment(2) for w, law in zip(weights, laws))
+    assert 0 <= fewer <= 1
+    assert mean == pytest.approx(1.0, rel=1e-9)
+    assert np.sqrt(square - mean ** 2) == pytest.approx(cv, rel=1e-9)
+
+
+@pytest.mark.parametrize("cv", [0.25, 0.5, 1.0, 2.0])
 def test_branch_variability_sets_the_join_of_one_client(cv):
     """One client, no queueing: ALL waits for the last of a local branch and two
     remote ones; each branch's random part has coefficient of variation ``cv``
-    (below 1 a constant plus a shorter exponential, above 1 a balanced two-phase
-    hyperexponential), checked against the integral of the survival function."""
+    (below 1 a mixed Erlang, above 1 a balanced two-phase hyperexponential),
+    checked against the integral of the survival function."""
     d = Demands(client=0.0, hop_client=0.0, hop_replica=0.5, coordinate=0.0,
                 message=0.0, work=0.4, branch_cv=cv)
     latency, _ = predict(d, _rows(1, 3, False), "shared", cores=4)
-    if cv <= 1:
-        local = stats.expon(loc=(1 - cv) * 0.4, scale=cv * 0.4)
-        remote = stats.expon(loc=1.0 + (1 - cv) * 0.4, scale=cv * 0.4)
-        done = [local.cdf, remote.cdf, remote.cdf]
+    if cv < 1:
+        phases, fewer, rate = mixed_erlang(cv)
+
+        def erlangs(shift):
+            return lambda t: np.where(t > shift, fewer * stats.gamma.cdf(
+                t - shift, phases - 1, scale=0.4 / rate) + (1 - fewer) * stats.gamma.cdf(
+                t - shift, phases, scale=0.4 / rate), 0.0)
+        done = [erlangs(0.0), erlangs(1.0), erlangs(1.0)]
+    elif cv == 1:
+        done = [stats.expon(scale=0.4).cdf, stats.expon(loc=1.0, scale=0.4).cdf,
+                stats.expon(loc=1.0, scale=0.4).cdf]
     else:
         fast = 0.5 * (1 + np.sqrt((cv ** 2 - 1) / (cv ** 2 + 1)))
 

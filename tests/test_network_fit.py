@@ -205,3 +205,24 @@ def test_posterior_draws_have_the_fits_mean_and_covariance():
     np.testing.assert_allclose(np.cov(draws.T), covariance, atol=0.1 * sd.max() ** 2)
     direction = np.linalg.eigh(covariance)[1][:, 0]  # the null direction
     assert np.all(np.abs((draws - TRUE) @ direction) < 1e-9)
+
+
+def test_one_only_rows_across_data_centres_bound_quorum_by_the_priors_window():
+    """ONE waits for no other data centre, so its rows cannot see the wide-area window
+    (generated here at 1000); the fit keeps the prior's 128 awaited requests per link
+    (a coordinator's native transport threads) and predicts QUORUM reads past
+    saturation at 128 / the coordinator's round trip to its nearest replica."""
+    from sizing.closed_network import predict
+    from sizing.geography import Geography
+    placed = Geography((0, 1, 2), 3, {(0, 1): 50.0, (0, 2): 90.0, (1, 2): 150.0,
+                                      (0, 3): 60.0, (1, 3): 90.0, (2, 3): 110.0})
+    rows = _rows([1])
+    latency, _ = predict(demands_of(TRUE), rows, "lanes", geography=placed)
+    result = fit(rows, latency, "lanes", Prior.vague(), geography=placed)
+    i = COORDINATES.index("link_window")
+    assert np.exp(result.point[i]) == pytest.approx(128.0, rel=1e-3)
+    assert "link_window" in result.resting_on_prior()
+    crowd = dict(_rows([2]), threads=np.array([20_000]))
+    _, per_second = result.predict(crowd)
+    # the coordinator (node 0, nearest the client) and node 1: 2 x 50 ms round trip
+    assert per_second[0] == pytest.approx(128.0 / 0.1, rel=0.02)
