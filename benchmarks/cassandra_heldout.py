@@ -402,9 +402,9 @@ def main():
                 writes = None
                 if name.endswith("reads"):
                     writes = sets[name.replace("reads", "writes")][1]
-                if args.placement == "all-rows":
-                    data = (*data[:4], (data[4][placed[(name, s)]],))
-                jobs.append((name, s, data, prior, writes))
+                placed_data = data if args.placement == "fitted-rows" else \
+                    (*data[:4], (data[4][placed[(name, s)]],))
+                jobs.append((name, s, placed_data, prior, writes))
         # the geo-distributed fits (four placements each) are the longest: first
         order = sorted(range(len(jobs)), key=lambda i: jobs[i][2][4] == (None,))
         done = dict(zip(order, pool.map(heldout, [jobs[i] for i in order])))
