@@ -142,7 +142,8 @@ def level_miss_of(job) -> float:
 def level_prior(sets, steps, misses, leave_out=None, base=None, source=""):
     """``base`` (default vague) with the level prior of `LEVEL_SOURCES` except
     ``leave_out`` and its twins (`_twins`): the unloaded level step of their full fits
-    (``steps``: data set -> `unloaded_step`), the middle levels' shape, and the rms of
+    (``steps``: data set -> `unloaded_step`), pooled and per operation, the middle
+    levels' shape, and the rms of
     how far their anchors miss a level left out (``misses``: data set ->
     `level_miss_of`)."""
     base = base or Prior.vague()
@@ -152,12 +153,21 @@ def level_prior(sets, steps, misses, leave_out=None, base=None, source=""):
         return base
     values = np.concatenate([steps[n] for n in sources])
     sd = max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, STEP_SD_FLOOR)
+    # each operation's own, from the sources that measured it (one operation each)
+    by_operation = []
+    for operation in ("read", "write"):
+        own = [steps[n] for n in sources if set(sets[n][1].operation) == {operation}]
+        if own:
+            mine = np.concatenate(own)
+            by_operation.append((operation, float(np.mean(mine)), max(
+                float(np.std(mine, ddof=1)) if len(mine) > 1 else 0.0, STEP_SD_FLOOR)))
     shapes = np.concatenate([level_shape(sets[n][1]) for n in sources])
     shape_sd = max(float(np.sqrt(np.nanmean(shapes ** 2))), SHAPE_SD_FLOOR)
     return replace(base, source=f"{source}level prior of {', '.join(sources)}",
                    level_shape_sd=shape_sd, level_step_mean=float(np.mean(values)),
                    level_step_sd=sd,
-                   level_miss=float(np.sqrt(np.mean([misses[n] ** 2 for n in sources]))))
+                   level_miss=float(np.sqrt(np.mean([misses[n] ** 2 for n in sources]))),
+                   level_step_by_operation=tuple(by_operation))
 
 
 #: Smallest spread (log units) of the window prior: one geo-distributed cluster says
@@ -322,13 +332,28 @@ def _scored(model, held, protocol, guess, name, structure):
 
 
 def full_fit(job):
-    """Fit of all rows of one data set with the vague prior (for the priors): its point
-    and the index in the data set's placements of the one it chose."""
+    """Fits of all rows of one data set with the vague prior (for the priors), one per
+    candidate placement: their points and costs."""
     name, structure, (cluster, table, cores, client_cores, places) = job
     base = _base(structure)
-    found = _fit(table, base, Prior.vague(), cores, client_cores, places)
-    return name, structure, found.point, next(
-        i for i, g in enumerate(places) if g is found.geography)
+    fits = [_fit(table, base, Prior.vague(), cores, client_cores, (g,)) for g in places]
+    return name, structure, [f.point for f in fits], [f.cost for f in fits]
+
+
+def _region(index):
+    """The client's region in placement ``index`` of `PLACEMENTS`."""
+    return PLACEMENTS[index].split("client_")[1].removesuffix(".toml")
+
+
+def placements(sets, costs):
+    """Per (cluster, structure), the index of the placement whose full fits of all the
+    cluster's data sets (``costs``: (data set, structure) -> cost per placement) cost
+    least together: one client location per cluster."""
+    out = {}
+    for (name, structure), cost in costs.items():
+        key = (sets[name][0], structure)
+        out[key] = out.get(key, 0.0) + np.asarray(cost)
+    return {key: int(np.argmin(total)) for key, total in out.items()}
 
 
 def heldout(job):
@@ -373,8 +398,10 @@ def main():
     with ProcessPoolExecutor(args.workers) as pool:
         fulls = list(pool.map(full_fit, [(n, s, sets[n]) for n in sets
                                          for s in structures]))
-        points = {(n, s): p for n, s, p, _ in fulls}
-        placed = {(n, s): i for n, s, _, i in fulls}
+        costs = {(n, s): c for n, s, _, c in fulls}
+        chosen = placements(sets, costs)
+        placed = {(n, s): chosen[(sets[n][0], s)] for n, s in costs}
+        points = {(n, s): p[placed[(n, s)]] for n, s, p, _ in fulls}
         joints = {(c, s): p for c, s, p in pool.map(
             joint_fit, [(c, s, both[c]) for c in both for s in structures])}
         # what the top level costs a lone request in each level source's full fit
@@ -412,10 +439,14 @@ def main():
     elapsed = time.time() - started
     table = summarise(results, structures)
     text = render(table, structures, elapsed)
-    text += ("\nClient placement whose fit of all the rows of a geo-distributed data set "
-             "is best (per structure): " + "; ".join(
-                 f"{n} {s}: {PLACEMENTS[placed[(n, s)]].split('client_')[1][:-5]}"
-                 for n in sets for s in structures if sets[n][4] != (None,))
+    geo = sorted({sets[n][0] for n in sets if sets[n][4] != (None,)})
+    text += ("\nClient placement of each geo-distributed cluster: the one whose full fits "
+             "of all its rows (reads and writes) cost least together (costs for "
+             + ", ".join(map(_region, range(len(PLACEMENTS)))) + "): " + "; ".join(
+                 f"cluster {c.upper()} {s}: {_region(chosen[(c, s)])} (" + ", ".join(
+                     f"{v:.1f}" for v in sum(np.asarray(costs[(n, s)]) for n in sets
+                                             if sets[n][0] == c)) + ")"
+                 for c in geo for s in structures)
              + (". The held-out fits use it.\n" if args.placement == "all-rows" else
                 ". The held-out fits choose their own from their fitted rows.\n"))
     print(text)

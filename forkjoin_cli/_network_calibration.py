@@ -167,16 +167,16 @@ def calibrate(args, structure: str) -> int:
                      f"up to {np.max(outside.residual):.3g}) per request outside the "
                      "measured latency (threads / throughput - latency): the model keeps "
                      "that time between requests, interpolated in threads")
-    if geography is None and prior.level_step_mean is not None:
-        for operation in sorted(set(table.operation)):
-            mine = table[table.operation == operation]
-            if mine.quorum.nunique() == 1 and int(mine.replicas.max()) > 1:
-                notes.append(
-                    f"the {operation}s were measured at one level: what the others cost "
-                    f"rests on the prior (a lone {operation} pays about "
-                    f"{math.exp(prior.level_step_mean):.2g} ms more at ALL than at ONE, "
-                    f"within a factor {math.exp(1.96 * prior.level_step_sd):.2g} either "
-                    "way at 95%)")
+    for operation in sorted(set(table.operation)) if geography is None else ():
+        mine = table[table.operation == operation]
+        step = prior.level_step(operation == "write")
+        if step is not None and mine.quorum.nunique() == 1 \
+                and int(mine.replicas.max()) > 1:
+            notes.append(
+                f"the {operation}s were measured at one level: what the others cost "
+                f"rests on the prior (a lone {operation} pays about "
+                f"{math.exp(step[0]):.2g} ms more at ALL than at ONE, "
+                f"within a factor {math.exp(1.96 * step[1]):.2g} either way at 95%)")
     if anchors.spread > 0.10:
         notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
                      "predictions lean on the anchors (measured rows nearby)")

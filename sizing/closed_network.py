@@ -77,8 +77,9 @@ class Demands:
     ``client_outside`` (client-machine work outside the measured latency),
     ``branch_cv`` (coefficient of variation of a branch's random part: 1 exponential,
     below 1 a mixed Erlang (a sum of exponential phases, as a branch is a sum of
-    stages), above 1 a balanced two-phase hyperexponential), ``link_window`` (messages in flight per direction of a link
-    between two data centres; used only with a `sizing.geography.Geography`),
+    stages), above 1 a balanced two-phase hyperexponential), ``link_window`` (messages
+    in flight per direction of a link between two data centres; used only with a
+    `sizing.geography.Geography`),
     ``mutation_ratio`` (a mutation at a replica / a data read), ``lanes`` (separate
     single-server lanes per node, in the ``lanes`` structure, which uses them instead
     of the node's cores)."""
@@ -122,7 +123,8 @@ def mixed_erlang(cv):
     ``rate`` per unit of the mean."""
     c2 = max(cv, SMALLEST_CV) ** 2
     phases = max(int(np.ceil(1.0 / c2 - 1e-9)), 2)
-    fewer = (phases * c2 - np.sqrt(phases * (1.0 + c2) - phases * phases * c2)) / (1.0 + c2)
+    root = np.sqrt(phases * (1.0 + c2) - phases * phases * c2)
+    fewer = (phases * c2 - root) / (1.0 + c2)
     return phases, fewer, phases - fewer
 
 
@@ -130,7 +132,8 @@ def mixed_erlang(cv):
 def _survival(t, shift, scale, count, quorum, prob, cv):
     """P(fewer than ``quorum`` of the branches are done by ``t``) (Poisson-binomial);
     a branch is ``shift`` plus a random part of mean ``scale``: exponential at ``cv``
-    1, a balanced two-phase hyperexponential above, a mixed Erlang (`mixed_erlang`) below."""
+    1, a balanced two-phase hyperexponential above, a mixed Erlang (`mixed_erlang`)
+    below."""
     prob[:] = 0.0
     prob[0] = 1.0
     fast, first, second = _phases(max(cv, 1.0 + 1e-9))
@@ -143,11 +146,14 @@ def _survival(t, shift, scale, count, quorum, prob, cv):
                 p = 1.0 - fast * np.exp(-u / first) - (1.0 - fast) * np.exp(-u / second)
             elif cv < 1.0:
                 x = rate * u
-                term, below = 1.0, 0.0
-                for j in range(phases - 1):
-                    below += term
-                    term *= x / (j + 1)
-                p = 1.0 - np.exp(-x) * (fewer * below + (1.0 - fewer) * (below + term))
+                # (far past the mean x**j/j! would overflow where exp(-x) is 0)
+                p = 1.0
+                if x < 700.0:
+                    term, below = 1.0, 0.0
+                    for j in range(phases - 1):
+                        below += term
+                        term *= x / (j + 1)
+                    p -= np.exp(-x) * (fewer * below + (1.0 - fewer) * (below + term))
             else:
                 p = 1.0 - np.exp(-u)
         for j in range(i + 1, 0, -1):
@@ -161,24 +167,36 @@ def _survival(t, shift, scale, count, quorum, prob, cv):
 
 @numba.njit(cache=True)
 def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
-    """Mean of the ``quorum``-th smallest of ``count`` independent ``shift + Exp(scale)``:
-    the integral of its survival function, exact below the smallest shift, Gauss-Legendre
-    between consecutive shifts (where it is smooth) and on 40 scales past the last."""
-    ends = np.sort(shift[:count])
+    """Mean of the ``quorum``-th smallest of ``count`` independent branches, each
+    ``shift`` plus a random part of mean ``scale`` shaped by ``cv`` (`_survival`): the
+    integral of its survival function, exact below the smallest shift, Gauss-Legendre
+    between breakpoints, where it is smooth (the shifts, and below ``cv`` 1 each
+    branch's mean -+ 4 sd: a narrow mixed Erlang would slip between the points), and
+    on 40 scales past the last."""
+    spread = 4.0 * max(cv, SMALLEST_CV)
+    marks = 3 * count if cv < 1.0 else count
+    ends = np.empty(marks)
+    for i in range(count):
+        ends[i] = shift[i]
+        if cv < 1.0:
+            ends[count + i] = shift[i] + scale[i] * max(1.0 - spread, 0.0)
+            ends[2 * count + i] = shift[i] + scale[i] * (1.0 + spread)
+    ends = np.sort(ends)
     longest = 1e-12
     slow = _phases(cv)[2] if cv > 1.0 else 1.0
     for i in range(count):
         longest = max(longest, scale[i] * slow)
     prob = np.zeros(count + 1)
     total = ends[0]
-    for piece in range(count):
+    for piece in range(marks):
         a = ends[piece]
-        b = ends[piece + 1] if piece + 1 < count else a + 40.0 * longest
+        last = piece + 1 == marks
+        b = a + 40.0 * longest if last else ends[piece + 1]
         if b <= a:
             continue
         half = 0.5 * (b - a)
         for g in range(len(nodes)):
-            if piece + 1 < count:
+            if not last:
                 total += half * weights[g] * _survival(a + half * (nodes[g] + 1.0), shift,
                                                        scale, count, quorum, prob, cv)
             else:

@@ -169,8 +169,9 @@ _NONE = Interval(float("nan"), float("nan"), float("nan"))
 
 def _branch_law(mean: float, cv: float):
     """A law of mean ``mean`` and coefficient of variation ``cv`` shaped as the MVA's
-    branch time (`sizing.closed_network`): exponential, a mixed Erlang below 1,
-    balanced-means two-phase hyperexponential above 1."""
+    branch time (`sizing.closed_network`): exponential, a mixed Erlang below 1 (as
+    the MVA's, at least `sizing.closed_network.SMALLEST_CV`), balanced-means two-phase
+    hyperexponential above 1."""
     if mean <= 0:
         return 0.0
     if cv == 1.0:

@@ -33,7 +33,7 @@ from scipy import optimize, stats
 from scipy.stats import qmc
 
 from forkjoin_sim.errors import ConfigError
-from sizing.closed_network import DEMANDS, STRUCTURES, predict
+from sizing.closed_network import DEMANDS, SMALLEST_CV, STRUCTURES, predict
 
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
@@ -74,6 +74,24 @@ class Prior:
     #: clusters: the extrapolation error of a level not measured when the rows
     #: themselves have one level only (None: no such prior).
     level_miss: float | None = None
+    #: The level-step prior of one operation alone, where its sources measured that
+    #: operation: ``(("read" or "write", mean, sd), ...)``; an operation without one
+    #: takes ``level_step_mean``/``level_step_sd``. A higher level costs a read more
+    #: than a write: it adds digest reads to a read's work, while a write goes to every
+    #: replica at any level and only waits for more of them (Karpenko C: 3.2 ms for a
+    #: lone read, 1.5 ms for a write; george0st's writes 1.2-1.6 ms).
+    level_step_by_operation: tuple = ()
+
+    def level_step(self, write: bool) -> tuple[float, float] | None:
+        """(mean, sd) of the level-step prior of writes (``write``) or reads; None
+        without one."""
+        name = "write" if write else "read"
+        for operation, mean, sd in self.level_step_by_operation:
+            if operation == name:
+                return mean, sd
+        if self.level_step_mean is None:
+            return None
+        return self.level_step_mean, self.level_step_sd
 
     @classmethod
     def vague(cls) -> "Prior":
@@ -122,6 +140,9 @@ class Prior:
         if self.level_step_mean is not None:
             lines.append(f"level_step_log_ms = {{ mean = {self.level_step_mean:.4f}, "
                          f"sd = {self.level_step_sd:.4f} }}")
+        for operation, mean, sd in self.level_step_by_operation:
+            lines.append(f"level_step_log_ms_{operation} = {{ mean = {mean:.4f}, "
+                         f"sd = {sd:.4f} }}")
         if self.level_miss is not None:
             lines.append(f"level_miss = {{ sd = {self.level_miss:.4f} }}")
         return "\n".join(lines) + "\n"
@@ -160,10 +181,19 @@ class Prior:
         if shape is not None and not (isinstance(shape, dict) and "sd" in shape
                                       and float(shape["sd"]) > 0):
             raise ConfigError(f"{path}: level_shape needs an sd > 0")
-        step = table.get("level_step_log_ms")
-        if step is not None and not (isinstance(step, dict) and {"mean", "sd"} <= set(step)
-                                     and float(step["sd"]) > 0):
-            raise ConfigError(f"{path}: level_step_log_ms needs a mean and an sd > 0")
+        steps = {key: table.get(key) for key in ("level_step_log_ms",
+                                                 "level_step_log_ms_read",
+                                                 "level_step_log_ms_write")}
+        for key, step in steps.items():
+            if step is not None and not (isinstance(step, dict) and {"mean", "sd"} <=
+                                         set(step) and float(step["sd"]) > 0):
+                raise ConfigError(f"{path}: {key} needs a mean and an sd > 0")
+        step = steps["level_step_log_ms"]
+        own = {operation: steps[f"level_step_log_ms_{operation}"]
+               for operation in ("read", "write")}
+        by_operation = tuple((operation, float(own[operation]["mean"]),
+                              float(own[operation]["sd"]))
+                             for operation in ("read", "write") if own[operation] is not None)
         miss = table.get("level_miss")
         if miss is not None and not (isinstance(miss, dict) and "sd" in miss
                                      and float(miss["sd"]) > 0):
@@ -176,7 +206,7 @@ class Prior:
                    None if shape is None else float(shape["sd"]),
                    None if step is None else float(step["mean"]),
                    None if step is None else float(step["sd"]),
-                   None if miss is None else float(miss["sd"]))
+                   None if miss is None else float(miss["sd"]), by_operation)
 
 
 def default_prior() -> tuple[Prior, str]:
@@ -386,8 +416,15 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
 
     pseudo, position, weight, owner = _level_rows(
         rows, prior if geography is None else Prior(prior.mean, prior.sd))
-    steps = None if geography is not None or prior.level_step_mean is None \
-        else step_rows(rows)
+    steps = None if geography is not None else step_rows(rows)
+    if steps is not None:
+        # per (ONE, ALL) pair, its operation's level-step prior (mean, sd); pairs of
+        # an operation without one are left out
+        found = [prior.level_step(bool(w)) for w in steps["write"][0::2]]
+        keep = np.array([f is not None for f in found])
+        step_prior = np.array([f for f in found if f is not None]).T
+        steps = {key: value[np.repeat(keep, 2)] for key, value in steps.items()} \
+            if keep.any() else None
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
     budget = int(starts * max_evaluations * (1 + len(COORDINATES)) * (
         1 if geography is None else 1.25 * len(WINDOW_STARTS)))
@@ -404,7 +441,7 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
                  (point - prior.mean) / prior.sd]
         if steps is not None:
             parts.append((level_step(demands, steps, structure, cores, client_cores)
-                          - prior.level_step_mean) / prior.level_step_sd)
+                          - step_prior[0]) / step_prior[1])
         if pseudo is not None:
             level = np.log(predict(demands, pseudo, structure, cores, client_cores)[0])
             ratio = level[1::2] - level[0::2]
@@ -422,6 +459,9 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     scale = np.log(np.median(latency_ms))
     window = COORDINATES.index("link_window")
     low, high = np.full(len(COORDINATES), -25.0), np.full(len(COORDINATES), 15.0)
+    # below SMALLEST_CV a branch's law no longer changes: a fit would report a cv the
+    # model does not use
+    low[COORDINATES.index("branch_cv")] = np.log(SMALLEST_CV)
     # at least one lane per node: fewer would be a queue whose visits wait as if each
     # took longer than it does
     low[COORDINATES.index("lanes")] = 0.0

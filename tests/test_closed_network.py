@@ -88,22 +88,23 @@ def test_client_work_outside_the_latency_caps_throughput_at_the_client_cores():
     assert latency[0] == pytest.approx(0.1 * 2000 / 4.0, rel=0.02)
 
 
-@pytest.mark.parametrize("cv", [0.25, 0.5, 0.9])
+@pytest.mark.parametrize("cv", [0.3, 0.7, 0.9])
 def test_mixed_erlang_has_the_asked_variation(cv):
     """Below 1 a branch's random part is a mixture of Erlangs of ``phases`` - 1 and
     ``phases`` phases: mean 1 and coefficient of variation ``cv`` (the moments of
     scipy's gamma laws)."""
     phases, fewer, rate = mixed_erlang(cv)
+    # a true mixture (0 < fewer < 1), not a boundary case of one Erlang
+    assert 0 < fewer < 1
     laws = (stats.gamma(phases - 1, scale=1 / rate), stats.gamma(phases, scale=1 / rate))
     weights = (fewer, 1 - fewer)
     mean = sum(w * law.mean() for w, law in zip(weights, laws))
     square = sum(w * law.moment(2) for w, law in zip(weights, laws))
-    assert 0 <= fewer <= 1
     assert mean == pytest.approx(1.0, rel=1e-9)
     assert np.sqrt(square - mean ** 2) == pytest.approx(cv, rel=1e-9)
 
 
-@pytest.mark.parametrize("cv", [0.25, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("cv", [0.3, 0.7, 1.0, 2.0])
 def test_branch_variability_sets_the_join_of_one_client(cv):
     """One client, no queueing: ALL waits for the last of a local branch and two
     remote ones; each branch's random part has coefficient of variation ``cv``
@@ -134,6 +135,48 @@ def test_branch_variability_sets_the_join_of_one_client(cv):
     grid = np.linspace(0, 80, 800_001)
     last = np.trapezoid(1 - done[0](grid) * done[1](grid) * done[2](grid), grid)
     assert latency[0] == pytest.approx(last, rel=2e-3)
+
+
+@pytest.mark.parametrize("shift, scale, need, cv", [
+    ([0.0, 3.0, 3.1], [0.1, 5.0, 0.2], 1, 0.2),
+    ([0.0, 3.0, 3.1], [0.1, 5.0, 0.2], 2, 0.2),
+    ([0.0, 114.0, 266.0], [3.0, 2.0, 2.0], 1, 0.2),
+    ([0.0, 114.0, 266.0], [3.0, 2.0, 2.0], 3, 0.35),
+    ([0.0, 1.0, 1.0, 1.0, 1.0], [0.01, 1.0, 1.0, 1.0, 1.0], 1, 0.2),
+    ([0.0, 1.0, 1.0], [0.05, 0.05, 0.05], 1, 0.2),
+])
+def test_the_join_of_narrow_and_wide_branches_is_the_integral(shift, scale, need, cv):
+    """Branches of very different spreads (a narrow mixed Erlang among wide ones, far
+    apart shifts): the mean of the ``need``-th reply is the integral of its survival
+    function (scipy's adaptive quadrature on each branch's gamma mixture)."""
+    from scipy import integrate
+    from sizing.closed_network import _join
+    phases, fewer, rate = mixed_erlang(cv)
+    count = len(shift)
+
+    def done(i, t):
+        x = t - shift[i]
+        if x <= 0:
+            return 0.0
+        unit = scale[i] / rate
+        return fewer * stats.gamma.cdf(x, phases - 1, scale=unit) + (1 - fewer) * \
+            stats.gamma.cdf(x, phases, scale=unit)
+
+    def survival(t):
+        ps = [done(i, t) for i in range(count)]
+        prob = np.zeros(count + 1)
+        prob[0] = 1.0
+        for p in ps:
+            prob[1:] = prob[1:] * (1 - p) + prob[:-1] * p
+            prob[0] *= 1 - p
+        return prob[:need].sum()
+
+    marks = sorted({*shift, *(a + b for a, b in zip(shift, scale))})
+    end = max(a + 10 * b for a, b in zip(shift, scale))
+    exact = integrate.quad(survival, 0.0, end, points=marks, limit=500,
+                           epsabs=1e-10, epsrel=1e-10)[0]
+    got = _join(np.array(shift), np.array(scale), count, need, cv)
+    assert got == pytest.approx(exact, rel=1e-4)
 
 
 def _simulated_classes(quorum, arrivals, writes, count=60_000):

@@ -1,6 +1,8 @@
 """MAP fit of the closed-network model: recovers what generated the rows, keeps what the
 rows cannot tell at the prior, and reads back the prior it writes."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -102,6 +104,27 @@ def test_a_level_step_prior_sets_what_a_lone_request_pays_for_the_top_level(step
     assert np.max(np.abs(result.predict(rows)[0] / latency - 1)) < 0.02
 
 
+def test_reads_and_writes_each_take_their_own_level_step_prior():
+    """With a step of 3 ms for reads and 0.5 ms for writes (and a pooled one of 1 ms
+    that neither uses), a fit of ONE-only reads and writes gives each operation's lone
+    request its own step at ALL."""
+    from sizing.closed_network import predict
+    from sizing.network_fit import level_step, step_rows
+    rows = {key: np.concatenate([a, b]) for (key, a), b in
+            zip(_rows([1]).items(), _rows([1], write=True).values())}
+    latency, _ = predict(demands_of(TRUE), rows, "lanes")
+    vague = Prior.vague()
+    prior = Prior(vague.mean, vague.sd, "test", level_step_mean=0.0, level_step_sd=0.02,
+                  level_step_by_operation=(("read", np.log(3.0), 0.02),
+                                           ("write", np.log(0.5), 0.02)))
+    assert prior.level_step(False) == (np.log(3.0), 0.02)
+    result = fit(rows, latency, "lanes", prior, max_evaluations=200)
+    pairs = step_rows(rows)
+    step = level_step(demands_of(result.point), pairs, "lanes", 4, 4)
+    assert list(pairs["write"][0::2]) == [False, True]
+    assert np.exp(step) == pytest.approx([3.0, 0.5], rel=0.05)
+
+
 def test_the_level_prior_is_written_and_read_back(tmp_path):
     vague = Prior.vague()
     prior = Prior(vague.mean, vague.sd, "test", level_mean=0.27, level_sd=0.1,
@@ -119,7 +142,18 @@ def test_the_level_prior_is_written_and_read_back(tmp_path):
     assert back.level_mean is None
     assert (back.level_step_mean, back.level_step_sd, back.level_shape_sd) == (
         pytest.approx(0.4), pytest.approx(0.5), pytest.approx(0.03))
+    assert back.level_step(True) == (pytest.approx(0.4), pytest.approx(0.5))
+    own = replace(step, level_step_by_operation=(("write", -0.2, 0.6),))
+    path.write_text(own.to_toml())
+    back = Prior.read(str(path))
+    assert back.level_step_by_operation == (("write", pytest.approx(-0.2),
+                                             pytest.approx(0.6)),)
+    assert back.level_step(True) == (pytest.approx(-0.2), pytest.approx(0.6))
+    assert back.level_step(False) == (pytest.approx(0.4), pytest.approx(0.5))
     from forkjoin_sim.errors import ConfigError
+    path.write_text(own.to_toml().replace("sd = 0.6000 }", "sd = 0 }"))
+    with pytest.raises(ConfigError, match="level_step_log_ms_write needs a mean"):
+        Prior.read(str(path))
     path.write_text(step.to_toml().replace("sd = 0.5000 }", "sd = 0 }"))
     with pytest.raises(ConfigError, match="level_step_log_ms needs a mean and an sd > 0"):
         Prior.read(str(path))
