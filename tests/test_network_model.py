@@ -46,15 +46,27 @@ def test_anchor_rule_own_level_then_other_levels_interpolated_in_threads():
     assert anchors.spread == pytest.approx(np.sqrt((0.01 + 0.09 + 0.04 + 0.25) / 4))
 
 
-def test_anchors_of_two_levels_extrapolate_to_the_third_along_a_line():
+def test_anchors_of_two_levels_hold_the_nearest_past_them():
+    """Past the fitted levels the nearest one's anchor holds (as past the fitted thread
+    counts): a line through two noisy anchors would double their difference."""
     anchors = Anchors(write=np.zeros(4, bool), quorum=np.array([1, 2, 1, 2]),
                       threads=np.array([10.0, 10.0, 20.0, 20.0]),
                       residual=np.array([0.1, 0.2, 0.0, -0.2]))
     rows = dict(write=np.zeros(2, bool), quorum=np.array([3, 3]),
                 threads=np.array([10.0, 15.0]), replicas=np.array([3, 3]))
-    # at 10 threads ONE 0.1, QUORUM 0.2 -> ALL 0.3; at 15 threads ONE 0.05 and QUORUM
-    # 0.0 (interpolated) -> ALL -0.05
-    assert anchors.correction(rows) == pytest.approx([0.3, -0.05])
+    # at 10 threads ONE 0.1, QUORUM 0.2 -> ALL 0.2; at 15 threads ONE 0.05 and QUORUM
+    # 0.0 (interpolated in threads) -> ALL 0.0
+    assert anchors.correction(rows) == pytest.approx([0.2, 0.0])
+
+
+def test_anchors_of_two_levels_interpolate_between_them():
+    """Five replicas, ONE (position 0) and ALL (position 1) fitted: k = 2, 3, 4 lie a
+    quarter, half and three quarters of the way between their anchors."""
+    anchors = Anchors(write=np.zeros(2, bool), quorum=np.array([1, 5]),
+                      threads=np.array([10.0, 10.0]), residual=np.array([0.1, 0.5]))
+    rows = dict(write=np.zeros(3, bool), quorum=np.array([2, 3, 4]),
+                threads=np.full(3, 10.0), replicas=np.full(3, 5))
+    assert anchors.correction(rows) == pytest.approx([0.2, 0.3, 0.4])
 
 
 def test_a_model_without_discrepancy_predicts_its_held_out_level():
