@@ -15,8 +15,7 @@ carried to rows the fit did not see):
    anchor), as in threads. Between two measured levels a model without curvature in
    the level reproduces the line through them; past them the miss of the nearest
    measured level holds: a line through two noisy anchors would double their
-   difference there (on the published data sets, protocol (b): 4.5% against 5.3% on
-   Karpenko C reads, 5.7% and 5.5% against 6.5% and 7.0% on D);
+   difference there (docs/cassandra/calibration.md, "Anchors", compares the two);
 3. else none.
 
 So the model supplies how latency changes between levels and loads, and the
