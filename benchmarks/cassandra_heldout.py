@@ -11,12 +11,16 @@ with, by default, vague parameters and the level prior of the *other* data sets.
 each: the naive guess of the same protocol (same as ONE; line in replicas asked; line in
 threads; writes = reads), computed here with the definitions of
 docs/data/karpenko2021/README.md. Also the share of held-out rows inside their 95%
-prediction interval (Laplace posterior, prior spread included).
+prediction interval (Laplace posterior, prior spread included). Cluster D's client
+placement, which the paper does not state, is by default the one all of D's rows fit
+best (`placements`): a setup fact read off rows that protocol (a) then predicts;
+``--placement fitted-rows`` lets each fit choose from its own rows instead.
 
 Usage::
 
     .venv/bin/python benchmarks/cassandra_heldout.py --out docs/cassandra/heldout.md \
-        [--write-prior sizing/default_prior.toml] [--workers 2] [--prior vague]
+        [--write-prior sizing/default_prior.toml] [--workers 2] [--prior vague] \
+        [--structures lanes,...] [--placement all-rows|fitted-rows]
 """
 
 from __future__ import annotations
