@@ -143,6 +143,12 @@ def level_miss_of(job) -> float:
                   places).anchors.level_miss()
 
 
+def _floored_sd(values, floor: float) -> float:
+    """Sample standard deviation of ``values``, at least ``floor`` (a single value: the
+    floor)."""
+    return max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, floor)
+
+
 def level_prior(sets, steps, misses, leave_out=None, base=None, source=""):
     """``base`` (default vague) with the level prior of `LEVEL_SOURCES` except
     ``leave_out`` and its twins (`_twins`): the unloaded level step of their full fits
@@ -156,20 +162,19 @@ def level_prior(sets, steps, misses, leave_out=None, base=None, source=""):
     if not sources:
         return base
     values = np.concatenate([steps[n] for n in sources])
-    sd = max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, STEP_SD_FLOOR)
     # each operation's own, from the sources that measured it (one operation each)
     by_operation = []
     for operation in ("read", "write"):
         own = [steps[n] for n in sources if set(sets[n][1].operation) == {operation}]
         if own:
             mine = np.concatenate(own)
-            by_operation.append((operation, float(np.mean(mine)), max(
-                float(np.std(mine, ddof=1)) if len(mine) > 1 else 0.0, STEP_SD_FLOOR)))
+            by_operation.append((operation, float(np.mean(mine)),
+                                 _floored_sd(mine, STEP_SD_FLOOR)))
     shapes = np.concatenate([level_shape(sets[n][1]) for n in sources])
     shape_sd = max(float(np.sqrt(np.nanmean(shapes ** 2))), SHAPE_SD_FLOOR)
     return replace(base, source=f"{source}level prior of {', '.join(sources)}",
                    level_shape_sd=shape_sd, level_step_mean=float(np.mean(values)),
-                   level_step_sd=sd,
+                   level_step_sd=_floored_sd(values, STEP_SD_FLOOR),
                    level_miss=float(np.sqrt(np.mean([misses[n] ** 2 for n in sources]))),
                    level_step_by_operation=tuple(by_operation))
 
@@ -187,7 +192,7 @@ def _carried(prior, name, values, floor, source):
     i = COORDINATES.index(name)
     mean, sd = prior.mean.copy(), prior.sd.copy()
     mean[i] = float(np.mean(values))
-    sd[i] = max(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, floor)
+    sd[i] = _floored_sd(values, floor)
     return replace(prior, mean=mean, sd=sd, source=f"{prior.source}; {source}")
 
 

@@ -129,15 +129,15 @@ def mixed_erlang(cv):
 
 
 @numba.njit(cache=True)
-def _survival(t, shift, scale, count, quorum, prob, cv):
+def _survival(t, shift, scale, count, quorum, prob, cv, phases, fewer, rate):
     """P(fewer than ``quorum`` of the branches are done by ``t``) (Poisson-binomial);
     a branch is ``shift`` plus a random part of mean ``scale``: exponential at ``cv``
-    1, a balanced two-phase hyperexponential above, a mixed Erlang (`mixed_erlang`)
-    below."""
+    1, a balanced two-phase hyperexponential above, below the mixed Erlang of
+    ``phases``, ``fewer`` and ``rate`` (`mixed_erlang` of ``cv``, found once per
+    integral by the caller)."""
     prob[:] = 0.0
     prob[0] = 1.0
     fast, first, second = _phases(max(cv, 1.0 + 1e-9))
-    phases, fewer, rate = mixed_erlang(min(cv, 1.0 - 1e-9))
     for i in range(count):
         p = 0.0
         if t > shift[i]:
@@ -186,6 +186,7 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
     slow = _phases(cv)[2] if cv > 1.0 else 1.0
     for i in range(count):
         longest = max(longest, scale[i] * slow)
+    phases, fewer, rate = mixed_erlang(min(cv, 1.0 - 1e-9))
     prob = np.zeros(count + 1)
     total = ends[0]
     for piece in range(marks):
@@ -197,14 +198,16 @@ def _kth_mean(shift, scale, count, quorum, nodes, weights, cv):
         half = 0.5 * (b - a)
         for g in range(len(nodes)):
             if not last:
-                total += half * weights[g] * _survival(a + half * (nodes[g] + 1.0), shift,
-                                                       scale, count, quorum, prob, cv)
+                total += half * weights[g] * _survival(
+                    a + half * (nodes[g] + 1.0), shift, scale, count, quorum, prob, cv,
+                    phases, fewer, rate)
             else:
                 # the tail decays exponentially: integrate in u = 1 - exp(-(t-a)/L)
                 u = 0.5 * (nodes[g] + 1.0) * (1.0 - np.exp(-40.0))
                 t = a - longest * np.log1p(-u)
                 total += 0.5 * (1.0 - np.exp(-40.0)) * weights[g] * longest / (1.0 - u) \
-                    * _survival(t, shift, scale, count, quorum, prob, cv)
+                    * _survival(t, shift, scale, count, quorum, prob, cv, phases, fewer,
+                                rate)
     return total
 
 
