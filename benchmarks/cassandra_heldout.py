@@ -14,13 +14,15 @@ docs/data/karpenko2021/README.md. Also the share of held-out rows inside their 9
 prediction interval (Laplace posterior, prior spread included). Cluster D's client
 placement, which the paper does not state, is by default the one all of D's rows fit
 best (`placements`): a setup fact read off rows that protocol (a) then predicts;
-``--placement fitted-rows`` lets each fit choose from its own rows instead.
+``--placement fitted-rows`` lets each fit choose from its own rows instead, and
+``--placement none`` fits D as one data centre (what `cassandra calibrate` does
+without ``--datacentres``).
 
 Usage::
 
     .venv/bin/python benchmarks/cassandra_heldout.py --out docs/cassandra/heldout.md \
         [--write-prior sizing/default_prior.toml] [--workers 2] [--prior vague] \
-        [--structures lanes,...] [--placement all-rows|fitted-rows]
+        [--structures lanes,...] [--placement all-rows|fitted-rows|none]
 """
 
 from __future__ import annotations
@@ -389,11 +391,12 @@ def main():
                         "best structure) to this TOML")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--structures", default=",".join(STRUCTURES))
-    parser.add_argument("--placement", choices=("all-rows", "fitted-rows"),
+    parser.add_argument("--placement", choices=("all-rows", "fitted-rows", "none"),
                         default="all-rows",
                         help="where the geo-distributed data sets' client stood: the "
-                        "placement the full rows fit best (default), or each fit's "
-                        "own choice from its fitted rows")
+                        "placement the full rows fit best (default), each fit's "
+                        "own choice from its fitted rows, or none: fitted as one data "
+                        "centre, as calibrate does without --datacentres")
     parser.add_argument("--prior", choices=("levels", "others", "vague"),
                         default="levels",
                         help="priors of the held-out fits: vague parameters with the "
@@ -439,7 +442,8 @@ def main():
                 if name.endswith("reads"):
                     writes = sets[name.replace("reads", "writes")][1]
                 placed_data = data if args.placement == "fitted-rows" else \
-                    (*data[:4], (data[4][placed[(name, s)]],))
+                    (*data[:4], (None,) if args.placement == "none" else
+                     (data[4][placed[(name, s)]],))
                 jobs.append((name, s, placed_data, prior, writes))
         # the geo-distributed fits (four placements each) are the longest: first
         order = sorted(range(len(jobs)), key=lambda i: jobs[i][2][4] == (None,))
@@ -456,8 +460,11 @@ def main():
                      f"{v:.1f}" for v in sum(np.asarray(costs[(n, s)]) for n in sets
                                              if sets[n][0] == c)) + ")"
                  for c in geo for s in structures)
-             + (". The held-out fits use it.\n" if args.placement == "all-rows" else
-                ". The held-out fits choose their own from their fitted rows.\n"))
+             + {"all-rows": ". The held-out fits use it.\n",
+                "fitted-rows": ". The held-out fits choose their own from their fitted "
+                               "rows.\n",
+                "none": ". The held-out fits place no data centres (one data centre, "
+                        "as calibrate without --datacentres).\n"}[args.placement])
     print(text)
     if args.out:
         with open(args.out, "w") as handle:

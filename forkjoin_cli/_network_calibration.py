@@ -180,6 +180,9 @@ def calibrate(args, structure: str) -> int:
     if anchors.spread > 0.10:
         notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
                      "predictions lean on the anchors (measured rows nearby)")
+    wide = _wide_area_note(table) if geography is None else None
+    if wide:
+        notes.append(wide)
     meta = dict(measurements=args.measurements,
                 measurements_sha256=file_sha256(args.measurements),
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
@@ -204,6 +207,51 @@ def calibrate(args, structure: str) -> int:
     _stderr(f"calibrate: wrote {args.out}" + "".join(
         f" and {p}" for p in (args.report, args.figure) if p))
     return 0
+
+
+#: A time (ms) that no round trip within one data centre explains (those take well
+#: under 2 ms; Karpenko D's, across regions, 113-193 ms).
+WIDE_AREA_MS = 20.0
+
+
+def _wide_area_note(table) -> str | None:
+    """A note when the rows look like replicas or a client in other data centres,
+    measured without ``--datacentres``: an operation whose ONE latency stays within
+    10% over at least a 4x range of threads (nothing it waits for queues) while its
+    highest level measured costs at least `WIDE_AREA_MS` more at the fewest threads
+    both were measured at, or, measured at ONE only, stays at `WIDE_AREA_MS` or more.
+    (The saturated JMeter runs of docs/data/measurements have level steps of
+    13-580 ms, but their ONE latency grows 1.15-16x with the users; where it stays
+    flat, it is 13-15 ms.)"""
+    closed = table[table.rate.isna() & table.reads.isin((0.0, 1.0))]
+    steps, flat = [], []
+    for _, mine in closed.groupby("operation"):
+        one = mine[mine.quorum == 1].groupby("threads").mean_ms.mean()
+        if not len(one) or one.index.max() < 4 * one.index.min() \
+                or one.max() > 1.1 * one.min():
+            continue
+        top = mine.quorum.max()
+        high = mine[mine.quorum == top].groupby("threads").mean_ms.mean()
+        shared = one.index.intersection(high.index)
+        if top > 1 and len(shared):
+            step = float(high[shared.min()] - one[shared.min()])
+            if step >= WIDE_AREA_MS:
+                steps.append(step)
+        elif top == 1 and one.min() >= WIDE_AREA_MS:
+            flat.append(float(one.min()))
+    advice = ("if replicas or the client machine sit in other data centres, give "
+              "--datacentres DC.toml with the one-way times between them "
+              "(docs/cassandra/calibration.md, geo-distributed clusters)")
+    if steps:
+        return (f"ONE stays flat with the threads while the highest level measured "
+                f"costs {max(steps):.3g} ms more at the lightest load, far more than a "
+                f"round trip within one data centre: {advice}")
+    if flat:
+        return (f"ONE stays at {min(flat):.3g} ms or more however many threads: a "
+                "constant that large is a wide-area round trip or an unusually slow "
+                "request, and the other levels' cost rests on a prior made of "
+                f"single-data-centre clusters: {advice}")
+    return None
 
 
 def _choice_text(choice: dict) -> str:
