@@ -37,7 +37,7 @@ import pandas as pd
 from dataclasses import replace
 
 from sizing.closed_network import STRUCTURES
-from sizing.geography import Geography
+from sizing.geography import Geography, placement
 from sizing.network_fit import COORDINATES, Prior, demands_of, fit, level_step, step_rows
 from sizing.network_model import calibrated
 from sizing.structure_choice import CANDIDATES, choose
@@ -317,6 +317,10 @@ def _model(table, structure, prior, cores, client_cores, places=(None,)):
     candidate of `CANDIDATES` that predicts the fitted rows' own held-out parts
     best (`sizing.structure_choice`)."""
     table = table.assign(quorum=table.consistency.map(LEVELS), nodes=3, replicas=3)
+    if places == (None,):
+        # as calibrate without --datacentres: rows with the wide-area signature
+        # are fitted across data centres of their own
+        places = (placement(table, 3, 3)[0],)
     base = _base(structure)
     model = min((calibrated(table, base, prior, cores, client_cores, g)
                  for g in places), key=lambda m: m.fit.cost)

@@ -17,6 +17,7 @@ from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
 
 from sizing.calibrated_model import file_sha256
+from sizing.geography import Geography, placement
 from sizing.measurements import read_measurements
 from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
     prior_from_model
@@ -115,18 +116,19 @@ def calibrate(args, structure: str) -> int:
     from forkjoin_sim.model import check_cluster
 
     check_cluster(args.nodes, args.replicas)
-    geography = None
+    given = None
     if getattr(args, "datacentres", None) is not None:
-        from sizing.geography import Geography
-
-        geography = Geography.read(args.datacentres)
-        geography.check_cluster(args.nodes, args.replicas)
+        given = Geography.read(args.datacentres)
+        given.check_cluster(args.nodes, args.replicas)
     prior = load_prior(args.prior)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rows, _ = read_measurements(args.measurements, args.replicas)
     doubts = [str(item.message) for item in caught]
     table = table_of(rows, args.nodes, args.replicas)
+    geography, signature = placement(table, args.nodes, args.replicas, given)
+    if signature is not None:
+        doubts.append(_wide_area_note(signature, geography is not None))
     _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
             f"{structure}")
     started = time.perf_counter()
@@ -180,9 +182,6 @@ def calibrate(args, structure: str) -> int:
     if anchors.spread > 0.10:
         notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
                      "predictions lean on the anchors (measured rows nearby)")
-    wide = _wide_area_note(table) if geography is None else None
-    if wide:
-        notes.append(wide)
     meta = dict(measurements=args.measurements,
                 measurements_sha256=file_sha256(args.measurements),
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
@@ -209,49 +208,23 @@ def calibrate(args, structure: str) -> int:
     return 0
 
 
-#: A time (ms) that no round trip within one data centre explains (those take well
-#: under 2 ms; Karpenko D's, across regions, 113-193 ms).
-WIDE_AREA_MS = 20.0
-
-
-def _wide_area_note(table) -> str | None:
-    """A note when the rows look like replicas or a client in other data centres,
-    measured without ``--datacentres``: an operation whose ONE latency stays within
-    10% over at least a 4x range of threads (nothing it waits for queues) while its
-    highest level measured costs at least `WIDE_AREA_MS` more at the fewest threads
-    both were measured at, or, measured at ONE only, stays at `WIDE_AREA_MS` or more.
-    (The saturated JMeter runs of docs/data/measurements have level steps of
-    13-580 ms, but their ONE latency grows 1.15-16x with the users; where it stays
-    flat, it is 13-15 ms.)"""
-    closed = table[table.rate.isna() & table.reads.isin((0.0, 1.0))]
-    steps, flat = [], []
-    for _, mine in closed.groupby("operation"):
-        one = mine[mine.quorum == 1].groupby("threads").mean_ms.mean()
-        if not len(one) or one.index.max() < 4 * one.index.min() \
-                or one.max() > 1.1 * one.min():
-            continue
-        top = mine.quorum.max()
-        high = mine[mine.quorum == top].groupby("threads").mean_ms.mean()
-        shared = one.index.intersection(high.index)
-        if top > 1 and len(shared):
-            step = float(high[shared.min()] - one[shared.min()])
-            if step >= WIDE_AREA_MS:
-                steps.append(step)
-        elif top == 1 and one.min() >= WIDE_AREA_MS:
-            flat.append(float(one.min()))
-    advice = ("if replicas or the client machine sit in other data centres, give "
-              "--datacentres DC.toml with the one-way times between them "
+def _wide_area_note(signature, fitted: bool) -> str:
+    """What `calibrate` says of rows with `sizing.geography.wide_area_signature`:
+    ``fitted``: it fits `sizing.geography.Geography.wide_area` to them."""
+    kind, ms = signature
+    seen = (f"ONE stays flat with the threads while the highest level measured costs "
+            f"{ms:.3g} ms more at the lightest load" if kind == "step" else
+            f"ONE stays at {ms:.3g} ms or more however many threads")
+    seen += ", more than a round trip within one data centre takes"
+    advice = ("--datacentres DC.toml with the one-way times between the data centres "
               "(docs/cassandra/calibration.md, geo-distributed clusters)")
-    if steps:
-        return (f"ONE stays flat with the threads while the highest level measured "
-                f"costs {max(steps):.3g} ms more at the lightest load, far more than a "
-                f"round trip within one data centre: {advice}")
-    if flat:
-        return (f"ONE stays at {min(flat):.3g} ms or more however many threads: a "
-                "constant that large is a wide-area round trip or an unusually slow "
-                "request, and the other levels' cost rests on a prior made of "
-                f"single-data-centre clusters: {advice}")
-    return None
+    if fitted:
+        return (f"{seen}: fitted as a cluster across data centres (each node and the "
+                "client machine in one of its own, one coordinator, the round trips "
+                f"fitted, a window per wide-area link); if you know where they stand, "
+                f"give {advice}")
+    return (f"{seen}: if replicas or the client machine sit in other data centres, "
+            f"give {advice}")
 
 
 def _choice_text(choice: dict) -> str:
@@ -306,6 +279,9 @@ def _places(report: dict) -> str:
     places = report.get("datacentres")
     if not places:
         return ""
+    if not places["file"]:
+        return (f" Data centres: none given; {places['source']} (coordinator "
+                f"{places['coordinator']}).")
     return (f" Data centres: {places['file']} (coordinator {places['coordinator']}"
             + (f"; times from {places['source']}" if places["source"] else "") + ").")
 

@@ -9,6 +9,8 @@ A ``--datacentres`` file of ``cassandra calibrate``::
     client = 3                 # the data centre of the client machine
     coordinator = "nearest"    # the node nearest the client coordinates (a driver's
                                # local data centre); or "random" (any node, uniformly)
+                               # or "one" (the first node, always)
+    times = "given"            # or "fitted": pairs left out are fitted (optional)
     source = "cloudping.co medians, 2021"   # where the times come from (optional)
     [datacentres.hops]         # mean one-way time (ms) between two data centres
     "0-1" = 65.0
@@ -20,6 +22,14 @@ whose mean is taken); every pair of two different data centres named by ``nodes`
 own fitted hops then apply). Between two data centres a hop is a constant time (a
 wide-area round trip barely varies next to its size), and each direction of such a
 link carries a limited number of messages in flight (the fitted ``link_window``).
+
+``times = "fitted"`` lets every pair left out be fitted instead: the client's pairs
+take the fitted client-coordinator hop, the nodes' pairs the fitted
+coordinator-replica hop. `Geography.wide_area` is such a table with every node and the
+client machine in a data centre of its own and one coordinator (coordinator
+``"one"``: the first node coordinates every request, as a driver does whose local
+data centre holds one node): what `cassandra calibrate` fits when the rows show the
+wide-area signature (`wide_area_signature`) and no ``--datacentres`` is given.
 """
 
 from __future__ import annotations
@@ -32,7 +42,10 @@ from forkjoin_sim.cassandra.datacentres import DataCentres
 from forkjoin_sim.errors import ConfigError
 
 #: How the coordinator of a request is chosen.
-COORDINATOR_RULES = ("nearest", "random")
+COORDINATOR_RULES = ("nearest", "random", "one")
+#: A time (ms) that no round trip within one data centre explains (those take well
+#: under 2 ms; Karpenko D's, across regions, 113-193 ms).
+WIDE_AREA_MS = 20.0
 
 
 def _mean_time(law) -> float:
@@ -56,12 +69,16 @@ class Geography:
     one_way: dict = field(default_factory=dict)
     coordinator: str = "nearest"
     source: str = ""
+    #: Pairs left out are fitted (``times = "fitted"``), not refused.
+    fitted: bool = False
 
     def __post_init__(self):
         if self.coordinator not in COORDINATOR_RULES:
             raise ConfigError(f"[datacentres] coordinator = {self.coordinator!r}; use "
                               f"one of {', '.join(COORDINATOR_RULES)}")
         _check_client(self.client)
+        if self.fitted:
+            return
         needed = sorted(set(self.centre))
         missing = [f'"{min(self.client, c)}-{max(self.client, c)}"' for c in needed
                    if c != self.client and (min(self.client, c), max(self.client, c))
@@ -83,20 +100,35 @@ class Geography:
         client = table["client"]
         _check_client(client)  # before DataCentres, whose answer would name the nodes
         rest = {k: v for k, v in table.items() if k not in ("client", "coordinator",
-                                                            "source")}
+                                                            "source", "times")}
+        times = table.get("times", "given")
+        if times not in ("given", "fitted"):
+            raise ConfigError(f"[datacentres] times = {times!r}; use \"given\" (every "
+                              "pair of data centres has its time) or \"fitted\" (pairs "
+                              "left out are fitted)")
         if not isinstance(rest.get("nodes"), list):
             raise ConfigError("[datacentres] needs nodes = [...], the data centre of "
                               "each node")
         # the client machine placed like one more node: every pair of two different
         # data centres, the client's included, then needs a time
-        placed = DataCentres.from_mapping(dict(rest, nodes=rest["nodes"] + [client]))
+        placed = DataCentres.from_mapping(dict(rest, nodes=rest["nodes"] + [client]),
+                                          partial=times == "fitted")
         one_way = {pair: _mean_time(law) for pair, law in placed.hops.items()}
         coordinator = table.get("coordinator", "nearest")
         source = table.get("source", "")
         if not isinstance(coordinator, str) or not isinstance(source, str):
             raise ConfigError("[datacentres] coordinator and source are strings, e.g. "
                               'coordinator = "nearest"')
-        return cls(placed.nodes[:-1], client, one_way, coordinator, source)
+        return cls(placed.nodes[:-1], client, one_way, coordinator, source,
+                   times == "fitted")
+
+    @classmethod
+    def wide_area(cls, nodes: int) -> "Geography":
+        """Every node and the client machine in a data centre of its own, every time
+        fitted, the first node coordinating."""
+        return cls(tuple(range(nodes)), nodes, {}, "one",
+                   "fitted to the rows' wide-area signature, each node and the client "
+                   "machine in a data centre of its own", True)
 
     @classmethod
     def read(cls, path: str) -> "Geography":
@@ -124,21 +156,24 @@ class Geography:
     def arrays(self):
         """Per node the probability that it coordinates, the client's round trip to
         it (ms), and per pair of nodes their round trip (ms; NaN within a data centre
-        the file leaves out) and whether the pair is two data centres (a wide-area
-        link with a window)."""
+        the file leaves out, and for any pair left out with ``times = "fitted"``) and
+        whether the pair is two data centres (a wide-area link with a window)."""
         centre = np.asarray(self.centre)
         n = len(centre)
 
         def rtt(a, b):
-            if a == b and (a, b) not in self.one_way:
+            pair = (min(a, b), max(a, b))
+            if pair not in self.one_way and (a == b or self.fitted):
                 return np.nan
-            return 2.0 * self.one_way[(min(a, b), max(a, b))]
+            return 2.0 * self.one_way[pair]
 
         client = np.array([rtt(self.client, c) for c in centre])
         pairs = np.array([[rtt(a, b) for b in centre] for a in centre])
         cross = centre[:, None] != centre[None, :]
         if self.coordinator == "random":
             weight = np.full(n, 1.0 / n)
+        elif self.coordinator == "one":
+            weight = np.eye(n)[0]
         else:
             # the nearest node (within the client's data centre: all of them there)
             reach = np.where(np.isnan(client), 0.0, client)
@@ -150,9 +185,65 @@ class Geography:
         """The ``[datacentres]`` table (as a model file keeps it)."""
         lines = ["[datacentres]", f"nodes = {[int(c) for c in self.centre]}",
                  f"client = {int(self.client)}", f'coordinator = "{self.coordinator}"']
+        if self.fitted:
+            lines.append('times = "fitted"')
         if self.source:
             lines.append('source = "' + self.source.replace("\\", "\\\\")
                          .replace('"', '\\"') + '"')
         lines.append("[datacentres.hops]")
         lines += [f'"{a}-{b}" = {t!r}' for (a, b), t in sorted(self.one_way.items())]
         return "\n".join(lines) + "\n"
+
+
+def wide_area_signature(table) -> tuple[str, float] | None:
+    """Whether measurement rows look like replicas or a client machine in other data
+    centres. ``table``: rows with ``operation``, ``quorum``, ``threads``, ``mean_ms``,
+    and optionally ``rate`` (NaN: closed loop) and ``reads`` (the run's share of
+    reads; absent: closed loops of one operation). The
+    signature: an operation's ONE latency stays within 10% over at least a 4x range
+    of threads (nothing it waits for queues) while its highest level measured costs
+    at least `WIDE_AREA_MS` more at the fewest threads both were measured at
+    (``("step", largest such step in ms)``), or, measured at ONE only, stays at
+    `WIDE_AREA_MS` or more (``("flat", its lowest latency in ms)``); else None.
+    (The saturated JMeter runs of docs/data/measurements have level steps of
+    13-580 ms, but their ONE latency grows 1.15-16x with the users; where it stays
+    flat, it is 13-15 ms.)"""
+    keep = np.ones(len(table), bool)
+    if "rate" in table:
+        keep &= table.rate.isna().to_numpy()
+    if "reads" in table:
+        keep &= table.reads.isin((0.0, 1.0)).to_numpy()
+    closed = table[keep]
+    steps, flat = [], []
+    for _, mine in closed.groupby("operation"):
+        one = mine[mine.quorum == 1].groupby("threads").mean_ms.mean()
+        if not len(one) or one.index.max() < 4 * one.index.min() \
+                or one.max() > 1.1 * one.min():
+            continue
+        top = mine.quorum.max()
+        high = mine[mine.quorum == top].groupby("threads").mean_ms.mean()
+        shared = one.index.intersection(high.index)
+        if top > 1 and len(shared):
+            step = float(high[shared.min()] - one[shared.min()])
+            if step >= WIDE_AREA_MS:
+                steps.append(step)
+        elif top == 1 and one.min() >= WIDE_AREA_MS:
+            flat.append(float(one.min()))
+    if steps:
+        return "step", max(steps)
+    if flat:
+        return "flat", min(flat)
+    return None
+
+
+def placement(table, nodes: int, replicas: int, given=None):
+    """(geography, signature) a calibration of ``table`` uses: ``given`` (from
+    ``--datacentres``) if any; else `Geography.wide_area` when the rows show
+    `wide_area_signature` and every node holds every key (what the data-centre model
+    covers); else None (one data centre). The signature is returned either way."""
+    if given is not None:
+        return given, None
+    signature = wide_area_signature(table)
+    if signature is not None and replicas == nodes:
+        return Geography.wide_area(nodes), signature
+    return None, signature

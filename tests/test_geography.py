@@ -112,3 +112,83 @@ def test_one_data_centre_is_the_symmetric_model(structure):
             placed = predict(d, rows, structure, geography=local)
             np.testing.assert_allclose(placed[0], alone[0], rtol=1e-9)
             np.testing.assert_allclose(placed[1], alone[1], rtol=1e-9)
+
+
+def test_a_table_may_leave_its_times_to_the_fit(tmp_path):
+    # times = "fitted": the pairs left out take the fitted hops (NaN here), the ones
+    # given stay; the table a model file keeps reads back the same
+    path = _write(tmp_path, '[datacentres]\nnodes = [0, 1, 2]\nclient = 3\n'
+                  'coordinator = "one"\ntimes = "fitted"\n[datacentres.hops]\n'
+                  '"0-1" = 40\n')
+    read = Geography.read(path)
+    assert read.fitted and read.one_way == {(0, 1): 40.0}
+    weight, client, trip, cross = read.arrays()
+    np.testing.assert_allclose(weight, [1.0, 0.0, 0.0])
+    assert np.all(np.isnan(client)) and trip[0, 1] == 80.0 and np.isnan(trip[1, 2])
+    assert cross[1, 2] and not cross[2, 2]
+    assert Geography.read(_write(tmp_path, read.to_toml())) == read
+    assert Geography.wide_area(3) == Geography(
+        (0, 1, 2), 3, {}, "one", Geography.wide_area(3).source, True)
+    with pytest.raises(ConfigError, match='times = .later.; use "given"'):
+        Geography.read(_write(tmp_path, '[datacentres]\nnodes = [0]\nclient = 1\n'
+                                        'times = "later"\n'))
+
+
+def test_across_fitted_data_centres_a_level_costs_the_fitted_round_trip():
+    # one client, no queueing: QUORUM and ALL add the round trip between nodes, the
+    # window caps QUORUM at window / round trip (one coordinator), not ONE
+    d = Demands(work=1e-3, hop_client=60.0, hop_replica=50.0, coordinate=0.0,
+                message=0.0, branch_cv=1e-3, link_window=40.0)
+    far = Geography.wide_area(3)
+    for write in (False, True):
+        one, two, three = (predict(d, _rows(1, q, write), "lanes", geography=far)[0][0]
+                           for q in (1, 2, 3))
+        assert one == pytest.approx(120.0, rel=1e-4)
+        assert two == pytest.approx(220.0, rel=1e-4)
+        assert three == pytest.approx(220.0, rel=1e-4)
+    _, per_ms = predict(d, _rows(20000, 2, False), "lanes", geography=far)
+    assert per_ms[0] == pytest.approx(40.0 / 100.0, rel=0.01)
+    _, per_ms = predict(d, _rows(20000, 1, False), "lanes", geography=far)
+    assert per_ms[0] > 10 * 40.0 / 100.0
+
+
+def _published(path):
+    from forkjoin_cli._network_calibration import table_of
+    from sizing.measurements import read_measurements
+
+    return table_of(read_measurements(path, 3)[0], 3, 3)
+
+
+def test_the_wide_area_signature_is_cluster_d_s_and_no_other_published_file_s():
+    """ONE flat over the threads with a level step no round trip within one data
+    centre explains (or ONE alone flat and slow): Karpenko D, not cluster C,
+    george0st, nor any saturated JMeter run (whose steps reach hundreds of ms too)."""
+    from glob import glob
+
+    import pandas as pd
+
+    from sizing.geography import WIDE_AREA_MS, placement, wide_area_signature
+
+    path = "docs/data/karpenko2021/cluster_d.csv"
+    raw = pd.read_csv(path)
+    at_100 = raw[raw.threads == 100].set_index(["operation", "consistency"]).mean_ms
+    expected = max(at_100[op, "ALL"] - at_100[op, "ONE"] for op in ("read", "write"))
+    assert expected > WIDE_AREA_MS
+    d = _published(path)
+    kind, ms = wide_area_signature(d)
+    assert kind == "step" and ms == pytest.approx(expected, rel=1e-9)
+    one = d.query("quorum == 1")
+    assert wide_area_signature(one) == ("flat", pytest.approx(one.mean_ms.min()))
+    assert placement(d, 3, 3) == (Geography.wide_area(3), wide_area_signature(d))
+    assert placement(d, 3, 3, FAR) == (FAR, None)
+    # replicas < nodes: outside the data-centre model, the signature only
+    assert placement(d, 5, 3)[0] is None
+    others = ["docs/data/karpenko2021/cluster_c.csv",
+              *sorted(glob("docs/data/measurements/saulolks2022_*.csv")),
+              *sorted(glob("docs/data/george0st_cassandra_stress/cassandra*.csv"))]
+    assert len(others) == 22
+    for other in others:
+        table = _published(other)
+        assert wide_area_signature(table) is None, other
+        assert wide_area_signature(table.query("quorum == 1")) is None, other
+        assert placement(table, 3, 3) == (None, None), other

@@ -577,45 +577,8 @@ def test_the_level_miss_prior_is_written_read_back_and_widens_other_levels(tmp_p
     assert high1[1] / low1[1] == pytest.approx(high0[1] / low0[1], rel=0.05)
 
 
-def _published_table(path):
-    from forkjoin_cli._network_calibration import table_of
-    from sizing.measurements import read_measurements
-
-    return table_of(read_measurements(path, 3)[0], 3, 3)
-
-
-def test_a_cluster_across_data_centres_is_told_apart_from_a_saturated_one():
-    """The wide-area signature (ONE flat over the threads, a level step no round trip
-    within one data centre explains; or ONE alone flat and slow) is Karpenko D's, not
-    cluster C's, george0st's, nor any of the saturated JMeter runs', whose steps
-    reach hundreds of ms too."""
-    from glob import glob
-
-    from forkjoin_cli._network_calibration import WIDE_AREA_MS, _wide_area_note
-
-    d = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
-    at_100 = d[d.threads == 100].set_index(["operation", "consistency"]).mean_ms
-    expected = max(at_100[op, "ALL"] - at_100[op, "ONE"] for op in ("read", "write"))
-    assert expected > WIDE_AREA_MS
-    note = _wide_area_note(_published_table("docs/data/karpenko2021/cluster_d.csv"))
-    assert f"costs {expected:.3g} ms more at the lightest load" in note
-    # ONE rows only (protocol (a)): the flat 126 ms
-    path = "docs/data/karpenko2021/cluster_d.csv"
-    one = _published_table(path).query("quorum == 1")
-    note = _wide_area_note(one)
-    assert note.startswith(f"ONE stays at {one.mean_ms.min():.3g} ms or more")
-    others = ["docs/data/karpenko2021/cluster_c.csv",
-              *sorted(glob("docs/data/measurements/saulolks2022_*.csv")),
-              *sorted(glob("docs/data/george0st_cassandra_stress/cassandra*.csv"))]
-    assert len(others) == 22
-    for path in others:
-        table = _published_table(path)
-        assert _wide_area_note(table) is None, path
-        assert _wide_area_note(table.query("quorum == 1")) is None, path
-
-
-def test_calibrate_without_datacentres_points_a_wide_area_cluster_to_them(tmp_path,
-                                                                          capsys):
+def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
+        tmp_path, capsys):
     d = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
     rows = d[(d.operation == "read") & d.consistency.isin(["ONE", "ALL"])
              & d.threads.isin([100, 400, 1000])]
@@ -624,13 +587,33 @@ def test_calibrate_without_datacentres_points_a_wide_area_cluster_to_them(tmp_pa
     out = tmp_path / "m.toml"
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
                  "--measurements", str(path), "--out", str(out), "--json"]) == 0
-    notes = json.loads(capsys.readouterr().out)["warnings"]
-    hint = [n for n in notes if n.startswith("ONE stays flat")]
-    assert len(hint) == 1 and "--datacentres DC.toml" in hint[0]
-    # with the data centres given, no hint
+    report = json.loads(capsys.readouterr().out)
+    hint = [n for n in report["warnings"] if n.startswith("ONE stays flat")]
+    assert len(hint) == 1 and "fitted as a cluster across data centres" in hint[0]
+    assert "--datacentres DC.toml" in hint[0]
+    assert report["datacentres"]["coordinator"] == "one"
+    assert 'times = "fitted"' in out.read_text()
+    # the model file predicts the level it did not see, above ONE's round trip
+    query = tmp_path / "q.csv"
+    d[(d.operation == "read") & (d.consistency == "QUORUM")
+      & (d.threads == 100)].to_csv(query, index=False)
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query), "--json"]) == 0
+    predicted = json.loads(capsys.readouterr().out)
+    (row,) = predicted if isinstance(predicted, list) else predicted["rows"]
+    one = rows[(rows.consistency == "ONE") & (rows.threads == 100)].mean_ms.iloc[0]
+    assert row["predicted_mean_ms"] > 1.5 * one
+    # with the data centres given, no note; with idle nodes (replicas < nodes, outside
+    # the data-centre model) the note only asks for them
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
                  "--measurements", str(path), "--out", str(out), "--json",
                  "--datacentres",
                  "docs/data/karpenko2021/cluster_d_client_ap-south-1.toml"]) == 0
     notes = json.loads(capsys.readouterr().out)["warnings"]
     assert not any(n.startswith("ONE stays flat") for n in notes)
+    assert main(["cassandra", "calibrate", "--nodes", "4", "--replicas", "3",
+                 "--measurements", str(path), "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    hint = [n for n in report["warnings"] if n.startswith("ONE stays flat")]
+    assert len(hint) == 1 and "if replicas or the client machine sit" in hint[0]
+    assert report["datacentres"] is None

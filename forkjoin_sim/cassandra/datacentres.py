@@ -61,10 +61,12 @@ def _pair(key) -> tuple:
 @dataclass(frozen=True)
 class DataCentres:
     """Per node its data centre, and per unordered pair of data centres a hop law
-    (a number is a constant time)."""
+    (a number is a constant time). ``partial``: pairs may be left out (their times
+    are fitted by the caller, `sizing.geography`)."""
 
     nodes: tuple
     hops: dict = field(default_factory=dict)
+    partial: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "nodes", tuple(self.nodes))
@@ -80,13 +82,14 @@ class DataCentres:
                                   f"no node is in; nodes are in {sorted(known)}")
         missing = [f'"{a}-{b}"' for a in sorted(known) for b in sorted(known)
                    if a < b and (a, b) not in self.hops]
-        if missing:
+        if missing and not self.partial:
             raise ConfigError(f"[datacentres.hops] has no law for {', '.join(missing)}; "
                               "give the one-way time between every two data centres")
 
     @classmethod
-    def from_mapping(cls, table: dict) -> "DataCentres":
-        """From a ``[datacentres]`` table with ``nodes`` and ``hops``."""
+    def from_mapping(cls, table: dict, partial: bool = False) -> "DataCentres":
+        """From a ``[datacentres]`` table with ``nodes`` and ``hops`` (``partial``:
+        as the field)."""
         if not isinstance(table, dict):
             raise ConfigError("datacentres must be a table: write [datacentres] and its "
                               "keys below it")
@@ -108,7 +111,7 @@ class DataCentres:
                 raise ConfigError(f"[datacentres.hops] gives {pair[0]}-{pair[1]} twice; "
                                   "give each pair once")
             laws[pair] = _hop_law(value, key)
-        return cls(tuple(table["nodes"]), laws)
+        return cls(tuple(table["nodes"]), laws, partial)
 
     def check_nodes(self, nodes: int) -> None:
         """Refuse a table that does not place exactly ``nodes`` nodes."""
