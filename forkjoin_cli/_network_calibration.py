@@ -223,6 +223,12 @@ def _wide_area_note(signature, fitted: bool) -> str:
                 "client machine in one of its own, one coordinator, the round trips "
                 f"fitted, a window per wide-area link); if you know where they stand, "
                 f"give {advice}")
+    if kind == "flat":
+        return (f"{seen}: the client machine looks far from the coordinator, but ONE "
+                "rows cannot tell whether the replicas are far from each other too; "
+                "fitted in one data centre, the other levels' cost rests on the prior "
+                "of single-data-centre clusters; if replicas sit in other data centres, "
+                f"give {advice}")
     return (f"{seen}: if replicas or the client machine sit in other data centres, "
             f"give {advice}")
 

@@ -29,7 +29,8 @@ coordinator-replica hop. `Geography.wide_area` is such a table with every node a
 client machine in a data centre of its own and one coordinator (coordinator
 ``"one"``: the first node coordinates every request, as a driver does whose local
 data centre holds one node): what `cassandra calibrate` fits when the rows show the
-wide-area signature (`wide_area_signature`) and no ``--datacentres`` is given.
+levels' wide-area cost (`wide_area_signature`, `placement`) and no ``--datacentres``
+is given.
 """
 
 from __future__ import annotations
@@ -238,12 +239,21 @@ def wide_area_signature(table) -> tuple[str, float] | None:
 
 def placement(table, nodes: int, replicas: int, given=None):
     """(geography, signature) a calibration of ``table`` uses: ``given`` (from
-    ``--datacentres``) if any; else `Geography.wide_area` when the rows show
-    `wide_area_signature` and every node holds every key (what the data-centre model
-    covers); else None (one data centre). The signature is returned either way."""
+    ``--datacentres``) if any; else `Geography.wide_area` when the rows show the
+    levels' wide-area cost (`wide_area_signature` ``"step"``) and every node holds
+    every key (what the data-centre model covers); else None (one data centre). The
+    signature is returned either way.
+
+    A flat, slow ONE alone (``"flat"``) puts the client machine far from the
+    coordinator but cannot tell whether the replicas are far from each other too
+    (Karpenko D, where QUORUM adds 117 ms) or close (a remote client: QUORUM adds a
+    local round trip). Fitted across data centres, the second would come out a round
+    trip too slow; in one data centre, the first comes out as slow as ONE, no worse
+    than the guess "same as ONE". So those rows stay in one data centre (with a
+    warning)."""
     if given is not None:
         return given, None
     signature = wide_area_signature(table)
-    if signature is not None and replicas == nodes:
+    if signature is not None and signature[0] == "step" and replicas == nodes:
         return Geography.wide_area(nodes), signature
     return None, signature

@@ -179,6 +179,8 @@ def test_the_wide_area_signature_is_cluster_d_s_and_no_other_published_file_s():
     assert kind == "step" and ms == pytest.approx(expected, rel=1e-9)
     one = d.query("quorum == 1")
     assert wide_area_signature(one) == ("flat", pytest.approx(one.mean_ms.min()))
+    # ONE alone cannot say whether the replicas are far apart: one data centre
+    assert placement(one, 3, 3) == (None, wide_area_signature(one))
     assert placement(d, 3, 3) == (Geography.wide_area(3), wide_area_signature(d))
     assert placement(d, 3, 3, FAR) == (FAR, None)
     # replicas < nodes: outside the data-centre model, the signature only

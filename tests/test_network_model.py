@@ -617,3 +617,12 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     hint = [n for n in report["warnings"] if n.startswith("ONE stays flat")]
     assert len(hint) == 1 and "if replicas or the client machine sit" in hint[0]
     assert report["datacentres"] is None
+    # ONE rows alone: a note, one data centre
+    alone = tmp_path / "one.csv"
+    rows[rows.consistency == "ONE"].to_csv(alone, index=False)
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(alone), "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    hint = [n for n in report["warnings"] if n.startswith("ONE stays at")]
+    assert len(hint) == 1 and "cannot tell whether the replicas are far" in hint[0]
+    assert report["datacentres"] is None
