@@ -185,7 +185,7 @@ def calibrate(args, structure: str) -> int:
     meta = dict(measurements=args.measurements,
                 measurements_sha256=file_sha256(args.measurements),
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
-                **({} if geography is None else {"datacentres": args.datacentres}),
+                **({} if args.datacentres is None else {"datacentres": args.datacentres}),
                 **({} if choice is None else {"structure_choice": _choice_text(choice)}),
                 seconds=round(seconds, 3))
     model = replace(model, meta=meta)
@@ -229,8 +229,9 @@ def _wide_area_note(signature, fitted: bool) -> str:
                 "fitted in one data centre, the other levels' cost rests on the prior "
                 "of single-data-centre clusters; if replicas sit in other data centres, "
                 f"give {advice}")
-    return (f"{seen}: if replicas or the client machine sit in other data centres, "
-            f"give {advice}")
+    return (f"{seen}: fitted as one data centre, as the model across data centres "
+            "(--datacentres) covers clusters whose every node holds every key "
+            "(replicas = nodes) only")
 
 
 def _choice_text(choice: dict) -> str:
@@ -271,7 +272,7 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
                            and (k != "lanes" or f.structure == "lanes")},
             "datacentres": None if f.geography is None else {
                 "file": model.meta.get("datacentres"), "source": f.geography.source,
-                "coordinator": f.geography.coordinator},
+                "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},
             "anchor_rms": model.anchors.spread,
             "warnings": list(model.meta.get("warnings", [])),
             "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
@@ -285,10 +286,11 @@ def _places(report: dict) -> str:
     places = report.get("datacentres")
     if not places:
         return ""
+    rule = f'coordinator rule "{places["coordinator"]}"'
     if not places["file"]:
-        return (f" Data centres: none given; {places['source']} (coordinator "
-                f"{places['coordinator']}).")
-    return (f" Data centres: {places['file']} (coordinator {places['coordinator']}"
+        return f" Data centres: none given; {places['source']} ({rule})."
+    return (f" Data centres: {places['file']} ({rule}"
+            + ("; times left out of the file fitted" if places.get("fitted") else "")
             + (f"; times from {places['source']}" if places["source"] else "") + ").")
 
 

@@ -362,8 +362,11 @@ def register(subparsers) -> None:
                                    "the built-in prior fitted on the published clusters)")
     p.add_argument("--datacentres", help="DC.toml: a [datacentres] table placing the "
                    "nodes and the client machine in data centres with the one-way times "
-                   "between them (nodes, client, hops; docs/cassandra/calibration.md); "
-                   "the model then queues each wide-area link (default: one data centre)")
+                   "between them (nodes, client, hops, optional coordinator = nearest|"
+                   "random|one and times = given|fitted; docs/cassandra/calibration.md); "
+                   "the model then queues each wide-area link (default: one data centre, "
+                   "or, for rows that look wide-area, each node and the client in one "
+                   "of its own with the times fitted)")
     p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
                    help="cores per node of the measured cluster (default 4; the "
                         "default structure, lanes, fits its lanes per node instead and "

@@ -35,6 +35,7 @@ is given.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,6 +80,7 @@ class Geography:
                               f"one of {', '.join(COORDINATOR_RULES)}")
         _check_client(self.client)
         if self.fitted:
+            self._check_fitted()
             return
         needed = sorted(set(self.centre))
         missing = [f'"{min(self.client, c)}-{max(self.client, c)}"' for c in needed
@@ -88,6 +90,35 @@ class Geography:
             raise ConfigError(f"[datacentres.hops] has no time for {', '.join(missing)}; "
                               "give the one-way time between the client's data centre "
                               "and every data centre with a node")
+
+    def _check_fitted(self) -> None:
+        """A fitted pair must be a single kind of hop: the client's pairs take the
+        fitted client hop, the nodes' the fitted replica hop, each of which cannot be
+        both a wide-area and a local one; and the nearest node must be known."""
+        centre = list(self.centre)
+        shared = len(set(centre)) < len(centre)
+        for a in sorted(set(centre)):
+            for b in sorted(set(centre)):
+                if a < b and (a, b) not in self.one_way and shared:
+                    raise ConfigError(
+                        f'[datacentres.hops] leaves "{a}-{b}" to the fit while nodes '
+                        "share a data centre: one fitted hop between nodes cannot be "
+                        "both a local and a wide-area one; give the time between every "
+                        "two data centres with nodes")
+        near = [c for c in set(centre) if c != self.client
+                and (min(c, self.client), max(c, self.client)) not in self.one_way]
+        if near and self.client in centre:
+            raise ConfigError(
+                f'[datacentres.hops] leaves "{min(near[0], self.client)}-'
+                f'{max(near[0], self.client)}" to the fit while a node shares the '
+                "client's data centre: one fitted client hop cannot be both a local and "
+                "a wide-area one; give the client's time to every other data centre")
+        if near and self.coordinator == "nearest":
+            raise ConfigError(
+                "[datacentres] coordinator = \"nearest\" needs the client's time to "
+                "every data centre with a node, and times = \"fitted\" leaves some "
+                "out; give them, or use coordinator = \"one\" (the first node) or "
+                "\"random\"")
 
     @classmethod
     def from_mapping(cls, table) -> "Geography":
@@ -112,8 +143,14 @@ class Geography:
                               "each node")
         # the client machine placed like one more node: every pair of two different
         # data centres, the client's included, then needs a time
-        placed = DataCentres.from_mapping(dict(rest, nodes=rest["nodes"] + [client]),
-                                          partial=times == "fitted")
+        try:
+            placed = DataCentres.from_mapping(
+                dict(rest, nodes=rest["nodes"] + [client]), partial=times == "fitted")
+        except ConfigError as error:
+            if "has no law for" not in str(error):
+                raise
+            raise ConfigError(f"{error} (or set times = \"fitted\" to fit the pairs left "
+                              "out)") from None
         one_way = {pair: _mean_time(law) for pair, law in placed.hops.items()}
         coordinator = table.get("coordinator", "nearest")
         source = table.get("source", "")
@@ -189,8 +226,8 @@ class Geography:
         if self.fitted:
             lines.append('times = "fitted"')
         if self.source:
-            lines.append('source = "' + self.source.replace("\\", "\\\\")
-                         .replace('"', '\\"') + '"')
+            # a JSON string is a TOML basic string (its escapes are TOML's)
+            lines.append(f"source = {json.dumps(self.source, ensure_ascii=False)}")
         lines.append("[datacentres.hops]")
         lines += [f'"{a}-{b}" = {t!r}' for (a, b), t in sorted(self.one_way.items())]
         return "\n".join(lines) + "\n"

@@ -271,9 +271,10 @@ def _with_outside(template: Template) -> Template:
 def _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches):
     if model.fit.geography is not None:
-        raise ConfigError("the model was calibrated with --datacentres; mixes are "
-                          "simulated in one data centre only, so predict each operation "
-                          "and level with cassandra predict --model instead")
+        raise ConfigError("the model places its nodes in data centres (--datacentres, "
+                          "or rows that looked wide-area); mixes are simulated in one "
+                          "data centre only, so predict each operation and level with "
+                          "cassandra predict --model instead")
     if not 0.0 <= read_fraction <= 1.0:
         raise ConfigError(f"read_fraction={read_fraction}; give the share of reads, "
                           "0 <= read_fraction <= 1")

@@ -194,3 +194,30 @@ def test_the_wide_area_signature_is_cluster_d_s_and_no_other_published_file_s():
         assert wide_area_signature(table) is None, other
         assert wide_area_signature(table.query("quorum == 1")) is None, other
         assert placement(table, 3, 3) == (None, None), other
+
+
+@pytest.mark.parametrize("text, words", [
+    # one fitted hop between nodes cannot be local for some pairs, wide-area for others
+    ('[datacentres]\nnodes = [0, 0, 1]\nclient = 2\ncoordinator = "one"\n'
+     'times = "fitted"\n[datacentres.hops]\n"0-2" = 5\n"1-2" = 5\n',
+     'leaves "0-1" to the fit while nodes share a data centre'),
+    # nor can one fitted client hop
+    ('[datacentres]\nnodes = [0, 1, 2]\nclient = 0\ncoordinator = "one"\n'
+     'times = "fitted"\n[datacentres.hops]\n"1-2" = 5\n',
+     "while a node shares the client's data centre"),
+    # the nearest node is unknown when the client's times are fitted
+    ('[datacentres]\nnodes = [0, 1]\nclient = 2\ntimes = "fitted"\n[datacentres.hops]\n'
+     '"0-2" = 2\n', 'coordinator = "nearest" needs the client\'s time'),
+    # a table with times missing says how to have them fitted
+    ('[datacentres]\nnodes = [0, 1]\nclient = 2\n[datacentres.hops]\n"0-2" = 2\n'
+     '"1-2" = 3\n', 'or set times = "fitted"'),
+])
+def test_a_fitted_time_must_be_one_kind_of_hop(tmp_path, text, words):
+    with pytest.raises(ConfigError, match=words.replace("[", r"\[")):
+        Geography.read(_write(tmp_path, text))
+
+
+def test_a_source_with_any_character_survives_the_model_file(tmp_path):
+    place = Geography((0, 1), 2, {(0, 1): 1.0, (0, 2): 2.0, (1, 2): 3.0}, "nearest",
+                      'line one\nline "two"\t\\ three')
+    assert Geography.read(_write(tmp_path, place.to_toml())) == place

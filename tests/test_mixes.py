@@ -246,7 +246,7 @@ def test_a_model_of_several_data_centres_is_refused_in_one_line():
     model = _model()
     placed = replace(model, fit=replace(model.fit, geography=Geography(
         (0, 1, 2), 0, {(0, 1): 40.0, (0, 2): 60.0, (1, 2): 80.0})))
-    with pytest.raises(ConfigError, match="calibrated with --datacentres"):
+    with pytest.raises(ConfigError, match="places its nodes in data centres"):
         predict_mix(placed, 0.5, 10, 2, 2, operations=10_000)
 
 

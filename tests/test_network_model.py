@@ -615,7 +615,7 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
                  "--measurements", str(path), "--out", str(out), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     hint = [n for n in report["warnings"] if n.startswith("ONE stays flat")]
-    assert len(hint) == 1 and "if replicas or the client machine sit" in hint[0]
+    assert len(hint) == 1 and "covers clusters whose every node holds every key" in hint[0]
     assert report["datacentres"] is None
     # ONE rows alone: a note, one data centre
     alone = tmp_path / "one.csv"
