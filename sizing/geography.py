@@ -133,6 +133,11 @@ class Geography:
         _check_client(client)  # before DataCentres, whose answer would name the nodes
         rest = {k: v for k, v in table.items() if k not in ("client", "coordinator",
                                                             "source", "times")}
+        unknown = set(rest) - {"nodes", "hops"}
+        if unknown:
+            raise ConfigError(f"[datacentres] has unknown key(s) "
+                              f"{', '.join(sorted(unknown))}; the keys are nodes, client, "
+                              "coordinator, times, source and the hops table")
         times = table.get("times", "given")
         if times not in ("given", "fitted"):
             raise ConfigError(f"[datacentres] times = {times!r}; use \"given\" (every "

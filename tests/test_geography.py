@@ -59,6 +59,8 @@ def test_the_nearest_node_coordinates_by_default():
     ('[datacentres]\nnodes = [0, 1]\nclient = -1\n[datacentres.hops]\n"0-1" = 5\n',
      "whole number"),
     ('[other]\nx = 1\n', "one [datacentres] table"),
+    ('[datacentres]\nnodes = [0, 1]\nclient = 0\nclinet = 1\n[datacentres.hops]\n'
+     '"0-1" = 5\n', "unknown key.s. clinet; the keys are nodes, client, coordinator"),
 ])
 def test_a_bad_file_gets_one_line_naming_the_fix(tmp_path, text, words):
     with pytest.raises(ConfigError, match=words.replace("[", r"\[")):
