@@ -95,19 +95,18 @@ class Geography:
         """A fitted pair must be a single kind of hop: the client's pairs take the
         fitted client hop, the nodes' the fitted replica hop, each of which cannot be
         both a wide-area and a local one; and the nearest node must be known."""
-        centre = list(self.centre)
-        shared = len(set(centre)) < len(centre)
-        for a in sorted(set(centre)):
-            for b in sorted(set(centre)):
-                if a < b and (a, b) not in self.one_way and shared:
-                    raise ConfigError(
-                        f'[datacentres.hops] leaves "{a}-{b}" to the fit while nodes '
-                        "share a data centre: one fitted hop between nodes cannot be "
-                        "both a local and a wide-area one; give the time between every "
-                        "two data centres with nodes")
-        near = [c for c in set(centre) if c != self.client
+        centres = sorted(set(self.centre))
+        left = [(a, b) for a in centres for b in centres
+                if a < b and (a, b) not in self.one_way]
+        if left and len(centres) < len(self.centre):
+            raise ConfigError(
+                f'[datacentres.hops] leaves "{left[0][0]}-{left[0][1]}" to the fit while '
+                "nodes share a data centre: one fitted hop between nodes cannot be both "
+                "a local and a wide-area one; give the time between every two data "
+                "centres with nodes")
+        near = [c for c in centres if c != self.client
                 and (min(c, self.client), max(c, self.client)) not in self.one_way]
-        if near and self.client in centre:
+        if near and self.client in centres:
             raise ConfigError(
                 f'[datacentres.hops] leaves "{min(near[0], self.client)}-'
                 f'{max(near[0], self.client)}" to the fit while a node shares the '
