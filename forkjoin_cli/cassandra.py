@@ -365,8 +365,9 @@ def register(subparsers) -> None:
                    "between them (nodes, client, hops, optional coordinator = nearest|"
                    "random|one and times = given|fitted; docs/cassandra/calibration.md); "
                    "the model then queues each wide-area link (default: one data centre, "
-                   "or, for rows that look wide-area, each node and the client in one "
-                   "of its own with the times fitted)")
+                   "or, for rows whose higher levels add a wide-area round trip to a "
+                   "flat ONE, each node and the client in one of its own with the "
+                   "times fitted)")
     p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
                    help="cores per node of the measured cluster (default 4; the "
                         "default structure, lanes, fits its lanes per node instead and "

@@ -298,9 +298,12 @@ class NetworkModel:
         ``extrapolation``, by the anchors' own error where the row is an extrapolation
         (`Anchors.extrapolation`), is laid on the log scale around the fitted model's
         prediction; past the fitted thread counts, narrowed to what a closed loop
-        allows from there (`_within_closed_loop_bounds`).
+        allows from there (`_within_closed_loop_bounds`); above ONE, its lower end
+        never below that of the level below at the same row (waiting for more
+        replicas is never faster, as in `predict`).
         """
         fitted = self.fit
+        given = rows
         rows = self.with_outside(rows)
         rng = np.random.default_rng(seed)
         draws = fitted.draws(samples, rng)
@@ -332,6 +335,16 @@ class NetworkModel:
         if extrapolation:
             low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,
                                                         level, samples, seed)
+        quorum = np.asarray(rows["quorum"], int)
+        higher = quorum > 1
+        if higher.any():
+            lower = {k: np.asarray(v)[higher] if np.ndim(v) else v
+                     for k, v in given.items()}
+            lower["quorum"] = quorum[higher] - 1
+            floor = self.interval(lower, level, samples, seed, extrapolation)[0]
+            low = low.copy()
+            low[higher] = np.minimum(np.maximum(low[higher], floor),
+                                     np.exp(centre[higher]))
         return low, high
 
     def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed):

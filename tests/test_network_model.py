@@ -626,3 +626,20 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     hint = [n for n in report["warnings"] if n.startswith("ONE stays at")]
     assert len(hint) == 1 and "cannot tell whether the replicas are far" in hint[0]
     assert report["datacentres"] is None
+
+
+def test_an_interval_above_one_never_starts_below_the_level_beneath_it():
+    """Karpenko D's ONE reads alone (flat at 126-128 ms): the intervals of QUORUM and
+    ALL at the same threads start no lower than ONE's (waiting for more replicas is
+    never faster); before, ALL's reached down to 35 ms."""
+    d = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
+    one = d[(d.operation == "read") & (d.consistency == "ONE")].assign(
+        quorum=1, nodes=3, replicas=3)
+    model = calibrated(one, "lanes", default_prior()[0], 4, 4)
+    rows = _rows([(lv, t) for lv in LEVELS for t in (100, 550, 1000)])
+    low, high = model.interval(rows)
+    centre = model.predict(rows)[0]
+    assert np.all(low <= centre) and np.all(centre <= high)
+    low = low.reshape(3, 3)
+    assert np.all(low[1] >= low[0] * (1 - 1e-12)) and np.all(low[2] >= low[1] * (1 - 1e-12))
+    assert np.all(low[2] >= 0.95 * one.mean_ms.min())
