@@ -577,6 +577,18 @@ def test_the_level_miss_prior_is_written_read_back_and_widens_other_levels(tmp_p
     assert high1[1] / low1[1] == pytest.approx(high0[1] / low0[1], rel=0.05)
 
 
+def _calibrated_report(capsys, measurements, out, nodes=3, *extra):
+    """The JSON report of `cassandra calibrate` on ``measurements`` (3 replicas)."""
+    assert main(["cassandra", "calibrate", "--nodes", str(nodes), "--replicas", "3",
+                 "--measurements", str(measurements), "--out", str(out), "--json",
+                 *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _notes(report, start):
+    return [n for n in report["warnings"] if n.startswith(start)]
+
+
 def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
         tmp_path, capsys):
     d = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
@@ -585,10 +597,8 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     path = tmp_path / "d.csv"
     rows.to_csv(path, index=False)
     out = tmp_path / "m.toml"
-    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", str(path), "--out", str(out), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    hint = [n for n in report["warnings"] if n.startswith("ONE stays flat")]
+    report = _calibrated_report(capsys, path, out)
+    hint = _notes(report, "ONE stays flat")
     assert len(hint) == 1 and "fitted as a cluster across data centres" in hint[0]
     assert "--datacentres DC.toml" in hint[0]
     assert report["datacentres"]["coordinator"] == "one"
@@ -604,26 +614,19 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     one = rows[(rows.consistency == "ONE") & (rows.threads == 100)].mean_ms.iloc[0]
     assert row["predicted_mean_ms"] > 1.5 * one
     # with the data centres given, no note; with idle nodes (replicas < nodes, outside
-    # the data-centre model) the note only asks for them
-    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", str(path), "--out", str(out), "--json",
-                 "--datacentres",
-                 "docs/data/karpenko2021/cluster_d_client_ap-south-1.toml"]) == 0
-    notes = json.loads(capsys.readouterr().out)["warnings"]
-    assert not any(n.startswith("ONE stays flat") for n in notes)
-    assert main(["cassandra", "calibrate", "--nodes", "4", "--replicas", "3",
-                 "--measurements", str(path), "--out", str(out), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    hint = [n for n in report["warnings"] if n.startswith("ONE stays flat")]
+    # the data-centre model) the note only says why it stays one data centre
+    report = _calibrated_report(capsys, path, out, 3, "--datacentres",
+                                "docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
+    assert not _notes(report, "ONE stays flat")
+    report = _calibrated_report(capsys, path, out, 4)
+    hint = _notes(report, "ONE stays flat")
     assert len(hint) == 1 and "covers clusters whose every node holds every key" in hint[0]
     assert report["datacentres"] is None
     # ONE rows alone: a note, one data centre
     alone = tmp_path / "one.csv"
     rows[rows.consistency == "ONE"].to_csv(alone, index=False)
-    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", str(alone), "--out", str(out), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    hint = [n for n in report["warnings"] if n.startswith("ONE stays at")]
+    report = _calibrated_report(capsys, alone, out)
+    hint = _notes(report, "ONE stays at")
     assert len(hint) == 1 and "cannot tell whether the replicas are far" in hint[0]
     assert report["datacentres"] is None
 
