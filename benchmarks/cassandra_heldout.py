@@ -225,9 +225,14 @@ def joint_fit(job):
 
 def clusters_with_both(sets):
     """cluster -> (reads and writes in one table, cores, client cores, placements), for
-    the clusters measured with both operations."""
+    the clusters in one data centre measured with both operations. A mutation's cost
+    against a data read carries over, like the level prior, from clusters whose
+    latency is node work: across data centres (Karpenko D) it is round trips and link
+    windows, and node work adds a few ms that the fit splits by the prior."""
     out = {}
     for name, (cluster, table, cores, client_cores, places) in sets.items():
+        if places != (None,):
+            continue
         if name.endswith("reads") and name.replace("reads", "writes") in sets:
             writes = sets[name.replace("reads", "writes")][1]
             out[cluster] = (pd.concat([table, writes], ignore_index=True), cores,

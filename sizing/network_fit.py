@@ -99,7 +99,11 @@ class Prior:
         # digest_ratio: a digest read does the data read and hashes the row, so it
         # costs about a data read or less (sd 1: a factor e either way)
         # mutation_ratio: a mutation appends to the commit log and the memtable, a
-        # data read may touch sstables: about as costly, within a factor e (sd 1)
+        # data read may touch sstables, so a mutation costs a fraction of a data
+        # read; 1/3 makes a write to three replicas cost what a data read does (the
+        # guess "writes take as long as reads"), within a factor e (sd 1). A ratio
+        # of 1 (the old centre) makes a write three times a ONE read's work where
+        # the rows cannot tell, the extreme guess issue 27 warns against
         # lanes (structure lanes only): Cassandra's read and write stages run 32
         # threads per node by default; a factor e either way
         # link_window: a coordinator waits for its replicas on one of its native
@@ -107,7 +111,7 @@ class Prior:
         # cassandra.yaml); the requests a coordinator has on a link to another data
         # centre are at most those, a factor e either way (operators raise it)
         return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0,
-                             np.log(128.0), 0.0, np.log(32.0)]),
+                             np.log(128.0), np.log(1.0 / 3.0), np.log(32.0)]),
                    np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 1.0, 1.0,
                              1.0]))
 
