@@ -38,7 +38,8 @@ COORDINATE_LABELS = {
     "branch_cv": "coefficient of variation of a fork branch's random time",
     "link_window": "messages in flight per direction of a link between data centres",
     "mutation_ratio": "mutation at a replica / data read",
-    "lanes": "separate queues per node (structure lanes)"}
+    "lanes": "separate queues per node (structure lanes)",
+    "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
 
 
 def _stderr(message: str) -> None:
@@ -241,6 +242,11 @@ def _choice_text(choice: dict) -> str:
             f"levels and larger thread counts {scores}")
 
 
+def _spreads(f) -> bool:
+    """Whether the fit's hops from the coordinating node differ (`hop_spread` used)."""
+    return f.geography is not None and f.geography.spreads()
+
+
 def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     """The fit report: structure, prior, parameters with intervals, rows."""
     f = model.fit
@@ -253,6 +259,8 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             continue  # one data centre: no wide-area link
         if name == "lanes" and f.structure != "lanes":
             continue  # the node's cores serve it
+        if name == "hop_spread" and not _spreads(f):
+            continue  # no fitted hops that differ
         value = math.exp(f.point[i])
         parameters[name] = {
             "meaning": COORDINATE_LABELS[name], "value": value,
@@ -269,7 +277,8 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "parameters": parameters,
             "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
                            if (k != "link_window" or f.geography is not None)
-                           and (k != "lanes" or f.structure == "lanes")},
+                           and (k != "lanes" or f.structure == "lanes")
+                           and (k != "hop_spread" or _spreads(f))},
             "datacentres": None if f.geography is None else {
                 "file": model.meta.get("datacentres"), "source": f.geography.source,
                 "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},

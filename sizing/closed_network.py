@@ -61,7 +61,7 @@ STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
            "digest_ratio", "client_outside", "branch_cv", "link_window", "mutation_ratio",
-           "lanes")
+           "lanes", "hop_spread")
 
 #: Gauss-Legendre points per smooth piece of the order-statistic integral.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
@@ -82,7 +82,9 @@ class Demands:
     `sizing.geography.Geography`),
     ``mutation_ratio`` (a mutation at a replica / a data read), ``lanes`` (separate
     single-server lanes per node, in the ``lanes`` structure, which uses them instead
-    of the node's cores)."""
+    of the node's cores), ``hop_spread`` (with a geography whose coordinating node's
+    hops to the others are fitted: the farthest one over the nearest, those between
+    spread evenly in log; see `sizing.geography.Geography.arrays`)."""
 
     client: float = 0.0
     hop_client: float = 0.0
@@ -96,6 +98,7 @@ class Demands:
     link_window: float = float("inf")
     mutation_ratio: float = 1.0
     lanes: float = 32.0
+    hop_spread: float = 1.0
 
     def vector(self) -> np.ndarray:
         """The demands in the order of `DEMANDS`."""
@@ -469,11 +472,13 @@ def _geo_response(write, quorum, n, order, weight, work, digest, coord, msg, cli
 @numba.njit(cache=True)
 def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
              client_cores, queue_coordinator, digest_reads, client_station,
-             outside_queued, random_hops, weight, client_rtt, rtt, cross, lanes=False):
+             outside_queued, random_hops, weight, client_rtt, rtt, cross, rank,
+             lanes=False):
     """(mean latency of the row's class, throughput) of one row of a cluster placed in
     data centres (`sizing.geography.Geography.arrays`: ``weight`` per node of
     coordinating, ``client_rtt``, ``rtt`` per pair of nodes, NaN for the fitted hops,
-    ``cross``: a link between two data centres); ``rate``, ``reads`` and
+    ``cross``: a link between two data centres, ``rank``: a fitted hop's place from
+    the nearest (0) to the farthest (1)); ``rate``, ``reads`` and
     ``other_quorum`` as in `_row`. Every node holds every key. A digest read asks the
     coordinator (data) and the ``quorum - 1`` nearest others; a write asks all and
     waits for ``quorum``. Each direction of a link between data centres is a station
@@ -493,7 +498,7 @@ def _row_geo(d, threads, think, rate, reads, other_quorum, quorum, write, cores,
     for i in range(n):
         for j in range(n):
             if np.isnan(trip[i, j]):
-                trip[i, j] = 2.0 * hop_r
+                trip[i, j] = 2.0 * hop_r * d[12] ** rank[i, j]
     to_client = np.where(np.isnan(client_rtt), 2.0 * hop_c, client_rtt)
     # per coordinator, the other nodes from the nearest; equally near ones in turn
     # from the coordinator's right (c+1, c+2, ...), which spreads the load evenly
@@ -637,13 +642,13 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     if geography is not None:
         for size, rf in {(int(a), int(b)) for a, b in zip(nodes, replicas)}:
             geography.check_cluster(size, rf)
-        weight, to_client, trip, cross = geography.arrays()
+        weight, to_client, trip, cross, rank = geography.arrays()
         for i in range(count):
             latency[i], throughput[i] = _row_geo(
                 d, threads[i], think[i], per_ms[i], reads[i], other[i], quorum[i],
                 write[i], cores, client_cores, queue_coordinator, digest_reads,
                 client_station, outside_queued, random_hops, weight, to_client, trip,
-                cross, lanes)
+                cross, rank, lanes)
         return latency, throughput
     for i in range(count):
         latency[i], throughput[i] = _row(d, threads[i], think[i], per_ms[i], reads[i],

@@ -25,7 +25,11 @@ link carries a limited number of messages in flight (the fitted ``link_window``)
 
 ``times = "fitted"`` lets every pair left out be fitted instead: the client's pairs
 take the fitted client-coordinator hop, the nodes' pairs the fitted
-coordinator-replica hop. `Geography.wide_area` is such a table with every node and the
+coordinator-replica hop. With coordinator ``"one"`` the first node's fitted pairs are
+not all alike: in the order the nodes are listed they run from the nearest (the fitted
+hop) to the farthest (``hop_spread`` times it), so that QUORUM waits for a nearer
+replica than ALL (the other pairs carry no request a model waits for).
+`Geography.wide_area` is such a table with every node and the
 client machine in a data centre of its own and one coordinator (coordinator
 ``"one"``: the first node coordinates every request, as a driver does whose local
 data centre holds one node): what `cassandra calibrate` fits when the rows show the
@@ -198,8 +202,11 @@ class Geography:
     def arrays(self):
         """Per node the probability that it coordinates, the client's round trip to
         it (ms), and per pair of nodes their round trip (ms; NaN within a data centre
-        the file leaves out, and for any pair left out with ``times = "fitted"``) and
-        whether the pair is two data centres (a wide-area link with a window)."""
+        the file leaves out, and for any pair left out with ``times = "fitted"``),
+        whether the pair is two data centres (a wide-area link with a window), and
+        where a fitted pair's hop lies between the nearest (0: the fitted replica hop)
+        and the farthest (1: ``hop_spread`` times it): with coordinator ``"one"``,
+        the first node's fitted pairs in the order listed, else 0."""
         centre = np.asarray(self.centre)
         n = len(centre)
 
@@ -212,6 +219,11 @@ class Geography:
         client = np.array([rtt(self.client, c) for c in centre])
         pairs = np.array([[rtt(a, b) for b in centre] for a in centre])
         cross = centre[:, None] != centre[None, :]
+        rank = np.zeros((n, n))
+        if self.coordinator == "one":
+            ranked = [j for j in range(1, n) if np.isnan(pairs[0, j])]
+            for place, j in enumerate(ranked):
+                rank[0, j] = rank[j, 0] = place / max(len(ranked) - 1, 1)
         if self.coordinator == "random":
             weight = np.full(n, 1.0 / n)
         elif self.coordinator == "one":
@@ -221,7 +233,12 @@ class Geography:
             reach = np.where(np.isnan(client), 0.0, client)
             weight = (reach == reach.min()).astype(float)
             weight /= weight.sum()
-        return weight, client, pairs, cross
+        return weight, client, pairs, cross, rank
+
+    def spreads(self) -> bool:
+        """Whether fitted hops from the coordinating node differ (``hop_spread`` is
+        used)."""
+        return bool(np.any(self.arrays()[4] > 0))
 
     def to_toml(self) -> str:
         """The ``[datacentres]`` table (as a model file keeps it)."""

@@ -38,11 +38,11 @@ from sizing.closed_network import DEMANDS, SMALLEST_CV, STRUCTURES, predict
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
                "client_share", "hop_client", "hop_ratio", "outside_share", "branch_cv",
-               "link_window", "mutation_ratio", "lanes")
+               "link_window", "mutation_ratio", "lanes", "hop_spread")
 
 #: Coordinates a file written before they existed may lack: they take the vague
 #: prior's value (and a model file's posterior, that value and spread).
-LATER_COORDINATES = ("link_window", "mutation_ratio", "lanes")
+LATER_COORDINATES = ("link_window", "mutation_ratio", "lanes", "hop_spread")
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,15 @@ class Prior:
         # transport request threads (max_native_transport_threads: 128 in
         # cassandra.yaml); the requests a coordinator has on a link to another data
         # centre are at most those, a factor e either way (operators raise it)
+        # hop_spread (fitted hops from one coordinator to far data centres): the
+        # farthest over the nearest, sqrt(2), midway in log between "as far as the
+        # nearest" (1: ALL costs what QUORUM does) and the line through the levels
+        # (2: ALL adds twice what QUORUM adds); sd 0.5 holds both within 0.7 sd
         return cls(np.array([0.0, -1.0, -3.0, -1.0, -1.0, -1.0, 0.0, -1.0, 0.0,
-                             np.log(128.0), np.log(1.0 / 3.0), np.log(32.0)]),
+                             np.log(128.0), np.log(1.0 / 3.0), np.log(32.0),
+                             0.5 * np.log(2.0)]),
                    np.array([10.0, 3.0, 3.0, 1.0, 3.0, 10.0, 3.0, 10.0, 1.0, 1.0, 1.0,
-                             1.0]))
+                             1.0, 0.5]))
 
     @classmethod
     def from_fits(cls, points: np.ndarray, source: str, floor: float = 0.5) -> "Prior":
@@ -253,13 +258,14 @@ def demands_of(point: np.ndarray) -> np.ndarray:
     """Demands in the order of `sizing.closed_network.DEMANDS` from a point of
     `COORDINATES`."""
     work, coord, msg, digest, client, hop_c, hop_ratio, outside, cv, window, mutation, \
-        lanes = np.exp(point)
+        lanes, spread = np.exp(point)
     hop_client = hop_c * work
     values = {"client": client * work, "hop_client": hop_client,
               "hop_replica": hop_ratio * hop_client, "coordinate": coord * work,
               "message": msg * work, "work": work, "digest_ratio": digest,
               "client_outside": outside * work, "branch_cv": cv, "link_window": window,
-              "mutation_ratio": mutation, "lanes": max(lanes, 1.0)}
+              "mutation_ratio": mutation, "lanes": max(lanes, 1.0),
+              "hop_spread": max(spread, 1.0)}
     return np.array([values[name] for name in DEMANDS])
 
 
@@ -325,6 +331,8 @@ class Fit:
             unused.add("link_window")
         if self.structure != "lanes":
             unused.add("lanes")
+        if self.geography is None or not self.geography.spreads():
+            unused.add("hop_spread")
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
@@ -469,6 +477,8 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     # at least one lane per node: fewer would be a queue whose visits wait as if each
     # took longer than it does
     low[COORDINATES.index("lanes")] = 0.0
+    # the farthest fitted hop is at least the nearest (a draw below counts as equal)
+    low[COORDINATES.index("hop_spread")] = 0.0
 
     def solve(start, lower, upper, evaluations):
         return optimize.least_squares(residuals, start, method="trf",

@@ -12,7 +12,8 @@ from sizing.network_fit import demands_of, fit
 
 THREADS = np.array([1, 8, 30, 90])
 LEVELS = {"ONE": 1, "ALL": 3}
-DEMANDS = demands_of(np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0, 32.0]))
+DEMANDS = demands_of(np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0, 32.0,
+                             1.0]))
 
 
 def _measured():

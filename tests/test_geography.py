@@ -35,7 +35,7 @@ def test_a_file_is_read_with_its_client_and_coordinator_rule(tmp_path):
                   + "".join(f'"{a}-{b}" = {t}\n' for (a, b), t in ONE_WAY.items()))
     read = Geography.read(path)
     assert read == Geography((0, 1, 2), 3, ONE_WAY, "random", "test")
-    weight, client, trip, cross = read.arrays()
+    weight, client, trip, cross, _ = read.arrays()
     np.testing.assert_allclose(weight, [1 / 3] * 3)
     np.testing.assert_allclose(client, [120.0, 180.0, 220.0])
     assert trip[0, 1] == 100.0 and trip[1, 2] == 300.0 and np.isnan(trip[0, 0])
@@ -124,7 +124,7 @@ def test_a_table_may_leave_its_times_to_the_fit(tmp_path):
                   '"0-1" = 40\n')
     read = Geography.read(path)
     assert read.fitted and read.one_way == {(0, 1): 40.0}
-    weight, client, trip, cross = read.arrays()
+    weight, client, trip, cross, _ = read.arrays()
     np.testing.assert_allclose(weight, [1.0, 0.0, 0.0])
     assert np.all(np.isnan(client)) and trip[0, 1] == 80.0 and np.isnan(trip[1, 2])
     assert cross[1, 2] and not cross[2, 2]

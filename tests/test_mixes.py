@@ -18,7 +18,7 @@ from sizing.network_model import Anchors, NetworkModel
 # read of 0.3)
 DEMANDS = dict(work=0.3, coordinate=0.1, message=0.01, digest_ratio=0.5, client=0.05,
                hop_client=0.2, hop_replica=0.1, client_outside=0.4, branch_cv=1.0,
-               link_window=1000.0, mutation_ratio=0.8, lanes=32.0)
+               link_window=1000.0, mutation_ratio=0.8, lanes=32.0, hop_spread=1.0)
 
 
 def _point(d):
@@ -28,7 +28,7 @@ def _point(d):
                    d["client"] / w, d["hop_client"] / w,
                    d["hop_replica"] / d["hop_client"], d["client_outside"] / w,
                    d["branch_cv"], d["link_window"], d["mutation_ratio"],
-                   d["lanes"]])
+                   d["lanes"], d["hop_spread"]])
 
 
 def _model(structure="shared-digest-client", residual=0.0, **changes):

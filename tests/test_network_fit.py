@@ -19,7 +19,7 @@ def _rows(levels, write=False):
                 write=np.full(n, write))
 
 
-TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0, 32.0])
+TRUE = np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0, 32.0, 1.0])
 
 
 def test_fit_reproduces_rows_of_the_model_itself():
@@ -276,3 +276,49 @@ def test_one_only_rows_across_data_centres_bound_quorum_by_the_priors_window():
     _, per_second = result.predict(crowd)
     # the coordinator (node 0, nearest the client) and node 1: 2 x 50 ms round trip
     assert per_second[0] == pytest.approx(128.0 / 0.1, rel=0.02)
+
+
+def test_fitted_wide_area_hops_tell_the_nearest_replica_from_the_farthest():
+    """Rows of ONE, QUORUM and ALL made across data centres of their own (the first
+    node coordinating) with the far replica 1.6 times as far as the near one: the
+    fit finds that spread, and QUORUM and ALL saturate at their own links' window
+    over round trip (with one fitted hop for both they would come out alike)."""
+    from sizing.closed_network import predict
+    from sizing.geography import Geography
+
+    placed = Geography.wide_area(3)
+    truth = TRUE.copy()
+    truth[COORDINATES.index("hop_client")] = np.log(150.0)  # x work 0.3: 45 ms
+    truth[COORDINATES.index("link_window")] = np.log(130.0)
+    truth[COORDINATES.index("hop_spread")] = np.log(1.6)
+    rows = _rows([1, 2, 3])
+    rows = dict(rows, threads=np.tile([1, 50, 200, 600, 1200], 3))
+    latency, _ = predict(demands_of(truth), rows, "lanes", geography=placed)
+    result = fit(rows, latency, "lanes", Prior.vague(), geography=placed)
+    i = COORDINATES.index("hop_spread")
+    assert np.exp(result.point[i]) == pytest.approx(1.6, rel=0.05)
+    assert "hop_spread" not in result.resting_on_prior()
+    crowd = {key: value[::len(THREADS)] for key, value in _rows([2, 3]).items()}
+    _, per_second = result.predict(dict(crowd, threads=np.full(2, 20_000)))
+    near = 2 * 45.0 * np.exp(TRUE[COORDINATES.index("hop_ratio")])  # ms
+    assert per_second == pytest.approx([130.0 / (near / 1000), 130.0 / (1.6 * near / 1000)],
+                                       rel=0.05)
+
+
+def test_only_a_lone_coordinators_fitted_hops_are_ranked():
+    """With coordinator "one" the first node's fitted pairs run from the nearest (0)
+    to the farthest (1) in the order the nodes are listed; with another rule, or
+    given times, every pair is alike (0) and the spread is not used."""
+    from sizing.geography import Geography
+
+    rank = Geography.wide_area(4).arrays()[4]
+    assert rank[0].tolist() == [0.0, 0.0, 0.5, 1.0]
+    assert rank[:, 0].tolist() == [0.0, 0.0, 0.5, 1.0]
+    assert np.all(rank[1:, 1:] == 0.0)
+    assert Geography.wide_area(3).spreads()
+    nearest = Geography((0, 1, 2), 3, {(0, 3): 10.0, (1, 3): 20.0, (2, 3): 30.0},
+                        "nearest", "", True)
+    assert not nearest.spreads()
+    given = Geography((0, 1, 2), 3, {(0, 1): 50.0, (0, 2): 90.0, (1, 2): 150.0,
+                                     (0, 3): 60.0, (1, 3): 90.0, (2, 3): 110.0}, "one")
+    assert not given.spreads()

@@ -389,10 +389,12 @@ def test_a_geo_file_that_does_not_fit_the_cluster_is_refused(tmp_path, capsys):
     assert not (tmp_path / "m.toml").exists()
 
 
-@pytest.mark.parametrize("later", [("link_window", "mutation_ratio", "lanes"),
-                                   ("mutation_ratio", "lanes"), ("lanes",)])
+@pytest.mark.parametrize("later", [("link_window", "mutation_ratio", "lanes", "hop_spread"),
+                                   ("mutation_ratio", "lanes", "hop_spread"),
+                                   ("lanes", "hop_spread"), ("hop_spread",)])
 def test_a_model_file_from_before_a_coordinate_still_reads(tmp_path, later):
-    """Files of earlier releases (before the window, the mutation ratio, the lanes):
+    """Files of earlier releases (before the window, the mutation ratio, the lanes,
+    the hop spread):
     the missing coordinates sit at the vague prior, the covariance is padded."""
     fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
     f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
@@ -412,7 +414,7 @@ def test_a_model_file_from_before_a_coordinate_still_reads(tmp_path, later):
     path = tmp_path / "old.toml"
     path.write_text("\n".join(lines) + "\n")
     back = read_network_model(str(path))
-    # reads only: the mutation ratio (at its prior mean, 1) does not enter
+    # reads only: the mutation ratio (at its prior mean) does not enter
     rows = _rows([("QUORUM", 8)])
     at_prior = model.fit.point.copy()
     for name in later:
