@@ -213,8 +213,8 @@ def _wide_area_note(signature, fitted: bool) -> str:
     """What `calibrate` says of rows with `sizing.geography.wide_area_signature`:
     ``fitted``: it fits `sizing.geography.Geography.wide_area` to them."""
     kind, ms = signature
-    seen = (f"ONE stays flat with the threads while the highest level measured costs "
-            f"{ms:.3g} ms more at the lightest load" if kind == "step" else
+    seen = (f"the lowest level measured stays flat at light load while the highest "
+            f"costs {ms:.3g} ms more at the lightest load" if kind == "step" else
             f"ONE stays at {ms:.3g} ms or more however many threads")
     seen += ", more than a round trip within one data centre takes"
     advice = ("--datacentres DC.toml with the one-way times between the data centres "

@@ -163,8 +163,10 @@ def _published(path):
 
 def test_the_wide_area_signature_is_cluster_d_s_and_no_other_published_file_s():
     """ONE flat over the threads with a level step no round trip within one data
-    centre explains (or ONE alone flat and slow): Karpenko D, not cluster C,
-    george0st, nor any saturated JMeter run (whose steps reach hundreds of ms too)."""
+    centre explains (or ONE alone flat and slow, or, without ONE, two levels that are
+    fixed delays far apart): Karpenko D, not cluster C, george0st, nor any saturated
+    JMeter run (whose steps reach hundreds of ms too), whole, at ONE only or without
+    ONE."""
     from glob import glob
 
     import pandas as pd
@@ -181,6 +183,11 @@ def test_the_wide_area_signature_is_cluster_d_s_and_no_other_published_file_s():
     assert kind == "step" and ms == pytest.approx(expected, rel=1e-9)
     one = d.query("quorum == 1")
     assert wide_area_signature(one) == ("flat", pytest.approx(one.mean_ms.min()))
+    # without ONE: QUORUM and ALL are both fixed delays at light load, 63-65 ms apart
+    high = d.query("quorum > 1")
+    gap = max(at_100[op, "ALL"] - at_100[op, "QUORUM"] for op in ("read", "write"))
+    assert wide_area_signature(high) == ("step", pytest.approx(gap, rel=1e-9))
+    assert placement(high, 3, 3)[0] == Geography.wide_area(3)
     # ONE alone cannot say whether the replicas are far apart: one data centre
     assert placement(one, 3, 3) == (None, wide_area_signature(one))
     assert placement(d, 3, 3) == (Geography.wide_area(3), wide_area_signature(d))
@@ -195,6 +202,7 @@ def test_the_wide_area_signature_is_cluster_d_s_and_no_other_published_file_s():
         table = _published(other)
         assert wide_area_signature(table) is None, other
         assert wide_area_signature(table.query("quorum == 1")) is None, other
+        assert wide_area_signature(table.query("quorum > 1")) is None, other
         assert placement(table, 3, 3) == (None, None), other
 
 

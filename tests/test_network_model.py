@@ -600,7 +600,7 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     rows.to_csv(path, index=False)
     out = tmp_path / "m.toml"
     report = _calibrated_report(capsys, path, out)
-    hint = _notes(report, "ONE stays flat")
+    hint = _notes(report, "the lowest level measured stays flat")
     assert len(hint) == 1 and "fitted as a cluster across data centres" in hint[0]
     assert "--datacentres DC.toml" in hint[0]
     assert report["datacentres"]["coordinator"] == "one"
@@ -619,9 +619,9 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     # the data-centre model) the note only says why it stays one data centre
     report = _calibrated_report(capsys, path, out, 3, "--datacentres",
                                 "docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
-    assert not _notes(report, "ONE stays flat")
+    assert not _notes(report, "the lowest level measured stays flat")
     report = _calibrated_report(capsys, path, out, 4)
-    hint = _notes(report, "ONE stays flat")
+    hint = _notes(report, "the lowest level measured stays flat")
     assert len(hint) == 1 and "covers clusters whose every node holds every key" in hint[0]
     assert report["datacentres"] is None
     # ONE rows alone: a note, one data centre
