@@ -41,6 +41,10 @@ COORDINATE_LABELS = {
     "lanes": "separate queues per node (structure lanes)",
     "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
 
+#: Coordinates the model uses no lower than a floor (a lane per node; the farthest hop
+#: at least the nearest): the report's intervals stop there.
+USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
+
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
@@ -262,10 +266,12 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
         if name == "hop_spread" and not _spreads(f):
             continue  # no fitted hops that differ
         value = math.exp(f.point[i])
+        # below its floor the model uses the floor (`sizing.network_fit.demands_of`)
+        floor = USED_FROM.get(name, 0.0)
         parameters[name] = {
             "meaning": COORDINATE_LABELS[name], "value": value,
-            "interval_95": [math.exp(f.point[i] - z * f.posterior_sd[i]),
-                            math.exp(f.point[i] + z * f.posterior_sd[i])],
+            "interval_95": [max(math.exp(f.point[i] - z * f.posterior_sd[i]), floor),
+                            max(math.exp(f.point[i] + z * f.posterior_sd[i]), floor)],
             "prior_median": math.exp(f.prior.mean[i]),
             "rests_on_prior": name in model.meta.get("resting_on_prior", [])}
     return {"measurements": model.meta.get("measurements"),

@@ -606,6 +606,9 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     if d.shape != (len(DEMANDS),) or np.any(d < 0):
         raise ConfigError(f"demands {d}; give {len(DEMANDS)} values >= 0 in the order "
                           f"{', '.join(DEMANDS)}")
+    if d[DEMANDS.index("hop_spread")] < 1:
+        raise ConfigError(f"hop_spread {d[DEMANDS.index('hop_spread')]}; give the "
+                          "farthest fitted hop over the nearest, >= 1")
     threads = np.asarray(rows["threads"], float)
     count = len(threads)
     rate = np.asarray(rows.get("rate", np.full(count, np.nan)), float)

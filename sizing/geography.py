@@ -25,10 +25,12 @@ link carries a limited number of messages in flight (the fitted ``link_window``)
 
 ``times = "fitted"`` lets every pair left out be fitted instead: the client's pairs
 take the fitted client-coordinator hop, the nodes' pairs the fitted
-coordinator-replica hop. With coordinator ``"one"`` the first node's fitted pairs are
-not all alike: in the order the nodes are listed they run from the nearest (the fitted
-hop) to the farthest (``hop_spread`` times it), so that QUORUM waits for a nearer
-replica than ALL (the other pairs carry no request a model waits for).
+coordinator-replica hop. With coordinator ``"one"`` the first node's fitted pairs with
+other data centres are not all alike: in the order the nodes are listed they run from
+the nearest (the fitted hop) to the farthest (``hop_spread`` times it), those between
+evenly spaced in log, so that QUORUM waits for a nearer replica than ALL (the other
+pairs carry no request a model waits for). Nearest and farthest are among the pairs
+left to the fit: a given pair may be nearer.
 `Geography.wide_area` is such a table with every node and the
 client machine in a data centre of its own and one coordinator (coordinator
 ``"one"``: the first node coordinates every request, as a driver does whose local
@@ -205,8 +207,9 @@ class Geography:
         the file leaves out, and for any pair left out with ``times = "fitted"``),
         whether the pair is two data centres (a wide-area link with a window), and
         where a fitted pair's hop lies between the nearest (0: the fitted replica hop)
-        and the farthest (1: ``hop_spread`` times it): with coordinator ``"one"``,
-        the first node's fitted pairs in the order listed, else 0."""
+        and the farthest (1: ``hop_spread`` times it), evenly in log between: with
+        coordinator ``"one"`` and ``times = "fitted"``, the first node's pairs with
+        other data centres left to the fit, in the order listed, else 0."""
         centre = np.asarray(self.centre)
         n = len(centre)
 
@@ -220,8 +223,11 @@ class Geography:
         pairs = np.array([[rtt(a, b) for b in centre] for a in centre])
         cross = centre[:, None] != centre[None, :]
         rank = np.zeros((n, n))
-        if self.coordinator == "one":
-            ranked = [j for j in range(1, n) if np.isnan(pairs[0, j])]
+        if self.coordinator == "one" and self.fitted:
+            # the first node's wide-area pairs left to the fit (not those within its
+            # own data centre, which take the fitted hop as they are)
+            ranked = [j for j in range(1, n)
+                      if centre[j] != centre[0] and np.isnan(pairs[0, j])]
             for place, j in enumerate(ranked):
                 rank[0, j] = rank[j, 0] = place / max(len(ranked) - 1, 1)
         if self.coordinator == "random":

@@ -40,9 +40,15 @@ COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
                "client_share", "hop_client", "hop_ratio", "outside_share", "branch_cv",
                "link_window", "mutation_ratio", "lanes", "hop_spread")
 
-#: Coordinates a file written before they existed may lack: they take the vague
-#: prior's value (and a model file's posterior, that value and spread).
+#: Coordinates a file written before they existed may lack: a prior table takes the
+#: vague prior's value and spread; a model file's posterior the value its release
+#: computed with (`LEGACY_VALUES`, exactly), else the vague prior's.
 LATER_COORDINATES = ("link_window", "mutation_ratio", "lanes", "hop_spread")
+
+#: What a model file written before a coordinate existed computed with (log): a
+#: mutation as dear as a data read, every fitted hop between nodes alike. (The window
+#: and the lanes changed nothing before they existed.)
+LEGACY_VALUES = {"mutation_ratio": 0.0, "hop_spread": 0.0}
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
 from sizing.closed_network import DEMANDS, STRUCTURES, reads_of, single_closed
 from sizing.geography import Geography
-from sizing.network_fit import COORDINATES, LATER_COORDINATES, Fit, Prior, demands_of, fit
+from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, Fit, Prior, \
+    demands_of, fit
 
 #: The ``kind`` of a model file written by this module.
 KIND = "closed-network"
@@ -540,11 +541,13 @@ def read_network_model(path: str) -> NetworkModel:
             raise ConfigError(f"--model {path}: structure {structure!r} is not one of "
                               f"{', '.join(STRUCTURES)}; recalibrate")
         prior = Prior.from_file_table(table, path)
-        # a file written before a coordinate existed: it sits at the prior
+        # a file written before a coordinate existed: it predicts as its release did
+        # (the value it computed with, held), else the coordinate sits at the prior
         older = [n for n in LATER_COORDINATES if n not in posterior]
-        posterior = dict(posterior, **{n: {"mean": prior.mean[COORDINATES.index(n)],
-                                           "sd": prior.sd[COORDINATES.index(n)]}
-                                       for n in older})
+        posterior = dict(posterior, **{
+            n: {"mean": LEGACY_VALUES[n], "sd": 0.0} if n in LEGACY_VALUES else
+            {"mean": prior.mean[COORDINATES.index(n)], "sd": prior.sd[COORDINATES.index(n)]}
+            for n in older})
         point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
         sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
         covariance = posterior.get("covariance")

@@ -76,6 +76,9 @@ def test_bad_inputs_say_how_to_fix_them():
         predict(DEMANDS, _rows(5, 1, False), "magic")
     with pytest.raises(ConfigError, match="1 <= quorum <= replicas"):
         predict(DEMANDS, _rows(5, 4, False))
+    # a farthest hop nearer than the nearest would reorder the replicas
+    with pytest.raises(ConfigError, match="hop_spread 0.5; give the farthest"):
+        predict(Demands(hop_spread=0.5), _rows(5, 1, False))
 
 
 def test_client_work_outside_the_latency_caps_throughput_at_the_client_cores():

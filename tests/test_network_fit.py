@@ -306,9 +306,10 @@ def test_fitted_wide_area_hops_tell_the_nearest_replica_from_the_farthest():
 
 
 def test_only_a_lone_coordinators_fitted_hops_are_ranked():
-    """With coordinator "one" the first node's fitted pairs run from the nearest (0)
-    to the farthest (1) in the order the nodes are listed; with another rule, or
-    given times, every pair is alike (0) and the spread is not used."""
+    """With coordinator "one" the first node's fitted pairs with other data centres
+    run from the nearest (0) to the farthest (1) in the order the nodes are listed;
+    with another rule, given times, or pairs within one data centre, every pair is
+    alike (0) and the spread is not used."""
     from sizing.geography import Geography
 
     rank = Geography.wide_area(4).arrays()[4]
@@ -322,3 +323,13 @@ def test_only_a_lone_coordinators_fitted_hops_are_ranked():
     given = Geography((0, 1, 2), 3, {(0, 1): 50.0, (0, 2): 90.0, (1, 2): 150.0,
                                      (0, 3): 60.0, (1, 3): 90.0, (2, 3): 110.0}, "one")
     assert not given.spreads()
+    # pairs within the first node's own data centre take the fitted hop as they are,
+    # under given and fitted times alike
+    assert not Geography((0, 0, 0), 1, {(0, 1): 50.0}, "one").spreads()
+    shared = Geography((0, 0, 0, 1), 2, {(0, 1): 50.0, (0, 2): 20.0, (1, 2): 40.0}, "one",
+                       "", True)
+    assert not shared.spreads()
+    # a given pair is left out of the ranking: the fitted ones run nearest to farthest
+    partly = Geography((0, 1, 2, 3), 4, {(0, 1): 20.0, (0, 4): 5.0, (1, 4): 5.0,
+                                         (2, 4): 5.0, (3, 4): 5.0}, "one", "", True)
+    assert partly.arrays()[4][0].tolist() == [0.0, 0.0, 0.0, 1.0]

@@ -9,7 +9,8 @@ import pytest
 from forkjoin_sim.errors import ConfigError
 from forkjoin_cli.main import main
 from sizing.closed_network import Demands, predict
-from sizing.network_fit import COORDINATES, Prior, default_prior, fit, prior_from_model
+from sizing.network_fit import COORDINATES, LEGACY_VALUES, Prior, default_prior, fit, \
+    prior_from_model
 from sizing.network_model import THROUGHPUT_LOSS, Anchors, NetworkModel, calibrated, \
     is_network_model, read_network_model
 
@@ -419,12 +420,47 @@ def test_a_model_file_from_before_a_coordinate_still_reads(tmp_path, later):
     at_prior = model.fit.point.copy()
     for name in later:
         i = COORDINATES.index(name)
-        at_prior[i] = Prior.vague().mean[i]
+        at_prior[i] = LEGACY_VALUES.get(name, Prior.vague().mean[i])
     assert back.fit.point == pytest.approx(at_prior)
     assert back.predict(rows)[0] == pytest.approx(model.predict(rows)[0], rel=1e-6)
     np.testing.assert_allclose(back.fit.covariance[:-cut, :-cut], old)
     for i in range(1, cut + 1):
-        assert back.fit.covariance[-i, -i] == pytest.approx(Prior.vague().sd[-i] ** 2)
+        held = COORDINATES[-i] in LEGACY_VALUES
+        assert back.fit.covariance[-i, -i] == pytest.approx(
+            0.0 if held else Prior.vague().sd[-i] ** 2)
+
+
+def test_a_wide_area_model_file_from_before_the_hop_spread_predicts_as_it_did(tmp_path):
+    """A file written before `hop_spread` computed with every fitted hop between nodes
+    alike: read back, it predicts exactly that (not the prior's spread of sqrt 2),
+    with no spread in its intervals either."""
+    from sizing.geography import Geography
+
+    placed = Geography.wide_area(3)
+    pairs = [(level, t) for level in ("ONE", "QUORUM", "ALL") for t in THREADS]
+    rows = _rows(pairs)
+    truth = np.array([100.0 + 60.0 * (LEVELS[lv] > 1) + 30.0 * (LEVELS[lv] > 2) + t / 8
+                      for lv, t in pairs])
+    f = fit(rows, truth, "lanes", Prior.vague(), 4, 4, max_evaluations=20,
+            geography=placed)
+    model = NetworkModel(f, Anchors.of(f, rows, truth), 3, 3)
+    i = COORDINATES.index("hop_spread")
+    assert np.exp(f.point[i]) > 1.05  # the fit spreads the hops
+    lines = [line for line in model.to_toml().splitlines()
+             if not line.startswith("hop_spread")]
+    import tomllib
+
+    cut = np.array(tomllib.loads(model.to_toml())["posterior"]["covariance"])[:-1, :-1]
+    lines = [("covariance = " + str(cut.tolist())) if line.startswith("covariance")
+             else line for line in lines]
+    path = tmp_path / "old.toml"
+    path.write_text("\n".join(lines) + "\n")
+    back = read_network_model(str(path))
+    alike = f.point.copy()
+    alike[i] = 0.0
+    assert back.fit.point[i] == 0.0 and back.fit.posterior_sd[i] == 0.0
+    assert back.fit.predict(rows)[0] == pytest.approx(f.predict(rows, alike)[0], rel=1e-12)
+    assert not np.allclose(back.fit.predict(rows)[0], f.predict(rows)[0], rtol=1e-3)
 
 
 def test_auto_chooses_a_structure_by_the_rows_own_held_out_error(tmp_path, capsys):
