@@ -330,18 +330,25 @@ class Fit:
     def resting_on_prior(self, keep: float = 0.5) -> list[str]:
         """Coordinates the structure uses whose posterior sd is more than ``keep`` of
         the prior's: the rows barely informed them."""
-        unused = set() if self.structure in ("client-bound", "random-hops") else {"outside_share"}
-        if self.structure in ("replica-queues", "shared"):
-            unused.add("digest_ratio")  # reads ask every replica for data there
-        if self.geography is None:
-            unused.add("link_window")
-        if self.structure != "lanes":
-            unused.add("lanes")
-        if self.geography is None or not self.geography.spreads():
-            unused.add("hop_spread")
+        unused = unused_coordinates(self.structure, self.geography)
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
+
+
+def unused_coordinates(structure: str, geography=None) -> set[str]:
+    """Coordinates that change no prediction of ``structure`` (with ``geography``, a
+    `sizing.geography.Geography` or None): a fit leaves them at the prior."""
+    unused = set() if structure in ("client-bound", "random-hops") else {"outside_share"}
+    if structure in ("replica-queues", "shared"):
+        unused.add("digest_ratio")  # reads ask every replica for data there
+    if geography is None:
+        unused.add("link_window")
+    if structure != "lanes":
+        unused.add("lanes")
+    if geography is None or not geography.spreads():
+        unused.add("hop_spread")
+    return unused
 
 
 def _level_rows(rows, prior: Prior):
@@ -443,8 +450,12 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
         step_prior = np.array([f for f in found if f is not None]).T
         steps = {key: value[np.repeat(keep, 2)] for key, value in steps.items()} \
             if keep.any() else None
+    # only the coordinates a prediction depends on are fitted; the others stay at
+    # the prior (a Jacobian column each would cost a model run and say nothing)
+    unused = unused_coordinates(structure, geography)
+    free = np.array([name not in unused for name in COORDINATES])
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
-    budget = int(starts * max_evaluations * (1 + len(COORDINATES)) * (
+    budget = int(starts * max_evaluations * (1 + free.sum()) * (
         1 if geography is None else 1.25 * len(WINDOW_STARTS)))
     calls = [0]
 
@@ -487,9 +498,19 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     low[COORDINATES.index("hop_spread")] = 0.0
 
     def solve(start, lower, upper, evaluations):
-        return optimize.least_squares(residuals, start, method="trf",
-                                      bounds=(lower, upper), diff_step=1e-4, x_scale=1.0,
-                                      max_nfev=evaluations, ftol=1e-6, xtol=1e-6)
+        fixed = start.copy()
+
+        def on_free(values):
+            point = fixed.copy()
+            point[free] = values
+            return residuals(point)
+
+        result = optimize.least_squares(on_free, start[free], method="trf",
+                                        bounds=(lower[free], upper[free]), diff_step=1e-4,
+                                        x_scale=1.0, max_nfev=evaluations, ftol=1e-6,
+                                        xtol=1e-6)
+        fixed[free] = result.x
+        return fixed, result
 
     # a saturating wide-area link and busy cores can both bend a curve, and a free
     # fit slides from one explanation to the other: with data centres, each start
@@ -503,19 +524,24 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
             start[window] = np.log(held)
             lower, upper = low.copy(), high.copy()
             lower[window], upper[window] = start[window] - 1e-6, start[window] + 1e-6
-            start = solve(start, lower, upper, max_evaluations // 4).x
-        result = solve(start, low, high, max_evaluations)
-        if best is None or result.cost < best.cost:
-            best = result
-    jac = best.jac
+            start = solve(start, lower, upper, max_evaluations // 4)[0]
+        point, result = solve(start, low, high, max_evaluations)
+        if best is None or result.cost < best[1].cost:
+            best = point, result
+    point, result = best
+    # the coordinates left out: their posterior is the prior, uncorrelated
+    covariance = np.diag(prior.sd ** 2)
+    sd = prior.sd.copy()
+    jac = result.jac
     try:
-        covariance = np.linalg.inv(jac.T @ jac)
-        covariance = 0.5 * (covariance + covariance.T)
-        sd = np.sqrt(np.clip(np.diag(covariance), 0, None))
+        inner = np.linalg.inv(jac.T @ jac)
+        inner = 0.5 * (inner + inner.T)
+        covariance[np.ix_(free, free)] = inner
+        sd[free] = np.sqrt(np.clip(np.diag(inner), 0, None))
         # no coordinate wider than its prior (a numerically flat direction)
         shrink = np.minimum(1.0, prior.sd / np.maximum(sd, 1e-300))
         covariance = covariance * np.outer(shrink, shrink)
     except np.linalg.LinAlgError:
         covariance, sd = None, prior.sd.copy()
-    return Fit(best.x, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
-               float(best.cost), covariance, geography)
+    return Fit(point, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
+               float(result.cost), covariance, geography)

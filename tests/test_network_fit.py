@@ -333,3 +333,24 @@ def test_only_a_lone_coordinators_fitted_hops_are_ranked():
     partly = Geography((0, 1, 2, 3), 4, {(0, 1): 20.0, (0, 4): 5.0, (1, 4): 5.0,
                                          (2, 4): 5.0, (3, 4): 5.0}, "one", "", True)
     assert partly.arrays()[4][0].tolist() == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_coordinates_no_prediction_uses_stay_exactly_at_the_prior():
+    """One data centre, structure lanes: the window, the hop spread and the outside
+    work change no prediction, so the fit leaves them at the prior (not fitted, no
+    Jacobian column), uncorrelated with the rest, and says nothing of them."""
+    from sizing.closed_network import predict
+    from sizing.network_fit import unused_coordinates
+
+    rows = _rows([1, 3])
+    latency, _ = predict(demands_of(TRUE), rows, "lanes")
+    prior = Prior.vague()
+    result = fit(rows, latency, "lanes", prior, max_evaluations=50)
+    unused = unused_coordinates("lanes")
+    assert unused == {"link_window", "hop_spread", "outside_share"}
+    for name in unused:
+        i = COORDINATES.index(name)
+        assert result.point[i] == prior.mean[i] and result.posterior_sd[i] == prior.sd[i]
+        others = np.delete(result.covariance[i], i)
+        assert np.all(others == 0.0)
+        assert name not in result.resting_on_prior()
