@@ -20,7 +20,7 @@ from sizing.calibrated_model import file_sha256
 from sizing.geography import Geography, placement
 from sizing.measurements import read_measurements
 from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
-    prior_from_model
+    prior_from_model, unused_coordinates
 from sizing.closed_network import DEMANDS
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
     read_network_model, rows_of_table
@@ -246,11 +246,6 @@ def _choice_text(choice: dict) -> str:
             f"levels and larger thread counts {scores}")
 
 
-def _spreads(f) -> bool:
-    """Whether the fit's hops from the coordinating node differ (`hop_spread` used)."""
-    return f.geography is not None and f.geography.spreads()
-
-
 def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     """The fit report: structure, prior, parameters with intervals, rows."""
     f = model.fit
@@ -258,13 +253,13 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     plain = f.predict(rows)[0]
     z = 1.959963984540054
     parameters = {}
+    # no wide-area link in one data centre, the node's cores serving it rather than
+    # lanes, no fitted hops that differ: parameters and demands the model has no use for
+    hidden = unused_coordinates(f.structure, f.geography) & {"link_window", "lanes",
+                                                              "hop_spread"}
     for i, name in enumerate(COORDINATES):
-        if name == "link_window" and f.geography is None:
-            continue  # one data centre: no wide-area link
-        if name == "lanes" and f.structure != "lanes":
-            continue  # the node's cores serve it
-        if name == "hop_spread" and not _spreads(f):
-            continue  # no fitted hops that differ
+        if name in hidden:
+            continue
         value = math.exp(f.point[i])
         # below its floor the model uses the floor (`sizing.network_fit.demands_of`)
         floor = USED_FROM.get(name, 0.0)
@@ -282,9 +277,7 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "prior": model.meta.get("prior_source"),
             "parameters": parameters,
             "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
-                           if (k != "link_window" or f.geography is not None)
-                           and (k != "lanes" or f.structure == "lanes")
-                           and (k != "hop_spread" or _spreads(f))},
+                           if k not in hidden},
             "datacentres": None if f.geography is None else {
                 "file": model.meta.get("datacentres"), "source": f.geography.source,
                 "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},
