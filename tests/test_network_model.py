@@ -684,3 +684,36 @@ def test_an_interval_above_one_never_starts_below_the_level_beneath_it():
     low = low.reshape(3, 3)
     assert np.all(low[1] >= low[0] * (1 - 1e-12)) and np.all(low[2] >= low[1] * (1 - 1e-12))
     assert np.all(low[2] >= 0.95 * one.mean_ms.min())
+
+
+def test_a_remote_client_of_one_region_is_why_flat_one_rows_stay_in_one_data_centre():
+    """A single-region cluster measured from a client 60 ms away (one way) gives ONE
+    rows as flat and slow as Karpenko D's (the "flat" signature), but its QUORUM and
+    ALL add well under a millisecond. Kept in one data centre, as calibrate keeps
+    such rows, the fit predicts them within 5%; fitted across data centres it would
+    add a wide-area round trip and miss them by more than 100%."""
+    from sizing.geography import Geography, placement
+
+    remote = Geography((0, 0, 0), 1, {(0, 1): 60.0}, "random")
+    truth = Demands(client=0.3, hop_client=0.2, hop_replica=0.2, coordinate=0.3,
+                    message=0.02, work=1.0, digest_ratio=0.4, mutation_ratio=0.4)
+    threads = np.arange(100, 1001, 100)
+    tables = []
+    for level in LEVELS.values():
+        rows = dict(threads=threads.astype(float), think_ms=np.zeros(10),
+                    nodes=np.full(10, 3), replicas=np.full(10, 3),
+                    quorum=np.full(10, level), write=np.zeros(10, bool))
+        tables.append(pd.DataFrame(dict(
+            operation="read", quorum=level, threads=threads, nodes=3, replicas=3,
+            mean_ms=predict(truth, rows, "lanes", geography=remote)[0], throughput=np.nan)))
+    table = pd.concat(tables, ignore_index=True)
+    one, held = table[table.quorum == 1], table[table.quorum > 1]
+    assert placement(one, 3, 3) == (None, ("flat", pytest.approx(one.mean_ms.min())))
+    rows = dict(threads=held.threads.to_numpy(float), think_ms=np.zeros(len(held)),
+                nodes=np.full(len(held), 3), replicas=np.full(len(held), 3),
+                quorum=held.quorum.to_numpy(), write=np.zeros(len(held), bool))
+    error = {}
+    for label, geography in (("one", None), ("wide", Geography.wide_area(3))):
+        model = calibrated(one, "lanes", default_prior()[0], 4, 4, geography)
+        error[label] = np.mean(np.abs(model.predict(rows)[0] / held.mean_ms - 1))
+    assert error["one"] < 0.05 and error["wide"] > 1.0, error
