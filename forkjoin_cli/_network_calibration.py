@@ -192,6 +192,8 @@ def calibrate(args, structure: str) -> int:
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
                 **({} if args.datacentres is None else {"datacentres": args.datacentres}),
                 **({} if choice is None else {"structure_choice": _choice_text(choice)}),
+                **({"flat_one_ms": round(signature[1], 3)} if signature is not None
+                   and signature[0] == "flat" and geography is None else {}),
                 seconds=round(seconds, 3))
     model = replace(model, meta=meta)
     report = report_dict(model, table)
@@ -366,6 +368,13 @@ def predict(args) -> int:
     if resting:
         _stderr(f"predict: warning: {', '.join(resting)} rest on the prior; the "
                 "intervals carry the prior's spread")
+    flat = model.meta.get("flat_one_ms")
+    if flat is not None and np.any(mrows["quorum"] > 1):
+        _stderr(f"predict: warning: the model was fitted on ONE rows at {flat:.3g} ms or "
+                "more however many threads (a client or replicas in other data "
+                "centres); its levels above ONE place the replicas in one data centre, "
+                "so if they stand in others those rows come out far too fast (calibrate "
+                "with --datacentres DC.toml)")
     if args.figure:
         from forkjoin_cli.calibration_figure import draw
 

@@ -667,6 +667,16 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     hint = _notes(report, "ONE stays at")
     assert len(hint) == 1 and "cannot tell whether the replicas are far" in hint[0]
     assert report["datacentres"] is None
+    # and predict says so again where it predicts a level above ONE from that model
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "fitted on ONE rows at 126 ms or more" in err and "--datacentres" in err
+    one_query = tmp_path / "q1.csv"
+    rows[rows.consistency == "ONE"].to_csv(one_query, index=False)
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(one_query), "--json"]) == 0
+    assert "fitted on ONE rows" not in capsys.readouterr().err
 
 
 def test_an_interval_above_one_never_starts_below_the_level_beneath_it():
