@@ -188,6 +188,16 @@ class Prior:
         if missing:
             raise ConfigError(f"{path}: prior lacks {missing}; give mean and sd for each "
                               f"of {', '.join(COORDINATES)}")
+        for name in COORDINATES:
+            entry = table[name]
+            if not (isinstance(entry, dict) and {"mean", "sd"} <= set(entry)
+                    and all(isinstance(entry[k], (int, float))
+                            and not isinstance(entry[k], bool) for k in ("mean", "sd"))
+                    and np.isfinite(entry["mean"]) and np.isfinite(entry["sd"])
+                    and entry["sd"] > 0):
+                raise ConfigError(f"{path}: prior {name} = {entry!r}; give a finite "
+                                  f"number mean (natural log) and an sd > 0, e.g. "
+                                  f"{name} = {{ mean = 0.0, sd = 1.0 }}")
         levels = table.get("level_log_ratio")
         if levels is not None and not (isinstance(levels, dict) and {"mean", "sd"} <=
                                        set(levels) and float(levels["sd"]) > 0):

@@ -68,6 +68,23 @@ def test_prior_file_without_a_prior_table_says_what_to_give(tmp_path):
         Prior.read(str(path))
 
 
+@pytest.mark.parametrize("entry", ["{ mean = 0.0, sd = 0.0 }", "{ mean = 0.0, sd = -1.0 }",
+                                   '{ mean = "x", sd = 1.0 }', "{ mean = 0.0 }", "2.0",
+                                   "{ mean = nan, sd = 1.0 }", "{ mean = 0.0, sd = true }"])
+def test_a_prior_coordinate_needs_a_number_mean_and_a_positive_sd(tmp_path, entry):
+    """A prior entry the fit cannot divide by or add (sd 0 made every residual
+    infinite, a string a traceback) is refused in one line naming it."""
+    from forkjoin_sim.errors import ConfigError
+
+    text = Prior.vague().to_toml().replace(
+        "hop_ratio = { mean = 0.0000, sd = 3.0000 }", f"hop_ratio = {entry}")
+    assert f"hop_ratio = {entry}" in text
+    path = tmp_path / "prior.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="prior hop_ratio = .*give a finite number mean"):
+        Prior.read(str(path))
+
+
 def test_a_level_prior_sets_what_one_only_rows_cannot():
     """ONE-only rows say nothing about ALL: with a level prior of log ratio 0.3 (sd
     0.05) for ALL against ONE, the fitted model's ALL/ONE ratio at the fitted thread
