@@ -111,13 +111,15 @@ def calibrate(args, structure: str) -> int:
     """Fit, write model (and report, figure), print the report."""
     from forkjoin_cli._calibration import REPORT_SUFFIXES, check_writable
 
-    check_writable(args.out, "--out", (".toml",), inputs=(args.measurements,))
+    # the files read (the measurements, a prior or model as --prior, the data centres)
+    sources = (args.measurements, getattr(args, "prior", None),
+               getattr(args, "datacentres", None))
+    check_writable(args.out, "--out", (".toml",), inputs=sources)
     if args.report:
         check_writable(args.report, "--report", REPORT_SUFFIXES,
-                       inputs=(args.measurements, args.out))
+                       inputs=(*sources, args.out))
     if args.figure:
-        check_writable(args.figure, "--figure", (".png",),
-                       inputs=(args.measurements, args.out))
+        check_writable(args.figure, "--figure", (".png",), inputs=(*sources, args.out))
     from forkjoin_sim.model import check_cluster
 
     check_cluster(args.nodes, args.replicas)
@@ -368,6 +370,21 @@ def predict(args) -> int:
     if resting:
         _stderr(f"predict: warning: {', '.join(resting)} rest on the prior; the "
                 "intervals carry the prior's spread")
+    for note in model.meta.get("warnings", []):
+        if note.startswith("the model misses its own rows"):
+            _stderr(f"predict: warning: {note}")
+    fitted = model.anchors
+    for write, operation in ((True, "writes"), (False, "reads")):
+        if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
+            _stderr(f"predict: warning: the model was fitted without {operation}; their "
+                    "cost against the other operation's rests on the prior's mutation "
+                    "ratio")
+    closed = np.isnan(mrows["rate"])
+    known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
+    if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
+        _stderr(f"predict: warning: rows past {known.max():.6g} threads, the most the "
+                "model was fitted at, are extrapolated (past the measured knee the "
+                "model's own curve decides)")
     flat = model.meta.get("flat_one_ms")
     if flat is not None and np.any(mrows["quorum"] > 1):
         _stderr(f"predict: warning: the model was fitted on ONE rows at {flat:.3g} ms or "

@@ -92,8 +92,10 @@ def build_parser(command: str | None = None, every: bool = False) -> argparse.Ar
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the installed version and exit")
     # the grouped list in the epilog is the list of commands; argparse's flat one goes
+    # prog: each command's name in its messages is "forkjoin-sim CMD", not the usage line
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
-                                metavar="COMMAND", help=argparse.SUPPRESS)
+                                metavar="COMMAND", help=argparse.SUPPRESS,
+                                prog="forkjoin-sim")
     for name, (module, _, text) in COMMANDS.items():
         if every or name == command:
             importlib.import_module(f"forkjoin_cli.{module}").register(sub)

@@ -45,6 +45,10 @@ COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
 #: computed with (`LEGACY_VALUES`, exactly), else the vague prior's.
 LATER_COORDINATES = ("link_window", "mutation_ratio", "lanes", "hop_spread")
 
+#: Largest size of a coordinate's log a file may give (e^30: 1e13 times its unit); past
+#: it the model's arithmetic overflows.
+LOG_LIMIT = 30.0
+
 #: What a model file written before a coordinate existed computed with (log): a
 #: mutation as dear as a data read, every fitted hop between nodes alike. (The window
 #: and the lanes changed nothing before they existed.)
@@ -193,11 +197,11 @@ class Prior:
             if not (isinstance(entry, dict) and {"mean", "sd"} <= set(entry)
                     and all(isinstance(entry[k], (int, float))
                             and not isinstance(entry[k], bool) for k in ("mean", "sd"))
-                    and np.isfinite(entry["mean"]) and np.isfinite(entry["sd"])
+                    and abs(entry["mean"]) <= LOG_LIMIT and np.isfinite(entry["sd"])
                     and entry["sd"] > 0):
-                raise ConfigError(f"{path}: prior {name} = {entry!r}; give a finite "
-                                  f"number mean (natural log) and an sd > 0, e.g. "
-                                  f"{name} = {{ mean = 0.0, sd = 1.0 }}")
+                raise ConfigError(f"{path}: prior {name} = {entry!r}; give a number mean "
+                                  f"(natural log, within +-{LOG_LIMIT:g}) and an sd > 0, "
+                                  f"e.g. {name} = {{ mean = 0.0, sd = 1.0 }}")
         levels = table.get("level_log_ratio")
         if levels is not None and not (isinstance(levels, dict) and {"mean", "sd"} <=
                                        set(levels) and float(levels["sd"]) > 0):

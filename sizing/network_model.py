@@ -34,8 +34,8 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
 from sizing.closed_network import DEMANDS, STRUCTURES, reads_of, single_closed
 from sizing.geography import Geography
-from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, Fit, Prior, \
-    demands_of, fit
+from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, LOG_LIMIT, \
+    Fit, Prior, demands_of, fit
 
 #: The ``kind`` of a model file written by this module.
 KIND = "closed-network"
@@ -544,6 +544,9 @@ def read_network_model(path: str) -> NetworkModel:
         # a file written before a coordinate existed: it predicts as its release did
         # (the value it computed with, held), else the coordinate sits at the prior
         older = [n for n in LATER_COORDINATES if n not in posterior]
+        if older and tuple(older) != COORDINATES[len(COORDINATES) - len(older):]:
+            raise ConfigError(f"--model {path}: [posterior] lacks {', '.join(older)} but "
+                              "has coordinates that came after it; recalibrate")
         posterior = dict(posterior, **{
             n: {"mean": LEGACY_VALUES[n], "sd": 0.0} if n in LEGACY_VALUES else
             {"mean": prior.mean[COORDINATES.index(n)], "sd": prior.sd[COORDINATES.index(n)]}
@@ -558,6 +561,11 @@ def read_network_model(path: str) -> NetworkModel:
                 full = np.diag(sd ** 2)
                 full[np.ix_(known, known)] = covariance
                 covariance = full
+            elif older:
+                # a release before them wrote no row of them: a line lost since
+                raise ConfigError(f"--model {path}: [posterior] lacks {', '.join(older)} "
+                                  "though its covariance has a row for every coordinate; "
+                                  "recalibrate")
             if covariance.shape != (len(COORDINATES), len(COORDINATES)) or \
                     not np.all(np.isfinite(covariance)):
                 raise ConfigError(f"--model {path}: [posterior] covariance must be "
@@ -590,9 +598,10 @@ def read_network_model(path: str) -> NetworkModel:
     if len(_lengths(found)) != 1:
         raise ConfigError(f"--model {path}: the [anchors] lists differ in length; "
                           "recalibrate")
-    if not (np.all(np.isfinite(point)) and np.all(np.isfinite(sd)) and np.all(sd >= 0)):
-        raise ConfigError(f"--model {path}: [posterior] needs finite means and sd >= 0; "
-                          "recalibrate")
+    if not (np.all(np.isfinite(point)) and np.all(np.isfinite(sd)) and np.all(sd >= 0)
+            and np.all(np.abs(point) <= LOG_LIMIT)):
+        raise ConfigError(f"--model {path}: [posterior] needs finite means within "
+                          f"+-{LOG_LIMIT:g} and sd >= 0; recalibrate")
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"--model {path}: replicas={replicas} nodes={nodes}; need "
                           "1 <= replicas <= nodes")

@@ -727,3 +727,79 @@ def test_a_remote_client_of_one_region_is_why_flat_one_rows_stay_in_one_data_cen
         model = calibrated(one, "lanes", default_prior()[0], 4, 4, geography)
         error[label] = np.mean(np.abs(model.predict(rows)[0] / held.mean_ms - 1))
     assert error["one"] < 0.05 and error["wide"] > 1.0, error
+
+
+def test_an_argument_error_names_the_command_as_a_user_types_it(capsys):
+    """argparse's errors named the program "forkjoin-sim [-h] [--version] COMMAND ...
+    cassandra calibrate" (the top usage line) and pointed to that as a --help to run."""
+    assert main(["cassandra", "calibrate", "--nodes", "0", "--replicas", "1",
+                 "--measurements", "m.csv", "--out", "m.toml"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("forkjoin-sim cassandra calibrate: error: argument --nodes")
+    assert "(see forkjoin-sim cassandra calibrate --help)" in err and "COMMAND" not in err
+
+
+def test_calibrate_never_writes_over_its_prior_or_data_centres(tmp_path, capsys):
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    prior = tmp_path / "prior.toml"
+    prior.write_text(Prior.vague().to_toml())
+    places = tmp_path / "dc.toml"
+    places.write_text(DC)
+    for option, path in (("--prior", prior), ("--datacentres", places)):
+        before = path.read_text()
+        code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                     "--measurements", fitted, option, str(path), "--out", str(path)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and "is also the input" in err[0]
+        assert path.read_text() == before
+
+
+def test_a_model_file_that_lost_a_line_or_holds_an_absurd_value_is_refused(tmp_path):
+    """A current file without its mutation ratio (a coordinate older releases lacked
+    only with the ones after it), or without its hop spread while its covariance has
+    that row, is not a file of an older release: read as one it predicted writes twice
+    as slow. A mean of 800 (log) overflowed predict."""
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
+            max_evaluations=20)
+    text = NetworkModel(f, Anchors.of(f, _rows(fitted), _truth(fitted)), 3, 3).to_toml()
+    path = tmp_path / "m.toml"
+    for name, words in (("mutation_ratio", "but has coordinates that came after it"),
+                        ("hop_spread", "though its covariance has a row for every")):
+        prior_line = next(line for line in text.split("[prior]")[1].splitlines()
+                          if line.startswith(f"{name} = {{"))
+        lost = [line for line in text.splitlines()
+                if not line.startswith(f"{name} = {{") or line == prior_line]
+        assert len(lost) == len(text.splitlines()) - 1  # the posterior's line only
+        path.write_text("\n".join(lost) + "\n")
+        with pytest.raises(ConfigError, match=f"lacks {name} {words}"):
+            read_network_model(str(path))
+    start = text.index("[posterior]\nwork = { mean = ") + len("[posterior]\nwork = { mean = ")
+    end = text.index(",", start)
+    path.write_text(text[:start] + "800.0" + text[end:])
+    with pytest.raises(ConfigError, match="needs finite means within \\+-30"):
+        read_network_model(str(path))
+
+
+def test_predict_says_when_it_reaches_past_what_was_fitted(tmp_path, capsys):
+    """Writes from a model of reads alone, and thread counts past the fitted ones, come
+    with a warning each; rows within what was fitted with neither."""
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out)]) == 0
+    capsys.readouterr()
+    inside = _measurement_file(tmp_path, [("QUORUM", t) for t in THREADS], "q.csv")
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", inside,
+                 "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "fitted without" not in err and "extrapolated" not in err
+    beyond = tmp_path / "w.csv"
+    beyond.write_text("operation,consistency,threads\nwrite,ONE,4\nread,ONE,640\n")
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(beyond), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "the model was fitted without writes" in err
+    assert f"rows past {max(THREADS)} threads" in err
