@@ -803,3 +803,19 @@ def test_predict_says_when_it_reaches_past_what_was_fitted(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the model was fitted without writes" in err
     assert f"rows past {max(THREADS)} threads" in err
+
+
+def test_predict_repeats_that_the_model_misses_its_own_rows(tmp_path, capsys):
+    """Rows no queueing network draws (latency falling 100 -> 1 ms and back up with
+    the threads): calibrate says the model misses them, and so does every predict."""
+    rows = tmp_path / "odd.csv"
+    rows.write_text("operation,consistency,threads,throughput,mean_ms\n"
+                    "read,ONE,4,,100\nread,ONE,16,,1\nread,ONE,64,,50\n"
+                    "read,ALL,4,,120\nread,ALL,16,,2\nread,ALL,64,,60\n")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(rows), "--out", str(out)]) == 0
+    assert "the model misses its own rows by" in capsys.readouterr().err
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", str(rows),
+                 "--json"]) == 0
+    assert "predict: warning: the model misses its own rows by" in capsys.readouterr().err
