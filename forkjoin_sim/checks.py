@@ -227,8 +227,9 @@ def check_output_file(path, what: str = "output file", suffixes=None,
             raise ConfigError(f"{what} {path} is also the input {source}; write the "
                               "results to another file")
     if path.is_dir():
+        example = f"results{next(iter(suffixes))}" if suffixes else "results.csv"
         raise ConfigError(f"{what} {path} is a directory; give a file name inside it, "
-                          f"e.g. {path / 'results.csv'}")
+                          f"e.g. {path / example}")
     if path.exists() and not path.is_file():
         raise ConfigError(f"{what} {path} exists and is not a regular file")
     if suffixes is not None:

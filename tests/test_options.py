@@ -126,6 +126,9 @@ def test_output_files_are_checked_before_any_work(tmp_path):
         with pytest.raises(ConfigError, match=message):
             options.check_output_file(path, suffixes=[".csv"])
     assert os.listdir(tmp_path) == ["file"]  # nothing created by a check
+    # a directory given for a figure: the example names a figure, not a table
+    with pytest.raises(ConfigError, match="e.g. .*results.png"):
+        options.check_output_file(tmp_path, "--figure", suffixes=(".png",))
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
