@@ -361,6 +361,20 @@ def predict(args) -> int:
                      predicted_ci_high_ms=float(high[i]),
                      predicted_throughput=float(throughput[i]))
         out.append(entry)
+    _predict_warnings(model, mrows, throughput)
+    if args.figure:
+        from forkjoin_cli.calibration_figure import draw
+
+        draw(args.figure, model, table, title=f"predict {args.measurements}")
+    emit_rows(args, list(names) + list(PREDICTED), out)
+    return 0
+
+
+def _predict_warnings(model: NetworkModel, mrows, throughput) -> None:
+    """What `predict` says of its query rows (``mrows``, predicted ``throughput``)
+    besides the numbers: rows past the model's capacity, parameters resting on the
+    prior, a fit that misses its own rows, and where the rows reach past what the
+    model was fitted on."""
     rate = mrows["rate"]
     for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
         _stderr(f"predict: warning: row {i + 1} offers {rate[i]:.6g} ops/s, past the "
@@ -379,7 +393,7 @@ def predict(args) -> int:
             _stderr(f"predict: warning: the model was fitted without {operation}; their "
                     "cost against the other operation's rests on the prior's mutation "
                     "ratio")
-    closed = np.isnan(mrows["rate"])
+    closed = np.isnan(rate)
     known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
     if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
         _stderr(f"predict: warning: rows past {known.max():.6g} threads, the most the "
@@ -392,9 +406,3 @@ def predict(args) -> int:
                 "centres); its levels above ONE place the replicas in one data centre, "
                 "so if they stand in others those rows come out far too fast (calibrate "
                 "with --datacentres DC.toml)")
-    if args.figure:
-        from forkjoin_cli.calibration_figure import draw
-
-        draw(args.figure, model, table, title=f"predict {args.measurements}")
-    emit_rows(args, list(names) + list(PREDICTED), out)
-    return 0
