@@ -41,6 +41,20 @@ COORDINATE_LABELS = {
     "lanes": "separate queues per node (structure lanes)",
     "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
 
+#: A row the fit misses far more than the others (`lone_misses`): the model's own
+#: curve misses it by more than a factor `LONE_MISS_RATIO` either way, and by more than
+#: `LONE_MISS_FACTOR` times the median miss of the other rows (both in log), in a file
+#: of at least `LONE_MISS_ROWS` rows. A mean in the wrong unit (x10, x1000) stays past
+#: both after the fit has leaned towards it. No published file at its default options
+#: has such a row; the nearest, saulolks rows10000_think500_run1's read ALL 10 threads
+#: (a factor 3.6, 4.7 times the median), rows1000_think500_run2's read ALL 50 threads
+#: (a factor 3.5, 10 times).
+LONE_MISS_RATIO = 4.0
+LONE_MISS_FACTOR = 4.0
+LONE_MISS_ROWS = 6
+#: How the note of `lone_misses` starts (`predict` repeats it).
+LONE_MISS_START = "the fit misses "
+
 #: Coordinates the model uses no lower than a floor (a lane per node; the farthest hop
 #: at least the nearest): the report's intervals stop there.
 USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
@@ -133,6 +147,9 @@ def calibrate(args, structure: str) -> int:
         rows, _ = read_measurements(args.measurements, args.replicas)
     doubts = [str(item.message) for item in caught]
     table = table_of(rows, args.nodes, args.replicas)
+    merged = merged_levels(table)
+    if merged is not None:
+        doubts.append(merged)
     geography, signature = placement(table, args.nodes, args.replicas, given)
     if signature is not None:
         doubts.append(_wide_area_note(signature, geography is not None))
@@ -186,6 +203,10 @@ def calibrate(args, structure: str) -> int:
                 f"rests on the prior (a lone {operation} pays about "
                 f"{math.exp(step[0]):.2g} ms more at ALL than at ONE, "
                 f"within a factor {math.exp(1.96 * step[1]):.2g} either way at 95%)")
+    lone = lone_misses(args.measurements, table,
+                       model.predict(rows_of_table(table), anchored=False)[0])
+    if lone is not None:
+        notes.append(lone)
     if anchors.spread > 0.10:
         notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
                      "predictions lean on the anchors (measured rows nearby)")
@@ -215,6 +236,56 @@ def calibrate(args, structure: str) -> int:
     _stderr(f"calibrate: wrote {args.out}" + "".join(
         f" and {p}" for p in (args.report, args.figure) if p))
     return 0
+
+
+def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
+    """The note naming the rows of ``table`` (read from ``path``, row i on line i + 2)
+    that the model's own curve ``model_ms`` misses far more than the others (rule:
+    `LONE_MISS_RATIO`, `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row
+    of another run."""
+    miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))
+    if len(miss) < LONE_MISS_ROWS or not np.all(np.isfinite(miss)):
+        return None
+    others = np.array([np.median(np.delete(miss, i)) for i in range(len(miss))])
+    lone = np.flatnonzero((miss > math.log(LONE_MISS_RATIO))
+                          & (miss > LONE_MISS_FACTOR * others))
+    if not len(lone):
+        return None
+    named = "; ".join(
+        f"line {i + 2} ({table.label.iloc[i]}: measured {table.mean_ms.iloc[i]:.6g} ms, "
+        f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
+    more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
+    several = len(lone) > 1
+    return (f"{LONE_MISS_START}{len(lone)} row{'s' if several else ''} of {path} far "
+            f"more than the others: {named}{more}, missed by more than a factor "
+            f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
+            f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
+            f"check {'their' if several else 'its'} unit (a mean in microseconds or "
+            f"seconds?) or drop {'them' if several else 'it'}: the fit and the anchors "
+            "take every row as measured")
+
+
+def merged_levels(table: pd.DataFrame, fitted: bool = True) -> str | None:
+    """The note naming the consistency levels of ``table`` that wait for as many
+    replicas at its replication factor (QUORUM and ALL at 2 replicas, every level at
+    1), which the model cannot tell apart (``fitted``: rows to fit, else to predict);
+    or None."""
+    replicas = int(table.replicas.iloc[0])
+    merged = [(int(k), list(pd.unique(group.consistency)))
+              for k, group in table.groupby("quorum")]
+    merged = [(k, levels) for k, levels in merged if len(levels) > 1]
+    if not merged:
+        return None
+    said = "; ".join(
+        f"{', '.join(levels[:-1])} and {levels[-1]} {'both' if len(levels) == 2 else 'all'} "
+        f"wait for {k} replica{'s' if k > 1 else ''}" for k, levels in merged)
+    copies = f"{replicas} replica{'s' if replicas > 1 else ''}"
+    if not fitted:
+        return (f"at the model's {copies}, {said}: they are predicted alike (the model "
+                f"was calibrated with --replicas {replicas})")
+    return (f"at {copies} (--replicas), {said}: the model gives them one latency, and "
+            "their rows are fitted as one level; if the cluster keeps more copies of "
+            "each key, give that replication factor")
 
 
 def _wide_area_note(signature, fitted: bool) -> str:
@@ -362,6 +433,9 @@ def predict(args) -> int:
                      predicted_throughput=float(throughput[i]))
         out.append(entry)
     _predict_warnings(model, mrows, throughput)
+    merged = merged_levels(table, fitted=False)
+    if merged is not None:
+        _stderr(f"predict: warning: {merged}")
     if args.figure:
         from forkjoin_cli.calibration_figure import draw
 
@@ -385,7 +459,7 @@ def _predict_warnings(model: NetworkModel, mrows, throughput) -> None:
         _stderr(f"predict: warning: {', '.join(resting)} rest on the prior; the "
                 "intervals carry the prior's spread")
     for note in model.meta.get("warnings", []):
-        if note.startswith("the model misses its own rows"):
+        if note.startswith(("the model misses its own rows", LONE_MISS_START)):
             _stderr(f"predict: warning: {note}")
     fitted = model.anchors
     for write, operation in ((True, "writes"), (False, "reads")):

@@ -819,3 +819,78 @@ def test_predict_repeats_that_the_model_misses_its_own_rows(tmp_path, capsys):
     assert main(["cassandra", "predict", "--model", str(out), "--measurements", str(rows),
                  "--json"]) == 0
     assert "predict: warning: the model misses its own rows by" in capsys.readouterr().err
+
+
+def test_calibrate_names_a_lone_row_in_the_wrong_unit(tmp_path, capsys):
+    """One row's mean given in microseconds (x1000): calibrate names its line, level,
+    threads and both values, and predict repeats it; the clean file names none."""
+    pairs = [(lv, t) for lv in ("ONE", "QUORUM", "ALL") for t in THREADS]
+    clean = _measurement_file(tmp_path, pairs, "clean.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", clean, "--out", str(out), "--json"]) == 0
+    assert not any(n.startswith("the fit misses ")
+                   for n in json.loads(capsys.readouterr().out)["warnings"])
+    lines = open(clean).read().splitlines()
+    cells = lines[5].split(",")  # line 6: read QUORUM 16 threads
+    measured = float(cells[-1]) * 1000
+    lines[5] = ",".join(cells[:-1] + [f"{measured:.6f}"])
+    odd = tmp_path / "odd.csv"
+    odd.write_text("\n".join(lines) + "\n")
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(odd), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"the fit misses 1 row of {odd} far more than the others: line 6 (read " \
+           f"QUORUM 16 threads: measured {measured:.6g} ms, fitted" in err
+    assert "check its unit" in err
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", clean,
+                 "--json"]) == 0
+    assert "predict: warning: the fit misses 1 row" in capsys.readouterr().err
+
+
+def test_a_lone_miss_is_far_past_a_factor_and_past_the_other_rows_misses():
+    from forkjoin_cli._network_calibration import lone_misses
+
+    model = np.full(8, 10.0)
+    spread = np.array([1.1, 0.9, 1.2, 1.0, 0.95, 1.05, 1.0, 1.0])
+    table = pd.DataFrame({"label": [f"row {i}" for i in range(8)],
+                          "mean_ms": 10.0 * spread})
+    assert lone_misses("f.csv", table, model) is None
+    # a factor 3 is not past a factor 4; a factor 5 and 1/5 are, each named
+    assert lone_misses("f.csv", table.assign(mean_ms=table.mean_ms.where(
+        table.index != 2, 30.0)), model) is None
+    note = lone_misses("f.csv", table.assign(mean_ms=table.mean_ms.where(
+        ~table.index.isin([2, 5]), [0, 0, 50.0, 0, 0, 2.0, 0, 0])), model)
+    assert note.startswith("the fit misses 2 rows of f.csv") and \
+        "line 4 (row 2: measured 50 ms" in note and "line 7 (row 5: measured 2 ms" in note
+    # every row missed alike (the model, not a row, is off): none named
+    assert lone_misses("f.csv", table.assign(mean_ms=table.mean_ms * 6), model) is None
+
+
+def test_levels_a_small_replication_factor_merges_are_named_once(tmp_path, capsys):
+    """At 2 replicas QUORUM and ALL both wait for 2: calibrate says so once (and
+    predict from that model again); at 1 replica every level is one."""
+    from forkjoin_cli._network_calibration import merged_levels
+
+    pairs = [(lv, t) for lv in ("ONE", "QUORUM", "ALL") for t in THREADS]
+    rows = _measurement_file(tmp_path, pairs, "fit.csv")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "2",
+                 "--measurements", rows, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("QUORUM and ALL both wait for 2 replicas") == 1
+    assert "at 2 replicas (--replicas)" in err and "ONE and" not in err
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements", rows,
+                 "--json"]) == 0
+    assert "at the model's 2 replicas, QUORUM and ALL both wait for 2 replicas" in \
+        capsys.readouterr().err
+
+    def table(replicas):
+        levels = ("ONE", "QUORUM", "ALL")
+        quorum = {"ONE": 1, "QUORUM": replicas // 2 + 1, "ALL": replicas}
+        return pd.DataFrame({"consistency": levels, "replicas": replicas,
+                             "quorum": [quorum[lv] for lv in levels]})
+
+    assert "at 1 replica (--replicas), ONE, QUORUM and ALL all wait for 1 replica:" \
+        in merged_levels(table(1))
+    assert merged_levels(table(3)) is None
