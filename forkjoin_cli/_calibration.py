@@ -89,7 +89,9 @@ def report_dict(calibration, measurements: str) -> dict:
 
 def report_markdown(report: dict) -> str:
     lines = [f"# Calibration of {report['measurements']}", "",
-             f"{report['nodes']} nodes, {report['replicas']} replicas; effective "
+             f"{report['nodes']} node{'s' if report['nodes'] != 1 else ''}, "
+             f"{report['replicas']} replica{'s' if report['replicas'] != 1 else ''}; "
+             "effective "
              f"threads per stage {report['threads_per_stage']} (cost per candidate: "
              + ", ".join(f"{k}: {v:.3g}" for k, v in report["threads_cost"].items())
              + f"); {report['evaluations']} objective evaluations, "
@@ -167,7 +169,8 @@ def _calibrate_simulated(args) -> int:
     doubts = [str(item.message) for item in caught]
     for doubt in doubts:  # shown when the command ends, and kept in model and report
         warnings.warn(doubt, UserWarning, stacklevel=1)
-    _stderr(f"calibrate: {len(rows)} rows from {args.measurements}")
+    _stderr(f"calibrate: {len(rows)} row{'s' if len(rows) != 1 else ''} from "
+            f"{args.measurements}")
     calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
                             threads=threads, progress=_stderr)
     model = calibration.model

@@ -64,6 +64,13 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _count(number, noun: str, digits: int = 6) -> str:
+    """``number`` (to ``digits`` significant digits) and ``noun``, plural unless the
+    number is written 1 ("1 replica")."""
+    written = f"{number:.{digits}g}"
+    return f"{written} {noun}{'' if written == '1' else 's'}"
+
+
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     """Measurement rows as the table the fit, report and figure use. A row of a mixed
     run (``read_fraction``) is paired with the run's row of the other operation (same
@@ -153,7 +160,7 @@ def calibrate(args, structure: str) -> int:
     geography, signature = placement(table, args.nodes, args.replicas, given)
     if signature is not None:
         doubts.append(_wide_area_note(signature, geography is not None))
-    _stderr(f"calibrate: {len(rows)} rows from {args.measurements}, structure "
+    _stderr(f"calibrate: {_count(len(rows), 'row')} from {args.measurements}, structure "
             f"{structure}")
     started = time.perf_counter()
     from tqdm.auto import tqdm
@@ -379,12 +386,14 @@ def _places(report: dict) -> str:
 
 def report_markdown(report: dict) -> str:
     lines = [f"# Calibration of {report['measurements']}", "",
-             f"Structure `{report['structure']}`; {report['nodes']} nodes, "
-             f"{report['replicas']} replicas, "
-             + (f"{report['parameters']['lanes']['value']:.3g} lanes per node (fitted), "
+             f"Structure `{report['structure']}`; {_count(report['nodes'], 'node')}, "
+             f"{_count(report['replicas'], 'replica')}, "
+             + (f"{_count(report['parameters']['lanes']['value'], 'lane', 3)} per node "
+                "(fitted), "
                 if "lanes" in report["parameters"]
-                else f"{report['cores']} cores per node, ")
-             + f"{report['client_cores']} client cores. Prior: {report['prior']}. "
+                else f"{_count(report['cores'], 'core')} per node, ")
+             + f"{_count(report['client_cores'], 'client core')}. "
+             f"Prior: {report['prior']}. "
              f"Fitted in {report['seconds']:.1f} s." + _places(report)
              + (f" Structure: {report['structure_choice']}."
                 if report.get("structure_choice") else ""), "",
@@ -470,8 +479,8 @@ def _predict_warnings(model: NetworkModel, mrows, throughput) -> None:
     closed = np.isnan(rate)
     known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
     if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
-        _stderr(f"predict: warning: rows past {known.max():.6g} threads, the most the "
-                "model was fitted at, are extrapolated (past the measured knee the "
+        _stderr(f"predict: warning: rows past {_count(known.max(), 'thread')}, the most "
+                "the model was fitted at, are extrapolated (past the measured knee the "
                 "model's own curve decides)")
     flat = model.meta.get("flat_one_ms")
     if flat is not None and np.any(mrows["quorum"] > 1):

@@ -30,7 +30,8 @@ def check_cluster(nodes, replicas) -> None:
         raise ConfigError(f"nodes n={nodes} must be at least 1")
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"replicas r={replicas} must satisfy 1 <= r <= nodes "
-                          f"n={nodes}; use at most {nodes} replicas or add nodes")
+                          f"n={nodes}; use at most {nodes} "
+                          f"replica{'s' if nodes != 1 else ''} or add nodes")
 
 
 def distribution_mean(dist: Any, what: str) -> float:

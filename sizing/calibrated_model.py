@@ -209,8 +209,13 @@ def read_model(path: str) -> CalibratedModel:
                           "with forkjoin-sim cassandra calibrate")
     fit = dict(fit or {})
     if cluster.get("format") != FORMAT:
-        raise ConfigError(f"{path} is not a calibrated model ([cluster] format = "
-                          f"{FORMAT!r}); write one with forkjoin-sim cassandra calibrate")
+        # a TOML of calibrate's other inputs is the likely mix-up
+        kind = (" (a --datacentres file: calibrate takes it with --datacentres)"
+                if "datacentres" in data else
+                " (a prior: calibrate takes it with --prior)" if "prior" in data else "")
+        raise ConfigError(f"{path} is not a calibrated model file{kind}; make one with "
+                          "forkjoin-sim cassandra calibrate --nodes N --replicas R "
+                          "--measurements FIT.csv --out MODEL.toml")
     missing = [k for k in ("nodes", "replicas", "threads") + PARAMETERS
                if k not in cluster]
     if missing:

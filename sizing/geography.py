@@ -194,7 +194,8 @@ class Geography:
     def check_cluster(self, nodes: int, replicas: int) -> None:
         """Refuse a geography that does not fit the cluster (before any work)."""
         if len(self.centre) != nodes:
-            raise ConfigError(f"[datacentres] nodes lists {len(self.centre)} nodes but "
+            raise ConfigError(f"[datacentres] nodes lists {len(self.centre)} "
+                              f"node{'s' if len(self.centre) != 1 else ''} but "
                               f"the cluster has {nodes}; give one data centre per node")
         if replicas != nodes:
             raise ConfigError(f"--datacentres models clusters whose every node holds "

@@ -894,3 +894,57 @@ def test_levels_a_small_replication_factor_merges_are_named_once(tmp_path, capsy
     assert "at 1 replica (--replicas), ONE, QUORUM and ALL all wait for 1 replica:" \
         in merged_levels(table(1))
     assert merged_levels(table(3)) is None
+
+
+def test_predict_says_a_toml_of_calibrates_other_inputs_is_no_model_file(tmp_path,
+                                                                          capsys):
+    """A --datacentres file or a prior as --model was refused naming the simulated
+    model's [cluster] format; now the line says what the file is and how to make a
+    model."""
+    query = _measurement_file(tmp_path, [("ONE", 4)], "q.csv")
+    places, prior = tmp_path / "dc.toml", tmp_path / "prior.toml"
+    places.write_text(DC)
+    prior.write_text(Prior.vague().to_toml())
+    for path, what in ((places, "a --datacentres file"), (prior, "a prior")):
+        assert main(["cassandra", "predict", "--model", str(path), "--measurements",
+                     query]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"{path} is not a calibrated model file ({what}" in err[0]
+        assert "make one with forkjoin-sim cassandra calibrate --nodes N --replicas R " \
+               "--measurements FIT.csv --out MODEL.toml" in err[0]
+        assert "format" not in err[0]
+
+
+def test_one_of_a_thing_is_not_written_as_several(tmp_path, capsys):
+    """A one-row file of one node and one replica at one thread: '1 row', '1 node',
+    '1 replica', '1 thread' in what calibrate and predict print, and in the errors."""
+    rows = tmp_path / "one.csv"
+    rows.write_text("operation,consistency,threads,throughput,mean_ms\nread,ONE,1,,1.0\n")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "1", "--replicas", "1",
+                 "--cores", "1", "--client-cores", "1", "--structure", "shared-digest",
+                 "--measurements", str(rows), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert f"calibrate: 1 row from {rows}" in printed.err
+    assert "1 node, 1 replica, 1 core per node, 1 client core." in printed.out
+    assert "| read ONE 1 thread |" in printed.out
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,threads\nread,ONE,5\n")
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query)]) == 0
+    assert "rows past 1 thread, the most" in capsys.readouterr().err
+    for text, nodes, replicas, words in (
+            ("read,TWO,1,,1.0", "1", "1", "but there is only 1 replica;"),
+            ("read,ONE,1,5000,1.0", "1", "1", "but 1 thread can have at most 1"),
+            ("read,ONE,1,,1.0", "1", "2", "use at most 1 replica or add nodes")):
+        rows.write_text(f"operation,consistency,threads,throughput,mean_ms\n{text}\n")
+        assert main(["cassandra", "calibrate", "--nodes", nodes, "--replicas", replicas,
+                     "--measurements", str(rows), "--out", str(out)]) == 2
+        assert words in capsys.readouterr().err
+    places = tmp_path / "dc.toml"
+    places.write_text('[datacentres]\nnodes = [0]\nclient = 1\n[datacentres.hops]\n'
+                      '"0-1" = 50.0\n')
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", _measurement_file(tmp_path, [("ONE", 4)], "f.csv"),
+                 "--datacentres", str(places), "--out", str(out)]) == 2
+    assert "nodes lists 1 node but the cluster has 3" in capsys.readouterr().err

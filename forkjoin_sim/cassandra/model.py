@@ -47,8 +47,10 @@ def consistency_quorum(level: str | int, replicas: int) -> int:
         k = {"ONE": 1, "TWO": 2, "THREE": 3, "QUORUM": replicas // 2 + 1,
              "ALL": replicas}[name]
         if k > replicas:
+            only = ("is only 1 replica" if replicas == 1
+                    else f"are only {replicas} replicas")
             raise ConfigError(f"consistency {name} needs {k} acknowledgements but there "
-                              f"are only {replicas} replicas; use QUORUM, ALL or a level "
+                              f"{only}; use QUORUM, ALL or a level "
                               f"<= {replicas}")
     else:
         raise ConfigError(f"consistency level {level!r} is unknown; use one of "
