@@ -55,6 +55,39 @@ LOG_LIMIT = 30.0
 LEGACY_VALUES = {"mutation_ratio": 0.0, "hop_spread": 0.0}
 
 
+#: The entries of a ``[prior]`` table besides ``source`` (a string), each with the
+#: fields it may have.
+PRIOR_FIELDS = dict({name: ("mean", "sd") for name in COORDINATES},
+                    level_log_ratio=("mean", "sd"), level_shape=("sd",),
+                    level_step_log_ms=("mean", "sd"),
+                    level_step_log_ms_read=("mean", "sd"),
+                    level_step_log_ms_write=("mean", "sd"),
+                    level_miss=("sd",))
+
+
+def _check_prior_keys(table, path: str) -> None:
+    """Refuse a ``[prior]`` table with a key or an entry's field `PRIOR_FIELDS` does
+    not know (a misspelling would be taken silently as absent)."""
+    from difflib import get_close_matches
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: prior must be a table; write [prior] and its "
+                          "entries below it")
+    for key in table:
+        if key != "source" and key not in PRIOR_FIELDS:
+            near = get_close_matches(key, PRIOR_FIELDS, 1)
+            raise ConfigError(
+                f"{path}: [prior] has unknown key {key!r}"
+                + (f" (did you mean {near[0]!r}?)" if near else "")
+                + f"; the keys are source, {', '.join(PRIOR_FIELDS)}")
+        fields = PRIOR_FIELDS.get(key, ())
+        if isinstance(table[key], dict) and set(table[key]) - set(fields):
+            unknown = sorted(set(table[key]) - set(fields))
+            raise ConfigError(f"{path}: prior {key} has unknown field(s) "
+                              f"{', '.join(unknown)}; its fields are "
+                              f"{', '.join(fields)}")
+
+
 @dataclass(frozen=True)
 class Prior:
     """Independent Gaussian prior on `COORDINATES` (natural logs): ``mean``, ``sd``."""
@@ -183,6 +216,7 @@ class Prior:
         if table is None:
             raise ConfigError(f"{path} has no [prior] table; give a file written by "
                               "benchmarks/cassandra_heldout.py --write-prior")
+        _check_prior_keys(table, path)
         vague = cls.vague()
         table = dict(table)
         for name in LATER_COORDINATES:

@@ -948,3 +948,46 @@ def test_one_of_a_thing_is_not_written_as_several(tmp_path, capsys):
                  "--measurements", _measurement_file(tmp_path, [("ONE", 4)], "f.csv"),
                  "--datacentres", str(places), "--out", str(out)]) == 2
     assert "nodes lists 1 node but the cluster has 3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("old, new, words", [
+    ("work = { mean = 0.0000, sd = 10.0000 }",
+     "work = { mean = 0.0000, sd = 10.0000, sdd = 2 }",
+     "prior work has unknown field(s) sdd; its fields are mean, sd"),
+    ("digest_ratio = {", "digest_ration = {",
+     "[prior] has unknown key 'digest_ration' (did you mean 'digest_ratio'?); the keys "
+     "are source, work, coordinate_share,"),
+    ("level_shape = { sd", "level_shape = { mean = 0.0, sd", "prior level_shape has "
+     "unknown field(s) mean; its fields are sd"),
+])
+def test_a_prior_with_a_key_it_does_not_know_is_refused(tmp_path, capsys, old, new,
+                                                        words):
+    """A misspelt entry or field of a prior was taken as absent (the vague value, or
+    the field ignored)."""
+    from importlib import resources
+
+    fitted = _measurement_file(tmp_path, [("ONE", 4)], "fit.csv")
+    text = (resources.files("sizing") / "default_prior.toml").read_text()
+    assert old in text
+    bad, out = tmp_path / "bad.toml", tmp_path / "m.toml"
+    bad.write_text(text.replace(old, new))
+    code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--prior", str(bad), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"{bad}: {words}" in err[0]
+    assert not out.exists()
+
+
+def test_the_built_in_prior_and_a_calibrated_model_still_serve_as_priors(tmp_path,
+                                                                         capsys):
+    from importlib import resources
+
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    out, other = tmp_path / "m.toml", tmp_path / "other.toml"
+    for prior in (str(resources.files("sizing") / "default_prior.toml"), str(out)):
+        assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                     "--measurements", fitted, "--prior", prior,
+                     "--out", str(other)]) == 0
+        other.replace(out)
+    assert f"Prior: the model {out} (structure" in capsys.readouterr().out
