@@ -20,7 +20,7 @@ from sizing.calibrated_model import file_sha256
 from sizing.geography import Geography, placement
 from sizing.measurements import read_measurements
 from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
-    prior_from_model, unused_coordinates
+    lone_levels, prior_from_model, step_rows, unused_coordinates
 from sizing.closed_network import DEMANDS
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
     read_network_model, rows_of_table
@@ -205,11 +205,21 @@ def calibrate(args, structure: str) -> int:
         step = prior.level_step(operation == "write")
         if step is not None and mine.quorum.nunique() == 1 \
                 and int(mine.replicas.max()) > 1:
+            # the prior's step at the fitted lone request's ONE
+            pairs = step_rows(dict(write=np.array([operation == "write"]),
+                                   nodes=np.array([args.nodes]),
+                                   replicas=np.array([int(mine.replicas.max())])))
+            one = math.exp(lone_levels(demands_of(fitted.point), pairs, fitted.structure,
+                                       fitted.cores, fitted.client_cores)[1][0])
+            extra = math.exp(step[0]) * one ** prior.level_step_scale
+            grows = "" if prior.level_step_scale == 0 else (
+                f", a step that grows as ONE^{prior.level_step_scale:g} from the "
+                "published clusters'")
             notes.append(
                 f"the {operation}s were measured at one level: what the others cost "
-                f"rests on the prior (a lone {operation} pays about "
-                f"{math.exp(step[0]):.2g} ms more at ALL than at ONE, "
-                f"within a factor {math.exp(1.96 * step[1]):.2g} either way at 95%)")
+                f"rests on the prior (a lone {operation}, {one:.3g} ms at ONE, pays "
+                f"about {extra:.3g} ms more at ALL{grows}, within a factor "
+                f"{math.exp(1.96 * step[1]):.2g} either way at 95%)")
     lone = lone_misses(args.measurements, table,
                        model.predict(rows_of_table(table), anchored=False)[0])
     if lone is not None:

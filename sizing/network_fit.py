@@ -62,6 +62,7 @@ PRIOR_FIELDS = dict({name: ("mean", "sd") for name in COORDINATES},
                     level_step_log_ms=("mean", "sd"),
                     level_step_log_ms_read=("mean", "sd"),
                     level_step_log_ms_write=("mean", "sd"),
+                    level_step_scale=(),
                     level_miss=("sd",))
 
 
@@ -105,12 +106,12 @@ class Prior:
     #: log(latency at k / at ONE) - (k-1)/(replicas-1) log(at ALL / at ONE) is about 0
     #: with this sd (None: no such prior).
     level_shape_sd: float | None = None
-    #: Prior on what the highest level costs a lone request, in time rather than as a
-    #: ratio: log(latency at ALL - latency at ONE) of one client thread (ms), same
-    #: operation, is about ``level_step_mean`` with spread ``level_step_sd`` (None: no
-    #: such prior). A level adds the wait for farther replicas (round trips, their
-    #: work), which is about the same time on clusters whose own latency differs
-    #: tenfold, where the ratio is not.
+    #: Prior on what the highest level costs a lone request: log(latency at ALL -
+    #: latency at ONE) - ``level_step_scale`` * log(latency at ONE), of one client
+    #: thread (ms), same operation, is about ``level_step_mean`` with spread
+    #: ``level_step_sd`` (None: no such prior). A level adds the wait for farther
+    #: replicas: round trips, about the same time on clusters whose own latency
+    #: differs tenfold, and their work, which scales with it.
     level_step_mean: float | None = None
     level_step_sd: float | None = None
     #: How far (log, rms) the anchors miss a level they did not see, on the published
@@ -124,6 +125,10 @@ class Prior:
     #: replica at any level and only waits for more of them (Karpenko C: 3.2 ms for a
     #: lone read, 1.5 ms for a write; george0st's writes 1.2-1.6 ms).
     level_step_by_operation: tuple = ()
+    #: How the level step grows with the cluster's own latency (see
+    #: ``level_step_mean``): 0, the step carries over in time; 1, as a ratio to ONE.
+    #: 0 in files written before it existed.
+    level_step_scale: float = 0.0
 
     def level_step(self, write: bool) -> tuple[float, float] | None:
         """(mean, sd) of the level-step prior of writes (``write``) or reads; None
@@ -195,6 +200,8 @@ class Prior:
         for operation, mean, sd in self.level_step_by_operation:
             lines.append(f"level_step_log_ms_{operation} = {{ mean = {mean:.4f}, "
                          f"sd = {sd:.4f} }}")
+        if self.level_step_mean is not None:
+            lines.append(f"level_step_scale = {self.level_step_scale:.4f}")
         if self.level_miss is not None:
             lines.append(f"level_miss = {{ sd = {self.level_miss:.4f} }}")
         return "\n".join(lines) + "\n"
@@ -236,20 +243,25 @@ class Prior:
                 raise ConfigError(f"{path}: prior {name} = {entry!r}; give a number mean "
                                   f"(natural log, within +-{LOG_LIMIT:g}) and an sd > 0, "
                                   f"e.g. {name} = {{ mean = 0.0, sd = 1.0 }}")
+        def valid(entry, fields) -> bool:
+            """Whether a level entry has every field, each a number, its mean within
+            `LOG_LIMIT` and its sd > 0."""
+            return isinstance(entry, dict) and set(fields) <= set(entry) and all(
+                isinstance(entry[k], (int, float)) and not isinstance(entry[k], bool)
+                and np.isfinite(entry[k]) for k in fields) \
+                and abs(entry.get("mean", 0.0)) <= LOG_LIMIT and entry["sd"] > 0
+
         levels = table.get("level_log_ratio")
-        if levels is not None and not (isinstance(levels, dict) and {"mean", "sd"} <=
-                                       set(levels) and float(levels["sd"]) > 0):
+        if levels is not None and not valid(levels, ("mean", "sd")):
             raise ConfigError(f"{path}: level_log_ratio needs a mean and an sd > 0")
         shape = table.get("level_shape")
-        if shape is not None and not (isinstance(shape, dict) and "sd" in shape
-                                      and float(shape["sd"]) > 0):
+        if shape is not None and not valid(shape, ("sd",)):
             raise ConfigError(f"{path}: level_shape needs an sd > 0")
         steps = {key: table.get(key) for key in ("level_step_log_ms",
                                                  "level_step_log_ms_read",
                                                  "level_step_log_ms_write")}
         for key, step in steps.items():
-            if step is not None and not (isinstance(step, dict) and {"mean", "sd"} <=
-                                         set(step) and float(step["sd"]) > 0):
+            if step is not None and not valid(step, ("mean", "sd")):
                 raise ConfigError(f"{path}: {key} needs a mean and an sd > 0")
         step = steps["level_step_log_ms"]
         own = {operation: steps[f"level_step_log_ms_{operation}"]
@@ -257,9 +269,14 @@ class Prior:
         by_operation = tuple((operation, float(own[operation]["mean"]),
                               float(own[operation]["sd"]))
                              for operation in ("read", "write") if own[operation] is not None)
+        scale = table.get("level_step_scale", 0.0)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) \
+                or not 0.0 <= scale <= 1.0:
+            raise ConfigError(f"{path}: level_step_scale = {scale!r}; give a number from 0 "
+                              "(the level step carries over in ms) to 1 (as a ratio to "
+                              "ONE), e.g. level_step_scale = 0.5")
         miss = table.get("level_miss")
-        if miss is not None and not (isinstance(miss, dict) and "sd" in miss
-                                     and float(miss["sd"]) > 0):
+        if miss is not None and not valid(miss, ("sd",)):
             raise ConfigError(f"{path}: level_miss needs an sd > 0")
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
@@ -269,7 +286,8 @@ class Prior:
                    None if shape is None else float(shape["sd"]),
                    None if step is None else float(step["mean"]),
                    None if step is None else float(step["sd"]),
-                   None if miss is None else float(miss["sd"]), by_operation)
+                   None if miss is None else float(miss["sd"]), by_operation,
+                   float(scale))
 
 
 def default_prior() -> tuple[Prior, str]:
@@ -453,11 +471,20 @@ def step_rows(rows):
                 quorum=np.array([p[3] for p in pairs]))
 
 
-def level_step(demands, pairs, structure: str, cores: int, client_cores: int):
-    """Per pair of `step_rows`, log(latency at ALL - latency at ONE) of a lone request
-    (ms): what the highest level costs it (`Prior.level_step_mean`)."""
+def lone_levels(demands, pairs, structure: str, cores: int, client_cores: int):
+    """Per pair of `step_rows`, log(latency at ALL - latency at ONE) and log(latency at
+    ONE) of a lone request (ms)."""
     alone = predict(demands, pairs, structure, cores, client_cores)[0]
-    return np.log(np.maximum(alone[1::2] - alone[0::2], 1e-9))
+    return np.log(np.maximum(alone[1::2] - alone[0::2], 1e-9)), np.log(alone[0::2])
+
+
+def level_step(demands, pairs, structure: str, cores: int, client_cores: int,
+               scale: float = 0.0):
+    """Per pair of `step_rows`, log(latency at ALL - latency at ONE) of a lone request
+    (ms), less ``scale`` times log(its latency at ONE): what the highest level costs it
+    (`Prior.level_step_mean`, `Prior.level_step_scale`)."""
+    step, one = lone_levels(demands, pairs, structure, cores, client_cores)
+    return step - scale * one
 
 
 #: Windows (messages in flight per wide-area link) a fit with data centres starts
@@ -517,7 +544,8 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
                  np.log(x[has_x] * 1000.0 / measured_x[has_x]) / noise,
                  (point - prior.mean) / prior.sd]
         if steps is not None:
-            parts.append((level_step(demands, steps, structure, cores, client_cores)
+            parts.append((level_step(demands, steps, structure, cores, client_cores,
+                                     prior.level_step_scale)
                           - step_prior[0]) / step_prior[1])
         if pseudo is not None:
             level = np.log(predict(demands, pseudo, structure, cores, client_cores)[0])

@@ -123,6 +123,34 @@ def test_a_level_step_prior_sets_what_a_lone_request_pays_for_the_top_level(step
     assert np.max(np.abs(result.predict(rows)[0] / latency - 1)) < 0.02
 
 
+@pytest.mark.parametrize("scale", [0.5, 1.0])
+def test_a_scaled_level_step_prior_grows_with_the_clusters_own_latency(scale):
+    """With ``level_step_scale`` s, the prior is on log(ALL - ONE) - s log(ONE) of a
+    lone request: fitted on ONE rows of a cluster and of one ten times slower, the
+    slower one's step is 10^s times the faster one's (in ms), where a prior in time
+    (s = 0, the test above) gives both the same step."""
+    from sizing.closed_network import predict
+    from sizing.network_fit import level_step, step_rows
+    rows = _rows([1])
+    vague = Prior.vague()
+    prior = Prior(vague.mean, vague.sd, "test", level_step_mean=np.log(0.5),
+                  level_step_sd=0.02, level_step_scale=scale)
+    steps, ones = [], []
+    for slower in (1.0, 10.0):
+        truth = TRUE.copy()
+        truth[0] += np.log(slower)  # every time of the cluster, ten times longer
+        latency, _ = predict(demands_of(truth), rows, "lanes")
+        result = fit(rows, latency, "lanes", prior, max_evaluations=200)
+        pairs = step_rows(rows)
+        alone = predict(demands_of(result.point), pairs, "lanes")[0]
+        steps.append(alone[1] - alone[0])
+        ones.append(alone[0])
+        assert level_step(demands_of(result.point), pairs, "lanes", 4, 4, scale) == \
+            pytest.approx([np.log(0.5)], abs=0.05)
+    assert ones[1] / ones[0] == pytest.approx(10.0, rel=0.1)
+    assert steps[1] / steps[0] == pytest.approx((ones[1] / ones[0]) ** scale, rel=0.1)
+
+
 def test_reads_and_writes_each_take_their_own_level_step_prior():
     """With a step of 3 ms for reads and 0.5 ms for writes (and a pooled one of 1 ms
     that neither uses), a fit of ONE-only reads and writes gives each operation's lone
@@ -169,7 +197,16 @@ def test_the_level_prior_is_written_and_read_back(tmp_path):
                                              pytest.approx(0.6)),)
     assert back.level_step(True) == (pytest.approx(-0.2), pytest.approx(0.6))
     assert back.level_step(False) == (pytest.approx(0.4), pytest.approx(0.5))
+    # files without a scale: the step in ms, as before
+    assert back.level_step_scale == 0.0
+    path.write_text(replace(own, level_step_scale=0.5).to_toml())
+    assert Prior.read(str(path)).level_step_scale == pytest.approx(0.5)
     from forkjoin_sim.errors import ConfigError
+    for bad in ("1.5", "-0.1", '"half"', "{ mean = 0.5, sd = 0.5 }"):
+        path.write_text(replace(own, level_step_scale=0.5).to_toml().replace(
+            "level_step_scale = 0.5000", f"level_step_scale = {bad}"))
+        with pytest.raises(ConfigError, match="level_step_scale"):
+            Prior.read(str(path))
     path.write_text(own.to_toml().replace("sd = 0.6000 }", "sd = 0 }"))
     with pytest.raises(ConfigError, match="level_step_log_ms_write needs a mean"):
         Prior.read(str(path))
@@ -178,6 +215,13 @@ def test_the_level_prior_is_written_and_read_back(tmp_path):
     path.write_text(text.replace(line, line.replace("sd = 0.5000 }", "sd = 0 }")))
     with pytest.raises(ConfigError, match="level_step_log_ms needs a mean and an sd > 0"):
         Prior.read(str(path))
+    # a string or a boolean where a number goes: one line, not a bare ValueError
+    for key, entry in (("level_miss", '{ sd = "x" }'), ("level_shape", "{ sd = true }"),
+                       ("level_step_log_ms", '{ mean = "a", sd = 0.5 }')):
+        lines = [x for x in text.splitlines() if not x.startswith(key + " =")]
+        path.write_text("\n".join(lines + [f"{key} = {entry}"]) + "\n")
+        with pytest.raises(ConfigError, match=f"{key} needs"):
+            Prior.read(str(path))
 
 
 def test_a_shape_prior_puts_the_middle_level_on_the_line_between_one_and_all():

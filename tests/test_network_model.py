@@ -1,6 +1,7 @@
 """The calibrated closed-network model: anchors, model file, and the two commands."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -507,6 +508,25 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
     notes = json.loads(capsys.readouterr().out)["warnings"]
     assert any(n.startswith("the reads were measured at one level: what the others "
                             "cost rests on the prior") for n in notes)
+    # the step it names is the built-in prior's at the cluster's own lone ONE: on a
+    # cluster ten times slower, sqrt(10) times as long (level_step_scale 0.5)
+    named = []
+    for scale in (1.0, 10.0):
+        path = _measurement_file(tmp_path, [("ONE", t) for t in THREADS], "fit.csv", scale)
+        assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                     "--measurements", path, "--out", str(out), "--json"]) == 0
+        note = next(n for n in json.loads(capsys.readouterr().out)["warnings"]
+                    if "measured at one level" in n)
+        found = re.search(r"a lone read, ([0-9.e+-]+) ms at ONE, pays about "
+                          r"([0-9.e+-]+) ms more at ALL", note)
+        named.append((float(found.group(1)), float(found.group(2))))
+    prior = default_prior()[0]
+    assert prior.level_step_scale == 0.5
+    (one, extra), (slow_one, slow_extra) = named
+    assert slow_one / one == pytest.approx(10.0, rel=0.1)
+    assert slow_extra / extra == pytest.approx(np.sqrt(10.0), rel=0.1)
+    assert extra == pytest.approx(np.exp(prior.level_step(False)[0]) * np.sqrt(one),
+                                  rel=0.1)
     both = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
                                         for t in THREADS], "both.csv")
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
@@ -700,8 +720,10 @@ def test_a_remote_client_of_one_region_is_why_flat_one_rows_stay_in_one_data_cen
     """A single-region cluster measured from a client 60 ms away (one way) gives ONE
     rows as flat and slow as Karpenko D's (the "flat" signature), but its QUORUM and
     ALL add well under a millisecond. Kept in one data centre, as calibrate keeps
-    such rows, the fit predicts them within 5%; fitted across data centres it would
-    add a wide-area round trip and miss them by more than 100%."""
+    such rows, the fit predicts them within 15%; fitted across data centres it would
+    add a wide-area round trip and miss them by more than 100%. (Within 15%, not 5%:
+    the level-step prior grows with a lone request's whole ONE, the client's round
+    trip included, so a far client makes the higher levels look about 12% dearer.)"""
     from sizing.geography import Geography, placement
 
     remote = Geography((0, 0, 0), 1, {(0, 1): 60.0}, "random")
@@ -726,7 +748,7 @@ def test_a_remote_client_of_one_region_is_why_flat_one_rows_stay_in_one_data_cen
     for label, geography in (("one", None), ("wide", Geography.wide_area(3))):
         model = calibrated(one, "lanes", default_prior()[0], 4, 4, geography)
         error[label] = np.mean(np.abs(model.predict(rows)[0] / held.mean_ms - 1))
-    assert error["one"] < 0.05 and error["wide"] > 1.0, error
+    assert error["one"] < 0.15 and error["wide"] > 1.0, error
 
 
 def test_an_argument_error_names_the_command_as_a_user_types_it(capsys):
