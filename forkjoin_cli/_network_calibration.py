@@ -213,13 +213,13 @@ def calibrate(args, structure: str) -> int:
                                        fitted.cores, fitted.client_cores)[1][0])
             extra = math.exp(step[0]) * one ** prior.level_step_scale
             grows = "" if prior.level_step_scale == 0 else (
-                f", a step that grows as ONE^{prior.level_step_scale:g} from the "
-                "published clusters'")
+                f": the prior's step, scaled to this ONE as ONE^"
+                f"{prior.level_step_scale:g}")
             notes.append(
                 f"the {operation}s were measured at one level: what the others cost "
                 f"rests on the prior (a lone {operation}, {one:.3g} ms at ONE, pays "
-                f"about {extra:.3g} ms more at ALL{grows}, within a factor "
-                f"{math.exp(1.96 * step[1]):.2g} either way at 95%)")
+                f"about {extra:.3g} ms more at ALL, within a factor "
+                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
     lone = lone_misses(args.measurements, table,
                        model.predict(rows_of_table(table), anchored=False)[0])
     if lone is not None:
