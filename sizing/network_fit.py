@@ -82,6 +82,9 @@ def _check_prior_keys(table, path: str) -> None:
                 + (f" (did you mean {near[0]!r}?)" if near else "")
                 + f"; the keys are source, {', '.join(PRIOR_FIELDS)}")
         fields = PRIOR_FIELDS.get(key, ())
+        if isinstance(table[key], dict) and not fields and key != "source":
+            raise ConfigError(f"{path}: prior {key} is a number, not a table; write "
+                              f"e.g. {key} = 0.5")
         if isinstance(table[key], dict) and set(table[key]) - set(fields):
             unknown = sorted(set(table[key]) - set(fields))
             raise ConfigError(f"{path}: prior {key} has unknown field(s) "
