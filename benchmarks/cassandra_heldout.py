@@ -128,11 +128,12 @@ def _twins(sets, name):
 STEP_SD_FLOOR = 0.5
 #: How the level step carried over grows with a cluster's own latency
 #: (`Prior.level_step_scale`): midway in log between "the same time" (0) and "the same
-#: ratio to ONE" (1). Across all ten data sets' full fits a lone request's step is
-#: 1.2-63 ms where its ONE takes 0.6-66 ms: in time the step carries over from the
-#: level sources within a factor e^0.5 but misses the slower saulolks cluster by
-#: e^2-e^3.6; as a ratio it misses george0st's by e^0.5-0.7 and C's writes by e^1.1
-#: (docs/cassandra/calibration.md, "The level step across clusters").
+#: ratio to ONE" (1). Across the eight single-region data sets' full fits a lone
+#: request's step is 1.2-63 ms where its ONE takes 0.6-66 ms: in time the step carries
+#: over from the other clusters' level sources with a log error of rms 0.49 among them
+#: (C reads e^0.87) but misses the slower saulolks cluster by e^2-e^3.6; as a ratio it
+#: misses george0st's by e^0.5-0.7 and C's writes by e^1.1 (benchmarks/level_steps.py;
+#: docs/cassandra/calibration.md, "The level step across clusters").
 STEP_SCALE = 0.5
 
 

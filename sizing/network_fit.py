@@ -203,7 +203,7 @@ class Prior:
         for operation, mean, sd in self.level_step_by_operation:
             lines.append(f"level_step_log_ms_{operation} = {{ mean = {mean:.4f}, "
                          f"sd = {sd:.4f} }}")
-        if self.level_step_mean is not None:
+        if self.level_step_mean is not None or self.level_step_by_operation:
             lines.append(f"level_step_scale = {self.level_step_scale:.4f}")
         if self.level_miss is not None:
             lines.append(f"level_miss = {{ sd = {self.level_miss:.4f} }}")

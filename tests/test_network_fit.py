@@ -123,12 +123,12 @@ def test_a_level_step_prior_sets_what_a_lone_request_pays_for_the_top_level(step
     assert np.max(np.abs(result.predict(rows)[0] / latency - 1)) < 0.02
 
 
-@pytest.mark.parametrize("scale", [0.5, 1.0])
+@pytest.mark.parametrize("scale", [0.0, 0.5, 1.0])
 def test_a_scaled_level_step_prior_grows_with_the_clusters_own_latency(scale):
     """With ``level_step_scale`` s, the prior is on log(ALL - ONE) - s log(ONE) of a
     lone request: fitted on ONE rows of a cluster and of one ten times slower, the
-    slower one's step is 10^s times the faster one's (in ms), where a prior in time
-    (s = 0, the test above) gives both the same step."""
+    slower one's step is 10^s times the faster one's (in ms): with s = 0, a prior in
+    time, both the same step."""
     from sizing.closed_network import predict
     from sizing.network_fit import level_step, step_rows
     rows = _rows([1])
@@ -198,7 +198,15 @@ def test_the_level_prior_is_written_and_read_back(tmp_path):
     assert back.level_step(True) == (pytest.approx(-0.2), pytest.approx(0.6))
     assert back.level_step(False) == (pytest.approx(0.4), pytest.approx(0.5))
     # files without a scale: the step in ms, as before
-    assert back.level_step_scale == 0.0
+    text = own.to_toml()
+    path.write_text("\n".join(x for x in text.splitlines()
+                              if not x.startswith("level_step_scale")) + "\n")
+    assert "level_step_scale" not in path.read_text()
+    assert Prior.read(str(path)).level_step_scale == 0.0
+    # a prior with per-operation steps only keeps its scale through a file
+    alone = replace(own, level_step_mean=None, level_step_sd=None, level_step_scale=0.5)
+    path.write_text(alone.to_toml())
+    assert Prior.read(str(path)).level_step_scale == pytest.approx(0.5)
     path.write_text(replace(own, level_step_scale=0.5).to_toml())
     assert Prior.read(str(path)).level_step_scale == pytest.approx(0.5)
     from forkjoin_sim.errors import ConfigError
