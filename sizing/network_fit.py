@@ -238,33 +238,21 @@ class Prior:
                               f"of {', '.join(COORDINATES)}")
         for name in COORDINATES:
             entry = table[name]
-            if not (isinstance(entry, dict) and {"mean", "sd"} <= set(entry)
-                    and all(isinstance(entry[k], (int, float))
-                            and not isinstance(entry[k], bool) for k in ("mean", "sd"))
-                    and abs(entry["mean"]) <= LOG_LIMIT and np.isfinite(entry["sd"])
-                    and entry["sd"] > 0):
+            if not _valid_entry(entry, ("mean", "sd")):
                 raise ConfigError(f"{path}: prior {name} = {entry!r}; give a number mean "
                                   f"(natural log, within +-{LOG_LIMIT:g}) and an sd > 0, "
                                   f"e.g. {name} = {{ mean = 0.0, sd = 1.0 }}")
-        def valid(entry, fields) -> bool:
-            """Whether a level entry has every field, each a number, its mean within
-            `LOG_LIMIT` and its sd > 0."""
-            return isinstance(entry, dict) and set(fields) <= set(entry) and all(
-                isinstance(entry[k], (int, float)) and not isinstance(entry[k], bool)
-                and np.isfinite(entry[k]) for k in fields) \
-                and abs(entry.get("mean", 0.0)) <= LOG_LIMIT and entry["sd"] > 0
-
         levels = table.get("level_log_ratio")
-        if levels is not None and not valid(levels, ("mean", "sd")):
+        if levels is not None and not _valid_entry(levels, ("mean", "sd")):
             raise ConfigError(f"{path}: level_log_ratio needs a mean and an sd > 0")
         shape = table.get("level_shape")
-        if shape is not None and not valid(shape, ("sd",)):
+        if shape is not None and not _valid_entry(shape, ("sd",)):
             raise ConfigError(f"{path}: level_shape needs an sd > 0")
         steps = {key: table.get(key) for key in ("level_step_log_ms",
                                                  "level_step_log_ms_read",
                                                  "level_step_log_ms_write")}
         for key, step in steps.items():
-            if step is not None and not valid(step, ("mean", "sd")):
+            if step is not None and not _valid_entry(step, ("mean", "sd")):
                 raise ConfigError(f"{path}: {key} needs a mean and an sd > 0")
         step = steps["level_step_log_ms"]
         own = {operation: steps[f"level_step_log_ms_{operation}"]
@@ -279,7 +267,7 @@ class Prior:
                               "(the level step carries over in ms) to 1 (as a ratio to "
                               "ONE), e.g. level_step_scale = 0.5")
         miss = table.get("level_miss")
-        if miss is not None and not valid(miss, ("sd",)):
+        if miss is not None and not _valid_entry(miss, ("sd",)):
             raise ConfigError(f"{path}: level_miss needs an sd > 0")
         return cls(np.array([table[n]["mean"] for n in COORDINATES], float),
                    np.array([table[n]["sd"] for n in COORDINATES], float),
@@ -291,6 +279,15 @@ class Prior:
                    None if step is None else float(step["sd"]),
                    None if miss is None else float(miss["sd"]), by_operation,
                    float(scale))
+
+
+def _valid_entry(entry, fields) -> bool:
+    """Whether a prior file's entry has every one of ``fields``, each a finite number,
+    its mean (if it has one) within `LOG_LIMIT` and its sd > 0."""
+    return isinstance(entry, dict) and set(fields) <= set(entry) and all(
+        isinstance(entry[k], (int, float)) and not isinstance(entry[k], bool)
+        and np.isfinite(entry[k]) for k in fields) \
+        and abs(entry.get("mean", 0.0)) <= LOG_LIMIT and entry["sd"] > 0
 
 
 def default_prior() -> tuple[Prior, str]:
