@@ -273,7 +273,7 @@ def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
         f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
     more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
     several = len(lone) > 1
-    return (f"{LONE_MISS_START}{len(lone)} row{'s' if several else ''} of {path} far "
+    return (f"{LONE_MISS_START}{_count(len(lone), 'row')} of {path} far "
             f"more than the others: {named}{more}, missed by more than a factor "
             f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
             f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
@@ -295,8 +295,8 @@ def merged_levels(table: pd.DataFrame, fitted: bool = True) -> str | None:
         return None
     said = "; ".join(
         f"{', '.join(levels[:-1])} and {levels[-1]} {'both' if len(levels) == 2 else 'all'} "
-        f"wait for {k} replica{'s' if k > 1 else ''}" for k, levels in merged)
-    copies = f"{replicas} replica{'s' if replicas > 1 else ''}"
+        f"wait for {_count(k, 'replica')}" for k, levels in merged)
+    copies = _count(replicas, "replica")
     if not fitted:
         return (f"at the model's {copies}, {said}: they are predicted alike (the model "
                 f"was calibrated with --replicas {replicas})")
