@@ -9,7 +9,7 @@ import math
 import sys
 import warnings
 
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import atomic_write, json_text
 
 from sizing.calibrated_model import PARAMETERS, file_sha256, read_model, write_model
@@ -89,8 +89,8 @@ def report_dict(calibration, measurements: str) -> dict:
 
 def report_markdown(report: dict) -> str:
     lines = [f"# Calibration of {report['measurements']}", "",
-             f"{report['nodes']} node{'s' if report['nodes'] != 1 else ''}, "
-             f"{report['replicas']} replica{'s' if report['replicas'] != 1 else ''}; "
+             f"{counted(report['nodes'], 'node')}, "
+             f"{counted(report['replicas'], 'replica')}; "
              "effective "
              f"threads per stage {report['threads_per_stage']} (cost per candidate: "
              + ", ".join(f"{k}: {v:.3g}" for k, v in report["threads_cost"].items())
@@ -169,8 +169,7 @@ def _calibrate_simulated(args) -> int:
     doubts = [str(item.message) for item in caught]
     for doubt in doubts:  # shown when the command ends, and kept in model and report
         warnings.warn(doubt, UserWarning, stacklevel=1)
-    _stderr(f"calibrate: {len(rows)} row{'s' if len(rows) != 1 else ''} from "
-            f"{args.measurements}")
+    _stderr(f"calibrate: {counted(len(rows), 'row')} from {args.measurements}")
     calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
                             threads=threads, progress=_stderr)
     model = calibration.model

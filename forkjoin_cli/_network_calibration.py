@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from forkjoin_sim.errors import counted
 from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
 
@@ -62,13 +63,6 @@ USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def _count(number, noun: str, digits: int = 6) -> str:
-    """``number`` (to ``digits`` significant digits) and ``noun``, plural unless the
-    number is written 1 ("1 replica")."""
-    written = f"{number:.{digits}g}"
-    return f"{written} {noun}{'' if written == '1' else 's'}"
 
 
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
@@ -160,7 +154,7 @@ def calibrate(args, structure: str) -> int:
     geography, signature = placement(table, args.nodes, args.replicas, given)
     if signature is not None:
         doubts.append(_wide_area_note(signature, geography is not None))
-    _stderr(f"calibrate: {_count(len(rows), 'row')} from {args.measurements}, structure "
+    _stderr(f"calibrate: {counted(len(rows), 'row')} from {args.measurements}, structure "
             f"{structure}")
     started = time.perf_counter()
     from tqdm.auto import tqdm
@@ -273,7 +267,7 @@ def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
         f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
     more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
     several = len(lone) > 1
-    return (f"{LONE_MISS_START}{_count(len(lone), 'row')} of {path} far "
+    return (f"{LONE_MISS_START}{counted(len(lone), 'row')} of {path} far "
             f"more than the others: {named}{more}, missed by more than a factor "
             f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
             f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
@@ -295,8 +289,8 @@ def merged_levels(table: pd.DataFrame, fitted: bool = True) -> str | None:
         return None
     said = "; ".join(
         f"{', '.join(levels[:-1])} and {levels[-1]} {'both' if len(levels) == 2 else 'all'} "
-        f"wait for {_count(k, 'replica')}" for k, levels in merged)
-    copies = _count(replicas, "replica")
+        f"wait for {counted(k, 'replica')}" for k, levels in merged)
+    copies = counted(replicas, "replica")
     if not fitted:
         return (f"at the model's {copies}, {said}: they are predicted alike (the model "
                 f"was calibrated with --replicas {replicas})")
@@ -396,13 +390,13 @@ def _places(report: dict) -> str:
 
 def report_markdown(report: dict) -> str:
     lines = [f"# Calibration of {report['measurements']}", "",
-             f"Structure `{report['structure']}`; {_count(report['nodes'], 'node')}, "
-             f"{_count(report['replicas'], 'replica')}, "
-             + (f"{_count(report['parameters']['lanes']['value'], 'lane', 3)} per node "
+             f"Structure `{report['structure']}`; {counted(report['nodes'], 'node')}, "
+             f"{counted(report['replicas'], 'replica')}, "
+             + (f"{counted(report['parameters']['lanes']['value'], 'lane', 3)} per node "
                 "(fitted), "
                 if "lanes" in report["parameters"]
-                else f"{_count(report['cores'], 'core')} per node, ")
-             + f"{_count(report['client_cores'], 'client core')}. "
+                else f"{counted(report['cores'], 'core')} per node, ")
+             + f"{counted(report['client_cores'], 'client core')}. "
              f"Prior: {report['prior']}. "
              f"Fitted in {report['seconds']:.1f} s." + _places(report)
              + (f" Structure: {report['structure_choice']}."
@@ -489,7 +483,7 @@ def _predict_warnings(model: NetworkModel, mrows, throughput) -> None:
     closed = np.isnan(rate)
     known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
     if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
-        _stderr(f"predict: warning: rows past {_count(known.max(), 'thread')}, the most "
+        _stderr(f"predict: warning: rows past {counted(known.max(), 'thread')}, the most "
                 "the model was fitted at, are extrapolated (past the measured knee the "
                 "model's own curve decides)")
     flat = model.meta.get("flat_one_ms")

@@ -17,6 +17,13 @@ def shorten(message: str) -> str:
     return _WORD.sub(cut, message)
 
 
+def counted(number, noun: str, digits: int = 6) -> str:
+    """``number`` (to ``digits`` significant digits) and ``noun`` for a message, plural
+    unless the number is written 1 ("1 replica", "3 replicas")."""
+    written = f"{number:.{digits}g}"
+    return f"{written} {noun}{'' if written == '1' else 's'}"
+
+
 class ConfigError(ValueError):
     """An invalid model, run or input file.
 

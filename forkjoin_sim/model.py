@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from forkjoin_sim import arrivals as arrival_processes
-from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.errors import ConfigError, counted, numbers_in_range
 from forkjoin_sim.laws.exponential import Exponential
 from forkjoin_sim.placement import PLACEMENTS
 from forkjoin_sim.system import RunInput, law_mean, single_class
@@ -30,8 +30,8 @@ def check_cluster(nodes, replicas) -> None:
         raise ConfigError(f"nodes n={nodes} must be at least 1")
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"replicas r={replicas} must satisfy 1 <= r <= nodes "
-                          f"n={nodes}; use at most {nodes} "
-                          f"replica{'s' if nodes != 1 else ''} or add nodes")
+                          f"n={nodes}; use at most {counted(nodes, 'replica')} or add "
+                          "nodes")
 
 
 def distribution_mean(dist: Any, what: str) -> float:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from forkjoin_sim.cassandra.datacentres import DataCentres
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 
 #: How the coordinator of a request is chosen.
 COORDINATOR_RULES = ("nearest", "random", "one")
@@ -194,8 +194,8 @@ class Geography:
     def check_cluster(self, nodes: int, replicas: int) -> None:
         """Refuse a geography that does not fit the cluster (before any work)."""
         if len(self.centre) != nodes:
-            raise ConfigError(f"[datacentres] nodes lists {len(self.centre)} "
-                              f"node{'s' if len(self.centre) != 1 else ''} but "
+            raise ConfigError(f"[datacentres] nodes lists "
+                              f"{counted(len(self.centre), 'node')} but "
                               f"the cluster has {nodes}; give one data centre per node")
         if replicas != nodes:
             raise ConfigError(f"--datacentres models clusters whose every node holds "

@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forkjoin_sim.cassandra.model import consistency_quorum
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
 from sizing.benchmark_formats import benchmark_rows
 
@@ -90,8 +90,7 @@ class Measurement:
         return self.threads is not None
 
     def label(self) -> str:
-        load = (f"{self.threads} thread{'s' if self.threads != 1 else ''}" if self.closed
-                else f"{self.rate:g}/s")
+        load = counted(self.threads, "thread") if self.closed else f"{self.rate:g}/s"
         mix = "" if self.reads in (0.0, 1.0) else f", {100 * self.reads:.3g}% reads"
         return f"{self.operation} {self.consistency} {load}{mix}"
 
@@ -197,8 +196,8 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0) -> str | N
     if in_flight > (1 + IN_FLIGHT_SLACK) * threads:
         raise ConfigError(f"{where}: throughput {throughput:g}/s{share_text} x mean_ms "
                           f"{mean:g} ms = "
-                          f"{in_flight:.4g} requests in flight, but {threads:g} "
-                          f"thread{'s' if threads != 1 else ''} can have at most "
+                          f"{in_flight:.4g} requests in flight, but "
+                          f"{counted(threads, 'thread')} can have at most "
                           f"{threads:g} (Little's law); check the units "
                           "(mean in microseconds? throughput per minute or summed over "
                           "several clients?)")
@@ -208,7 +207,7 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0) -> str | N
     if as_if_all < FEW_IN_FLIGHT * threads:
         return (f"{where}: throughput {throughput:g}/s x mean_ms {mean:g} ms = "
                 f"{as_if_all:.3g} requests in flight, under {100 * FEW_IN_FLIGHT:g}% of "
-                f"the {threads:g} thread{'s' if threads != 1 else ''}: each thread "
+                f"the {counted(threads, 'thread')}: each thread "
                 "waits over 100 times longer "
                 "between requests than for them; unless the clients pause that long "
                 "(think time), mean_ms may be in seconds or throughput per minute")
