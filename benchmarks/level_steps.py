@@ -29,9 +29,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cassandra_heldout as heldout  # noqa: E402  (the data sets and their full fits)
 
-from sizing.closed_network import predict  # noqa: E402
-from sizing.network_fit import demands_of, step_rows  # noqa: E402
-
 STRUCTURE = "lanes"
 
 
@@ -39,10 +36,9 @@ def lone(job):
     """(data set, lone ONE ms, lone step to ALL ms) of one data set's full fit."""
     name, data = job
     point = heldout.full_fit((name, STRUCTURE, data))[2][0]
-    pairs = step_rows(heldout.rows_of(data[1]))
-    alone = predict(demands_of(point), pairs, STRUCTURE, data[2], data[3])[0]
+    step, one = heldout.unloaded_step(data, point, STRUCTURE)
     # one operation per data set: its first (ONE, ALL) pair
-    return name, float(alone[0]), float(alone[1] - alone[0])
+    return name, float(np.exp(one[0])), float(np.exp(step[0]))
 
 
 def main():
