@@ -261,8 +261,7 @@ class Prior:
                               float(own[operation]["sd"]))
                              for operation in ("read", "write") if own[operation] is not None)
         scale = table.get("level_step_scale", 0.0)
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) \
-                or not 0.0 <= scale <= 1.0:
+        if not (_is_number(scale) and 0.0 <= scale <= 1.0):
             raise ConfigError(f"{path}: level_step_scale = {scale!r}; give a number from 0 "
                               "(the level step carries over in ms) to 1 (as a ratio to "
                               "ONE), e.g. level_step_scale = 0.5")
@@ -281,12 +280,17 @@ class Prior:
                    float(scale))
 
 
+def _is_number(value) -> bool:
+    """Whether a TOML value is a finite number (a boolean is not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and bool(np.isfinite(value))
+
+
 def _valid_entry(entry, fields) -> bool:
     """Whether a prior file's entry has every one of ``fields``, each a finite number,
     its mean (if it has one) within `LOG_LIMIT` and its sd > 0."""
-    return isinstance(entry, dict) and set(fields) <= set(entry) and all(
-        isinstance(entry[k], (int, float)) and not isinstance(entry[k], bool)
-        and np.isfinite(entry[k]) for k in fields) \
+    return isinstance(entry, dict) and set(fields) <= set(entry) \
+        and all(_is_number(entry[k]) for k in fields) \
         and abs(entry.get("mean", 0.0)) <= LOG_LIMIT and entry["sd"] > 0
 
 
