@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -412,6 +413,13 @@ def heldout(job):
     return out
 
 
+def publish(text: str, path: str | None) -> None:
+    """Print a benchmark's markdown, and write it to ``path`` where one is given."""
+    print(text)
+    if path:
+        Path(path).write_text(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="write the markdown tables here")
@@ -497,10 +505,7 @@ def main():
                                "rows.\n",
                 "none": ". The held-out fits place no data centres (one data centre, "
                         "as calibrate without --datacentres).\n"}[args.placement])
-    print(text)
-    if args.out:
-        with open(args.out, "w") as handle:
-            handle.write(text)
+    publish(text, args.out)
     if args.write_prior:
         best = winner(table, structures)
         prior = Prior.from_fits(np.array([points[(n, best)] for n in sets]),

@@ -116,9 +116,7 @@ def main():
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     text = render(table, time.time() - started)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    heldout.publish(text, args.out)
 
 
 if __name__ == "__main__":

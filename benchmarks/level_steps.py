@@ -82,9 +82,7 @@ def main():
         lines.append(f"- scale {scale:g}: level sources {rms(source):.2f}, others "
                      f"{rms(~source):.2f}, all {rms(np.ones(len(names), bool)):.2f}")
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    heldout.publish(text, args.out)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,6 +37,9 @@ from forkjoin_cli._network_calibration import table_of
 from sizing.measurements import read_measurements
 from sizing.network_fit import default_prior
 from sizing.network_model import calibrated, rows_of_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cassandra_heldout import publish  # noqa: E402  (print and write a report)
 
 DATA = "docs/data"
 
@@ -120,10 +125,7 @@ def main():
     lines += ["", f"Mean over the {len(errors)} splits: model {np.mean(errors):.1f}%, naive "
               f"{np.mean(naive_errors):.1f}%. Run time {time.time() - started:.0f} s."]
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as handle:
-            handle.write(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

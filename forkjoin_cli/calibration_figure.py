@@ -4,8 +4,10 @@ One column per operation (read, write); the top row is mean latency against the 
 (client threads of a closed loop, or the rate an open loop offers), the bottom row
 throughput against the load. Per consistency level (and mix of reads and writes): the
 model's curve on a fine grid of loads with its 95% band, and the measured rows as
-markers of the same colour. Used by ``cassandra calibrate --figure`` and
-``cassandra predict --figure``.
+markers of the same colour. A calibrated model's curve is anchored on the rows it was
+fitted to (`sizing.network_model`), so it passes through them; its own curve before
+anchoring is drawn dashed beside it, so that how far the model misses is seen. Used
+by ``cassandra calibrate --figure`` and ``cassandra predict --figure``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def curves(fit, measured: pd.DataFrame, points: int = 60,
     measured one, plus every measured load (so the curve passes through the model at
     each marker). Columns: those of the configuration, ``load``, ``threads`` (NaN in
     an open loop), ``mean_ms``, ``low_ms``, ``high_ms`` (the ``level`` band of
-    ``fit.interval``), ``throughput``, ``throughput_low``, ``throughput_high`` (ops/s).
+    ``fit.interval``), ``throughput``, ``throughput_low``, ``throughput_high`` (ops/s),
+    ``plain_ms`` (a model with anchors: its latency before anchoring; else NaN).
 
     The throughput band of a closed loop of one operation follows from the latency
     band by Little's law, ``threads = throughput (think + cycle)``, holding the share of
@@ -99,6 +102,10 @@ def curves(fit, measured: pd.DataFrame, points: int = 60,
     low, high = fit.interval(rows, level=level)
     grid["mean_ms"], grid["low_ms"], grid["high_ms"] = latency, low, high
     grid["throughput"] = throughput
+    # a calibrated model's own curve, before its anchors move it onto the rows
+    grid["plain_ms"] = (fit.predict(rows, anchored=False)[0]
+                        if getattr(fit, "anchors", None) is not None
+                        else np.full(len(grid), np.nan))
     plain = single_closed(rows)
     threads = np.where(plain, rows["threads"], 1.0)
     cycle_ms = threads * 1000.0 / throughput - rows["think_ms"]
@@ -161,6 +168,8 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             rows = table[np.logical_and.reduce(
                 [(table[c] == v).to_numpy() for c, v in configuration.items()])]
             top.plot(curve.load, curve.mean_ms, "-", color=colour, label=label)
+            if np.isfinite(curve.plain_ms.to_numpy(float)).any():
+                top.plot(curve.load, curve.plain_ms, "--", color=colour, linewidth=0.8)
             top.fill_between(curve.load, curve.low_ms, curve.high_ms, color=colour,
                              alpha=0.2, linewidth=0)
             bottom.plot(curve.load, curve.throughput, "-", color=colour, label=label)
@@ -171,8 +180,10 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             top.plot(shown.load, shown.mean_ms, "o", color=colour, ms=4)
             shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
             bottom.plot(shown.load, shown.throughput, "o", color=colour, ms=4)
-        top.set_title(f"{operation}s: model (line, 95% band) and measured (dots)",
-                      fontsize=9)
+        anchored = np.isfinite(grid.plain_ms.to_numpy(float)).any()
+        top.set_title(f"{operation}s: model (line, 95% band) and measured (dots)"
+                      + ("\ndashed: the model before anchoring on the rows"
+                         if anchored else ""), fontsize=9)
         top.set_ylabel("mean latency (ms)")
         bottom.set_ylabel("throughput (ops/s)")
         loops = set(table[table.operation == operation].open)

@@ -96,3 +96,34 @@ def test_missing_columns_say_which_to_give(fitted, tmp_path):
     with pytest.raises(ConfigError, match="quorum"):
         draw(str(tmp_path / "fit.png"), model, table.drop(columns="quorum"))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_calibrated_models_own_curve_is_drawn_beside_its_anchored_one():
+    # anchored on rows 10% slower than its own demands give, the model's curve passes
+    # through the rows, and the dashed curve is the model before the anchors
+    from sizing.network_fit import Prior
+    from sizing.network_model import calibrated
+
+    table, _ = _measured()
+    table = table[np.isfinite(table.mean_ms.to_numpy())].reset_index(drop=True)
+    table["mean_ms"] *= np.where(table.threads > 20, 1.1, 1.0)
+    model = calibrated(table, "shared-digest", Prior.vague(), 4, 4)
+    grid = curves(model, table, points=5)
+    keys = table[["operation", "consistency", "threads", "mean_ms"]].astype(
+        {"threads": float})
+    at_rows = grid.merge(keys,
+                         on=["operation", "consistency", "threads"], suffixes=("", "_row"))
+    assert len(at_rows) == len(table)
+    np.testing.assert_allclose(at_rows.mean_ms, at_rows.mean_ms_row, rtol=1e-6)
+    rows = dict(threads=at_rows.threads.to_numpy(float), think_ms=np.zeros(len(at_rows)),
+                nodes=at_rows.nodes.to_numpy(), replicas=at_rows.replicas.to_numpy(),
+                quorum=at_rows.quorum.to_numpy(),
+                write=(at_rows.operation == "write").to_numpy())
+    np.testing.assert_allclose(at_rows.plain_ms, model.predict(rows, anchored=False)[0],
+                               rtol=1e-9)
+    # the 10% step the model's smooth curve cannot follow shows between the two
+    assert np.max(np.abs(np.log(at_rows.plain_ms / at_rows.mean_ms))) > 0.02
+
+
+def test_a_fit_without_anchors_has_no_second_curve(grid):
+    assert grid.plain_ms.isna().all()
