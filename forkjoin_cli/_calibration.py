@@ -3,8 +3,6 @@ behind the two commands (their options live in ``forkjoin_cli/cassandra.py``).""
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import sys
 import warnings
@@ -16,17 +14,7 @@ from sizing.calibrated_model import PARAMETERS, file_sha256, read_model, write_m
 from sizing.calibration import LABELS, calibrate, predict
 from sizing.measurements import PERCENTILE_COLUMNS, read_measurements
 
-REPORT_SUFFIXES = (".md", ".json")
-
-
-def check_writable(path: str, option: str, suffixes: tuple[str, ...] = (),
-                   inputs=()) -> None:
-    """Raise `ConfigError` unless ``path`` can be written without replacing one of
-    ``inputs`` (checked before any work)."""
-    from forkjoin_sim.checks import check_output_file
-
-    check_output_file(path, option, suffixes or None, inputs)
-
+from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows
 
 #: Most effective threads per stage a candidate may have (Cassandra's default
 #: read and mutation stages have 32).
@@ -231,42 +219,3 @@ def cmd_predict_model(args) -> int:
             _stderr(f"predict: {row.label()}: warning: {note}")
     emit_rows(args, columns, table)
     return 0
-
-
-def emit_rows(args, columns, table) -> None:
-    """Predicted rows to ``--out`` (CSV, atomically, if given) and to standard output
-    (CSV, or a JSON list with ``--json``)."""
-    if args.out:
-        with atomic_write(args.out, newline="") as handle:
-            _write_csv(handle, columns, table)
-    if args.json:
-        print(json_text([{k: _json_cell(v) for k, v in entry.items()}
-                         for entry in table]))
-    else:
-        buffer = io.StringIO()
-        _write_csv(buffer, columns, table)
-        print(buffer.getvalue(), end="")
-
-
-def _json_cell(value):
-    """An echoed input cell as JSON has it: a number as a number, an empty cell as
-    null, other text as text."""
-    if not isinstance(value, str):
-        return value
-    if not value.strip():
-        return None
-    for kind in (int, float):
-        try:
-            number = kind(value)
-        except ValueError:
-            continue
-        return number if math.isfinite(number) else value
-    return value
-
-
-def _write_csv(handle, columns, table) -> None:
-    writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for entry in table:
-        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v)
-                         for k, v in entry.items()})

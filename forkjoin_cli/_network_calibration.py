@@ -124,7 +124,7 @@ def load_prior(path: str | None) -> Prior:
 
 def calibrate(args, structure: str) -> int:
     """Fit, write model (and report, figure), print the report."""
-    from forkjoin_cli._calibration import REPORT_SUFFIXES, check_writable
+    from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable
 
     # the files read (the measurements, a prior or model as --prior, the data centres)
     sources = (args.measurements, getattr(args, "prior", None),
@@ -430,7 +430,7 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 def predict(args) -> int:
     """``predict --model`` with a closed-network model: each query row predicted (the
     output places are checked by the caller, `forkjoin_cli._calibration`)."""
-    from forkjoin_cli._calibration import emit_rows
+    from forkjoin_cli.calibration_output import emit_rows
 
     model = read_network_model(args.model)
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)

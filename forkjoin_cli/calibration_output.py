@@ -1,0 +1,62 @@
+"""What ``cassandra calibrate`` and ``cassandra predict`` write, shared by the simulated
+model's commands (`forkjoin_cli._calibration`) and the closed network's
+(`forkjoin_cli._network_calibration`): the output checks and the predicted rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from forkjoin_sim.files.io import atomic_write, json_text
+
+#: Suffixes of ``--report``: a markdown or a JSON report.
+REPORT_SUFFIXES = (".md", ".json")
+
+
+def check_writable(path: str, option: str, suffixes: tuple[str, ...] = (),
+                   inputs=()) -> None:
+    """Raise `ConfigError` unless ``path`` can be written without replacing one of
+    ``inputs`` (checked before any work)."""
+    from forkjoin_sim.checks import check_output_file
+
+    check_output_file(path, option, suffixes or None, inputs)
+
+
+def emit_rows(args, columns, table) -> None:
+    """Predicted rows to ``--out`` (CSV, atomically, if given) and to standard output
+    (CSV, or a JSON list with ``--json``)."""
+    if args.out:
+        with atomic_write(args.out, newline="") as handle:
+            _write_csv(handle, columns, table)
+    if args.json:
+        print(json_text([{k: _json_cell(v) for k, v in entry.items()}
+                         for entry in table]))
+    else:
+        buffer = io.StringIO()
+        _write_csv(buffer, columns, table)
+        print(buffer.getvalue(), end="")
+
+
+def _json_cell(value):
+    """An echoed input cell as JSON has it: a number as a number, an empty cell as
+    null, other text as text."""
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return None
+    for kind in (int, float):
+        try:
+            number = kind(value)
+        except ValueError:
+            continue
+        return number if math.isfinite(number) else value
+    return value
+
+
+def _write_csv(handle, columns, table) -> None:
+    writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for entry in table:
+        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v)
+                         for k, v in entry.items()})
