@@ -56,7 +56,13 @@ def _checked(measured: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def curves(fit, measured: pd.DataFrame, points: int = 60,
+#: Grid points per curve: smooth at a figure's size; each costs a band of posterior
+#: draws (`sizing.network_model.NetworkModel.interval`), so twice as many take
+#: twice as long.
+POINTS = 30
+
+
+def curves(fit, measured: pd.DataFrame, points: int = POINTS,
            level: float = 0.95) -> pd.DataFrame:
     """The model curves that `draw` plots: one row per grid point.
 
@@ -131,7 +137,7 @@ def _label(consistency, nodes, replicas, several_clusters: bool,
 
 
 def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
-         points: int = 60) -> None:
+         points: int = POINTS) -> None:
     """Write a PNG of the model curves of ``fit`` (``points`` grid points each) with 95%
     bands and the ``measured`` rows (see `curves`) to ``path``, atomically.
 

@@ -188,23 +188,26 @@ class Anchors:
         threads, is_open = _load(rows)
         size = np.asarray(rows.get("replicas", np.full(len(threads), 3)), float)
         out = np.zeros(len(threads))
-        for i in range(len(threads)):
-            same_op = self._kind(write[i], is_open[i])
-            if not same_op.any() or not np.isfinite(threads[i]):
+        known = np.isfinite(threads)
+        for kind in {(bool(w), bool(o)) for w, o in zip(write, is_open)}:
+            same_op = self._kind(*kind)
+            query = np.flatnonzero((write == kind[0]) & (is_open == kind[1]) & known)
+            if not same_op.any() or not len(query):
                 continue
-            level = same_op & (self.quorum == quorum[i])
-            if level.any():
-                out[i] = _along_threads(self.threads[level], self.residual[level],
-                                        threads[i])
-                continue
-            # other levels: each one's anchor at these threads, then interpolated in
-            # the level's position (k-1)/(r-1), constant past the outermost
+            # each fitted level's anchor at the query rows' loads
             ks = np.unique(self.quorum[same_op])
             at = np.array([_along_threads(self.threads[same_op & (self.quorum == k)],
                                           self.residual[same_op & (self.quorum == k)],
-                                          threads[i]) for k in ks])
-            span = max(size[i] - 1.0, 1.0)
-            out[i] = np.interp((quorum[i] - 1) / span, (ks - 1) / span, at)
+                                          threads[query]) for k in ks])
+            fitted = {int(k): row for row, k in enumerate(ks)}
+            for j, i in enumerate(query):
+                if quorum[i] in fitted:
+                    out[i] = at[fitted[quorum[i]], j]
+                    continue
+                # other levels: interpolated in the level's position (k-1)/(r-1),
+                # constant past the outermost
+                span = max(size[i] - 1.0, 1.0)
+                out[i] = np.interp((quorum[i] - 1) / span, (ks - 1) / span, at[:, j])
         return out
 
 

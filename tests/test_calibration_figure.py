@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forkjoin_cli.calibration_figure import curves, draw
+from forkjoin_cli.calibration_figure import POINTS, curves, draw
 from forkjoin_sim.errors import ConfigError
 from sizing.closed_network import predict
 from sizing.network_fit import demands_of, fit
@@ -64,10 +64,10 @@ def test_draw_writes_a_whole_png_and_no_temporary_file(fitted, tmp_path):
 
 def test_curves_pass_through_the_model_at_every_measured_row(fitted, grid):
     model, table = fitted
-    # one curve per (operation, level), each on at least the 60-point grid
+    # one curve per (operation, level), each on at least the default grid
     assert set(grid.groupby(["operation", "consistency"]).size().index) == {
         ("read", "ONE"), ("read", "ALL"), ("write", "ONE")}
-    assert grid.groupby(["operation", "consistency"]).size().min() >= 60
+    assert grid.groupby(["operation", "consistency"]).size().min() >= POINTS
     for _, row in table.iterrows():
         on_curve = grid[(grid.operation == row.operation)
                         & (grid.consistency == row.consistency)
