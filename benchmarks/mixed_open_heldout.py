@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from forkjoin_cli._network_calibration import table_of
+from sizing.cluster_calibration import table_of
 from sizing.measurements import read_measurements
 from sizing.network_fit import default_prior
 from sizing.network_model import calibrated, rows_of_table

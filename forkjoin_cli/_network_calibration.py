@@ -1,131 +1,29 @@
 """``cassandra calibrate`` and ``predict --model`` with a closed-network structure (the
-default): fit `sizing.closed_network` by `sizing.network_fit`, keep the anchors
-(`sizing.network_model`), write the model, report, figure."""
+default): `sizing.cluster_calibration` fits and predicts; here the output places are
+checked before any work, and the progress bar, the files and what is printed."""
 
 from __future__ import annotations
 
-import math
 import sys
-from dataclasses import replace
-import time
 import warnings
-
-import numpy as np
-import pandas as pd
 
 from forkjoin_sim.errors import counted
 from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
 
-from sizing.calibrated_model import file_sha256
-from sizing.geography import Geography, placement
-from sizing.measurements import read_measurements
-from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
-    lone_levels, prior_from_model, step_rows, unused_coordinates
-from sizing.closed_network import DEMANDS
-from sizing.network_model import NetworkModel, calibrated, is_network_model, \
-    read_network_model, rows_of_table
-from sizing.structure_choice import AUTO
+from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_rows, \
+    report_dict, report_markdown
+from sizing.network_model import read_network_model
 
-COORDINATE_LABELS = {
-    "work": "data read at a replica (ms)",
-    "coordinate_share": "coordinator work / replica work",
-    "message_share": "per-message work / replica work",
-    "digest_ratio": "digest read / data read",
-    "client_share": "client-machine work / replica work",
-    "hop_client": "client-coordinator hop / replica work",
-    "hop_ratio": "coordinator-replica hop / client-coordinator hop",
-    "outside_share": "client work outside the latency / replica work",
-    "branch_cv": "coefficient of variation of a fork branch's random time",
-    "link_window": "messages in flight per direction of a link between data centres",
-    "mutation_ratio": "mutation at a replica / data read",
-    "lanes": "separate queues per node (structure lanes)",
-    "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
-
-#: A row the fit misses far more than the others (`lone_misses`): the model's own
-#: curve misses it by more than a factor `LONE_MISS_RATIO` either way, and by more than
-#: `LONE_MISS_FACTOR` times the median miss of the other rows (both in log), in a file
-#: of at least `LONE_MISS_ROWS` rows. A mean in the wrong unit (x10, x1000) stays past
-#: both after the fit has leaned towards it. No published file at its default options
-#: has such a row; the nearest, saulolks rows10000_think500_run1's read ALL 10 threads
-#: (a factor 3.6, 4.7 times the median), rows1000_think500_run2's read ALL 50 threads
-#: (a factor 3.5, 10 times).
-LONE_MISS_RATIO = 4.0
-LONE_MISS_FACTOR = 4.0
-LONE_MISS_ROWS = 6
-#: How the note of `lone_misses` starts (`predict` repeats it).
-LONE_MISS_START = "the fit misses "
-
-#: Coordinates the model uses no lower than a floor (a lane per node; the farthest hop
-#: at least the nearest): the report's intervals stop there.
-USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
+from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows
 
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
-    """Measurement rows as the table the fit, report and figure use. A row of a mixed
-    run (``read_fraction``) is paired with the run's row of the other operation (same
-    load and mix; if several, the one of the same throughput, then of the same
-    consistency): that row's quorum is the other operation's (``other_quorum``; without
-    one partner, the row's own) and the run's mean latency (``run_mean_ms``, for
-    Little's law) weighs both."""
-    from forkjoin_sim.cassandra.model import consistency_quorum
-
-    quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
-    other, run = list(quorum), [r.mean_ms for r in rows]
-    for i, row in enumerate(rows):
-        if row.reads in (0.0, 1.0):
-            continue
-        partners = [j for j, p in enumerate(rows) if p.operation != row.operation
-                    and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)]
-        # several runs of this load and mix: the one of the same measured throughput
-        # (one run, one throughput), then the one at the same consistency
-        for narrower in ([j for j in partners if row.throughput is not None
-                          and rows[j].throughput == row.throughput],
-                         [j for j in partners if rows[j].consistency == row.consistency]):
-            if len(partners) > 1 and narrower:
-                partners = narrower
-        if len(partners) == 1:
-            j = partners[0]
-            other[i] = quorum[j]
-            if row.mean_ms is not None and rows[j].mean_ms is not None:
-                mine = row.reads if row.operation == "read" else 1.0 - row.reads
-                run[i] = mine * row.mean_ms + (1.0 - mine) * rows[j].mean_ms
-
-    def number(value):
-        return float(value) if value is not None else math.nan
-
-    return pd.DataFrame({
-        "operation": [r.operation for r in rows],
-        "consistency": [r.consistency for r in rows],
-        "quorum": quorum, "other_quorum": other,
-        "threads": [number(r.threads) for r in rows],
-        "rate": [number(r.rate) for r in rows],
-        "reads": [r.reads for r in rows],
-        "nodes": nodes, "replicas": replicas,
-        "mean_ms": [number(r.mean_ms) for r in rows],
-        "run_mean_ms": [number(v) for v in run],
-        "throughput": [number(r.throughput) for r in rows],
-        "label": [r.label() for r in rows]})
-
-
-def load_prior(path: str | None) -> Prior:
-    """The prior of a fit: ``--prior`` (a prior file or another cluster's model) or
-    the built-in default."""
-    if path is None:
-        return default_prior()[0]
-    if is_network_model(path):
-        return prior_from_model(read_network_model(path), path)
-    return Prior.read(path)
-
-
 def calibrate(args, structure: str) -> int:
     """Fit, write model (and report, figure), print the report."""
-    from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable
-
     # the files read (the measurements, a prior or model as --prior, the data centres)
     sources = (args.measurements, getattr(args, "prior", None),
                getattr(args, "datacentres", None))
@@ -135,28 +33,6 @@ def calibrate(args, structure: str) -> int:
                        inputs=(*sources, args.out))
     if args.figure:
         check_writable(args.figure, "--figure", (".png",), inputs=(*sources, args.out))
-    from forkjoin_sim.model import check_cluster
-
-    check_cluster(args.nodes, args.replicas)
-    given = None
-    if getattr(args, "datacentres", None) is not None:
-        given = Geography.read(args.datacentres)
-        given.check_cluster(args.nodes, args.replicas)
-    prior = load_prior(args.prior)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        rows, _ = read_measurements(args.measurements, args.replicas)
-    doubts = [str(item.message) for item in caught]
-    table = table_of(rows, args.nodes, args.replicas)
-    merged = merged_levels(table)
-    if merged is not None:
-        doubts.append(merged)
-    geography, signature = placement(table, args.nodes, args.replicas, given)
-    if signature is not None:
-        doubts.append(_wide_area_note(signature, geography is not None))
-    _stderr(f"calibrate: {counted(len(rows), 'row')} from {args.measurements}, structure "
-            f"{structure}")
-    started = time.perf_counter()
     from tqdm.auto import tqdm
 
     from forkjoin_sim.run import PROGRESS_DELAY
@@ -167,71 +43,24 @@ def calibrate(args, structure: str) -> int:
             bar.total = budget
             bar.update(done - bar.n)
 
-        choice = None
-        if structure == AUTO:
-            from sizing.structure_choice import CANDIDATES, choose
+        def announce(count):
+            _stderr(f"calibrate: {counted(count, 'row')} from {args.measurements}, "
+                    f"structure {structure}")
 
-            bar.set_description("calibrate: choosing the structure")
-            structure, scores = choose(table, CANDIDATES, CANDIDATES[0], prior,
-                                       args.cores, args.client_cores, geography,
-                                       progress=advance,
-                                       workers=args.workers or default_workers())
-            choice = {"chosen": structure, "held_out_error": scores}
-            bar.set_description("calibrate")
-            bar.reset()
-        model = calibrated(table, structure, prior, args.cores, args.client_cores,
-                           geography, progress=advance)
-    fitted, anchors, outside = model.fit, model.anchors, model.outside
-    seconds = time.perf_counter() - started
-    resting = fitted.resting_on_prior()
-    notes = list(doubts)
-    if resting:
-        notes.append("resting on the prior (the rows barely determine them): " + "; ".join(
-            f"{name} ({COORDINATE_LABELS[name]})" for name in resting))
-    if outside is not None and np.max(outside.residual) > 0.05 * np.min(
-            table.mean_ms.to_numpy()):
-        notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
-                     f"up to {np.max(outside.residual):.3g}) per request outside the "
-                     "measured latency (threads / throughput - latency): the model keeps "
-                     "that time between requests, interpolated in threads")
-    for operation in sorted(set(table.operation)) if geography is None else ():
-        mine = table[table.operation == operation]
-        step = prior.level_step(operation == "write")
-        if step is not None and mine.quorum.nunique() == 1 \
-                and int(mine.replicas.max()) > 1:
-            # the prior's step at the fitted lone request's ONE
-            pairs = step_rows(dict(write=np.array([operation == "write"]),
-                                   nodes=np.array([args.nodes]),
-                                   replicas=np.array([int(mine.replicas.max())])))
-            one = math.exp(lone_levels(demands_of(fitted.point), pairs, fitted.structure,
-                                       fitted.cores, fitted.client_cores)[1][0])
-            extra = math.exp(step[0]) * one ** prior.level_step_scale
-            grows = "" if prior.level_step_scale == 0 else (
-                f": the prior's step, scaled to this ONE as ONE^"
-                f"{prior.level_step_scale:g}")
-            notes.append(
-                f"the {operation}s were measured at one level: what the others cost "
-                f"rests on the prior (a lone {operation}, {one:.3g} ms at ONE, pays "
-                f"about {extra:.3g} ms more at ALL, within a factor "
-                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
-    lone = lone_misses(args.measurements, table,
-                       model.predict(rows_of_table(table), anchored=False)[0])
-    if lone is not None:
-        notes.append(lone)
-    if anchors.spread > 0.10:
-        notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
-                     "predictions lean on the anchors (measured rows nearby)")
-    meta = dict(measurements=args.measurements,
-                measurements_sha256=file_sha256(args.measurements),
-                prior_source=prior.source, resting_on_prior=resting, warnings=notes,
-                **({} if args.datacentres is None else {"datacentres": args.datacentres}),
-                **({} if choice is None else {"structure_choice": _choice_text(choice)}),
-                **({"flat_one_ms": round(signature[1], 3)} if signature is not None
-                   and signature[0] == "flat" and geography is None else {}),
-                seconds=round(seconds, 3))
-    model = replace(model, meta=meta)
-    report = report_dict(model, table)
-    for note in notes:
+        def phase(name):
+            bar.set_description("calibrate" if name == "fitting" else
+                                f"calibrate: {name}")
+            if name == "fitting":
+                bar.reset()
+
+        fitted = calibrate_cluster(
+            args.measurements, args.nodes, args.replicas, structure, args.prior,
+            args.cores, args.client_cores, getattr(args, "datacentres", None),
+            workers=args.workers or default_workers(), progress=advance,
+            announce=announce, phase=phase)
+    model = fitted.model
+    report = report_dict(model, fitted.table)
+    for note in fitted.warnings:
         warnings.warn(note, UserWarning, stacklevel=1)
     with atomic_write(args.out) as handle:
         handle.write(model.to_toml())
@@ -240,256 +69,23 @@ def calibrate(args, structure: str) -> int:
             handle.write(json_text(report, indent=1) if args.report.endswith(".json")
                          else report_markdown(report))
     if args.figure:
-        from forkjoin_cli.calibration_figure import draw
-
-        draw(args.figure, model, table, title=f"calibrate {args.measurements}")
+        fitted.figure(args.figure, title=f"calibrate {args.measurements}")
     print(json_text(report) if args.json else report_markdown(report))
     _stderr(f"calibrate: wrote {args.out}" + "".join(
         f" and {p}" for p in (args.report, args.figure) if p))
     return 0
 
 
-def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
-    """The note naming the rows of ``table`` (read from ``path``, row i on line i + 2)
-    that the model's own curve ``model_ms`` misses far more than the others (rule:
-    `LONE_MISS_RATIO`, `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row
-    of another run."""
-    miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))
-    if len(miss) < LONE_MISS_ROWS or not np.all(np.isfinite(miss)):
-        return None
-    others = np.array([np.median(np.delete(miss, i)) for i in range(len(miss))])
-    lone = np.flatnonzero((miss > math.log(LONE_MISS_RATIO))
-                          & (miss > LONE_MISS_FACTOR * others))
-    if not len(lone):
-        return None
-    named = "; ".join(
-        f"line {i + 2} ({table.label.iloc[i]}: measured {table.mean_ms.iloc[i]:.6g} ms, "
-        f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
-    more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
-    several = len(lone) > 1
-    return (f"{LONE_MISS_START}{counted(len(lone), 'row')} of {path} far "
-            f"more than the others: {named}{more}, missed by more than a factor "
-            f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
-            f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
-            f"check {'their' if several else 'its'} unit (a mean in microseconds or "
-            f"seconds?) or drop {'them' if several else 'it'}: the fit and the anchors "
-            "take every row as measured")
-
-
-def merged_levels(table: pd.DataFrame, fitted: bool = True) -> str | None:
-    """The note naming the consistency levels of ``table`` that wait for as many
-    replicas at its replication factor (QUORUM and ALL at 2 replicas, every level at
-    1), which the model cannot tell apart (``fitted``: rows to fit, else to predict);
-    or None."""
-    replicas = int(table.replicas.iloc[0])
-    merged = [(int(k), list(pd.unique(group.consistency)))
-              for k, group in table.groupby("quorum")]
-    merged = [(k, levels) for k, levels in merged if len(levels) > 1]
-    if not merged:
-        return None
-    said = "; ".join(
-        f"{', '.join(levels[:-1])} and {levels[-1]} {'both' if len(levels) == 2 else 'all'} "
-        f"wait for {counted(k, 'replica')}" for k, levels in merged)
-    copies = counted(replicas, "replica")
-    if not fitted:
-        return (f"at the model's {copies}, {said}: they are predicted alike (the model "
-                f"was calibrated with --replicas {replicas})")
-    return (f"at {copies} (--replicas), {said}: the model gives them one latency, and "
-            "their rows are fitted as one level; if the cluster keeps more copies of "
-            "each key, give that replication factor")
-
-
-def _wide_area_note(signature, fitted: bool) -> str:
-    """What `calibrate` says of rows with `sizing.geography.wide_area_signature`:
-    ``fitted``: it fits `sizing.geography.Geography.wide_area` to them."""
-    kind, ms = signature
-    seen = (f"the lowest level measured stays flat at light load while the highest "
-            f"costs {ms:.3g} ms more at the lightest load" if kind == "step" else
-            f"ONE stays at {ms:.3g} ms or more however many threads")
-    seen += ", more than a round trip within one data centre takes"
-    advice = ("--datacentres DC.toml with the one-way times between the data centres "
-              "(docs/cassandra/calibration.md, geo-distributed clusters)")
-    if fitted:
-        return (f"{seen}: fitted as a cluster across data centres (each node and the "
-                "client machine in one of its own, one coordinator, the round trips "
-                f"fitted, a window per wide-area link); if you know where they stand, "
-                f"give {advice}")
-    if kind == "flat":
-        return (f"{seen}: the client machine looks far from the coordinator, but ONE "
-                "rows cannot tell whether the replicas are far from each other too; "
-                "fitted in one data centre, the other levels' cost rests on the prior "
-                "of single-data-centre clusters; if replicas sit in other data centres, "
-                f"give {advice}")
-    return (f"{seen}: fitted as one data centre, as the model across data centres "
-            "(--datacentres) covers clusters whose every node holds every key "
-            "(replicas = nodes) only")
-
-
-def _choice_text(choice: dict) -> str:
-    scores = ", ".join(f"{name} {100 * value:.1f}%" if np.isfinite(value) else
-                       f"{name} n/a" for name, value in choice["held_out_error"].items())
-    return (f"auto chose {choice['chosen']}: mean error on the rows' own held-out "
-            f"levels and larger thread counts {scores}")
-
-
-def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
-    """The fit report: structure, prior, parameters with intervals, rows."""
-    f = model.fit
-    rows = model.with_outside(rows_of_table(table))
-    plain = f.predict(rows)[0]
-    z = 1.959963984540054
-    parameters = {}
-    # no wide-area link in one data centre, the node's cores serving it rather than
-    # lanes, no fitted hops that differ: parameters and demands the model has no use for
-    hidden = unused_coordinates(f.structure, f.geography) & {"link_window", "lanes",
-                                                              "hop_spread"}
-    for i, name in enumerate(COORDINATES):
-        if name in hidden:
-            continue
-        value = math.exp(f.point[i])
-        # below its floor the model uses the floor (`sizing.network_fit.demands_of`)
-        floor = USED_FROM.get(name, 0.0)
-        parameters[name] = {
-            "meaning": COORDINATE_LABELS[name], "value": value,
-            "interval_95": [max(math.exp(f.point[i] - z * f.posterior_sd[i]), floor),
-                            max(math.exp(f.point[i] + z * f.posterior_sd[i]), floor)],
-            "prior_median": math.exp(f.prior.mean[i]),
-            "rests_on_prior": name in model.meta.get("resting_on_prior", [])}
-    return {"measurements": model.meta.get("measurements"),
-            "sha256": model.meta.get("measurements_sha256"),
-            "structure": f.structure, "structure_choice": model.meta.get("structure_choice"),
-            "nodes": model.nodes, "replicas": model.replicas,
-            "cores": f.cores, "client_cores": f.client_cores,
-            "prior": model.meta.get("prior_source"),
-            "parameters": parameters,
-            "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
-                           if k not in hidden},
-            "datacentres": None if f.geography is None else {
-                "file": model.meta.get("datacentres"), "source": f.geography.source,
-                "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},
-            "anchor_rms": model.anchors.spread,
-            "warnings": list(model.meta.get("warnings", [])),
-            "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
-                      "residual_mean": float(p / m - 1), "outside_ms": float(z)}
-                     for label, m, p, z in zip(table.label, table.mean_ms, plain,
-                                               rows["think_ms"])],
-            "seconds": model.meta.get("seconds")}
-
-
-def _places(report: dict) -> str:
-    places = report.get("datacentres")
-    if not places:
-        return ""
-    rule = f'coordinator rule "{places["coordinator"]}"'
-    if not places["file"]:
-        return f" Data centres: none given; {places['source']} ({rule})."
-    return (f" Data centres: {places['file']} ({rule}"
-            + ("; times left out of the file fitted" if places.get("fitted") else "")
-            + (f"; times from {places['source']}" if places["source"] else "") + ").")
-
-
-def report_markdown(report: dict) -> str:
-    lines = [f"# Calibration of {report['measurements']}", "",
-             f"Structure `{report['structure']}`; {counted(report['nodes'], 'node')}, "
-             f"{counted(report['replicas'], 'replica')}, "
-             + (f"{counted(report['parameters']['lanes']['value'], 'lane', 3)} per node "
-                "(fitted), "
-                if "lanes" in report["parameters"]
-                else f"{counted(report['cores'], 'core')} per node, ")
-             + f"{counted(report['client_cores'], 'client core')}. "
-             f"Prior: {report['prior']}. "
-             f"Fitted in {report['seconds']:.1f} s." + _places(report)
-             + (f" Structure: {report['structure_choice']}."
-                if report.get("structure_choice") else ""), "",
-             "| parameter | value | 95% interval | prior median | rests on prior |",
-             "|---|---|---|---|---|"]
-    for name, p in report["parameters"].items():
-        low, high = p["interval_95"]
-        lines.append(f"| {p['meaning']} (`{name}`) | {p['value']:.4g} | "
-                     f"[{low:.3g}, {high:.3g}] | {p['prior_median']:.3g} | "
-                     f"{'yes' if p['rests_on_prior'] else ''} |")
-    lines += ["", "Demands (ms): " + ", ".join(
-        f"{k} {v:.4g}" for k, v in report["demands_ms"].items()), "",
-        "## Warnings", ""]
-    lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
-    lines += ["", f"## The model's own curve against each row (anchors: "
-                  f"{100 * report['anchor_rms']:.1f}% rms)", "",
-              "| row | measured ms | model ms | error | outside ms |",
-              "|---|---|---|---|---|"]
-    for r in report["rows"]:
-        lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
-                     f"{r['model_mean_ms']:.4g} | {100 * r['residual_mean']:+.1f}% | "
-                     f"{r['outside_ms']:.3g} |")
-    return "\n".join(lines) + "\n"
-
-
-PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
-             "predicted_throughput")
-
-
 def predict(args) -> int:
     """``predict --model`` with a closed-network model: each query row predicted (the
     output places are checked by the caller, `forkjoin_cli._calibration`)."""
-    from forkjoin_cli.calibration_output import emit_rows
-
     model = read_network_model(args.model)
-    rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
-    table = table_of(rows, model.nodes, model.replicas)
-    mrows = rows_of_table(table)
-    mean, throughput = model.predict(mrows)
-    low, high = model.interval(mrows, seed=args.seed)
-    out = []
-    for i, row in enumerate(rows):
-        entry = {c: row.raw.get(c, "") for c in names}
-        entry.update(predicted_mean_ms=float(mean[i]), predicted_ci_low_ms=float(low[i]),
-                     predicted_ci_high_ms=float(high[i]),
-                     predicted_throughput=float(throughput[i]))
-        out.append(entry)
-    _predict_warnings(model, mrows, throughput)
-    merged = merged_levels(table, fitted=False)
-    if merged is not None:
-        _stderr(f"predict: warning: {merged}")
+    names, out, table, notes = predicted_rows(model, args.measurements, args.seed)
+    for note in notes:
+        _stderr(f"predict: warning: {note}")
     if args.figure:
-        from forkjoin_cli.calibration_figure import draw
+        from sizing.calibration_figure import draw
 
         draw(args.figure, model, table, title=f"predict {args.measurements}")
-    emit_rows(args, list(names) + list(PREDICTED), out)
+    emit_rows(args, names + list(PREDICTED), out)
     return 0
-
-
-def _predict_warnings(model: NetworkModel, mrows, throughput) -> None:
-    """What `predict` says of its query rows (``mrows``, predicted ``throughput``)
-    besides the numbers: rows past the model's capacity, parameters resting on the
-    prior, a fit that misses its own rows, and where the rows reach past what the
-    model was fitted on."""
-    rate = mrows["rate"]
-    for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
-        _stderr(f"predict: warning: row {i + 1} offers {rate[i]:.6g} ops/s, past the "
-                f"model's capacity ({throughput[i]:.6g} ops/s there): its latency is that "
-                "of a backlog growing through a finite run, not a steady state")
-    resting = model.meta.get("resting_on_prior", [])
-    if resting:
-        _stderr(f"predict: warning: {', '.join(resting)} rest on the prior; the "
-                "intervals carry the prior's spread")
-    for note in model.meta.get("warnings", []):
-        if note.startswith(("the model misses its own rows", LONE_MISS_START)):
-            _stderr(f"predict: warning: {note}")
-    fitted = model.anchors
-    for write, operation in ((True, "writes"), (False, "reads")):
-        if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
-            _stderr(f"predict: warning: the model was fitted without {operation}; their "
-                    "cost against the other operation's rests on the prior's mutation "
-                    "ratio")
-    closed = np.isnan(rate)
-    known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
-    if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
-        _stderr(f"predict: warning: rows past {counted(known.max(), 'thread')}, the most "
-                "the model was fitted at, are extrapolated (past the measured knee the "
-                "model's own curve decides)")
-    flat = model.meta.get("flat_one_ms")
-    if flat is not None and np.any(mrows["quorum"] > 1):
-        _stderr(f"predict: warning: the model was fitted on ONE rows at {flat:.3g} ms or "
-                "more however many threads (a client or replicas in other data "
-                "centres); its levels above ONE place the replicas in one data centre, "
-                "so if they stand in others those rows come out far too fast (calibrate "
-                "with --datacentres DC.toml)")

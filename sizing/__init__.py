@@ -4,18 +4,28 @@ They need both the closed forms (``analytic``) and the simulator (``forkjoin_sim
 which never import each other, so they live here:
 
 ==========================  ==================================================
-``tails``                   latency percentiles and timeout availability from
-                            Theorem 1 on whole distributions
-``planning``                the consistency planner (R, W) and the capacity
-                            planner (nodes, replicas, level) against an SLA
-``measurements``            benchmark summaries (threads, throughput, mean per
-                            consistency level) read from CSV
-``calibration``             fit a Cassandra cluster model to such summaries and
-                            predict other levels, thread counts and clusters
-``calibrated_model``        the fitted model and its TOML file
+``cluster_calibration``     calibrate a Cassandra cluster from benchmark rows and
+                            predict query rows (``calibrate_cluster``,
+                            ``predict_table``): the default, a closed network
+``closed_network``          the closed network: what queues on a request's path
+``network_fit``             its fit, and the priors for what rows cannot tell
+``network_model``           the fitted model, its anchors and its TOML file
+``structure_choice``        a structure chosen by the rows' own held-out error
+``geography``               nodes and client in data centres, and their hops
+``mixes``                   read/write mixes and strong (R, W) pairs of a model
+``calibration_figure``      the figure of a calibrated model beside its rows
+``measurements``            benchmark summaries (CSV) read and checked
+``benchmark_formats``       YCSB and cassandra-stress output as it comes
+``calibration``             the previous, simulated replica-stage fit
+                            (``--structure simulated``), ``calibrated_model``
+                            its file
+``tails``, ``planning``     latency percentiles, timeouts and the (R, W) and
+                            capacity planners, from Theorem 1
+``staleness_planning``      the fastest (R, W) meeting a staleness bound
+``sweep_columns``           closed forms beside a simulated sweep's rows
 ==========================  ==================================================
 
-Their commands (``timeouts``, ``plan-consistency``, ``plan-capacity``, and
-``cassandra calibrate`` / ``cassandra predict --model``) join the
-``forkjoin-sim`` CLI through the ``forkjoin_sim.commands`` entry point.
+Their commands (``cassandra calibrate`` / ``predict --model``, ``plan-consistency``,
+``plan-capacity``, ``timeouts``) live in ``forkjoin_cli``, which imports them; no
+module here imports the command line.
 """

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from forkjoin_cli.calibration_figure import POINTS, curves, draw
+from sizing.calibration_figure import POINTS, curves, draw
 from forkjoin_sim.errors import ConfigError
 from sizing.closed_network import predict
 from sizing.network_fit import demands_of, fit

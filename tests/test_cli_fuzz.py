@@ -53,7 +53,7 @@ STUBBED = {
     "estimators referee": ("forkjoin_cli.estimators", "_referee"),
     "cassandra validate": ("validation.cassandra", "run_validation"),
     "cassandra calibrate": ("forkjoin_cli._calibration", "calibrate"),
-    "cassandra calibrate (closed network)": ("forkjoin_cli._network_calibration",
+    "cassandra calibrate (closed network)": ("sizing.cluster_calibration",
                                              "calibrated"),
     "cassandra calibrate --structure auto": ("sizing.structure_choice", "choose"),
 }

@@ -155,7 +155,7 @@ def test_across_fitted_data_centres_a_level_costs_the_fitted_round_trip():
 
 
 def _published(path):
-    from forkjoin_cli._network_calibration import table_of
+    from sizing.cluster_calibration import table_of
     from sizing.measurements import read_measurements
 
     return table_of(read_measurements(path, 3)[0], 3, 3)

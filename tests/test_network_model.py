@@ -485,7 +485,7 @@ def test_a_mixed_runs_rows_find_their_partner_by_throughput_then_level(tmp_path)
     writes at QUORUM in both): each row's partner is the other operation of its own
     run (same throughput), whose level it takes, and the run's mean latency weighs
     both operations by the mix."""
-    from forkjoin_cli._network_calibration import table_of
+    from sizing.cluster_calibration import table_of
     from sizing.measurements import read_measurements
 
     path = tmp_path / "runs.csv"
@@ -871,7 +871,7 @@ def test_calibrate_names_a_lone_row_in_the_wrong_unit(tmp_path, capsys):
 
 
 def test_a_lone_miss_is_far_past_a_factor_and_past_the_other_rows_misses():
-    from forkjoin_cli._network_calibration import lone_misses
+    from sizing.cluster_calibration import lone_misses
 
     model = np.full(8, 10.0)
     spread = np.array([1.1, 0.9, 1.2, 1.0, 0.95, 1.05, 1.0, 1.0])
@@ -892,7 +892,7 @@ def test_a_lone_miss_is_far_past_a_factor_and_past_the_other_rows_misses():
 def test_levels_a_small_replication_factor_merges_are_named_once(tmp_path, capsys):
     """At 2 replicas QUORUM and ALL both wait for 2: calibrate says so once (and
     predict from that model again); at 1 replica every level is one."""
-    from forkjoin_cli._network_calibration import merged_levels
+    from sizing.cluster_calibration import merged_levels
 
     pairs = [(lv, t) for lv in ("ONE", "QUORUM", "ALL") for t in THREADS]
     rows = _measurement_file(tmp_path, pairs, "fit.csv")

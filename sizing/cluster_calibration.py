@@ -1,0 +1,573 @@
+"""Calibrating a Cassandra cluster's closed-network model from benchmark rows, and
+predicting query rows with it: the work behind ``cassandra calibrate`` and ``cassandra
+predict --model`` (`forkjoin_cli._network_calibration` adds the output files, the
+progress bar and the printing), for a notebook as for the command line::
+
+    from sizing.cluster_calibration import calibrate_cluster, predict_table
+
+    fitted = calibrate_cluster("bench.csv", nodes=3, replicas=3)  # or a DataFrame
+    fitted.warnings            # what the rows could not tell, suspect rows, ...
+    fitted.report()            # parameters with 95% intervals, each row's miss
+    fitted.figure("fit.png")   # measured rows, model curves and 95% bands
+    predict_table(fitted.model, "query.csv")   # predicted_* columns, 95% intervals
+    open("model.toml", "w").write(fitted.model.to_toml())  # read_network_model reads it
+
+The model: `sizing.closed_network` (what queues), fitted by `sizing.network_fit` with
+a prior for what the rows cannot determine, anchored on the measured rows by
+`sizing.network_model`.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from forkjoin_sim.errors import ConfigError, counted
+from sizing.calibrated_model import file_sha256
+from sizing.closed_network import DEMANDS
+from sizing.geography import Geography, placement
+from sizing.measurements import read_measurements
+from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
+    lone_levels, prior_from_model, step_rows, unused_coordinates
+from sizing.network_model import NetworkModel, calibrated, is_network_model, \
+    read_network_model, rows_of_table
+from sizing.structure_choice import AUTO
+
+COORDINATE_LABELS = {
+    "work": "data read at a replica (ms)",
+    "coordinate_share": "coordinator work / replica work",
+    "message_share": "per-message work / replica work",
+    "digest_ratio": "digest read / data read",
+    "client_share": "client-machine work / replica work",
+    "hop_client": "client-coordinator hop / replica work",
+    "hop_ratio": "coordinator-replica hop / client-coordinator hop",
+    "outside_share": "client work outside the latency / replica work",
+    "branch_cv": "coefficient of variation of a fork branch's random time",
+    "link_window": "messages in flight per direction of a link between data centres",
+    "mutation_ratio": "mutation at a replica / data read",
+    "lanes": "separate queues per node (structure lanes)",
+    "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
+
+#: A row the fit misses far more than the others (`lone_misses`): the model's own
+#: curve misses it by more than a factor `LONE_MISS_RATIO` either way, and by more than
+#: `LONE_MISS_FACTOR` times the median miss of the other rows (both in log), in a file
+#: of at least `LONE_MISS_ROWS` rows. A mean in the wrong unit (x10, x1000) stays past
+#: both after the fit has leaned towards it. No published file at its default options
+#: has such a row; the nearest, saulolks rows10000_think500_run1's read ALL 10 threads
+#: (a factor 3.6, 4.7 times the median), rows1000_think500_run2's read ALL 50 threads
+#: (a factor 3.5, 10 times).
+LONE_MISS_RATIO = 4.0
+LONE_MISS_FACTOR = 4.0
+LONE_MISS_ROWS = 6
+#: How the note of `lone_misses` starts (`predict` repeats it).
+LONE_MISS_START = "the fit misses "
+
+#: Coordinates the model uses no lower than a floor (a lane per node; the farthest hop
+#: at least the nearest): the report's intervals stop there.
+USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
+
+
+def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
+    """Measurement rows as the table the fit, report and figure use. A row of a mixed
+    run (``read_fraction``) is paired with the run's row of the other operation (same
+    load and mix; if several, the one of the same throughput, then of the same
+    consistency): that row's quorum is the other operation's (``other_quorum``; without
+    one partner, the row's own) and the run's mean latency (``run_mean_ms``, for
+    Little's law) weighs both."""
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
+    quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
+    other, run = list(quorum), [r.mean_ms for r in rows]
+    for i, row in enumerate(rows):
+        if row.reads in (0.0, 1.0):
+            continue
+        partners = [j for j, p in enumerate(rows) if p.operation != row.operation
+                    and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)]
+        # several runs of this load and mix: the one of the same measured throughput
+        # (one run, one throughput), then the one at the same consistency
+        for narrower in ([j for j in partners if row.throughput is not None
+                          and rows[j].throughput == row.throughput],
+                         [j for j in partners if rows[j].consistency == row.consistency]):
+            if len(partners) > 1 and narrower:
+                partners = narrower
+        if len(partners) == 1:
+            j = partners[0]
+            other[i] = quorum[j]
+            if row.mean_ms is not None and rows[j].mean_ms is not None:
+                mine = row.reads if row.operation == "read" else 1.0 - row.reads
+                run[i] = mine * row.mean_ms + (1.0 - mine) * rows[j].mean_ms
+
+    def number(value):
+        return float(value) if value is not None else math.nan
+
+    return pd.DataFrame({
+        "operation": [r.operation for r in rows],
+        "consistency": [r.consistency for r in rows],
+        "quorum": quorum, "other_quorum": other,
+        "threads": [number(r.threads) for r in rows],
+        "rate": [number(r.rate) for r in rows],
+        "reads": [r.reads for r in rows],
+        "nodes": nodes, "replicas": replicas,
+        "mean_ms": [number(r.mean_ms) for r in rows],
+        "run_mean_ms": [number(v) for v in run],
+        "throughput": [number(r.throughput) for r in rows],
+        "label": [r.label() for r in rows]})
+
+
+def load_prior(path: str | Prior | None) -> Prior:
+    """The prior of a fit: a `Prior`, a prior file or another cluster's model file
+    (``--prior``), or None: the built-in default."""
+    if isinstance(path, Prior):
+        return path
+    if path is None:
+        return default_prior()[0]
+    if is_network_model(path):
+        return prior_from_model(read_network_model(path), path)
+    return Prior.read(path)
+
+
+#: The columns `predict_table` adds to the query rows.
+PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
+             "predicted_throughput")
+
+
+@dataclass(frozen=True)
+class ClusterFit:
+    """A calibrated cluster: the ``model`` (`sizing.network_model.NetworkModel`, its
+    ``meta`` naming the measurements, the prior and every warning), the fitted rows
+    as a ``table`` (one row per measurement, the columns the fit and figure use), and
+    the ``structure_choice`` of ``structure="auto"`` (else None)."""
+
+    model: NetworkModel
+    table: pd.DataFrame
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the fit says of the rows and the parameters besides the numbers."""
+        return list(self.model.meta.get("warnings", []))
+
+    def report(self) -> dict:
+        """The fit report (`report_dict`): parameters, intervals, each row's miss."""
+        return report_dict(self.model, self.table)
+
+    def figure(self, path: str, title: str = "") -> None:
+        """Write the PNG of the fitted rows, the model's curves and their 95% bands
+        (`sizing.calibration_figure.draw`) to ``path``."""
+        from sizing.calibration_figure import draw
+
+        draw(path, self.model, self.table, title=title)
+
+
+def _measurement_rows(measurements, replicas: int, need_mean: bool = True):
+    """(rows, column names, the file's name in the model's provenance, its sha256, the
+    warnings of reading it) of a measurement file, or of a DataFrame of the same
+    columns (read through a CSV, so that it is checked as a file is)."""
+    if not isinstance(measurements, pd.DataFrame):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows, names = read_measurements(str(measurements), replicas, need_mean)
+        return rows, names, str(measurements), file_sha256(str(measurements)), \
+            [str(item.message) for item in caught]
+    name = "the DataFrame"
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "measurements.csv")
+        measurements.to_csv(path, index=False)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                rows, names = read_measurements(path, replicas, need_mean)
+        except ConfigError as exc:
+            # its line numbers are those of the DataFrame written as a CSV (row 0 on
+            # line 2)
+            raise ConfigError(str(exc).replace(path, name)) from None
+        digest = file_sha256(path)
+    return rows, names, name, digest, [str(item.message).replace(path, name)
+                                       for item in caught]
+
+
+def calibrate_cluster(measurements, nodes: int, replicas: int,
+                      structure: str | None = None, prior=None, cores: int = 4,
+                      client_cores: int = 4, datacentres=None, workers: int = 1,
+                      progress=None, announce=None, phase=None) -> ClusterFit:
+    """The calibrated closed-network model of a cluster of ``nodes`` nodes keeping
+    ``replicas`` copies of each key, fitted to ``measurements`` (a measurement file:
+    CSV, YCSB or cassandra-stress output, see `sizing.measurements`; or a DataFrame
+    of the CSV's columns).
+
+    ``structure``: one of `sizing.closed_network.STRUCTURES`, ``"auto"`` (the one
+    that predicts the rows' own held-out parts best, on ``workers`` processes), or
+    None: the default prior's. ``prior``: a `Prior`, a prior file, another
+    cluster's model file, or None: the built-in default. ``cores`` per node and
+    ``client_cores`` on the client machine. ``datacentres``: a
+    `sizing.geography.Geography` or its file, or None (rows with a wide-area
+    signature are then placed in data centres of their own). ``progress``: called
+    with (evaluations done, budget). Raises `ConfigError` on bad input."""
+    from forkjoin_sim.model import check_cluster
+
+    check_cluster(nodes, replicas)
+    if structure is None:
+        structure = default_prior()[1]
+    given = datacentres
+    if datacentres is not None and not isinstance(datacentres, Geography):
+        given = Geography.read(str(datacentres))
+    if given is not None:
+        given.check_cluster(nodes, replicas)
+    prior = load_prior(prior)
+    rows, _, name, digest, doubts = _measurement_rows(measurements, replicas)
+    table = table_of(rows, nodes, replicas)
+    merged = merged_levels(table)
+    if merged is not None:
+        doubts.append(merged)
+    geography, signature = placement(table, nodes, replicas, given)
+    if signature is not None:
+        doubts.append(_wide_area_note(signature, geography is not None))
+    if announce is not None:
+        announce(len(rows))
+    started = time.perf_counter()
+    choice = None
+    if structure == AUTO:
+        from sizing.structure_choice import CANDIDATES, choose
+
+        if phase is not None:
+            phase("choosing the structure")
+        structure, scores = choose(table, CANDIDATES, CANDIDATES[0], prior, cores,
+                                   client_cores, geography, progress=progress,
+                                   workers=workers)
+        choice = {"chosen": structure, "held_out_error": scores}
+        if phase is not None:
+            phase("fitting")
+    model = calibrated(table, structure, prior, cores, client_cores, geography,
+                       progress=progress)
+    seconds = time.perf_counter() - started
+    resting = model.fit.resting_on_prior()
+    notes = doubts + _fit_notes(model, table, prior, nodes, geography, name)
+    if resting:
+        notes.insert(len(doubts), "resting on the prior (the rows barely determine "
+                     "them): " + "; ".join(f"{n} ({COORDINATE_LABELS[n]})"
+                                           for n in resting))
+    meta = dict(measurements=name, measurements_sha256=digest,
+                prior_source=prior.source, resting_on_prior=resting, warnings=notes,
+                **({} if datacentres is None or isinstance(datacentres, Geography)
+                   else {"datacentres": str(datacentres)}),
+                **({} if choice is None else {"structure_choice": _choice_text(choice)}),
+                **({"flat_one_ms": round(signature[1], 3)} if signature is not None
+                   and signature[0] == "flat" and geography is None else {}),
+                seconds=round(seconds, 3))
+    return ClusterFit(replace(model, meta=meta), table)
+
+
+def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int,
+               geography, name: str) -> list[str]:
+    """What `calibrate_cluster` says of a fit besides the parameters resting on the
+    prior: the clients' time outside the latency, what one measured level leaves to
+    the prior, a row missed far more than the others, a model that misses its rows."""
+    fitted, anchors, outside = model.fit, model.anchors, model.outside
+    notes = []
+    if outside is not None and np.max(outside.residual) > 0.05 * np.min(
+            table.mean_ms.to_numpy()):
+        notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
+                     f"up to {np.max(outside.residual):.3g}) per request outside the "
+                     "measured latency (threads / throughput - latency): the model keeps "
+                     "that time between requests, interpolated in threads")
+    for operation in sorted(set(table.operation)) if geography is None else ():
+        mine = table[table.operation == operation]
+        step = prior.level_step(operation == "write")
+        if step is not None and mine.quorum.nunique() == 1 \
+                and int(mine.replicas.max()) > 1:
+            # the prior's step at the fitted lone request's ONE
+            pairs = step_rows(dict(write=np.array([operation == "write"]),
+                                   nodes=np.array([nodes]),
+                                   replicas=np.array([int(mine.replicas.max())])))
+            one = math.exp(lone_levels(demands_of(fitted.point), pairs, fitted.structure,
+                                       fitted.cores, fitted.client_cores)[1][0])
+            extra = math.exp(step[0]) * one ** prior.level_step_scale
+            grows = "" if prior.level_step_scale == 0 else (
+                f": the prior's step, scaled to this ONE as ONE^"
+                f"{prior.level_step_scale:g}")
+            notes.append(
+                f"the {operation}s were measured at one level: what the others cost "
+                f"rests on the prior (a lone {operation}, {one:.3g} ms at ONE, pays "
+                f"about {extra:.3g} ms more at ALL, within a factor "
+                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
+    lone = lone_misses(name, table, model.predict(rows_of_table(table), anchored=False)[0])
+    if lone is not None:
+        notes.append(lone)
+    if anchors.spread > 0.10:
+        notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
+                     "predictions lean on the anchors (measured rows nearby)")
+    return notes
+
+
+def predicted_rows(model: NetworkModel, query, seed: int = 0):
+    """(the query's column names, one dict per query row: its cells as given and the
+    `PREDICTED` columns, the query's table, what the prediction says besides the
+    numbers: rows past capacity, parameters resting on the prior, extrapolation,
+    levels the model merges) of ``query`` (a file or a DataFrame of a measurement
+    file's columns; ``mean_ms`` may be absent). What reading the query found
+    (`sizing.measurements.read_measurements`) goes to `warnings.warn`."""
+    rows, names, _, _, doubts = _measurement_rows(query, model.replicas, need_mean=False)
+    for doubt in doubts:
+        warnings.warn(doubt, UserWarning, stacklevel=2)
+    table = table_of(rows, model.nodes, model.replicas)
+    mrows = rows_of_table(table)
+    mean, throughput = model.predict(mrows)
+    low, high = model.interval(mrows, seed=seed)
+    out = []
+    for i, row in enumerate(rows):
+        entry = {c: row.raw.get(c, "") for c in names}
+        entry.update(predicted_mean_ms=float(mean[i]), predicted_ci_low_ms=float(low[i]),
+                     predicted_ci_high_ms=float(high[i]),
+                     predicted_throughput=float(throughput[i]))
+        out.append(entry)
+    notes = prediction_notes(model, mrows, throughput)
+    merged = merged_levels(table, fitted=False)
+    if merged is not None:
+        notes.append(merged)
+    return list(names), out, table, notes
+
+
+def predict_table(model: NetworkModel | ClusterFit | str, query,
+                  seed: int = 0) -> pd.DataFrame:
+    """The query rows (a file or a DataFrame) with the `PREDICTED` columns: mean
+    latency (ms), its 95% prediction interval and the throughput (ops/s), from
+    ``model`` (a `NetworkModel`, a `ClusterFit` or a model file). The query's own
+    columns come back as numbers where they are numbers."""
+    if isinstance(model, ClusterFit):
+        model = model.model
+    elif not isinstance(model, NetworkModel):
+        if not is_network_model(str(model)):
+            raise ConfigError(f"{model} is not a closed-network model file; calibrate "
+                              "one with cassandra calibrate (or calibrate_cluster)")
+        model = read_network_model(str(model))
+    names, entries, _, notes = predicted_rows(model, query, seed)
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    frame = pd.DataFrame(entries, columns=names + list(PREDICTED))
+    for name in names:
+        converted = pd.to_numeric(frame[name].replace("", np.nan), errors="coerce")
+        if converted.notna().sum() == (frame[name] != "").sum():
+            frame[name] = converted
+    return frame
+
+
+def prediction_notes(model: NetworkModel, mrows, throughput) -> list[str]:
+    """What a prediction says of its query rows (``mrows``, predicted ``throughput``)
+    besides the numbers: rows past the model's capacity, parameters resting on the
+    prior, a fit that misses its own rows, and where the rows reach past what the
+    model was fitted on."""
+    notes = []
+    rate = mrows["rate"]
+    for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
+        notes.append(f"row {i + 1} offers {rate[i]:.6g} ops/s, past the "
+                f"model's capacity ({throughput[i]:.6g} ops/s there): its latency is that "
+                "of a backlog growing through a finite run, not a steady state")
+    resting = model.meta.get("resting_on_prior", [])
+    if resting:
+        notes.append(f"{', '.join(resting)} rest on the prior; the "
+                "intervals carry the prior's spread")
+    for note in model.meta.get("warnings", []):
+        if note.startswith(("the model misses its own rows", LONE_MISS_START)):
+            notes.append(note)
+    fitted = model.anchors
+    for write, operation in ((True, "writes"), (False, "reads")):
+        if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
+            notes.append(f"the model was fitted without {operation}; their "
+                    "cost against the other operation's rests on the prior's mutation "
+                    "ratio")
+    closed = np.isnan(rate)
+    known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
+    if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
+        notes.append(f"rows past {counted(known.max(), 'thread')}, the most "
+                "the model was fitted at, are extrapolated (past the measured knee the "
+                "model's own curve decides)")
+    flat = model.meta.get("flat_one_ms")
+    if flat is not None and np.any(mrows["quorum"] > 1):
+        notes.append(f"the model was fitted on ONE rows at {flat:.3g} ms or "
+                "more however many threads (a client or replicas in other data "
+                "centres); its levels above ONE place the replicas in one data centre, "
+                "so if they stand in others those rows come out far too fast (calibrate "
+                "with --datacentres DC.toml)")
+    return notes
+
+
+def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
+    """The note naming the rows of ``table`` (read from ``path``, row i on line i + 2)
+    that the model's own curve ``model_ms`` misses far more than the others (rule:
+    `LONE_MISS_RATIO`, `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row
+    of another run."""
+    miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))
+    if len(miss) < LONE_MISS_ROWS or not np.all(np.isfinite(miss)):
+        return None
+    others = np.array([np.median(np.delete(miss, i)) for i in range(len(miss))])
+    lone = np.flatnonzero((miss > math.log(LONE_MISS_RATIO))
+                          & (miss > LONE_MISS_FACTOR * others))
+    if not len(lone):
+        return None
+    named = "; ".join(
+        f"line {i + 2} ({table.label.iloc[i]}: measured {table.mean_ms.iloc[i]:.6g} ms, "
+        f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
+    more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
+    several = len(lone) > 1
+    return (f"{LONE_MISS_START}{counted(len(lone), 'row')} of {path} far "
+            f"more than the others: {named}{more}, missed by more than a factor "
+            f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
+            f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
+            f"check {'their' if several else 'its'} unit (a mean in microseconds or "
+            f"seconds?) or drop {'them' if several else 'it'}: the fit and the anchors "
+            "take every row as measured")
+
+
+def merged_levels(table: pd.DataFrame, fitted: bool = True) -> str | None:
+    """The note naming the consistency levels of ``table`` that wait for as many
+    replicas at its replication factor (QUORUM and ALL at 2 replicas, every level at
+    1), which the model cannot tell apart (``fitted``: rows to fit, else to predict);
+    or None."""
+    replicas = int(table.replicas.iloc[0])
+    merged = [(int(k), list(pd.unique(group.consistency)))
+              for k, group in table.groupby("quorum")]
+    merged = [(k, levels) for k, levels in merged if len(levels) > 1]
+    if not merged:
+        return None
+    said = "; ".join(
+        f"{', '.join(levels[:-1])} and {levels[-1]} {'both' if len(levels) == 2 else 'all'} "
+        f"wait for {counted(k, 'replica')}" for k, levels in merged)
+    copies = counted(replicas, "replica")
+    if not fitted:
+        return (f"at the model's {copies}, {said}: they are predicted alike (the model "
+                f"was calibrated with --replicas {replicas})")
+    return (f"at {copies} (--replicas), {said}: the model gives them one latency, and "
+            "their rows are fitted as one level; if the cluster keeps more copies of "
+            "each key, give that replication factor")
+
+
+def _wide_area_note(signature, fitted: bool) -> str:
+    """What `calibrate` says of rows with `sizing.geography.wide_area_signature`:
+    ``fitted``: it fits `sizing.geography.Geography.wide_area` to them."""
+    kind, ms = signature
+    seen = (f"the lowest level measured stays flat at light load while the highest "
+            f"costs {ms:.3g} ms more at the lightest load" if kind == "step" else
+            f"ONE stays at {ms:.3g} ms or more however many threads")
+    seen += ", more than a round trip within one data centre takes"
+    advice = ("--datacentres DC.toml with the one-way times between the data centres "
+              "(docs/cassandra/calibration.md, geo-distributed clusters)")
+    if fitted:
+        return (f"{seen}: fitted as a cluster across data centres (each node and the "
+                "client machine in one of its own, one coordinator, the round trips "
+                f"fitted, a window per wide-area link); if you know where they stand, "
+                f"give {advice}")
+    if kind == "flat":
+        return (f"{seen}: the client machine looks far from the coordinator, but ONE "
+                "rows cannot tell whether the replicas are far from each other too; "
+                "fitted in one data centre, the other levels' cost rests on the prior "
+                "of single-data-centre clusters; if replicas sit in other data centres, "
+                f"give {advice}")
+    return (f"{seen}: fitted as one data centre, as the model across data centres "
+            "(--datacentres) covers clusters whose every node holds every key "
+            "(replicas = nodes) only")
+
+
+def _choice_text(choice: dict) -> str:
+    scores = ", ".join(f"{name} {100 * value:.1f}%" if np.isfinite(value) else
+                       f"{name} n/a" for name, value in choice["held_out_error"].items())
+    return (f"auto chose {choice['chosen']}: mean error on the rows' own held-out "
+            f"levels and larger thread counts {scores}")
+
+
+def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
+    """The fit report: structure, prior, parameters with intervals, rows."""
+    f = model.fit
+    rows = model.with_outside(rows_of_table(table))
+    plain = f.predict(rows)[0]
+    z = 1.959963984540054
+    parameters = {}
+    # no wide-area link in one data centre, the node's cores serving it rather than
+    # lanes, no fitted hops that differ: parameters and demands the model has no use for
+    hidden = unused_coordinates(f.structure, f.geography) & {"link_window", "lanes",
+                                                              "hop_spread"}
+    for i, name in enumerate(COORDINATES):
+        if name in hidden:
+            continue
+        value = math.exp(f.point[i])
+        # below its floor the model uses the floor (`sizing.network_fit.demands_of`)
+        floor = USED_FROM.get(name, 0.0)
+        parameters[name] = {
+            "meaning": COORDINATE_LABELS[name], "value": value,
+            "interval_95": [max(math.exp(f.point[i] - z * f.posterior_sd[i]), floor),
+                            max(math.exp(f.point[i] + z * f.posterior_sd[i]), floor)],
+            "prior_median": math.exp(f.prior.mean[i]),
+            "rests_on_prior": name in model.meta.get("resting_on_prior", [])}
+    return {"measurements": model.meta.get("measurements"),
+            "sha256": model.meta.get("measurements_sha256"),
+            "structure": f.structure, "structure_choice": model.meta.get("structure_choice"),
+            "nodes": model.nodes, "replicas": model.replicas,
+            "cores": f.cores, "client_cores": f.client_cores,
+            "prior": model.meta.get("prior_source"),
+            "parameters": parameters,
+            "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
+                           if k not in hidden},
+            "datacentres": None if f.geography is None else {
+                "file": model.meta.get("datacentres"), "source": f.geography.source,
+                "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},
+            "anchor_rms": model.anchors.spread,
+            "warnings": list(model.meta.get("warnings", [])),
+            "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
+                      "residual_mean": float(p / m - 1), "outside_ms": float(z)}
+                     for label, m, p, z in zip(table.label, table.mean_ms, plain,
+                                               rows["think_ms"])],
+            "seconds": model.meta.get("seconds")}
+
+
+def _places(report: dict) -> str:
+    places = report.get("datacentres")
+    if not places:
+        return ""
+    rule = f'coordinator rule "{places["coordinator"]}"'
+    if not places["file"]:
+        return f" Data centres: none given; {places['source']} ({rule})."
+    return (f" Data centres: {places['file']} ({rule}"
+            + ("; times left out of the file fitted" if places.get("fitted") else "")
+            + (f"; times from {places['source']}" if places["source"] else "") + ").")
+
+
+def report_markdown(report: dict) -> str:
+    lines = [f"# Calibration of {report['measurements']}", "",
+             f"Structure `{report['structure']}`; {counted(report['nodes'], 'node')}, "
+             f"{counted(report['replicas'], 'replica')}, "
+             + (f"{counted(report['parameters']['lanes']['value'], 'lane', 3)} per node "
+                "(fitted), "
+                if "lanes" in report["parameters"]
+                else f"{counted(report['cores'], 'core')} per node, ")
+             + f"{counted(report['client_cores'], 'client core')}. "
+             f"Prior: {report['prior']}. "
+             f"Fitted in {report['seconds']:.1f} s." + _places(report)
+             + (f" Structure: {report['structure_choice']}."
+                if report.get("structure_choice") else ""), "",
+             "| parameter | value | 95% interval | prior median | rests on prior |",
+             "|---|---|---|---|---|"]
+    for name, p in report["parameters"].items():
+        low, high = p["interval_95"]
+        lines.append(f"| {p['meaning']} (`{name}`) | {p['value']:.4g} | "
+                     f"[{low:.3g}, {high:.3g}] | {p['prior_median']:.3g} | "
+                     f"{'yes' if p['rests_on_prior'] else ''} |")
+    lines += ["", "Demands (ms): " + ", ".join(
+        f"{k} {v:.4g}" for k, v in report["demands_ms"].items()), "",
+        "## Warnings", ""]
+    lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
+    lines += ["", f"## The model's own curve against each row (anchors: "
+                  f"{100 * report['anchor_rms']:.1f}% rms)", "",
+              "| row | measured ms | model ms | error | outside ms |",
+              "|---|---|---|---|---|"]
+    for r in report["rows"]:
+        lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
+                     f"{r['model_mean_ms']:.4g} | {100 * r['residual_mean']:+.1f}% | "
+                     f"{r['outside_ms']:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
