@@ -141,9 +141,9 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 @dataclass(frozen=True)
 class ClusterFit:
     """A calibrated cluster: the ``model`` (`sizing.network_model.NetworkModel`, its
-    ``meta`` naming the measurements, the prior and every warning), the fitted rows
-    as a ``table`` (one row per measurement, the columns the fit and figure use), and
-    the ``structure_choice`` of ``structure="auto"`` (else None)."""
+    ``meta`` naming the measurements, the prior, every warning and, with
+    ``structure="auto"``, the structures' held-out errors) and the fitted rows as a
+    ``table`` (one row per measurement, the columns the fit and figure use)."""
 
     model: NetworkModel
     table: pd.DataFrame
