@@ -190,18 +190,32 @@ def cmd_predict_model(args) -> int:
     from sizing.network_model import is_network_model
 
     figure = getattr(args, "figure", None)
+    grid = getattr(args, "threads", None) is not None
     if args.out is not None:
         check_writable(args.out, "--out", (".csv",),
                        inputs=(args.measurements, args.model))
     if figure is not None:
         check_writable(figure, "--figure", (".png",),
                        inputs=(args.measurements, args.model))
-    if not args.measurements:
-        raise ConfigError("--model needs --measurements QUERY.csv (the rows to predict)")
+    if args.measurements and grid:
+        raise ConfigError("give the rows to predict once: --measurements QUERY.csv or "
+                          "a grid (--threads), not both")
+    if not grid and (getattr(args, "consistency", None) or getattr(args, "operation",
+                                                                  None)):
+        raise ConfigError("--consistency and --operation shape a --threads grid; add "
+                          "--threads N[,N...] (or give --measurements QUERY.csv alone)")
+    if not args.measurements and not grid:
+        raise ConfigError("--model needs the rows to predict: --measurements QUERY.csv, "
+                          "or a grid --threads N[,N...] [--consistency ...] "
+                          "[--operation ...]")
     if is_network_model(args.model):
         from forkjoin_cli import _network_calibration
 
         return _network_calibration.predict(args)
+    if grid:
+        raise ConfigError("a --threads grid needs a model of a closed-network structure; "
+                          f"{args.model} was calibrated with --structure simulated: give "
+                          "--measurements QUERY.csv")
     if figure is not None:
         raise ConfigError("--figure needs a model of a closed-network structure; "
                           f"{args.model} was calibrated with --structure simulated")

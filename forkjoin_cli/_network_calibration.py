@@ -7,6 +7,9 @@ from __future__ import annotations
 import sys
 import warnings
 
+import numpy as np
+import pandas as pd
+
 from forkjoin_sim.errors import counted
 from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
@@ -16,6 +19,17 @@ from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_r
 from sizing.network_model import read_network_model
 
 from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows
+
+
+def grid(model, threads, levels=None, operations=None) -> pd.DataFrame:
+    """The query of ``predict --threads``: every operation (default: those ``model``
+    was fitted on), level (default ONE, QUORUM, ALL) and thread count."""
+    if operations is None:
+        operations = [op for op, write in (("read", False), ("write", True))
+                      if np.any(model.anchors.write == write)]
+    levels = levels or ["ONE", "QUORUM", "ALL"]
+    return pd.DataFrame([dict(operation=op, consistency=level, threads=n)
+                         for op in operations for level in levels for n in threads])
 
 
 def _stderr(message: str) -> None:
@@ -80,12 +94,15 @@ def predict(args) -> int:
     """``predict --model`` with a closed-network model: each query row predicted (the
     output places are checked by the caller, `forkjoin_cli._calibration`)."""
     model = read_network_model(args.model)
-    names, out, table, notes = predicted_rows(model, args.measurements, args.seed)
+    query = args.measurements
+    if query is None:
+        query = grid(model, args.threads, args.consistency, args.operation)
+    names, out, table, notes = predicted_rows(model, query, args.seed)
     for note in notes:
         _stderr(f"predict: warning: {note}")
     if args.figure:
         from sizing.calibration_figure import draw
 
-        draw(args.figure, model, table, title=f"predict {args.measurements}")
+        draw(args.figure, model, table, title=f"predict {args.measurements or 'a grid'}")
     emit_rows(args, names + list(PREDICTED), out)
     return 0

@@ -16,7 +16,8 @@ from forkjoin_cli.main import (_Parser, add_closed_loop_arguments, closed_loop_f
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import json_text
 from forkjoin_sim.checks import is_plain_whole, plain_float
-from forkjoin_cli.types import choice_list, real, real_list, seed, whole
+from forkjoin_cli.types import choice_list, real, real_list, seed, whole, whole_list
+from sizing.columns import MAX_THREADS
 from forkjoin_sim.laws.service import check_mean_applies, describe_service, parse_service
 
 from validation import cassandra as experiment
@@ -110,6 +111,8 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
 
 THEOREM4_OPTIONS = ("nodes", "replicas", "local_fraction", "policy", "local_basic",
                     "remote_basic", "basic_csv")
+#: Levels a ``predict --model --threads`` grid may name.
+GRID_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")
 
 
 def _cmd_predict(args) -> int:
@@ -122,9 +125,12 @@ def _cmd_predict(args) -> int:
         from forkjoin_cli._calibration import cmd_predict_model
 
         return cmd_predict_model(args)
-    if args.measurements is not None or args.out is not None:
-        raise ConfigError("--measurements and --out go with --model MODEL.toml; for "
-                          "Theorem 4 give --nodes, --replicas and --policy")
+    grid = [o for o in ("threads", "consistency", "operation")
+            if getattr(args, o) is not None]
+    if args.measurements is not None or args.out is not None or grid:
+        given = "--" + grid[0] if grid else "--measurements and --out"
+        raise ConfigError(f"{given} go{'es' if grid else ''} with --model MODEL.toml; "
+                          "for Theorem 4 give --nodes, --replicas and --policy")
     if args.nodes is None or args.replicas is None or \
             (args.policy is None and args.local_fraction is None):
         raise ConfigError("give --nodes, --replicas and --policy or --local-fraction "
@@ -331,6 +337,14 @@ def register(subparsers) -> None:
     g.add_argument("--model", help="MODEL.toml written by cassandra calibrate")
     g.add_argument("--measurements", help="QUERY.csv: rows to predict (columns of a "
                                           "measurement file; mean_ms may be empty)")
+    g.add_argument("--threads", type=whole_list(1, MAX_THREADS, "--threads"),
+                   help="instead of --measurements, predict a grid: these client thread "
+                        "counts (e.g. 100,200,800) at every --consistency and --operation")
+    g.add_argument("--consistency", type=choice_list(GRID_LEVELS, "--consistency"),
+                   help="levels of the --threads grid (default ONE,QUORUM,ALL)")
+    g.add_argument("--operation", type=choice_list(("read", "write"), "--operation"),
+                   help="operations of the --threads grid (default: those the model was "
+                        "fitted on)")
     g.add_argument("--out", help="also write the predicted rows to this CSV")
     g.add_argument("--figure", help="PRED.png: query rows (and measured values where "
                                     "given) with the model's curves and 95%% bands")

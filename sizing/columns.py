@@ -8,3 +8,5 @@ OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction
 COLUMNS = REQUIRED + LOAD + OPTIONAL
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")
+#: Most client threads a row may have (each is simulated as one closed-loop client).
+MAX_THREADS = 10_000

@@ -41,11 +41,8 @@ from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
 from sizing.benchmark_formats import benchmark_rows
 
-from sizing.columns import (COLUMNS, LOAD, OPERATIONS, OPTIONAL,  # noqa: F401 (public here)
-                            PERCENTILE_COLUMNS, REQUIRED)
-
-#: Most client threads a row may have (each is simulated as one closed-loop client).
-MAX_THREADS = 10_000
+from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F401
+                            OPTIONAL, PERCENTILE_COLUMNS, REQUIRED)  # (public here)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3

@@ -418,7 +418,7 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
       "--out", "OUT", "--structure", "simulated", "--threads", "1,,2"], "--threads"),
     (["predict", "--model", "MODEL", "--nodes", "6", "--measurements", "GOOD"],
      "cannot be combined with --nodes"),
-    (["predict", "--model", "MODEL"], "needs --measurements"),
+    (["predict", "--model", "MODEL"], "needs the rows to predict: --measurements"),
     (["predict", "--nodes", "6"], "give --nodes, --replicas and --policy"),
     (["predict", "--model", "GOOD", "--measurements", "GOOD"], "is not valid TOML"),
 ])

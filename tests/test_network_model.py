@@ -169,6 +169,47 @@ def test_calibrate_then_predict_on_the_command_line(tmp_path, capsys):
             <= row["predicted_ci_high_ms"]
 
 
+def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys):
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    model = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(model)]) == 0
+    capsys.readouterr()
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,threads\n" + "".join(
+        f"read,{level},{t}\n" for level in ("ONE", "QUORUM", "ALL") for t in (4, 50)))
+    assert main(["cassandra", "predict", "--model", str(model), "--measurements",
+                 str(query), "--out", str(tmp_path / "file.csv")]) == 0
+    # the defaults: the operations the model was fitted on (reads), ONE, QUORUM, ALL
+    assert main(["cassandra", "predict", "--model", str(model), "--threads", "4,50",
+                 "--out", str(tmp_path / "grid.csv")]) == 0
+    assert (tmp_path / "grid.csv").read_bytes() == (tmp_path / "file.csv").read_bytes()
+    capsys.readouterr()
+    assert main(["cassandra", "predict", "--model", str(model), "--threads", "8",
+                 "--consistency", "all", "--operation", "write,read"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(",")[:3] for line in lines[1:]] == [["write", "ALL", "8"],
+                                                          ["read", "ALL", "8"]]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--threads", "4", "--measurements", "q.csv"], "not both"),
+    (["--consistency", "ONE"], "add --threads"),
+    (["--threads", "4,4"], "more than once"),
+    (["--threads", "0"], "at least 1"),
+    (["--threads", "4", "--consistency", "SOME"], "unknown 'SOME'"),
+])
+def test_a_bad_threads_grid_is_one_line(tmp_path, capsys, extra, message):
+    model = tmp_path / "m.toml"
+    model.write_text("kind = \"closed-network\"\n")  # refused before it is read
+    (tmp_path / "q.csv").write_text("operation,consistency,threads\nread,ONE,4\n")
+    code = main(["cassandra", "predict", "--model", str(model)] + [
+        str(tmp_path / e) if e == "q.csv" else e for e in extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0]
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--structure", "nope"], "use one of"),
     (["--structure", ""], "use one of"),
