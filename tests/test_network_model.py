@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -169,12 +170,18 @@ def test_calibrate_then_predict_on_the_command_line(tmp_path, capsys):
             <= row["predicted_ci_high_ms"]
 
 
-def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys):
+def _one_and_all_model(tmp_path) -> Path:
+    """A model calibrated at the defaults on the truth's ONE and ALL reads."""
     fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
                                           for t in THREADS], "fit.csv")
     model = tmp_path / "m.toml"
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
                  "--measurements", fitted, "--out", str(model)]) == 0
+    return model
+
+
+def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys):
+    model = _one_and_all_model(tmp_path)
     capsys.readouterr()
     query = tmp_path / "q.csv"
     query.write_text("operation,consistency,threads\n" + "".join(
@@ -597,11 +604,7 @@ def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_al
 
 
 def test_predict_json_keeps_numbers_and_warns_past_capacity(tmp_path, capsys):
-    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
-                                          for t in THREADS], "fit.csv")
-    out = tmp_path / "m.toml"
-    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
-                 "--measurements", fitted, "--out", str(out)]) == 0
+    out = _one_and_all_model(tmp_path)
     query = tmp_path / "q.csv"
     query.write_text("operation,consistency,threads,rate\nread,ONE,16,\n"
                      "read,ALL,,100000000\n")
