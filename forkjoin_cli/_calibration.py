@@ -212,6 +212,7 @@ def cmd_predict_model(args) -> int:
         from forkjoin_cli import _network_calibration
 
         return _network_calibration.predict(args)
+    model = read_model(args.model)  # a simulated model's, or what is wrong with the file
     if grid:
         raise ConfigError("a --threads grid needs a model of a closed-network structure; "
                           f"{args.model} was calibrated with --structure simulated: give "
@@ -219,7 +220,6 @@ def cmd_predict_model(args) -> int:
     if figure is not None:
         raise ConfigError("--figure needs a model of a closed-network structure; "
                           f"{args.model} was calibrated with --structure simulated")
-    model = read_model(args.model)
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
     wanted = [c for c in PERCENTILE_COLUMNS if c in names]
     predictions = predict(model, rows, seed=args.seed, progress=_stderr)

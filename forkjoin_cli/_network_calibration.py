@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from forkjoin_sim.errors import counted
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
 
@@ -24,10 +24,18 @@ from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emi
 def grid(model, threads, levels=None, operations=None) -> pd.DataFrame:
     """The query of ``predict --threads``: every operation (default: those ``model``
     was fitted on), level (default ONE, QUORUM, ALL) and thread count."""
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
     if operations is None:
         operations = [op for op, write in (("read", False), ("write", True))
                       if np.any(model.anchors.write == write)]
     levels = levels or ["ONE", "QUORUM", "ALL"]
+    for level in levels:
+        try:
+            consistency_quorum(level, model.replicas)
+        except ConfigError as exc:
+            raise ConfigError(f"--consistency {level}: {exc} (the model keeps "
+                              f"{counted(model.replicas, 'replica')})") from None
     return pd.DataFrame([dict(operation=op, consistency=level, threads=n)
                          for op in operations for level in levels for n in threads])
 

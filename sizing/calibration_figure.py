@@ -187,7 +187,9 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
             bottom.plot(shown.load, shown.throughput, "o", color=colour, ms=4)
         anchored = np.isfinite(grid.plain_ms.to_numpy(float)).any()
-        top.set_title(f"{operation}s: model (line, 95% band) and measured (dots)"
+        dots = np.isfinite(table[table.operation == operation].mean_ms.to_numpy(float))
+        top.set_title(f"{operation}s: model (line, 95% band)"
+                      + (" and measured (dots)" if dots.any() else "")
                       + ("\ndashed: the model before anchoring on the rows"
                          if anchored else ""), fontsize=9)
         top.set_ylabel("mean latency (ms)")

@@ -20,6 +20,7 @@ a prior for what the rows cannot determine, anchored on the measured rows by
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 import time
 import warnings
@@ -33,7 +34,7 @@ from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.closed_network import DEMANDS
 from sizing.geography import Geography, placement
-from sizing.measurements import read_measurements
+from sizing.measurements import COLUMNS, read_measurements
 from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
     lone_levels, prior_from_model, step_rows, unused_coordinates
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
@@ -159,37 +160,73 @@ class ClusterFit:
 
     def figure(self, path: str, title: str = "") -> None:
         """Write the PNG of the fitted rows, the model's curves and their 95% bands
-        (`sizing.calibration_figure.draw`) to ``path``."""
+        (`sizing.calibration_figure.draw`) to ``path`` (a ``.png``, checked first)."""
+        from forkjoin_sim.checks import check_output_file
         from sizing.calibration_figure import draw
 
+        check_output_file(str(path), "figure", (".png",))
         draw(path, self.model, self.table, title=title)
 
 
-def _measurement_rows(measurements, replicas: int, need_mean: bool = True):
-    """(rows, column names, the file's name in the model's provenance, its sha256, the
-    warnings of reading it) of a measurement file, or of a DataFrame of the same
-    columns (read through a CSV, so that it is checked as a file is)."""
-    if not isinstance(measurements, pd.DataFrame):
+@dataclass(frozen=True)
+class _Source:
+    """Measurement rows as read: the rows, the column names, the name of where they
+    came from (a file's path, or "the DataFrame"), its sha256, what reading them
+    found, and how a message names the i-th row (a file's line; a DataFrame's index
+    label)."""
+
+    rows: list
+    names: list
+    name: str
+    sha256: str
+    doubts: list
+    labels: list | None = None
+
+    def row_name(self, i: int, first_line: int = 2) -> str:
+        """The i-th row (from 0) in a message: ``line i + first_line`` of a file
+        (``row i + 1`` with ``first_line=None``), or the DataFrame's index label."""
+        if self.labels is not None:
+            return f"row {self.labels[i]!r}"
+        return f"row {i + 1}" if first_line is None else f"line {i + first_line}"
+
+
+def _measurement_rows(measurements, replicas: int, need_mean: bool = True) -> _Source:
+    """The rows of a measurement file, or of a DataFrame of the same columns (read
+    through a CSV, so that it is checked as a file is; messages name its index
+    labels)."""
+    if isinstance(measurements, (str, Path)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             rows, names = read_measurements(str(measurements), replicas, need_mean)
-        return rows, names, str(measurements), file_sha256(str(measurements)), \
-            [str(item.message) for item in caught]
-    name = "the DataFrame"
+        return _Source(rows, names, str(measurements), file_sha256(str(measurements)),
+                       [str(item.message) for item in caught])
+    if not isinstance(measurements, pd.DataFrame):
+        raise ConfigError(f"measurements are a file path or a pandas DataFrame, not a "
+                          f"{type(measurements).__name__}; give one of those")
+    name, labels = "the DataFrame", list(measurements.index)
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "measurements.csv")
         measurements.to_csv(path, index=False)
+
+        def said(text: str) -> str:
+            # the CSV's line numbers are the DataFrame's rows from line 2 on
+            text = text.replace(path, name)
+            text = re.sub(r"\blines (\d+) and (\d+)", lambda m: "rows " + " and ".join(
+                repr(labels[int(n) - 2]) for n in m.groups()), text)
+            return re.sub(r"\bline (\d+)", lambda m: f"row {labels[int(m[1]) - 2]!r}",
+                          text)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 rows, names = read_measurements(path, replicas, need_mean)
         except ConfigError as exc:
-            # its line numbers are those of the DataFrame written as a CSV (row 0 on
-            # line 2)
-            raise ConfigError(str(exc).replace(path, name)) from None
+            hint = [n for n in measurements.index.names if n in COLUMNS]
+            raise ConfigError(said(str(exc)) + (
+                f" (the DataFrame's index holds {', '.join(hint)}: reset_index() makes "
+                "it a column)" if hint and "missing column" in str(exc) else "")) from None
         digest = file_sha256(path)
-    return rows, names, name, digest, [str(item.message).replace(path, name)
-                                       for item in caught]
+    return _Source(rows, names, name, digest, [said(str(item.message)) for item in caught],
+                   labels)
 
 
 def calibrate_cluster(measurements, nodes: int, replicas: int,
@@ -212,6 +249,10 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     from forkjoin_sim.model import check_cluster
 
     check_cluster(nodes, replicas)
+    for option, value in (("cores", cores), ("client_cores", client_cores)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                or value < 1:
+            raise ConfigError(f"{option} = {value!r}; give a whole number of cores >= 1")
     if structure is None:
         structure = default_prior()[1]
     given = datacentres
@@ -220,7 +261,8 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     if given is not None:
         given.check_cluster(nodes, replicas)
     prior = load_prior(prior)
-    rows, _, name, digest, doubts = _measurement_rows(measurements, replicas)
+    source = _measurement_rows(measurements, replicas)
+    rows, doubts = source.rows, list(source.doubts)
     table = table_of(rows, nodes, replicas)
     merged = merged_levels(table)
     if merged is not None:
@@ -247,15 +289,16 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
                        progress=progress)
     seconds = time.perf_counter() - started
     resting = model.fit.resting_on_prior()
-    notes = doubts + _fit_notes(model, table, prior, nodes, geography, name)
+    notes = doubts + _fit_notes(model, table, prior, nodes, geography, source)
     if resting:
         notes.insert(len(doubts), "resting on the prior (the rows barely determine "
                      "them): " + "; ".join(f"{n} ({COORDINATE_LABELS[n]})"
                                            for n in resting))
-    meta = dict(measurements=name, measurements_sha256=digest,
+    meta = dict(measurements=source.name, measurements_sha256=source.sha256,
                 prior_source=prior.source, resting_on_prior=resting, warnings=notes,
-                **({} if datacentres is None or isinstance(datacentres, Geography)
-                   else {"datacentres": str(datacentres)}),
+                **({} if datacentres is None else {"datacentres": str(datacentres)
+                    if not isinstance(datacentres, Geography)
+                    else "a Geography given in Python"}),
                 **({} if choice is None else {"structure_choice": _choice_text(choice)}),
                 **({"flat_one_ms": round(signature[1], 3)} if signature is not None
                    and signature[0] == "flat" and geography is None else {}),
@@ -264,7 +307,7 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
 
 
 def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int,
-               geography, name: str) -> list[str]:
+               geography, source: _Source) -> list[str]:
     """What `calibrate_cluster` says of a fit besides the parameters resting on the
     prior: the clients' time outside the latency, what one measured level leaves to
     the prior, a row missed far more than the others, a model that misses its rows."""
@@ -296,7 +339,9 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
                 f"rests on the prior (a lone {operation}, {one:.3g} ms at ONE, pays "
                 f"about {extra:.3g} ms more at ALL, within a factor "
                 f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
-    lone = lone_misses(name, table, model.predict(rows_of_table(table), anchored=False)[0])
+    lone = lone_misses(source.name, table,
+                       model.predict(rows_of_table(table), anchored=False)[0],
+                       source.row_name)
     if lone is not None:
         notes.append(lone)
     if anchors.spread > 0.10:
@@ -312,9 +357,10 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
     levels the model merges) of ``query`` (a file or a DataFrame of a measurement
     file's columns; ``mean_ms`` may be absent). What reading the query found
     (`sizing.measurements.read_measurements`) goes to `warnings.warn`."""
-    rows, names, _, _, doubts = _measurement_rows(query, model.replicas, need_mean=False)
-    for doubt in doubts:
-        warnings.warn(doubt, UserWarning, stacklevel=2)
+    source = _measurement_rows(query, model.replicas, need_mean=False)
+    rows, names = source.rows, source.names
+    for doubt in source.doubts:
+        warnings.warn(doubt, UserWarning, stacklevel=3)
     table = table_of(rows, model.nodes, model.replicas)
     mrows = rows_of_table(table)
     mean, throughput = model.predict(mrows)
@@ -326,7 +372,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
                      predicted_ci_high_ms=float(high[i]),
                      predicted_throughput=float(throughput[i]))
         out.append(entry)
-    notes = prediction_notes(model, mrows, throughput)
+    notes = prediction_notes(model, mrows, throughput,
+                             lambda i: source.row_name(i, first_line=None))
     merged = merged_levels(table, fitted=False)
     if merged is not None:
         notes.append(merged)
@@ -337,18 +384,22 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
                   seed: int = 0) -> pd.DataFrame:
     """The query rows (a file or a DataFrame) with the `PREDICTED` columns: mean
     latency (ms), its 95% prediction interval and the throughput (ops/s), from
-    ``model`` (a `NetworkModel`, a `ClusterFit` or a model file). The query's own
-    columns come back as numbers where they are numbers."""
+    ``model`` (a `NetworkModel`, a `ClusterFit` or a model file). A DataFrame comes
+    back whole (its index, its columns, the predictions added); a file's columns come
+    back as numbers where they are numbers. What the prediction says besides the
+    numbers goes to `warnings.warn`."""
     if isinstance(model, ClusterFit):
         model = model.model
     elif not isinstance(model, NetworkModel):
-        if not is_network_model(str(model)):
-            raise ConfigError(f"{model} is not a closed-network model file; calibrate "
-                              "one with cassandra calibrate (or calibrate_cluster)")
-        model = read_network_model(str(model))
+        model = _model_file(model)
     names, entries, _, notes = predicted_rows(model, query, seed)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
+    if isinstance(query, pd.DataFrame):
+        frame = query.copy()
+        for column in PREDICTED:
+            frame[column] = [entry[column] for entry in entries]
+        return frame
     frame = pd.DataFrame(entries, columns=names + list(PREDICTED))
     for name in names:
         converted = pd.to_numeric(frame[name].replace("", np.nan), errors="coerce")
@@ -357,49 +408,78 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
     return frame
 
 
-def prediction_notes(model: NetworkModel, mrows, throughput) -> list[str]:
-    """What a prediction says of its query rows (``mrows``, predicted ``throughput``)
-    besides the numbers: rows past the model's capacity, parameters resting on the
-    prior, a fit that misses its own rows, and where the rows reach past what the
-    model was fitted on."""
+def _model_file(path) -> NetworkModel:
+    """The closed-network model in file ``path``, or a `ConfigError` saying what the
+    file is instead."""
+    from forkjoin_sim.checks import check_input_file
+    from sizing.calibrated_model import read_model
+
+    if not isinstance(path, (str, Path)):
+        raise ConfigError(f"model is a NetworkModel, a ClusterFit or a model file's path, "
+                          f"not a {type(path).__name__}")
+    check_input_file(str(path), "model file")
+    if is_network_model(str(path)):
+        return read_network_model(str(path))
+    read_model(str(path))  # a simulated model's file, or its own message of what is wrong
+    raise ConfigError(f"{path} was calibrated with --structure simulated; predict it with "
+                      "forkjoin-sim cassandra predict --model (predict_table takes a "
+                      "closed-network model)")
+
+
+def prediction_notes(model: NetworkModel, mrows, throughput,
+                     row_name=lambda i: f"row {i + 1}") -> list[str]:
+    """What a prediction says of its query rows (``mrows``, predicted ``throughput``;
+    ``row_name(i)`` names the i-th in a message) besides the numbers: rows past the
+    model's capacity, parameters resting on the prior, a fit that misses its own
+    rows, and where the rows reach past what the model was fitted on."""
     notes = []
     rate = mrows["rate"]
     for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
-        notes.append(f"row {i + 1} offers {rate[i]:.6g} ops/s, past the "
-                f"model's capacity ({throughput[i]:.6g} ops/s there): its latency is that "
-                "of a backlog growing through a finite run, not a steady state")
+        notes.append(f"{row_name(i)} offers {rate[i]:.6g} ops/s, past the model's "
+                     f"capacity ({throughput[i]:.6g} ops/s there): its latency is that "
+                     "of a backlog growing through a finite run, not a steady state")
     resting = model.meta.get("resting_on_prior", [])
     if resting:
-        notes.append(f"{', '.join(resting)} rest on the prior; the "
-                "intervals carry the prior's spread")
+        notes.append(f"{', '.join(resting)} rest on the prior; the intervals carry the "
+                     "prior's spread")
     for note in model.meta.get("warnings", []):
         if note.startswith(("the model misses its own rows", LONE_MISS_START)):
             notes.append(note)
     fitted = model.anchors
     for write, operation in ((True, "writes"), (False, "reads")):
         if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
-            notes.append(f"the model was fitted without {operation}; their "
-                    "cost against the other operation's rests on the prior's mutation "
-                    "ratio")
+            notes.append(f"the model was fitted without {operation}; their cost against "
+                         "the other operation's rests on the prior's mutation ratio")
     closed = np.isnan(rate)
-    known = fitted.threads if fitted.open is None else fitted.threads[~fitted.open]
+    fitted_open = np.zeros(len(fitted.threads), bool) if fitted.open is None \
+        else fitted.open
+    for asked, had, kind, other in ((closed, ~fitted_open, "closed-loop rows (threads)",
+                                     "open-loop rows (rate)"),
+                                    (~closed, fitted_open, "open-loop rows (rate)",
+                                     "closed-loop rows (threads)")):
+        if np.any(asked) and not np.any(had):
+            notes.append(f"the model was fitted on {other} only: its {kind} rest on the "
+                         "model's own curve, without measured rows of their kind to "
+                         "anchor them")
+    known = fitted.threads[~fitted_open]
     if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
-        notes.append(f"rows past {counted(known.max(), 'thread')}, the most "
-                "the model was fitted at, are extrapolated (past the measured knee the "
-                "model's own curve decides)")
+        notes.append(f"rows past {counted(known.max(), 'thread')}, the most the model "
+                     "was fitted at, are extrapolated (past the measured knee the "
+                     "model's own curve decides)")
     flat = model.meta.get("flat_one_ms")
     if flat is not None and np.any(mrows["quorum"] > 1):
-        notes.append(f"the model was fitted on ONE rows at {flat:.3g} ms or "
-                "more however many threads (a client or replicas in other data "
-                "centres); its levels above ONE place the replicas in one data centre, "
-                "so if they stand in others those rows come out far too fast (calibrate "
-                "with --datacentres DC.toml)")
+        notes.append(f"the model was fitted on ONE rows at {flat:.3g} ms or more however "
+                     "many threads (a client or replicas in other data centres); its "
+                     "levels above ONE place the replicas in one data centre, so if "
+                     "they stand in others those rows come out far too fast (calibrate "
+                     "with --datacentres DC.toml)")
     return notes
 
 
-def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
-    """The note naming the rows of ``table`` (read from ``path``, row i on line i + 2)
-    that the model's own curve ``model_ms`` misses far more than the others (rule:
+def lone_misses(path: str, table: pd.DataFrame, model_ms,
+                row_name=lambda i: f"line {i + 2}") -> str | None:
+    """The note naming the rows of ``table`` (read from ``path``; ``row_name(i)`` names
+    the i-th, by default its line in the file) that the model's own curve ``model_ms`` misses far more than the others (rule:
     `LONE_MISS_RATIO`, `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row
     of another run."""
     miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))
@@ -411,7 +491,7 @@ def lone_misses(path: str, table: pd.DataFrame, model_ms) -> str | None:
     if not len(lone):
         return None
     named = "; ".join(
-        f"line {i + 2} ({table.label.iloc[i]}: measured {table.mean_ms.iloc[i]:.6g} ms, "
+        f"{row_name(i)} ({table.label.iloc[i]}: measured {table.mean_ms.iloc[i]:.6g} ms, "
         f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
     more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
     several = len(lone) > 1

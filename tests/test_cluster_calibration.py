@@ -95,7 +95,7 @@ def test_past_the_fitted_threads_the_prediction_warns(from_file):
 
 def test_bad_rows_of_a_dataframe_are_named_without_a_temporary_path(reads):
     bad = reads.assign(mean_ms=reads.mean_ms.where(reads.threads != 300, -1.0))
-    with pytest.raises(ConfigError, match="the DataFrame line") as caught:
+    with pytest.raises(ConfigError, match="the DataFrame row") as caught:
         calibrate_cluster(bad, nodes=3, replicas=3)
     assert "/tmp" not in str(caught.value) and "measurements.csv" not in str(caught.value)
 
@@ -104,7 +104,7 @@ def test_a_model_that_is_not_a_closed_network_file_is_refused(tmp_path):
     path = tmp_path / "prior.toml"
     path.write_text((Path(__file__).resolve().parent.parent / "sizing"
                      / "default_prior.toml").read_text())
-    with pytest.raises(ConfigError, match="not a closed-network model file"):
+    with pytest.raises(ConfigError, match="not a calibrated model file"):
         predict_table(str(path), pd.DataFrame({"operation": ["read"],
                                                "consistency": ["ONE"],
                                                "threads": [10]}))
@@ -119,3 +119,55 @@ def test_the_report_and_figure_of_a_fit(from_file, tmp_path):
     assert any("mutation_ratio" in note for note in fitted.warnings)
     fitted.figure(str(tmp_path / "fit.png"), title="Karpenko C reads")
     assert (tmp_path / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_dataframe_query_comes_back_whole(from_file):
+    fitted, _ = from_file
+    query = pd.DataFrame({"operation": "read", "consistency": ["ONE", "ALL"],
+                          "threads": [250, 350], "run": ["a", "b"]}, index=[7, 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = predict_table(fitted, query)
+    # the index and the user's own columns stay, so the answer joins back on them
+    assert list(frame.index) == [7, 3] and list(frame.run) == ["a", "b"]
+    assert list(frame.columns) == [*query.columns, *PREDICTED]
+    joined = query.join(frame[["predicted_mean_ms"]])
+    assert joined.predicted_mean_ms.notna().all()
+
+
+def test_messages_about_a_dataframe_name_its_index_labels(reads):
+    bad = reads.set_axis(range(100, 100 + len(reads)))
+    bad.loc[105, "mean_ms"] = np.nan
+    with pytest.raises(ConfigError, match="the DataFrame row 105: mean_ms is missing"):
+        calibrate_cluster(bad, nodes=3, replicas=3)
+    with pytest.raises(ConfigError, match="reset_index"):
+        calibrate_cluster(reads.set_index("threads"), nodes=3, replicas=3)
+    with pytest.raises(ConfigError, match="not a list"):
+        calibrate_cluster([1, 2], nodes=3, replicas=3)
+
+
+@pytest.mark.parametrize("option", [{"cores": 0}, {"client_cores": 2.5},
+                                    {"cores": True}])
+def test_cores_are_checked_before_any_work(reads, option):
+    with pytest.raises(ConfigError, match="whole number of cores"):
+        calibrate_cluster(reads, nodes=3, replicas=3, **option)
+
+
+def test_a_figure_that_is_not_a_png_is_refused_before_drawing(from_file, tmp_path):
+    fitted, _ = from_file
+    for name in ("fit", "fit.pdf"):
+        with pytest.raises(ConfigError, match="must end in .png"):
+            fitted.figure(str(tmp_path / name))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_closed_rows_from_an_open_loop_model_say_they_are_unanchored():
+    rates = pd.DataFrame({"operation": "read", "consistency": "ONE",
+                          "rate": [1000.0, 5000.0, 9000.0, 20000.0, 25000.0, 30000.0],
+                          "mean_ms": [2.0, 2.2, 2.5, 3.5, 4.5, 6.0]})
+    fitted = calibrate_cluster(rates, nodes=3, replicas=3)
+    query = pd.DataFrame({"operation": "read", "consistency": "ONE", "threads": [50]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        predict_table(fitted, query)
+    assert any("open-loop rows (rate) only" in str(w.message) for w in caught)

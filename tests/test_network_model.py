@@ -200,6 +200,23 @@ def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys)
                                                           ["read", "ALL", "8"]]
 
 
+def test_a_grid_level_the_model_cannot_wait_for_is_named(tmp_path, capsys):
+    fitted = _measurement_file(tmp_path, [("ONE", t) for t in THREADS], "fit.csv")
+    model = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "2", "--replicas", "2",
+                 "--measurements", fitted, "--out", str(model)]) == 0
+    capsys.readouterr()
+    code = main(["cassandra", "predict", "--model", str(model), "--threads", "4",
+                 "--consistency", "THREE"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--consistency THREE" in err[0]
+    assert "2 replicas" in err[0]
+    code = main(["cassandra", "predict", "--model", str(tmp_path / "nope.toml"),
+                 "--threads", "4"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "does not exist" in err[0]
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--threads", "4", "--measurements", "q.csv"], "not both"),
     (["--consistency", "ONE"], "add --threads"),
