@@ -211,6 +211,14 @@ class Anchors:
         return out
 
 
+def _plain(value, i):
+    """Row ``i``'s value of a row field (an array, or one value for every row) as a
+    hashable key part; NaN as None, so that two NaN match."""
+    value = value[i] if np.ndim(value) else value
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and value != value else value
+
+
 def _load(rows):
     """Per row, its load (threads of a closed loop, or ops/s offered by an open one)
     and whether it is an open loop."""
@@ -289,7 +297,7 @@ class NetworkModel:
         return self.with_outside(self.anchors.rows(self.nodes, self.replicas))
 
     def interval(self, rows, level: float = 0.95, samples: int = 256, seed: int = 0,
-                 extrapolation: bool = True):
+                 extrapolation: bool = True, _memo: dict | None = None):
         """Prediction interval of each row's mean latency.
 
         Each draw of the Laplace posterior (with its covariance; it holds the prior's
@@ -309,21 +317,10 @@ class NetworkModel:
         fitted = self.fit
         given = rows
         rows = self.with_outside(rows)
-        rng = np.random.default_rng(seed)
-        draws = fitted.draws(samples, rng)
-        base = self.anchor_rows()
-        measured = np.log(fitted.predict(base)[0]) + self.anchors.residual
-        values = np.full((samples, len(np.asarray(rows["threads"]))), np.nan)
-        offered = np.asarray(base.get("rate", np.full(len(measured), np.nan)), float)
-        # open-loop rows the fitted point carries in full
-        carried_rows = fitted.predict(base)[1] >= (1 - 1e-6) * offered
-        for i, point in enumerate(draws):
-            own, carried = fitted.predict(base, point)
-            if np.any(carried_rows & (carried < (1 - 1e-6) * offered)):
-                # past capacity at a rate the fit carries: the rows rule it out
-                continue
-            anchors = self.anchors.with_residual(measured - np.log(own))
-            values[i] = np.log(fitted.predict(rows, point)[0]) + anchors.correction(rows)
+        # the draws' predictions per row, shared with the calls below for the level
+        # beneath and the largest fitted thread count (same draws: same seed and size)
+        memo = {} if _memo is None else _memo
+        values = self._draw_values(rows, samples, seed, memo)
         values = values[np.isfinite(values).all(axis=1)]
         if not len(values):
             values = np.log(self.predict(rows)[0])[None, :]
@@ -338,20 +335,66 @@ class NetworkModel:
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
             low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,
-                                                        level, samples, seed)
+                                                        level, samples, seed, memo)
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
         if higher.any():
             lower = {k: np.asarray(v)[higher] if np.ndim(v) else v
                      for k, v in given.items()}
             lower["quorum"] = quorum[higher] - 1
-            floor = self.interval(lower, level, samples, seed, extrapolation)[0]
+            floor = self.interval(lower, level, samples, seed, extrapolation, memo)[0]
             low = low.copy()
             low[higher] = np.minimum(np.maximum(low[higher], floor),
                                      np.exp(centre[higher]))
         return low, high
 
-    def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed):
+    def _draw_values(self, rows, samples: int, seed: int, memo: dict) -> np.ndarray:
+        """Per posterior draw (``samples`` of them from ``seed``) and row of ``rows``
+        (with the time outside), the draw's anchored log latency; NaN throughout a
+        draw past its capacity at an open-loop rate the fitted point carries (the rows
+        rule it out, while the Laplace approximation, blind to that cliff, would draw
+        it). Rows already in ``memo`` are not computed again."""
+        fitted = self.fit
+        if "draws" not in memo:
+            base = self.anchor_rows()
+            measured = np.log(fitted.predict(base)[0]) + self.anchors.residual
+            offered = np.asarray(base.get("rate", np.full(len(measured), np.nan)), float)
+            # open-loop rows the fitted point carries in full
+            carried_rows = fitted.predict(base)[1] >= (1 - 1e-6) * offered
+            kept = []
+            for point in fitted.draws(samples, np.random.default_rng(seed)):
+                own, carried = fitted.predict(base, point)
+                kept.append(None if np.any(carried_rows & (carried < (1 - 1e-6) * offered))
+                            else (point, self.anchors.with_residual(measured
+                                                                    - np.log(own))))
+            memo["draws"] = kept
+        count = len(np.asarray(rows["threads"]))
+        keyed = dict(rows)
+        if "other_quorum" in rows:
+            # a run of one operation has no other class: its other quorum changes
+            # nothing, so rows that differ only there are one row
+            alone = reads_of(rows) == np.where(np.asarray(rows["write"], bool), 0.0, 1.0)
+            keyed["other_quorum"] = np.where(alone, np.asarray(rows["quorum"]),
+                                             np.asarray(rows["other_quorum"]))
+        keys = [tuple((name, _plain(value, i)) for name, value in sorted(keyed.items()))
+                for i in range(count)]
+        # each row not yet computed, once however often it is asked
+        unique = list({keys[i]: i for i in range(count) if keys[i] not in memo}.values())
+        if unique:
+            part = {k: np.asarray(v)[unique] if np.ndim(v) else v for k, v in rows.items()}
+            computed = np.full((samples, len(unique)), np.nan)
+            for d, kept in enumerate(memo["draws"]):
+                if kept is not None:
+                    point, anchors = kept
+                    computed[d] = np.log(fitted.predict(part, point)[0]) \
+                        + anchors.correction(part)
+            for j, i in enumerate(unique):
+                memo[keys[i]] = computed[:, j]
+        return np.stack([memo[key] for key in keys], axis=1) if count \
+            else np.full((samples, 0), np.nan)
+
+    def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed,
+                                   memo=None):
         """``low`` and ``high`` of the closed-loop rows of one operation past the largest
         fitted thread count of their operation and level (else operation) narrowed to
         what a closed loop allows from there: more threads never lower the latency,
@@ -376,7 +419,7 @@ class NetworkModel:
             return low, high
         at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
         at_top["threads"] = tops[beyond]
-        top_low, top_high = self.interval(at_top, level, samples, seed)
+        top_low, top_high = self.interval(at_top, level, samples, seed, _memo=memo)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
         centre = centre[beyond]
         low, high = low.copy(), high.copy()
