@@ -245,7 +245,10 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     ``client_cores`` on the client machine. ``datacentres``: a
     `sizing.geography.Geography` or its file, or None (rows with a wide-area
     signature are then placed in data centres of their own). ``progress``: called
-    with (evaluations done, budget). Raises `ConfigError` on bad input."""
+    with (evaluations done, budget); ``announce``: with the number of rows read,
+    before the fit; ``phase``: with "choosing the structure" and "fitting" as each
+    begins (``structure="auto"``). Raises `ConfigError` on bad input, before any
+    work."""
     from forkjoin_sim.model import check_cluster
 
     check_cluster(nodes, replicas)
