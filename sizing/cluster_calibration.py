@@ -9,8 +9,8 @@ progress bar and the printing), for a notebook as for the command line::
     fitted.warnings            # what the rows could not tell, suspect rows, ...
     fitted.report()            # parameters with 95% intervals, each row's miss
     fitted.figure("fit.png")   # measured rows, model curves and 95% bands
-    predict_table(fitted.model, "query.csv")   # predicted_* columns, 95% intervals
-    open("model.toml", "w").write(fitted.model.to_toml())  # read_network_model reads it
+    fitted.predict("query.csv")    # predicted_* columns, 95% intervals (a DataFrame)
+    fitted.save("model.toml")      # predict_table("model.toml", query) reads it back
 
 The model: `sizing.closed_network` (what queues), fitted by `sizing.network_fit` with
 a prior for what the rows cannot determine, anchored on the measured rows by
@@ -157,6 +157,21 @@ class ClusterFit:
     def report(self) -> dict:
         """The fit report (`report_dict`): parameters, intervals, each row's miss."""
         return report_dict(self.model, self.table)
+
+    def predict(self, query, seed: int = 0) -> pd.DataFrame:
+        """`predict_table` of this fit's model: ``query`` (a file or a DataFrame) with
+        the predicted mean latency, its 95% interval and the throughput."""
+        return predict_table(self.model, query, seed)
+
+    def save(self, path: str) -> None:
+        """Write the model file (TOML, as ``cassandra calibrate --out`` does; read it
+        back with `sizing.network_model.read_network_model`), whole or not at all."""
+        from forkjoin_sim.checks import check_output_file
+        from forkjoin_sim.files.io import atomic_write
+
+        check_output_file(str(path), "model file", (".toml",))
+        with atomic_write(str(path)) as handle:
+            handle.write(self.model.to_toml())
 
     def figure(self, path: str, title: str = "") -> None:
         """Write the PNG of the fitted rows, the model's curves and their 95% bands

@@ -171,3 +171,20 @@ def test_closed_rows_from_an_open_loop_model_say_they_are_unanchored():
         warnings.simplefilter("always")
         predict_table(fitted, query)
     assert any("open-loop rows (rate) only" in str(w.message) for w in caught)
+
+
+def test_a_fit_predicts_and_saves_as_the_functions_do(from_file, tmp_path):
+    fitted, _ = from_file
+    query = pd.DataFrame({"operation": "read", "consistency": ["QUORUM"],
+                          "threads": [450]})
+    path = tmp_path / "model.toml"
+    fitted.save(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_method = fitted.predict(query)
+        by_file = predict_table(str(path), query)
+    np.testing.assert_allclose(by_method[list(PREDICTED)], by_file[list(PREDICTED)],
+                               rtol=1e-6)
+    with pytest.raises(ConfigError, match=r"must end in \.toml"):
+        fitted.save(str(tmp_path / "model.txt"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.toml"]
