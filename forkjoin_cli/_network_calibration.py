@@ -84,8 +84,7 @@ def calibrate(args, structure: str) -> int:
     report = report_dict(model, fitted.table)
     for note in fitted.warnings:
         warnings.warn(note, UserWarning, stacklevel=1)
-    with atomic_write(args.out) as handle:
-        handle.write(model.to_toml())
+    fitted.save(args.out)
     if args.report:
         with atomic_write(args.report) as handle:
             handle.write(json_text(report, indent=1) if args.report.endswith(".json")
