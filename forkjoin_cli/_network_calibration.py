@@ -7,37 +7,16 @@ from __future__ import annotations
 import sys
 import warnings
 
-import numpy as np
-import pandas as pd
-
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
 
+from sizing.calibration_report import report_markdown
 from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_rows, \
-    report_dict, report_markdown
+    query_grid
 from sizing.network_model import read_network_model
 
 from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows
-
-
-def grid(model, threads, levels=None, operations=None) -> pd.DataFrame:
-    """The query of ``predict --threads``: every operation (default: those ``model``
-    was fitted on), level (default ONE, QUORUM, ALL) and thread count."""
-    from forkjoin_sim.cassandra.model import consistency_quorum
-
-    if operations is None:
-        operations = [op for op, write in (("read", False), ("write", True))
-                      if np.any(model.anchors.write == write)]
-    levels = levels or ["ONE", "QUORUM", "ALL"]
-    for level in levels:
-        try:
-            consistency_quorum(level, model.replicas)
-        except ConfigError as exc:
-            raise ConfigError(f"--consistency {level}: {exc} (the model keeps "
-                              f"{counted(model.replicas, 'replica')})") from None
-    return pd.DataFrame([dict(operation=op, consistency=level, threads=n)
-                         for op in operations for level in levels for n in threads])
 
 
 def _stderr(message: str) -> None:
@@ -80,8 +59,7 @@ def calibrate(args, structure: str) -> int:
             args.cores, args.client_cores, getattr(args, "datacentres", None),
             workers=args.workers or default_workers(), progress=advance,
             announce=announce, phase=phase)
-    model = fitted.model
-    report = report_dict(model, fitted.table)
+    report = fitted.report()
     for note in fitted.warnings:
         warnings.warn(note, UserWarning, stacklevel=1)
     fitted.save(args.out)
@@ -103,7 +81,10 @@ def predict(args) -> int:
     model = read_network_model(args.model)
     query = args.measurements
     if query is None:
-        query = grid(model, args.threads, args.consistency, args.operation)
+        try:
+            query = query_grid(model, args.threads, args.consistency, args.operation)
+        except ConfigError as exc:
+            raise ConfigError(f"--consistency: {exc}") from None
     names, out, table, notes = predicted_rows(model, query, args.seed)
     for note in notes:
         _stderr(f"predict: warning: {note}")

@@ -14,6 +14,7 @@ which never import each other, so they live here:
 ``geography``               nodes and client in data centres, and their hops
 ``mixes``                   read/write mixes and strong (R, W) pairs of a model
 ``calibration_figure``      the figure of a calibrated model beside its rows
+``calibration_report``      its report: parameters, intervals, each row's miss
 ``measurements``            benchmark summaries (CSV) read and checked
 ``benchmark_formats``       YCSB and cassandra-stress output as it comes
 ``calibration``             the previous, simulated replica-stage fit

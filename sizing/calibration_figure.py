@@ -159,6 +159,7 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
     # a level keeps its colour in every panel
     colours = {tuple(level): f"C{i % 10}" for i, level in enumerate(levels.itertuples(index=False))}
 
+    anchored = np.isfinite(grid.plain_ms.to_numpy(float)).any()
     fig = Figure(figsize=(5.0 * len(operations), 7.5))
     FigureCanvasAgg(fig)  # a canvas of its own: no pyplot, no global backend switch
     axes = fig.subplots(2, len(operations), squeeze=False, sharex="col")
@@ -186,10 +187,10 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             top.plot(shown.load, shown.mean_ms, "o", color=colour, ms=4)
             shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
             bottom.plot(shown.load, shown.throughput, "o", color=colour, ms=4)
-        anchored = np.isfinite(grid.plain_ms.to_numpy(float)).any()
-        dots = np.isfinite(table[table.operation == operation].mean_ms.to_numpy(float))
+        shown = grid[grid.operation == operation]
+        at = table[table.operation == operation]
         top.set_title(f"{operation}s: model (line, 95% band)"
-                      + (" and measured (dots)" if dots.any() else "")
+                      + (" and measured (dots)" if at.mean_ms.notna().any() else "")
                       + ("\ndashed: the model before anchoring on the rows"
                          if anchored else ""), fontsize=9)
         top.set_ylabel("mean latency (ms)")
@@ -198,13 +199,13 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
         bottom.set_xlabel({frozenset([False]): "client threads",
                            frozenset([True]): "offered load (ops/s)"}.get(
             frozenset(loops), "client threads (closed loop) or offered ops/s (open)"))
-        shown = grid[grid.operation == operation]
-        at = table[table.operation == operation]
-        for ax, curve, dots in ((top, shown.mean_ms, at.mean_ms),
-                                (bottom, shown.throughput, at.throughput)):
+        for ax, curves_drawn, measured in (
+                (top, (shown.mean_ms, shown.plain_ms), at.mean_ms),
+                (bottom, (shown.throughput,), at.throughput)):
             ax.grid(alpha=0.3)
             # a wide band must not flatten the curves: past twice their height it runs off
-            highest = np.nanmax(np.concatenate([curve.to_numpy(float), dots.to_numpy(float)]))
+            highest = np.nanmax(np.concatenate(
+                [c.to_numpy(float) for c in (*curves_drawn, measured)]))
             ax.set_ylim(0, min(ax.get_ylim()[1], 2.0 * highest))
         top.legend(title="consistency", fontsize=8, title_fontsize=8)
     if title:

@@ -579,12 +579,19 @@ def reads_of(rows) -> np.ndarray:
     return np.asarray(rows.get("reads", np.where(write, 0.0, 1.0)), float)
 
 
+def one_operation(rows) -> np.ndarray:
+    """Per row of `predict`, whether its run did its own operation only (no class of
+    the other operation shares its queues)."""
+    write = np.asarray(rows["write"], bool)
+    return reads_of(rows) == np.where(write, 0.0, 1.0)
+
+
 def single_closed(rows) -> np.ndarray:
     """Per row of `predict`, whether it is a closed loop of one operation: its clients'
     cycle holds its own latency only."""
     write = np.asarray(rows["write"], bool)
     rate = np.asarray(rows.get("rate", np.full(len(write), np.nan)), float)
-    return ~np.isfinite(rate) & (reads_of(rows) == np.where(write, 0.0, 1.0))
+    return ~np.isfinite(rate) & one_operation(rows)
 
 
 def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,

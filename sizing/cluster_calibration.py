@@ -32,29 +32,14 @@ import pandas as pd
 
 from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
-from sizing.closed_network import DEMANDS
+from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, placement
 from sizing.measurements import COLUMNS, read_measurements
-from sizing.network_fit import COORDINATES, Prior, default_prior, demands_of, \
-    lone_levels, prior_from_model, step_rows, unused_coordinates
+from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
+    prior_from_model, step_rows
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
     read_network_model, rows_of_table
 from sizing.structure_choice import AUTO
-
-COORDINATE_LABELS = {
-    "work": "data read at a replica (ms)",
-    "coordinate_share": "coordinator work / replica work",
-    "message_share": "per-message work / replica work",
-    "digest_ratio": "digest read / data read",
-    "client_share": "client-machine work / replica work",
-    "hop_client": "client-coordinator hop / replica work",
-    "hop_ratio": "coordinator-replica hop / client-coordinator hop",
-    "outside_share": "client work outside the latency / replica work",
-    "branch_cv": "coefficient of variation of a fork branch's random time",
-    "link_window": "messages in flight per direction of a link between data centres",
-    "mutation_ratio": "mutation at a replica / data read",
-    "lanes": "separate queues per node (structure lanes)",
-    "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
 
 #: A row the fit misses far more than the others (`lone_misses`): the model's own
 #: curve misses it by more than a factor `LONE_MISS_RATIO` either way, and by more than
@@ -69,11 +54,6 @@ LONE_MISS_FACTOR = 4.0
 LONE_MISS_ROWS = 6
 #: How the note of `lone_misses` starts (`predict` repeats it).
 LONE_MISS_START = "the fit misses "
-
-#: Coordinates the model uses no lower than a floor (a lane per node; the farthest hop
-#: at least the nearest): the report's intervals stop there.
-USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
-
 
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     """Measurement rows as the table the fit, report and figure use. A row of a mixed
@@ -426,6 +406,27 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
     return frame
 
 
+def query_grid(model: NetworkModel, threads, levels=None,
+               operations=None) -> pd.DataFrame:
+    """Query rows for every operation (default: those ``model`` was fitted on), level
+    (default ONE, QUORUM, ALL) and thread count, for `predict_table`; a level the
+    model's replicas cannot wait for is a `ConfigError`."""
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
+    if operations is None:
+        operations = [op for op, write in (("read", False), ("write", True))
+                      if np.any(model.anchors.write == write)]
+    levels = levels or ["ONE", "QUORUM", "ALL"]
+    for level in levels:
+        try:
+            consistency_quorum(level, model.replicas)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (the model keeps "
+                              f"{counted(model.replicas, 'replica')})") from None
+    return pd.DataFrame([dict(operation=op, consistency=level, threads=n)
+                         for op in operations for level in levels for n in threads])
+
+
 def _model_file(path) -> NetworkModel:
     """The closed-network model in file ``path``, or a `ConfigError` saying what the
     file is instead."""
@@ -572,100 +573,9 @@ def _wide_area_note(signature, fitted: bool) -> str:
 
 
 def _choice_text(choice: dict) -> str:
+    """What `calibrate_cluster` records of ``structure="auto"``: the structure chosen
+    and each candidate's held-out error."""
     scores = ", ".join(f"{name} {100 * value:.1f}%" if np.isfinite(value) else
                        f"{name} n/a" for name, value in choice["held_out_error"].items())
     return (f"auto chose {choice['chosen']}: mean error on the rows' own held-out "
             f"levels and larger thread counts {scores}")
-
-
-def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
-    """The fit report: structure, prior, parameters with intervals, rows."""
-    f = model.fit
-    rows = model.with_outside(rows_of_table(table))
-    plain = f.predict(rows)[0]
-    z = 1.959963984540054
-    parameters = {}
-    # no wide-area link in one data centre, the node's cores serving it rather than
-    # lanes, no fitted hops that differ: parameters and demands the model has no use for
-    hidden = unused_coordinates(f.structure, f.geography) & {"link_window", "lanes",
-                                                              "hop_spread"}
-    for i, name in enumerate(COORDINATES):
-        if name in hidden:
-            continue
-        value = math.exp(f.point[i])
-        # below its floor the model uses the floor (`sizing.network_fit.demands_of`)
-        floor = USED_FROM.get(name, 0.0)
-        parameters[name] = {
-            "meaning": COORDINATE_LABELS[name], "value": value,
-            "interval_95": [max(math.exp(f.point[i] - z * f.posterior_sd[i]), floor),
-                            max(math.exp(f.point[i] + z * f.posterior_sd[i]), floor)],
-            "prior_median": math.exp(f.prior.mean[i]),
-            "rests_on_prior": name in model.meta.get("resting_on_prior", [])}
-    return {"measurements": model.meta.get("measurements"),
-            "sha256": model.meta.get("measurements_sha256"),
-            "structure": f.structure, "structure_choice": model.meta.get("structure_choice"),
-            "nodes": model.nodes, "replicas": model.replicas,
-            "cores": f.cores, "client_cores": f.client_cores,
-            "prior": model.meta.get("prior_source"),
-            "parameters": parameters,
-            "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
-                           if k not in hidden},
-            "datacentres": None if f.geography is None else {
-                "file": model.meta.get("datacentres"), "source": f.geography.source,
-                "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},
-            "anchor_rms": model.anchors.spread,
-            "warnings": list(model.meta.get("warnings", [])),
-            "rows": [{"row": label, "measured_mean_ms": m, "model_mean_ms": float(p),
-                      "residual_mean": float(p / m - 1), "outside_ms": float(z)}
-                     for label, m, p, z in zip(table.label, table.mean_ms, plain,
-                                               rows["think_ms"])],
-            "seconds": model.meta.get("seconds")}
-
-
-def _places(report: dict) -> str:
-    places = report.get("datacentres")
-    if not places:
-        return ""
-    rule = f'coordinator rule "{places["coordinator"]}"'
-    if not places["file"]:
-        return f" Data centres: none given; {places['source']} ({rule})."
-    return (f" Data centres: {places['file']} ({rule}"
-            + ("; times left out of the file fitted" if places.get("fitted") else "")
-            + (f"; times from {places['source']}" if places["source"] else "") + ").")
-
-
-def report_markdown(report: dict) -> str:
-    lines = [f"# Calibration of {report['measurements']}", "",
-             f"Structure `{report['structure']}`; {counted(report['nodes'], 'node')}, "
-             f"{counted(report['replicas'], 'replica')}, "
-             + (f"{counted(report['parameters']['lanes']['value'], 'lane', 3)} per node "
-                "(fitted), "
-                if "lanes" in report["parameters"]
-                else f"{counted(report['cores'], 'core')} per node, ")
-             + f"{counted(report['client_cores'], 'client core')}. "
-             f"Prior: {report['prior']}. "
-             f"Fitted in {report['seconds']:.1f} s." + _places(report)
-             + (f" Structure: {report['structure_choice']}."
-                if report.get("structure_choice") else ""), "",
-             "| parameter | value | 95% interval | prior median | rests on prior |",
-             "|---|---|---|---|---|"]
-    for name, p in report["parameters"].items():
-        low, high = p["interval_95"]
-        lines.append(f"| {p['meaning']} (`{name}`) | {p['value']:.4g} | "
-                     f"[{low:.3g}, {high:.3g}] | {p['prior_median']:.3g} | "
-                     f"{'yes' if p['rests_on_prior'] else ''} |")
-    lines += ["", "Demands (ms): " + ", ".join(
-        f"{k} {v:.4g}" for k, v in report["demands_ms"].items()), "",
-        "## Warnings", ""]
-    lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
-    lines += ["", f"## The model's own curve against each row (anchors: "
-                  f"{100 * report['anchor_rms']:.1f}% rms)", "",
-              "| row | measured ms | model ms | error | outside ms |",
-              "|---|---|---|---|---|"]
-    for r in report["rows"]:
-        lines.append(f"| {r['row']} | {r['measured_mean_ms']:.4g} | "
-                     f"{r['model_mean_ms']:.4g} | {100 * r['residual_mean']:+.1f}% | "
-                     f"{r['outside_ms']:.3g} |")
-    return "\n".join(lines) + "\n"
-
-

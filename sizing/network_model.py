@@ -32,7 +32,8 @@ from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
-from sizing.closed_network import DEMANDS, STRUCTURES, reads_of, single_closed
+from sizing.closed_network import DEMANDS, STRUCTURES, one_operation, reads_of, \
+    single_closed
 from sizing.geography import Geography
 from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, LOG_LIMIT, \
     Fit, Prior, demands_of, fit
@@ -211,10 +212,19 @@ class Anchors:
         return out
 
 
-def _plain(value, i):
-    """Row ``i``'s value of a row field (an array, or one value for every row) as a
-    hashable key part; NaN as None, so that two NaN match."""
-    value = value[i] if np.ndim(value) else value
+@dataclass
+class _Draws:
+    """The posterior draws of one `NetworkModel.interval` call: per draw, its point and
+    its anchors (None: a draw the rows rule out), once drawn; and per row asked (a
+    tuple of its fields), the draws' anchored log latencies."""
+
+    kept: list | None = None
+    rows: dict = field(default_factory=dict)
+
+
+def _plain(value):
+    """One row's value of a row field as a hashable key part; NaN as None, so that two
+    NaN match."""
     value = value.item() if hasattr(value, "item") else value
     return None if isinstance(value, float) and value != value else value
 
@@ -297,7 +307,7 @@ class NetworkModel:
         return self.with_outside(self.anchors.rows(self.nodes, self.replicas))
 
     def interval(self, rows, level: float = 0.95, samples: int = 256, seed: int = 0,
-                 extrapolation: bool = True, _memo: dict | None = None):
+                 extrapolation: bool = True):
         """Prediction interval of each row's mean latency.
 
         Each draw of the Laplace posterior (with its covariance; it holds the prior's
@@ -314,13 +324,17 @@ class NetworkModel:
         never below that of the level below at the same row (waiting for more
         replicas is never faster, as in `predict`).
         """
+        # rows by position, as `predict` takes them (a Series' labels play no part)
+        given = {k: np.asarray(v) if np.ndim(v) else v for k, v in rows.items()}
+        return self._interval(given, level, samples, seed, extrapolation, _Draws())
+
+    def _interval(self, given, level, samples, seed, extrapolation, draws: "_Draws"):
+        """`interval`, with the posterior draws' predictions of rows already asked
+        (``draws``: shared with the calls below for the level beneath and the largest
+        fitted thread count, which take the same draws: the same seed and size)."""
         fitted = self.fit
-        given = rows
-        rows = self.with_outside(rows)
-        # the draws' predictions per row, shared with the calls below for the level
-        # beneath and the largest fitted thread count (same draws: same seed and size)
-        memo = {} if _memo is None else _memo
-        values = self._draw_values(rows, samples, seed, memo)
+        rows = self.with_outside(given)
+        values = self._draw_values(rows, samples, seed, draws)
         values = values[np.isfinite(values).all(axis=1)]
         if not len(values):
             values = np.log(self.predict(rows)[0])[None, :]
@@ -335,27 +349,27 @@ class NetworkModel:
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
             low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,
-                                                        level, samples, seed, memo)
+                                                        level, samples, seed, draws)
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
         if higher.any():
             lower = {k: np.asarray(v)[higher] if np.ndim(v) else v
                      for k, v in given.items()}
             lower["quorum"] = quorum[higher] - 1
-            floor = self.interval(lower, level, samples, seed, extrapolation, memo)[0]
+            floor = self._interval(lower, level, samples, seed, extrapolation, draws)[0]
             low = low.copy()
             low[higher] = np.minimum(np.maximum(low[higher], floor),
                                      np.exp(centre[higher]))
         return low, high
 
-    def _draw_values(self, rows, samples: int, seed: int, memo: dict) -> np.ndarray:
+    def _draw_values(self, rows, samples: int, seed: int, draws: "_Draws") -> np.ndarray:
         """Per posterior draw (``samples`` of them from ``seed``) and row of ``rows``
         (with the time outside), the draw's anchored log latency; NaN throughout a
         draw past its capacity at an open-loop rate the fitted point carries (the rows
         rule it out, while the Laplace approximation, blind to that cliff, would draw
-        it). Rows already in ``memo`` are not computed again."""
+        it). Rows already in ``draws`` are not computed again."""
         fitted = self.fit
-        if "draws" not in memo:
+        if draws.kept is None:
             base = self.anchor_rows()
             measured = np.log(fitted.predict(base)[0]) + self.anchors.residual
             offered = np.asarray(base.get("rate", np.full(len(measured), np.nan)), float)
@@ -367,34 +381,34 @@ class NetworkModel:
                 kept.append(None if np.any(carried_rows & (carried < (1 - 1e-6) * offered))
                             else (point, self.anchors.with_residual(measured
                                                                     - np.log(own))))
-            memo["draws"] = kept
+            draws.kept = kept
         count = len(np.asarray(rows["threads"]))
-        keyed = dict(rows)
+        keyed = {k: np.broadcast_to(np.asarray(v), (count,)) for k, v in rows.items()}
         if "other_quorum" in rows:
             # a run of one operation has no other class: its other quorum changes
             # nothing, so rows that differ only there are one row
-            alone = reads_of(rows) == np.where(np.asarray(rows["write"], bool), 0.0, 1.0)
-            keyed["other_quorum"] = np.where(alone, np.asarray(rows["quorum"]),
-                                             np.asarray(rows["other_quorum"]))
-        keys = [tuple((name, _plain(value, i)) for name, value in sorted(keyed.items()))
+            keyed["other_quorum"] = np.where(one_operation(rows), keyed["quorum"],
+                                             keyed["other_quorum"])
+        keys = [tuple((name, _plain(value[i])) for name, value in sorted(keyed.items()))
                 for i in range(count)]
+        done = draws.rows
         # each row not yet computed, once however often it is asked
-        unique = list({keys[i]: i for i in range(count) if keys[i] not in memo}.values())
+        unique = list({keys[i]: i for i in range(count) if keys[i] not in done}.values())
         if unique:
             part = {k: np.asarray(v)[unique] if np.ndim(v) else v for k, v in rows.items()}
             computed = np.full((samples, len(unique)), np.nan)
-            for d, kept in enumerate(memo["draws"]):
+            for d, kept in enumerate(draws.kept):
                 if kept is not None:
                     point, anchors = kept
                     computed[d] = np.log(fitted.predict(part, point)[0]) \
                         + anchors.correction(part)
             for j, i in enumerate(unique):
-                memo[keys[i]] = computed[:, j]
-        return np.stack([memo[key] for key in keys], axis=1) if count \
+                done[keys[i]] = computed[:, j]
+        return np.stack([done[key] for key in keys], axis=1) if count \
             else np.full((samples, 0), np.nan)
 
     def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed,
-                                   memo=None):
+                                   draws: "_Draws"):
         """``low`` and ``high`` of the closed-loop rows of one operation past the largest
         fitted thread count of their operation and level (else operation) narrowed to
         what a closed loop allows from there: more threads never lower the latency,
@@ -419,7 +433,7 @@ class NetworkModel:
             return low, high
         at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
         at_top["threads"] = tops[beyond]
-        top_low, top_high = self.interval(at_top, level, samples, seed, _memo=memo)
+        top_low, top_high = self._interval(at_top, level, samples, seed, True, draws)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
         centre = centre[beyond]
         low, high = low.copy(), high.copy()

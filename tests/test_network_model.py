@@ -209,7 +209,7 @@ def test_a_grid_level_the_model_cannot_wait_for_is_named(tmp_path, capsys):
     code = main(["cassandra", "predict", "--model", str(model), "--threads", "4",
                  "--consistency", "THREE"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "--consistency THREE" in err[0]
+    assert code == 2 and len(err) == 1 and "--consistency: consistency THREE" in err[0]
     assert "2 replicas" in err[0]
     code = main(["cassandra", "predict", "--model", str(tmp_path / "nope.toml"),
                  "--threads", "4"])
@@ -618,6 +618,27 @@ def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_al
     assert np.all(low <= centre) and np.all(centre <= high)
     assert np.all(low >= top_low * (1 - 1e-12))
     assert np.all(high <= top_high * 100 / (1 - THROUGHPUT_LOSS) * (1 + 1e-12))
+
+
+def test_an_interval_is_its_rows_own_however_they_are_asked():
+    """A row's band is the same asked alone, among others, twice, or from a table
+    whose index is shuffled (rows by position, as in `predict`)."""
+    pairs = [(lv, t) for lv in ("ONE", "ALL") for t in THREADS]
+    table = pd.DataFrame({"operation": "read", "quorum": [LEVELS[lv] for lv, _ in pairs],
+                          "threads": [float(t) for _, t in pairs], "nodes": 3,
+                          "replicas": 3, "throughput": np.nan,
+                          "mean_ms": _truth(pairs)})
+    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+    asked = [("ALL", 6400), ("QUORUM", 16), ("ONE", 64), ("QUORUM", 16), ("ALL", 8)]
+    rows = _rows(asked)
+    low, high = model.interval(rows, samples=32)
+    for i, pair in enumerate(asked):
+        alone = model.interval(_rows([pair]), samples=32)
+        assert (alone[0][0], alone[1][0]) == (low[i], high[i])
+    assert (low[1], high[1]) == (low[3], high[3])
+    shuffled = pd.DataFrame(rows).set_axis([40, 7, 3, 99, 0])
+    np.testing.assert_array_equal(model.interval(shuffled, samples=32)[0], low)
+    np.testing.assert_array_equal(model.interval(shuffled, samples=32)[1], high)
 
 
 def test_predict_json_keeps_numbers_and_warns_past_capacity(tmp_path, capsys):
