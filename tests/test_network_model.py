@@ -620,15 +620,20 @@ def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_al
     assert np.all(high <= top_high * 100 / (1 - THROUGHPUT_LOSS) * (1 + 1e-12))
 
 
-def test_an_interval_is_its_rows_own_however_they_are_asked():
-    """A row's band is the same asked alone, among others, twice, or from a table
-    whose index is shuffled (rows by position, as in `predict`)."""
+def _lanes_of_one_and_all():
+    """The default structure calibrated (vague prior) on the truth's ONE and ALL reads."""
     pairs = [(lv, t) for lv in ("ONE", "ALL") for t in THREADS]
     table = pd.DataFrame({"operation": "read", "quorum": [LEVELS[lv] for lv, _ in pairs],
                           "threads": [float(t) for _, t in pairs], "nodes": 3,
                           "replicas": 3, "throughput": np.nan,
                           "mean_ms": _truth(pairs)})
-    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+    return calibrated(table, "lanes", Prior.vague(), 4, 4)
+
+
+def test_an_interval_is_its_rows_own_however_they_are_asked():
+    """A row's band is the same asked alone, among others, twice, or from a table
+    whose index is shuffled (rows by position, as in `predict`)."""
+    model = _lanes_of_one_and_all()
     asked = [("ALL", 6400), ("QUORUM", 16), ("ONE", 64), ("QUORUM", 16), ("ALL", 8)]
     rows = _rows(asked)
     low, high = model.interval(rows, samples=32)
@@ -661,12 +666,7 @@ def test_a_higher_level_is_never_predicted_faster_than_a_lower_one():
     """Anchors of noisy rows that put ONE 65% above the model and ALL 40% below it
     would predict ALL faster than ONE: the prediction at a level is at least the one
     at every lower level, and the fitted ALL rows keep their own values otherwise."""
-    pairs = [(lv, t) for lv in ("ONE", "ALL") for t in THREADS]
-    table = pd.DataFrame({"operation": "read", "quorum": [LEVELS[lv] for lv, _ in pairs],
-                          "threads": [float(t) for _, t in pairs], "nodes": 3,
-                          "replicas": 3, "throughput": np.nan,
-                          "mean_ms": _truth(pairs)})
-    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+    model = _lanes_of_one_and_all()
     noisy = model.anchors.with_residual(np.where(model.anchors.quorum == 1, 0.5, -0.5))
     model = NetworkModel(model.fit, noisy, 3, 3)
     for threads in (1, 16, 640):
