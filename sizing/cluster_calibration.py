@@ -20,6 +20,7 @@ a prior for what the rows cannot determine, anchored on the measured rows by
 from __future__ import annotations
 
 import math
+import os
 import re
 import tempfile
 import time
@@ -189,11 +190,12 @@ def _measurement_rows(measurements, replicas: int, need_mean: bool = True) -> _S
     """The rows of a measurement file, or of a DataFrame of the same columns (read
     through a CSV, so that it is checked as a file is; messages name its index
     labels)."""
-    if isinstance(measurements, (str, Path)):
+    if isinstance(measurements, (str, os.PathLike)):
+        path = os.fspath(measurements)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            rows, names = read_measurements(str(measurements), replicas, need_mean)
-        return _Source(rows, names, str(measurements), file_sha256(str(measurements)),
+            rows, names = read_measurements(path, replicas, need_mean)
+        return _Source(rows, names, path, file_sha256(path),
                        [str(item.message) for item in caught])
     if not isinstance(measurements, pd.DataFrame):
         raise ConfigError(f"measurements are a file path or a pandas DataFrame, not a "
@@ -433,13 +435,14 @@ def _model_file(path) -> NetworkModel:
     from forkjoin_sim.checks import check_input_file
     from sizing.calibrated_model import read_model
 
-    if not isinstance(path, (str, Path)):
+    if not isinstance(path, (str, os.PathLike)):
         raise ConfigError(f"model is a NetworkModel, a ClusterFit or a model file's path, "
                           f"not a {type(path).__name__}")
-    check_input_file(str(path), "model file")
-    if is_network_model(str(path)):
-        return read_network_model(str(path))
-    read_model(str(path))  # a simulated model's file, or its own message of what is wrong
+    path = os.fspath(path)
+    check_input_file(path, "model file")
+    if is_network_model(path):
+        return read_network_model(path)
+    read_model(path)  # a simulated model's file, or its own message of what is wrong
     raise ConfigError(f"{path} was calibrated with --structure simulated; predict it with "
                       "forkjoin-sim cassandra predict --model (predict_table takes a "
                       "closed-network model)")

@@ -178,11 +178,11 @@ def test_a_fit_predicts_and_saves_as_the_functions_do(from_file, tmp_path):
     query = pd.DataFrame({"operation": "read", "consistency": ["QUORUM"],
                           "threads": [450]})
     path = tmp_path / "model.toml"
-    fitted.save(str(path))
+    fitted.save(path)  # a pathlib.Path, as a str
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         by_method = fitted.predict(query)
-        by_file = predict_table(str(path), query)
+        by_file = predict_table(path, query)
     np.testing.assert_allclose(by_method[list(PREDICTED)], by_file[list(PREDICTED)],
                                rtol=1e-6)
     with pytest.raises(ConfigError, match=r"must end in \.toml"):
