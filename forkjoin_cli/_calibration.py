@@ -4,7 +4,6 @@ behind the two commands (their options live in ``forkjoin_cli/cassandra.py``).""
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 
 from forkjoin_sim.errors import ConfigError, counted
@@ -14,7 +13,8 @@ from sizing.calibrated_model import PARAMETERS, file_sha256, read_model, write_m
 from sizing.calibration import LABELS, calibrate, predict
 from sizing.measurements import PERCENTILE_COLUMNS, read_measurements
 
-from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows
+from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
+    to_stderr
 
 #: Most effective threads per stage a candidate may have (Cassandra's default
 #: read and mutation stages have 32).
@@ -34,10 +34,6 @@ def parse_threads(text: str) -> tuple[int, ...]:
         raise ConfigError(f"--threads {text!r} gives a candidate more than once; list "
                           "each once")
     return tuple(sorted(values))
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _fmt(value) -> str:
@@ -157,9 +153,9 @@ def _calibrate_simulated(args) -> int:
     doubts = [str(item.message) for item in caught]
     for doubt in doubts:  # shown when the command ends, and kept in model and report
         warnings.warn(doubt, UserWarning, stacklevel=1)
-    _stderr(f"calibrate: {counted(len(rows), 'row')} from {args.measurements}")
+    to_stderr(f"calibrate: {counted(len(rows), 'row')} from {args.measurements}")
     calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
-                            threads=threads, progress=_stderr)
+                            threads=threads, progress=to_stderr)
     model = calibration.model
     fit = dict(model.fit, measurements=args.measurements,
                measurements_sha256=file_sha256(args.measurements),
@@ -176,7 +172,7 @@ def _calibrate_simulated(args) -> int:
             else:
                 handle.write(report_markdown(report))
     print(report_markdown(report) if not args.json else json_text(report))
-    _stderr(f"calibrate: wrote {args.out}" + (f" and {args.report}" if args.report
+    to_stderr(f"calibrate: wrote {args.out}" + (f" and {args.report}" if args.report
                                                  else ""))
     return 0
 
@@ -222,7 +218,7 @@ def cmd_predict_model(args) -> int:
                           f"{args.model} was calibrated with --structure simulated")
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
     wanted = [c for c in PERCENTILE_COLUMNS if c in names]
-    predictions = predict(model, rows, seed=args.seed, progress=_stderr)
+    predictions = predict(model, rows, seed=args.seed, progress=to_stderr)
     columns = list(names) + list(PREDICTED) + [f"predicted_{c}" for c in wanted]
     table = []
     for row, pred in zip(rows, predictions):
@@ -230,6 +226,6 @@ def cmd_predict_model(args) -> int:
         entry.update({c: pred[c] for c in columns if c.startswith("predicted_")})
         table.append(entry)
         for note in pred["notes"]:
-            _stderr(f"predict: {row.label()}: warning: {note}")
+            to_stderr(f"predict: {row.label()}: warning: {note}")
     emit_rows(args, columns, table)
     return 0

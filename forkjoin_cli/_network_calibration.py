@@ -16,11 +16,8 @@ from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_r
     query_grid
 from sizing.network_model import read_network_model
 
-from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
+    to_stderr
 
 
 def calibrate(args, structure: str) -> int:
@@ -45,7 +42,7 @@ def calibrate(args, structure: str) -> int:
             bar.update(done - bar.n)
 
         def announce(count):
-            _stderr(f"calibrate: {counted(count, 'row')} from {args.measurements}, "
+            to_stderr(f"calibrate: {counted(count, 'row')} from {args.measurements}, "
                     f"structure {structure}")
 
         def phase(name):
@@ -70,7 +67,7 @@ def calibrate(args, structure: str) -> int:
     if args.figure:
         fitted.figure(args.figure, title=f"calibrate {args.measurements}")
     print(json_text(report) if args.json else report_markdown(report))
-    _stderr(f"calibrate: wrote {args.out}" + "".join(
+    to_stderr(f"calibrate: wrote {args.out}" + "".join(
         f" and {p}" for p in (args.report, args.figure) if p))
     return 0
 
@@ -87,7 +84,7 @@ def predict(args) -> int:
             raise ConfigError(f"--consistency: {exc}") from None
     names, out, table, notes = predicted_rows(model, query, args.seed)
     for note in notes:
-        _stderr(f"predict: warning: {note}")
+        to_stderr(f"predict: warning: {note}")
     if args.figure:
         from sizing.calibration_figure import draw
 

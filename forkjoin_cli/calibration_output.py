@@ -7,8 +7,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+import sys
 
 from forkjoin_sim.files.io import atomic_write, json_text
+
+def to_stderr(message: str) -> None:
+    """One line of the commands' own talk (progress, warnings) on standard error, at
+    once."""
+    print(message, file=sys.stderr, flush=True)
+
 
 #: Suffixes of ``--report``: a markdown or a JSON report.
 REPORT_SUFFIXES = (".md", ".json")
