@@ -41,8 +41,12 @@ hops random in the same way), ``lanes`` (as ``digest-random-hops``, but a node i
 pool: a request's work at a node waits in one lane at random, as work bound to a
 connection's event loop, a thread-per-core shard or a fixed thread does; the same
 capacity, reached more softly: with ``K`` lanes in all and one visit of service ``S``
-each, a closed loop's latency is about ``S + (threads - 1) S / K``). Only ``client-bound`` and ``random-hops`` use
-``client_outside``. Every structure shapes a branch's random part by ``branch_cv``.
+each, a closed loop's latency is about ``S + (threads - 1) S / K``), and two variants of
+``lanes`` that the held-out comparison sets beside it: ``lanes-client`` (plus the client
+machine as a station of ``client_cores`` servers that also does ``client_outside``
+work, as in ``random-hops``) and ``lanes-replicas`` (only replica work waits in the
+lanes; coordinator and message work are constant delays, as in ``replica-queues``).
+Only ``client-bound``, ``random-hops`` and ``lanes-client`` use ``client_outside``. Every structure shapes a branch's random part by ``branch_cv``.
 """
 
 from __future__ import annotations
@@ -54,9 +58,49 @@ import numpy as np
 
 from forkjoin_sim.errors import ConfigError
 
-#: Model structures, in the order of the report.
-STRUCTURES = ("replica-queues", "shared", "shared-digest", "shared-digest-client",
-              "client-bound", "random-hops", "digest-random-hops", "lanes")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What queues where in one model structure: ``queue_coordinator`` (coordinator and
+    message work queue at the nodes; else constant delays), ``digest_reads`` (a read
+    asks ``quorum`` replicas, one data read and digests; else every replica for data),
+    ``client_station`` (the client machine is a station of ``client_cores`` servers),
+    ``outside_queued`` (the client also works outside the measured latency, on those
+    cores), ``random_hops`` (coordinator-replica hops folded into each branch's random
+    part), ``lanes`` (a node is separate single-server lanes, not a shared pool)."""
+
+    queue_coordinator: bool = True
+    digest_reads: bool = True
+    client_station: bool = False
+    outside_queued: bool = False
+    random_hops: bool = False
+    lanes: bool = False
+
+
+#: Model structures by name, in the order of the report (the module docstring says
+#: what each is).
+LAYOUTS = {
+    "replica-queues": Structure(queue_coordinator=False, digest_reads=False),
+    "shared": Structure(digest_reads=False),
+    "shared-digest": Structure(),
+    "shared-digest-client": Structure(client_station=True),
+    "client-bound": Structure(client_station=True, outside_queued=True),
+    "random-hops": Structure(client_station=True, outside_queued=True, random_hops=True),
+    "digest-random-hops": Structure(random_hops=True),
+    "lanes": Structure(random_hops=True, lanes=True),
+    "lanes-client": Structure(random_hops=True, lanes=True, client_station=True,
+                              outside_queued=True),
+    "lanes-replicas": Structure(queue_coordinator=False, random_hops=True, lanes=True),
+}
+STRUCTURES = tuple(LAYOUTS)
+
+
+def structure_of(name: str) -> Structure:
+    """The `Structure` called ``name``; a `ConfigError` naming the choices if none."""
+    if name not in LAYOUTS:
+        raise ConfigError(f"structure {name!r}; use one of {', '.join(STRUCTURES)}")
+    return LAYOUTS[name]
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",
@@ -607,8 +651,7 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     own). ``geography``: a `sizing.geography.Geography` placing the nodes and the
     client in data centres (every row then has its nodes and replicas = nodes).
     """
-    if structure not in STRUCTURES:
-        raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
+    layout = structure_of(structure)
     d = demands.vector() if isinstance(demands, Demands) else np.asarray(demands, float)
     if d.shape != (len(DEMANDS),) or np.any(d < 0):
         raise ConfigError(f"demands {d}; give {len(DEMANDS)} values >= 0 in the order "
@@ -639,14 +682,9 @@ def predict(demands, rows, structure: str = "shared-digest", cores: int = 4,
     if np.any(~((reads >= 0) & (reads <= 1))):
         raise ConfigError("a row's share of reads is outside [0, 1]")
     per_ms = np.where(is_open, rate / 1000.0, 0.0)
-    queue_coordinator = structure != "replica-queues"
-    digest_reads = structure.startswith("shared-digest")
-    digest_reads = digest_reads or structure in ("client-bound", "random-hops",
-                                                 "digest-random-hops", "lanes")
-    client_station = structure in ("shared-digest-client", "client-bound", "random-hops")
-    outside_queued = structure in ("client-bound", "random-hops")
-    random_hops = structure.endswith("random-hops") or structure == "lanes"
-    lanes = structure == "lanes"
+    queue_coordinator, digest_reads = layout.queue_coordinator, layout.digest_reads
+    client_station, outside_queued = layout.client_station, layout.outside_queued
+    random_hops, lanes = layout.random_hops, layout.lanes
     latency = np.empty(count)
     throughput = np.empty(count)
     if geography is not None:

@@ -106,24 +106,23 @@ from forkjoin_sim.steps import Closed, cassandra_jobs, cassandra_layout, cassand
     simulate
 from forkjoin_sim.steps.builders import STAGES, read_law
 from forkjoin_sim.steps.graph import Layout, Op, Template
-from sizing.closed_network import DEMANDS, mixed_erlang
+from sizing.closed_network import DEMANDS, LAYOUTS, mixed_erlang
 from sizing.network_fit import demands_of
 
 #: Structures whose reads ask ``R`` replicas (one data read, digests) and wait for all.
-DIGEST_STRUCTURES = ("shared-digest", "shared-digest-client", "client-bound",
-                     "random-hops", "digest-random-hops")
+DIGEST_STRUCTURES = tuple(n for n, s in LAYOUTS.items() if s.digest_reads)
 #: Structures with the client machine as a queue of ``client_cores`` servers.
-CLIENT_STRUCTURES = ("shared-digest-client", "client-bound", "random-hops")
+CLIENT_STRUCTURES = tuple(n for n, s in LAYOUTS.items() if s.client_station)
 #: Structures with client work outside the measured latency.
-OUTSIDE_STRUCTURES = ("client-bound", "random-hops")
+OUTSIDE_STRUCTURES = tuple(n for n, s in LAYOUTS.items() if s.outside_queued)
 #: How message work is simulated (module docstring).
 MESSAGES = ("folded", "queued")
 #: Structures whose coordinator-replica hops are random.
-RANDOM_HOP_STRUCTURES = ("random-hops", "digest-random-hops")
+RANDOM_HOP_STRUCTURES = tuple(n for n, s in LAYOUTS.items() if s.random_hops)
 #: Structures the steps engine has no stations for (a node of separate lanes, one per
 #: request at random): their mixes are the closed network's own two-class loop
 #: (`sizing.closed_network`, checked against the steps engine for shared nodes).
-ANALYTIC_STRUCTURES = ("lanes",)
+ANALYTIC_STRUCTURES = tuple(n for n, s in LAYOUTS.items() if s.lanes)
 
 
 def strong_pairs(replicas: int) -> list[tuple[int, int]]:
@@ -244,8 +243,8 @@ def _layout(structure: str, nodes: int, cores: int, client_cores: int, threads: 
     messages and response in ``replica-queues``, messages unless ``queued_messages``;
     the client machine last."""
     client = client_cores if structure in CLIENT_STRUCTURES else threads
-    unqueued = {"native", "messaging", "response"} if structure == "replica-queues" \
-        else set()
+    unqueued = set() if LAYOUTS[structure].queue_coordinator \
+        else {"native", "messaging", "response"}
     if not queued_messages:
         unqueued.add("messaging")
     if not unqueued:

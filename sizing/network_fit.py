@@ -33,7 +33,7 @@ from scipy import optimize, stats
 from scipy.stats import qmc
 
 from forkjoin_sim.errors import ConfigError
-from sizing.closed_network import DEMANDS, SMALLEST_CV, STRUCTURES, predict
+from sizing.closed_network import DEMANDS, SMALLEST_CV, STRUCTURES, predict, structure_of
 
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
@@ -409,12 +409,13 @@ class Fit:
 def unused_coordinates(structure: str, geography=None) -> set[str]:
     """Coordinates that change no prediction of ``structure`` (with ``geography``, a
     `sizing.geography.Geography` or None): a fit leaves them at the prior."""
-    unused = set() if structure in ("client-bound", "random-hops") else {"outside_share"}
-    if structure in ("replica-queues", "shared"):
+    layout = structure_of(structure)
+    unused = set() if layout.outside_queued else {"outside_share"}
+    if not layout.digest_reads:
         unused.add("digest_ratio")  # reads ask every replica for data there
     if geography is None:
         unused.add("link_window")
-    if structure != "lanes":
+    if not layout.lanes:
         unused.add("lanes")
     if geography is None or not geography.spreads():
         unused.add("hop_spread")

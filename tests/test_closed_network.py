@@ -338,3 +338,39 @@ def test_a_mixed_run_keeps_littles_law_and_slows_with_load_past_saturation(struc
     np.testing.assert_allclose(per_ms[0::2] * 0.5 * (latency[0::2] + latency[1::2]),
                                threads[0::2], rtol=1e-6)
     assert np.all(np.diff(latency[0::2]) > 0) and np.all(np.diff(latency[1::2]) > 0)
+
+
+
+def _three_node_rows(threads, write, quorum=(1, 3)):
+    n = len(threads)
+    return dict(threads=np.asarray(threads, float), think_ms=np.zeros(n),
+                nodes=np.full(n, 3), replicas=np.full(n, 3),
+                quorum=np.resize(np.asarray(quorum), n), write=np.full(n, write))
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_each_variant_of_lanes_is_lanes_where_its_one_change_has_no_work(write):
+    """`lanes-client` adds the client machine as a station, `lanes-replicas` takes
+    coordinator and message work out of the lanes: without client work (resp.
+    coordinator and message work) each is `lanes` to rounding."""
+    rows = _three_node_rows([1.0, 10.0, 100.0, 1000.0], write)
+    bare = Demands(hop_client=0.2, hop_replica=0.1, work=0.5, digest_ratio=0.4,
+                   mutation_ratio=0.5, lanes=8.0)
+    lanes = predict(bare, rows, "lanes")[0]
+    np.testing.assert_allclose(predict(bare, rows, "lanes-client")[0], lanes, rtol=1e-9)
+    np.testing.assert_allclose(predict(bare, rows, "lanes-replicas")[0], lanes,
+                               rtol=1e-9)
+
+
+def test_each_variant_of_lanes_moves_the_capacity_its_way():
+    """Writes at ONE, 3 nodes of 8 lanes, mutations of 0.25 ms on 3 replicas and a
+    coordinator's 0.3 ms: far past the knee `lanes` carries 24 / (0.75 + 0.3) requests
+    a ms, `lanes-replicas` 24 / 0.75 (its coordinator does not wait in the lanes), and
+    `lanes-client` with 1 ms of client work a request on 4 client cores, 4."""
+    rows = _three_node_rows([1e5], True, quorum=(1,))
+    d = Demands(work=0.5, mutation_ratio=0.5, coordinate=0.3, lanes=8.0)
+    assert predict(d, rows, "lanes")[1][0] == pytest.approx(24 / 1.05, rel=2e-3)
+    assert predict(d, rows, "lanes-replicas")[1][0] == pytest.approx(24 / 0.75, rel=2e-3)
+    client = Demands(**{**d.__dict__, "client": 0.2, "client_outside": 0.8})
+    assert predict(client, rows, "lanes-client", client_cores=4)[1][0] == \
+        pytest.approx(4.0, rel=2e-3)
