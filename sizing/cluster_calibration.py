@@ -483,6 +483,10 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
             notes.append(f"the model was fitted on {other} only: its {kind} rest on the "
                          "model's own curve, without measured rows of their kind to "
                          "anchor them")
+    unmeasured = _past_the_busiest_row(model, mrows, throughput, closed, fitted_open,
+                                       row_name)
+    if unmeasured is not None:
+        notes.append(unmeasured)
     known = fitted.threads[~fitted_open]
     if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
         notes.append(f"rows past {counted(known.max(), 'thread')}, the most the model "
@@ -496,6 +500,40 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                      "they stand in others those rows come out far too fast (calibrate "
                      "with --datacentres DC.toml)")
     return notes
+
+
+#: A closed query row is said to queue past what the fitted rows measured when it is
+#: predicted at more than this many times the busiest fitted row's throughput ...
+PAST_BUSIEST = 1.1
+#: ... while the model's own curve there is more than this many times a lone
+#: request's latency (its queues, not its fixed delays, set the row).
+QUEUED = 1.5
+
+
+def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted_open,
+                          row_name) -> str | None:
+    """The note naming closed query rows predicted at a throughput no fitted closed row
+    reached, where the model's own curve queues: what the cluster carries there, the
+    rows do not measure (a level that shares the fitted levels' nodes but not their
+    wide-area links, say), or None."""
+    if not np.any(closed) or np.all(fitted_open):
+        return None
+    reached = float(np.max(model.predict(model.anchor_rows())[1][~fitted_open]))
+    own = model.fit.predict(model.with_outside(mrows))[0]
+    lone = model.fit.predict(dict(model.with_outside(mrows),
+                                  threads=np.ones(len(own))))[0]
+    past = np.flatnonzero(closed & (throughput > PAST_BUSIEST * reached)
+                          & (own > QUEUED * lone))
+    if not len(past):
+        return None
+    named = ", ".join(row_name(i) for i in past[:5])
+    more = f" and {len(past) - 5} more" if len(past) > 5 else ""
+    verb = "are" if len(past) > 1 else "is"
+    return (f"{named}{more} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
+            f"ops/s, past the {reached:,.0f} ops/s of the busiest fitted row, where the model's "
+            f"own curve queues (up to {np.max(own[past] / lone[past]):.2g} times a lone "
+            "request's latency): how much more the cluster carries, no fitted row "
+            "measures, so there the latency rests on the model's structure")
 
 
 def lone_misses(path: str, table: pd.DataFrame, model_ms,

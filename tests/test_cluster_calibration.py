@@ -188,3 +188,25 @@ def test_a_fit_predicts_and_saves_as_the_functions_do(from_file, tmp_path):
     with pytest.raises(ConfigError, match=r"must end in \.toml"):
         fitted.save(str(tmp_path / "model.txt"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.toml"]
+
+
+def test_rows_past_the_busiest_fitted_row_say_no_row_measures_them():
+    """Fitted on ONE and ALL reads up to 300 threads (at most 34,930 ops/s), ONE at
+    1,000 threads comes out faster than any fitted row and queued: the note says so
+    and names that row alone; a row inside what was fitted gets no such note."""
+    table = pd.read_csv(KARPENKO_C)
+    fitted = calibrate_cluster(table[(table.operation == "read")
+                                     & (table.consistency != "QUORUM")
+                                     & (table.threads <= 300)].reset_index(drop=True),
+                               nodes=3, replicas=3)
+    query = pd.DataFrame({"operation": "read", "consistency": ["ONE", "ONE", "ALL"],
+                          "threads": [200, 1000, 1000]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        predicted = predict_table(fitted, query)
+    notes = [str(w.message) for w in caught if "busiest fitted row" in str(w.message)]
+    assert len(notes) == 1 and notes[0].startswith("row 1 is predicted")
+    busiest = 300 / table[(table.operation == "read") & (table.consistency == "ONE")
+                          & (table.threads == 300)].mean_ms.iloc[0] * 1000
+    assert f"past the {busiest:,.0f} ops/s" in notes[0]
+    assert predicted.predicted_throughput.iloc[1] > 1.1 * busiest
