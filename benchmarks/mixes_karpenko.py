@@ -111,14 +111,17 @@ and write-only rows (docs/data/karpenko2021/) calibrated by `forkjoin-sim cassan
 calibrate` at its defaults. For each strong pair, read share and thread count of the
 paper's mixed tables (Table 2 for C, Table 3 for D):
 
-- **mix**: `sizing.mixes.predict_mix`, reads and writes in the same node queues on the
-  steps engine (closed loop, no think time, {operations:,} operations, the first 20%
-  dropped, 95% batch-means interval), each operation's latency anchored to the model's
-  own read-only (R) or write-only (W) prediction at the same threads, so that only the
-  change a mix makes comes from the simulation; message work folded into its node's
-  visit (`sizing/mixes.py` says why); **queued msgs**: the same with every message a
-  visit of its own in the node's line (a sensitivity: the pure runs cannot tell the two
-  apart);
+- **mix**: `sizing.mixes.predict_mix`, reads and writes in the same queues. For the
+  default structure (`lanes`, both clusters here) that is the closed network's two
+  classes in one loop, evaluated, not simulated (the steps engine has no random-lane
+  stations), anchored as the pure rows are, its band the model's posterior. For the
+  simulated structures it is the steps engine (closed loop, no think time,
+  {operations:,} operations, the first 20% dropped, 95% batch-means interval), each
+  operation's latency anchored to the model's own read-only (R) or write-only (W)
+  prediction at the same threads, so that only the change a mix makes comes from the
+  simulation; message work folded into its node's visit (`sizing/mixes.py` says why);
+  **queued msgs**: the same with every message a visit of its own in the node's line (a
+  sensitivity: the pure runs cannot tell the two apart; for `lanes` the same as mix);
 - **eqs. 13-15**: `sizing.mixes.weighted_average`, P_read x read-only(R) + P_write x
   write-only(W) of the same model, with the model's 95% prediction interval: no
   interference. These thread counts are fitted rows, where the anchored model returns
@@ -233,11 +236,12 @@ def _close_calls(table, folded_best, eqs_best) -> str:
             + ", ".join(gaps) + ".")
 
 
-CAUTION_D = ("**A caution on cluster D.** Its fitted digest cost is not physical: D's "
-             "level cost is the inter-region round trips (docs/cassandra/calibration.md), "
-             "which no structure models, so the fit puts it on the nodes as digest work, "
-             "and D's interference figures below follow from that attribution, not from "
-             "a measured mix.")
+CAUTION_D = ("**A caution on cluster D.** At the defaults its rows show the wide-area "
+             "signature, so it is fitted across data centres with no round trips given "
+             "(each node and the client machine in one of its own, the round trips and "
+             "each link's window fitted; docs/cassandra/calibration.md, geo-distributed "
+             "clusters): the interference below is between operations that wait on the "
+             "same wide-area links as the fit placed them, not from a measured mix.")
 
 FOOTER = """## Where and why they disagree
 
@@ -250,10 +254,12 @@ FOOTER = """## Where and why they disagree
   fewer of them does not have, so the weighted average is above the mix. Whether that
   happens is the "node work" line of each section: in cluster C's fit a read and a
   write load the nodes alike (the coordinator's work dominates both) and the totals
-  agree within about 1%; cluster D's fit makes reads at QUORUM and ALL many times
-  heavier than writes (its digest reads), so its read-only QUORUM and ALL curves climb
-  with the threads while its write-only curves stay flat, and the mix falls below eqs.
-  13-15 where few heavy reads join many writes (the largest difference in its summary).
+  agree within about 1%. In cluster D's fit (across data centres) what saturates is
+  each wide-area link's window, which a request holds only while it waits for a
+  replica across it: writes at ALL and reads at QUORUM and ALL hold the links, requests
+  at ONE do not, so the pure ALL-write curve carries a link queue that a mix of mostly
+  ONE reads does not have, and the mix falls far below eqs. 13-15 there (the largest
+  difference in its summary).
 - **Each operation's latency moves much more than the total.** In a mix all operations
   wait in the same lines, so the common wait is shared by each operation's path, not
   by the load it would make alone: an operation that waits for one reply (ONE) loses
@@ -266,8 +272,9 @@ FOOTER = """## Where and why they disagree
   paper's underlining (which is eqs. 13-15) by construction.
 - **What the pure runs cannot determine.** How far each operation moves depends on how
   the node queues treat many small visits (folded vs queued messages, in brackets),
-  which pure runs cannot tell apart; cluster D's reads are heavy through a digest cost
-  that its pure curves fix only through the level-to-level rise, not a measured split.
+  which pure runs cannot tell apart; cluster D's windows and round trips are fitted
+  from its pure rows alone, and how operations share its links is the model's, not
+  measured.
   The totals and the fastest pair are robust to the message choice; the per-operation
   split is not.
 

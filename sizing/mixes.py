@@ -269,11 +269,14 @@ def _with_outside(template: Template) -> Template:
 
 def _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches):
-    if model.fit.geography is not None:
+    if model.fit.geography is not None and \
+            model.fit.structure not in ANALYTIC_STRUCTURES:
         raise ConfigError("the model places its nodes in data centres (--datacentres, "
-                          "or rows that looked wide-area); mixes are simulated in one "
-                          "data centre only, so predict each operation and level with "
-                          "cassandra predict --model instead")
+                          "or rows that looked wide-area); mixes of its structure "
+                          f"{model.fit.structure!r} are simulated in one data centre "
+                          "only, so calibrate with the default structure (lanes), "
+                          "whose two-class loop places them, or predict each operation "
+                          "and level with cassandra predict --model")
     if not 0.0 <= read_fraction <= 1.0:
         raise ConfigError(f"read_fraction={read_fraction}; give the share of reads, "
                           "0 <= read_fraction <= 1")

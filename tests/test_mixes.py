@@ -250,6 +250,28 @@ def test_a_model_of_several_data_centres_is_refused_in_one_line():
         predict_mix(placed, 0.5, 10, 2, 2, operations=10_000)
 
 
+def test_a_lanes_model_across_data_centres_mixes_there():
+    """The closed network's two classes run placed in data centres, so a lanes model
+    fitted across them (Karpenko D at the defaults) mixes where the simulated
+    structures are refused (above): a pure workload is the placed model's own pure
+    prediction, and a write at ALL waits for the farthest replica's round trip."""
+    from dataclasses import replace
+
+    from sizing.geography import Geography
+
+    model = _model("lanes", lanes=8.0)
+    placed = replace(model, fit=replace(model.fit, geography=Geography(
+        (0, 1, 2), 0, {(0, 1): 40.0, (0, 2): 60.0, (1, 2): 80.0})))
+    pure = predict_mix(placed, 1.0, 30, 1, 3)
+    own = placed.predict(pure_rows(placed, 30, 1, False))[0][0]
+    assert pure.read.mean == pytest.approx(own, rel=1e-9)
+    assert own < 10.0  # the client's data centre holds node 0, which coordinates
+    mix = predict_mix(placed, 0.5, 30, 1, 3)
+    # a write at ALL waits for node 2, a 2 x 60 ms round trip away
+    assert 120.0 < mix.write.mean < 120.0 + 10.0 * own
+    assert mix.throughput.mean == pytest.approx(30_000 / mix.overall.mean)
+
+
 def test_a_lanes_model_mixes_by_its_own_two_class_loop():
     """The steps engine has no random-lane stations: a lanes model's mix is the closed
     network's two classes in one loop. A pure workload is the model's own pure
