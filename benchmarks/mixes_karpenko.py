@@ -253,10 +253,10 @@ FOOTER = """## Where and why they disagree
   the other does not: the heavy operation's pure curve carries a queue that a mix with
   fewer of them does not have, so the weighted average is above the mix. Whether that
   happens is the "node work" line of each section: in cluster C's fit a read and a
-  write load the nodes alike (the coordinator's work dominates both) and the totals
-  agree within about 1%. In cluster D's fit (across data centres) what saturates is
-  each wide-area link's window, which a request holds only while it waits for a
-  replica across it: writes at ALL and reads at QUORUM and ALL hold the links, requests
+  write load the nodes within about 30% of each other (the coordinator's work is a
+  large part of both) and the totals agree within about 1%. In cluster D's fit
+  (across data centres) what saturates is each wide-area link's window, which a
+  request holds only while it waits for a replica across it: writes at ALL and reads at QUORUM and ALL hold the links, requests
   at ONE do not, so the pure ALL-write curve carries a link queue that a mix of mostly
   ONE reads does not have, and the mix falls far below eqs. 13-15 there (the largest
   difference in its summary).

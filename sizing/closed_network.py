@@ -46,7 +46,8 @@ each, a closed loop's latency is about ``S + (threads - 1) S / K``), and two var
 machine as a station of ``client_cores`` servers that also does ``client_outside``
 work, as in ``random-hops``) and ``lanes-replicas`` (only replica work waits in the
 lanes; coordinator and message work are constant delays, as in ``replica-queues``).
-Only ``client-bound``, ``random-hops`` and ``lanes-client`` use ``client_outside``. Every structure shapes a branch's random part by ``branch_cv``.
+Only ``client-bound``, ``random-hops`` and ``lanes-client`` use ``client_outside``.
+Every structure shapes a branch's random part by ``branch_cv``.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ import numba
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError
-
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ def structure_of(name: str) -> Structure:
     if name not in LAYOUTS:
         raise ConfigError(f"structure {name!r}; use one of {', '.join(STRUCTURES)}")
     return LAYOUTS[name]
+
 
 #: Per-visit demands (ms), the fitted parameters.
 DEMANDS = ("client", "hop_client", "hop_replica", "coordinate", "message", "work",

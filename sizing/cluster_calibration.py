@@ -512,13 +512,22 @@ QUEUED = 1.5
 
 def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted_open,
                           row_name) -> str | None:
-    """The note naming closed query rows predicted at a throughput no fitted closed row
-    reached, where the model's own curve queues: what the cluster carries there, the
-    rows do not measure (a level that shares the fitted levels' nodes but not their
-    wide-area links, say), or None."""
-    if not np.any(closed) or np.all(fitted_open):
+    """The note naming closed query rows predicted at a throughput that no fitted row of
+    their operation reached (a closed row by its threads over its latency and time
+    outside, an open row by its offered rate), where the model's own curve queues:
+    what the cluster carries there, the rows do not measure (a level that shares the
+    fitted levels' nodes but not their wide-area links, say), or None."""
+    if not np.any(closed):
         return None
-    reached = float(np.max(model.predict(model.anchor_rows())[1][~fitted_open]))
+    fitted = model.anchors
+    carried = np.where(fitted_open, fitted.threads,
+                       model.predict(model.anchor_rows())[1])
+
+    def busiest(write: bool) -> float:
+        same = fitted.write == write
+        return float(np.max(carried[same] if np.any(same) else carried))
+
+    reached = np.where(np.asarray(mrows["write"], bool), busiest(True), busiest(False))
     own = model.fit.predict(model.with_outside(mrows))[0]
     lone = model.fit.predict(dict(model.with_outside(mrows),
                                   threads=np.ones(len(own))))[0]
@@ -529,11 +538,13 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
     named = ", ".join(row_name(i) for i in past[:5])
     more = f" and {len(past) - 5} more" if len(past) > 5 else ""
     verb = "are" if len(past) > 1 else "is"
+    most = " and ".join(f"{value:,.0f}" for value in sorted(set(reached[past])))
     return (f"{named}{more} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
-            f"ops/s, past the {reached:,.0f} ops/s of the busiest fitted row, where the model's "
-            f"own curve queues (up to {np.max(own[past] / lone[past]):.2g} times a lone "
-            "request's latency): how much more the cluster carries, no fitted row "
-            "measures, so there the latency rests on the model's structure")
+            f"ops/s, past the {most} ops/s of the busiest fitted row of their "
+            f"operation, where the model's own curve queues (up to "
+            f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency): how "
+            "much more the cluster carries, no fitted row measures, so there the latency "
+            "rests on the model's structure")
 
 
 def lone_misses(path: str, table: pd.DataFrame, model_ms,

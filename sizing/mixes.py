@@ -6,9 +6,11 @@ writes at quorum ``W`` puts both classes in the same node queues: a write waits 
 reads' coordinator work and digest reads, a read behind mutations. `predict_mix` runs
 the model's demands on the steps engine (`forkjoin_sim.steps`) as a closed loop of
 ``threads`` clients issuing reads with probability ``read_fraction``, writes otherwise.
-A ``lanes`` model (a node of separate lanes, which the steps engine has no station
-for) mixes by the closed network's own two classes in one loop instead
-(`sizing.closed_network`, docs/model.md section 11). `weighted_average` is Karpenko et
+A model of the ``lanes`` structures (``lanes``, ``lanes-client``, ``lanes-replicas``: a
+node of separate lanes, which the steps engine has no station for) mixes by the closed
+network's own two classes in one loop instead (`sizing.closed_network`, docs/model.md
+section 11), in data centres too where the model places its nodes there; the simulated
+structures mix in one data centre only. `weighted_average` is Karpenko et
 al.'s eqs. 13-15 on the same model (the mix's latency
 is ``P_read * read curve(R) + P_write * write curve(W)`` at the same threads), which
 ignores that interference.
@@ -269,14 +271,6 @@ def _with_outside(template: Template) -> Template:
 
 def _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches):
-    if model.fit.geography is not None and \
-            model.fit.structure not in ANALYTIC_STRUCTURES:
-        raise ConfigError("the model places its nodes in data centres (--datacentres, "
-                          "or rows that looked wide-area); mixes of its structure "
-                          f"{model.fit.structure!r} are simulated in one data centre "
-                          "only, so calibrate with the default structure (lanes), "
-                          "whose two-class loop places them, or predict each operation "
-                          "and level with cassandra predict --model")
     if not 0.0 <= read_fraction <= 1.0:
         raise ConfigError(f"read_fraction={read_fraction}; give the share of reads, "
                           "0 <= read_fraction <= 1")
@@ -403,6 +397,13 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     if model.fit.structure in ANALYTIC_STRUCTURES:
         return _analytic_mix(model, read_fraction, threads, read_level, write_level,
                              anchored, think_ms, confidence)
+    if model.fit.geography is not None:
+        raise ConfigError("the model places its nodes in data centres (--datacentres, "
+                          "or rows that looked wide-area); mixes of its structure "
+                          f"{model.fit.structure!r} are simulated in one data centre "
+                          "only, so calibrate with the default structure (lanes), "
+                          "whose two-class loop places them, or predict each operation "
+                          "and level with cassandra predict --model")
     latency, is_read, cycle = _run(model, read_fraction, threads, read_level,
                                    write_level, operations, seed, think_ms, messages)
     drop = int(round(warmup * operations))

@@ -340,7 +340,6 @@ def test_a_mixed_run_keeps_littles_law_and_slows_with_load_past_saturation(struc
     assert np.all(np.diff(latency[0::2]) > 0) and np.all(np.diff(latency[1::2]) > 0)
 
 
-
 def _three_node_rows(threads, write, quorum=(1, 3)):
     n = len(threads)
     return dict(threads=np.asarray(threads, float), think_ms=np.zeros(n),

@@ -286,6 +286,11 @@ def test_a_lanes_model_mixes_by_its_own_two_class_loop():
     assert mix.read.mean > pure.read.mean  # mutations (3 per write) load the lanes
     assert mix.overall.mean == pytest.approx(0.5 * (mix.read.mean + mix.write.mean))
     assert mix.throughput.mean == pytest.approx(30_000 / mix.overall.mean)
+    # the writes wait behind the reads' level: reads at ALL add two digest reads each
+    # to the lanes the writes queue in (11% slower here)
+    beside_one, beside_all = predict_mix(model, 0.5, 30, 1, 3), predict_mix(model, 0.5,
+                                                                             30, 3, 3)
+    assert beside_all.write.mean > 1.05 * beside_one.write.mean
     rows = plan_strong_pairs(model, 0.5, 30)
     assert sum(row["best"] for row in rows) == 1
     best = min(rows, key=lambda row: row["overall_ms"])
