@@ -248,6 +248,12 @@ def test_a_model_of_several_data_centres_is_refused_in_one_line():
         (0, 1, 2), 0, {(0, 1): 40.0, (0, 2): 60.0, (1, 2): 80.0})))
     with pytest.raises(ConfigError, match="places its nodes in data centres"):
         predict_mix(placed, 0.5, 10, 2, 2, operations=10_000)
+    # eqs. 13-15 simulate nothing: the placed model's own pure curves, weighted
+    average = weighted_average(placed, 0.5, 10, 2, 2)
+    read, write = (placed.predict(pure_rows(placed, 10, 2, w))[0][0]
+                   for w in (False, True))
+    assert average.overall.mean == pytest.approx(0.5 * (read + write), rel=1e-9)
+    assert read > 80.0  # the 40 ms hop to node 1 and back, which QUORUM waits for
 
 
 def test_a_lanes_model_across_data_centres_mixes_there():
