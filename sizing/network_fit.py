@@ -33,7 +33,7 @@ from scipy import optimize, stats
 from scipy.stats import qmc
 
 from forkjoin_sim.errors import ConfigError
-from sizing.closed_network import DEMANDS, SMALLEST_CV, STRUCTURES, predict, structure_of
+from sizing.closed_network import DEMANDS, SMALLEST_CV, predict, structure_of
 
 #: The prior's coordinates, in order.
 COORDINATES = ("work", "coordinate_share", "message_share", "digest_ratio",
@@ -509,8 +509,7 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     ``budget`` of them). ``geography`` (`sizing.geography.Geography`) places nodes and
     client in data centres; the level prior, which describes single-region clusters,
     is then left out: the round trips between data centres set what a level costs."""
-    if structure not in STRUCTURES:
-        raise ConfigError(f"structure {structure!r}; use one of {', '.join(STRUCTURES)}")
+    structure_of(structure)
     prior = prior or Prior.vague()
     latency_ms = np.asarray(latency_ms, float)
     if np.any(~np.isfinite(latency_ms) | (latency_ms <= 0)):
