@@ -5,13 +5,16 @@ LOCAL_QUORUM, 3 nodes, replication factor 3) and two protocols it runs the comma
 as a user would, in a temporary directory:
 
 - protocol (c): fit the rows at 1 and 8 threads, predict 32 and 128;
-- protocol (c+): fit 1, 8 and 32 threads, predict 128.
+- protocol (c+): fit 1, 8 and 32 threads, predict 128;
+- protocol (d): fit every read row of a database and data set size, predict its writes
+  (naive guess: writes take what reads take at the same threads).
 
 ``forkjoin-sim cassandra calibrate --nodes N --replicas RF --measurements FIT.csv --out
 M.toml`` then ``forkjoin-sim cassandra predict --model M.toml --measurements HELD.csv --out
 P.csv``; nothing but the nodes and replicas is given, so every other setting is the
-default. The naive guess is a straight line in threads through the fitted rows' mean
-latency (``np.polyfit`` of degree 1), evaluated at the held-out thread counts.
+default. The naive guess of (c) and (c+) is a straight line in threads through the
+fitted rows' mean latency (``np.polyfit`` of degree 1), evaluated at the held-out thread
+counts. In the tables "line" is the naive guess of each protocol.
 
 Usage (from the repository root)::
 
@@ -64,15 +67,35 @@ def run(command: list[str]) -> tuple[int, list[str], str]:
 
 
 def score(path: Path, meta: dict, fitted: tuple[int, ...], work: Path) -> dict:
-    """One case: calibrate on the fitted thread counts, predict the rest."""
+    """One case of (c) or (c+): calibrate on the fitted thread counts, predict the rest;
+    the naive guess is a line in threads through the fitted rows."""
     table = pd.read_csv(path, keep_default_na=False)
     fit = table[table["threads"].isin(fitted)]
     held = table[~table["threads"].isin(fitted)]
+    line = np.polyfit(fit["threads"].to_numpy(float), fit["mean_ms"].to_numpy(float), 1)
+    case = {"file": path.name, "database": meta["database"], "fitted": fitted}
+    return predicted(case, fit, held, np.polyval(line, held["threads"].to_numpy(float)),
+                     meta, work)
+
+
+def score_reads_to_writes(reads: Path, writes: Path, meta: dict, work: Path) -> dict:
+    """One case of (d): calibrate on every read row, predict the writes of the same
+    cluster and data set; the naive guess is the reads' latency at the same threads."""
+    fit = pd.read_csv(reads, keep_default_na=False)
+    held = pd.read_csv(writes, keep_default_na=False)
+    same = fit.set_index("threads")["mean_ms"].reindex(held["threads"]).to_numpy(float)
+    case = {"file": writes.name, "database": meta["database"], "fitted": ("reads",)}
+    return predicted(case, fit, held, same, meta, work)
+
+
+def predicted(case: dict, fit: pd.DataFrame, held: pd.DataFrame, naive, meta: dict,
+              work: Path) -> dict:
+    """``case`` with the held-out rows scored: ``calibrate`` on ``fit``, ``predict``
+    ``held``, beside the ``naive`` guess of each held-out row."""
     fit.to_csv(work / "fit.csv", index=False)
     held.to_csv(work / "held.csv", index=False)
     model, predictions = work / "model.toml", work / "predicted.csv"
-    case = {"file": path.name, "database": meta["database"], "fitted": fitted,
-            "rows": [], "warnings": [], "error": ""}
+    case.update(rows=[], warnings=[], error="")
     status, warnings, error = run([str(CLI), "cassandra", "calibrate", "--nodes", meta["nodes"],
                                    "--replicas", meta["rf"], "--measurements",
                                    str(work / "fit.csv"), "--out", str(model)])
@@ -88,16 +111,13 @@ def score(path: Path, meta: dict, fitted: tuple[int, ...], work: Path) -> dict:
     if status:
         case["error"] = f"predict exited {status}: {error}"
         return case
-    predicted = pd.read_csv(predictions)
-    line = np.polyfit(fit["threads"].to_numpy(float), fit["mean_ms"].to_numpy(float), 1)
-    for (_, row), (_, guess) in zip(held.iterrows(), predicted.iterrows()):
-        measured = float(row["mean_ms"])
-        naive = float(np.polyval(line, row["threads"]))
+    table = pd.read_csv(predictions)
+    for (_, row), (_, guess), naive_ms in zip(held.iterrows(), table.iterrows(), naive):
         case["rows"].append({
-            "threads": int(row["threads"]), "measured": measured,
+            "threads": int(row["threads"]), "measured": float(row["mean_ms"]),
             "model": float(guess["predicted_mean_ms"]),
             "low": float(guess["predicted_ci_low_ms"]),
-            "high": float(guess["predicted_ci_high_ms"]), "naive": naive})
+            "high": float(guess["predicted_ci_high_ms"]), "naive": float(naive_ms)})
     return case
 
 
@@ -136,7 +156,7 @@ def report(cases: list[dict]) -> str:
             "| database | protocol | cases | model mean MAPE | line mean MAPE | "
             "cases model better | rows inside 95% |", "|---|---|---|---|---|---|---|"]
     scored = [c for c in cases if not c["error"]]
-    groups = [(d, p) for d in ("cassandra", "scylla") for p in (*PROTOCOLS, "all")]
+    groups = [(d, p) for d in ("cassandra", "scylla") for p in (*PROTOCOLS, "d", "all")]
     for database, protocol in groups:
         mine = [c for c in scored if c["database"] == database
                 and (protocol == "all" or c["protocol"] == protocol)]
@@ -158,13 +178,23 @@ def report(cases: list[dict]) -> str:
 
 def main() -> int:
     cases = []
-    for path, meta in measurement_files():
+    files = measurement_files()
+    for path, meta in files:
         for protocol, fitted in PROTOCOLS.items():
             with tempfile.TemporaryDirectory(prefix="huskicajla-") as work:
                 case = score(path, meta, fitted, Path(work))
             case["protocol"] = protocol
             cases.append(case)
             print(f"scored {path.name} ({protocol})", file=sys.stderr)
+    for path, meta in files:
+        writes = path.with_name(path.name.replace("_read_", "_write_"))
+        if meta["operation"] != "read" or not writes.exists():
+            continue
+        with tempfile.TemporaryDirectory(prefix="huskicajla-") as work:
+            case = score_reads_to_writes(path, writes, meta, Path(work))
+        case["protocol"] = "d"
+        cases.append(case)
+        print(f"scored {path.name} -> {writes.name} (d)", file=sys.stderr)
     print(report(cases))
     return 1 if any(c["error"] for c in cases) else 0
 
