@@ -528,9 +528,9 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
         return float(np.max(carried[same] if np.any(same) else carried))
 
     reached = np.where(np.asarray(mrows["write"], bool), busiest(True), busiest(False))
-    own = model.fit.predict(model.with_outside(mrows))[0]
-    lone = model.fit.predict(dict(model.with_outside(mrows),
-                                  threads=np.ones(len(own))))[0]
+    timed = model.with_outside(mrows)
+    own = model.fit.predict(timed)[0]
+    lone = model.fit.predict(dict(timed, threads=np.ones(len(own))))[0]
     past = np.flatnonzero(closed & (throughput > PAST_BUSIEST * reached)
                           & (own > QUEUED * lone))
     if not len(past):
