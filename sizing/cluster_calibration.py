@@ -374,6 +374,9 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
         out.append(entry)
     notes = prediction_notes(model, mrows, throughput,
                              lambda i: source.row_name(i, first_line=None))
+    wide = wide_intervals(low, high, lambda i: source.row_name(i, first_line=None))
+    if wide is not None:
+        notes.append(wide)
     merged = merged_levels(table, fitted=False)
     if merged is not None:
         notes.append(merged)
@@ -500,6 +503,30 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                      "they stand in others those rows come out far too fast (calibrate "
                      "with --datacentres DC.toml)")
     return notes
+
+
+#: A query row's 95% interval is named as too wide to act on when its upper end is more
+#: than this many times its lower end (an order of magnitude).
+WIDE_INTERVAL = 10.0
+
+
+def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
+    """The note naming the query rows whose 95% interval (``low``, ``high``, ms) spans
+    more than a factor `WIDE_INTERVAL`: there the fitted rows do not tell the latency,
+    the prior's spread does (a level or an operation not measured, resting on
+    parameters the rows leave free), so the predicted mean is a guess; or None."""
+    ratio = np.asarray(high, float) / np.asarray(low, float)
+    wide = np.flatnonzero(ratio > WIDE_INTERVAL)
+    if not len(wide):
+        return None
+    named = ", ".join(row_name(i) for i in wide[:5])
+    more = f" and {len(wide) - 5} more" if len(wide) > 5 else ""
+    verb = "span" if len(wide) > 1 else "spans"
+    return (f"the 95% interval of {named}{more} {verb} more than a factor "
+            f"{WIDE_INTERVAL:g} (up to a factor {np.max(ratio[wide]):,.3g}): the fitted "
+            "rows do not tell that latency, the prior's spread does, so take the "
+            "predicted mean there as a guess; measure a row of that level or operation "
+            "and calibrate again to narrow it")
 
 
 #: A closed query row is said to queue past what the fitted rows measured when it is

@@ -249,3 +249,41 @@ def test_fitted_open_rows_count_as_what_the_cluster_carried():
     assert 1.1 * 127_400 < predicted.predicted_throughput.iloc[0] < 1.1 * 200_000
     assert notes == []
 
+
+
+def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess():
+    """Fitted on reads of one level (huskicajla's Cassandra, LOCAL_QUORUM, 1-128
+    threads), its writes rest on the prior: their 95% bands span more than a factor
+    10, and one note names those rows (by the DataFrame's labels) and the widest
+    factor; the fitted reads themselves, asked again, get no such note."""
+    folder = DATA / "huskicajla_cassandra_scylla"
+    fitted = calibrate_cluster(str(folder / "cassandra_a_h1_h2_n3_rf3_read_10m.csv"),
+                               nodes=3, replicas=3)
+    for name, named in (("write", True), ("read", False)):
+        query = pd.read_csv(folder / f"cassandra_a_h1_h2_n3_rf3_{name}_10m.csv")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            table = predict_table(fitted, query)
+        notes = [str(w.message) for w in caught if "more than a factor 10" in
+                 str(w.message)]
+        ratio = table.predicted_ci_high_ms / table.predicted_ci_low_ms
+        assert len(notes) == int(named)
+        assert (ratio > 10).all() == named and (ratio > 10).any() == named
+        if named:
+            assert notes[0].startswith("the 95% interval of row 0, row 1, row 2, row 3 "
+                                       "span more than a factor 10")
+            assert f"up to a factor {ratio.max():,.3g}" in notes[0]
+
+
+def test_the_wide_band_note_names_five_rows_and_counts_the_rest():
+    from sizing.cluster_calibration import wide_intervals
+
+    low, high = np.ones(8), np.array([2.0, 11, 12, 13, 14, 15, 16, 10.0])
+    assert wide_intervals(low, high) == (
+        "the 95% interval of row 2, row 3, row 4, row 5, row 6 and 1 more span more than "
+        "a factor 10 (up to a factor 16): the fitted rows do not tell that latency, the "
+        "prior's spread does, so take the predicted mean there as a guess; measure a row "
+        "of that level or operation and calibrate again to narrow it")
+    assert wide_intervals(low, 10 * low) is None
+    assert wide_intervals(low[:1], 11 * low[:1]).startswith(
+        "the 95% interval of row 1 spans")
