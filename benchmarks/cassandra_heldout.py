@@ -359,13 +359,17 @@ def _model(table, structure, prior, cores, client_cores, places=(None,)):
                                                    client_cores, geography)
 
 
+#: Posterior draws per prediction interval: as many as `cassandra predict` takes.
+INTERVAL_DRAWS = 256
+
+
 def _scored(model, held, protocol, guess, name, structure):
     rows = rows_of(held)
     m = held.mean_ms.to_numpy()
-    low, high = model.interval(rows, samples=64)
-    low0, high0 = model.interval(rows, samples=64, extrapolation=False)
+    low, high = model.interval(rows, samples=INTERVAL_DRAWS)
+    low0, high0 = model.interval(rows, samples=INTERVAL_DRAWS, extrapolation=False)
     return dict(data=name, structure=structure, protocol=protocol, measured=m,
-                predicted=model.predict(rows)[0],
+                predicted=model.predict(rows)[0], width=high / low,
                 plain=model.predict(rows, anchored=False)[0], naive=guess,
                 inside=(m >= low) & (m <= high),
                 inside_posterior=(m >= low0) & (m <= high0), chosen=model.fit.structure,
@@ -534,7 +538,7 @@ def summarise(results, structures):
         records.append(dict(data=r["data"], protocol=r["protocol"],
                             structure=r["structure"], err=err, naive=naive_err, plain=plain,
                             inside=r["inside"], inside_posterior=r["inside_posterior"],
-                            chosen=r["chosen"], prior_only=r["prior_only"]))
+                            width=r["width"], chosen=r["chosen"], prior_only=r["prior_only"]))
     frame = pd.DataFrame(records)
     grouped = frame.groupby(["data", "protocol", "structure"], sort=False).agg(
         err=("err", lambda v: np.concatenate(list(v))),
@@ -542,6 +546,7 @@ def summarise(results, structures):
         naive=("naive", lambda v: np.concatenate(list(v))),
         inside=("inside", lambda v: np.concatenate(list(v))),
         inside_posterior=("inside_posterior", lambda v: np.concatenate(list(v))),
+        width=("width", lambda v: np.concatenate(list(v))),
         chosen=("chosen", lambda v: ",".join(v)),
         prior_only=("prior_only", lambda v: ";".join(sorted(set(v)))))
     return grouped.reset_index()
@@ -610,6 +615,12 @@ def render(table, structures, elapsed, scale=STEP_SCALE):
                             f"{100 * min(per_set):.0f}%)")
         lines.append(f"Held-out rows of (a)-(c) inside their 95% prediction interval "
                      f"({what}): " + ", ".join(coverage) + ".")
+    widths = {s: np.concatenate(list(scored[scored.structure == s].width))
+              for s in structures}
+    lines.append("Width of those intervals (upper end over lower end), median (90th "
+                 "percentile) over the held-out rows: " + ", ".join(
+                     f"{s} {np.median(w):.2f} ({np.quantile(w, 0.9):.2f})"
+                     for s, w in widths.items()) + ".")
     if "auto" in structures:
         lines.append("")
         lines.append("Structures auto chose (per fit, by the fitted rows' own held-out "
