@@ -512,9 +512,10 @@ WIDE_INTERVAL = 10.0
 
 def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
     """The note naming the query rows whose 95% interval (``low``, ``high``, ms) spans
-    more than a factor `WIDE_INTERVAL`: there the fitted rows do not tell the latency,
-    the prior's spread does (a level or an operation not measured, resting on
-    parameters the rows leave free), so the predicted mean is a guess; or None."""
+    more than a factor `WIDE_INTERVAL`: there the fitted rows do not pin the latency
+    down (a level or an operation not measured, resting on parameters the rows leave
+    to the prior, or a load far past the fitted ones), so the predicted mean is a
+    guess; or None."""
     ratio = np.asarray(high, float) / np.asarray(low, float)
     wide = np.flatnonzero(ratio > WIDE_INTERVAL)
     if not len(wide):
@@ -524,9 +525,9 @@ def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
     verb = "span" if len(wide) > 1 else "spans"
     return (f"the 95% interval of {named}{more} {verb} more than a factor "
             f"{WIDE_INTERVAL:g} (up to a factor {np.max(ratio[wide]):,.3g}): the fitted "
-            "rows do not tell that latency, the prior's spread does, so take the "
-            "predicted mean there as a guess; measure a row of that level or operation "
-            "and calibrate again to narrow it")
+            "rows do not pin that latency down, so take the predicted mean there as a "
+            "guess; a measured row nearer it (its level, operation or load), calibrated "
+            "again, narrows it")
 
 
 #: A closed query row is said to queue past what the fitted rows measured when it is

@@ -281,9 +281,9 @@ def test_the_wide_band_note_names_five_rows_and_counts_the_rest():
     low, high = np.ones(8), np.array([2.0, 11, 12, 13, 14, 15, 16, 10.0])
     assert wide_intervals(low, high) == (
         "the 95% interval of row 2, row 3, row 4, row 5, row 6 and 1 more span more than "
-        "a factor 10 (up to a factor 16): the fitted rows do not tell that latency, the "
-        "prior's spread does, so take the predicted mean there as a guess; measure a row "
-        "of that level or operation and calibrate again to narrow it")
+        "a factor 10 (up to a factor 16): the fitted rows do not pin that latency down, "
+        "so take the predicted mean there as a guess; a measured row nearer it (its "
+        "level, operation or load), calibrated again, narrows it")
     assert wide_intervals(low, 10 * low) is None
     assert wide_intervals(low[:1], 11 * low[:1]).startswith(
         "the 95% interval of row 1 spans")
