@@ -355,7 +355,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
     `PREDICTED` columns, the query's table, what the prediction says besides the
     numbers: rows past capacity, parameters resting on the prior, extrapolation,
     levels the model merges) of ``query`` (a file or a DataFrame of a measurement
-    file's columns; ``mean_ms`` may be absent). What reading the query found
+    file's columns; ``mean_ms`` may be absent), and bands wider than a factor
+    `WIDE_INTERVAL`. What reading the query found
     (`sizing.measurements.read_measurements`) goes to `warnings.warn`."""
     source = _measurement_rows(query, model.replicas, need_mean=False)
     rows, names = source.rows, source.names
@@ -516,15 +517,19 @@ def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
     down (a level or an operation not measured, resting on parameters the rows leave
     to the prior, or a load far past the fitted ones), so the predicted mean is a
     guess; or None."""
-    ratio = np.asarray(high, float) / np.asarray(low, float)
-    wide = np.flatnonzero(ratio > WIDE_INTERVAL)
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    # compared without dividing: a lower end of 0 is named, a NaN never
+    wide = np.flatnonzero(high > WIDE_INTERVAL * low)
     if not len(wide):
         return None
+    with np.errstate(divide="ignore"):
+        widest = np.max(high[wide] / low[wide])
     named = ", ".join(row_name(i) for i in wide[:5])
     more = f" and {len(wide) - 5} more" if len(wide) > 5 else ""
+    what = "intervals" if len(wide) > 1 else "interval"
     verb = "span" if len(wide) > 1 else "spans"
-    return (f"the 95% interval of {named}{more} {verb} more than a factor "
-            f"{WIDE_INTERVAL:g} (up to a factor {np.max(ratio[wide]):,.3g}): the fitted "
+    return (f"the 95% {what} of {named}{more} {verb} more than a factor "
+            f"{WIDE_INTERVAL:g} (up to a factor {widest:,.3g}): the fitted "
             "rows do not pin that latency down, so take the predicted mean there as a "
             "guess; a measured row nearer it (its level, operation or load), calibrated "
             "again, narrows it")

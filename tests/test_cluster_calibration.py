@@ -10,7 +10,7 @@ import pytest
 
 from forkjoin_sim.errors import ConfigError
 from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster, \
-    predict_table
+    predict_table, wide_intervals
 from sizing.network_model import read_network_model, rows_of_table
 
 KARPENKO_C = Path(__file__).resolve().parent.parent / "docs/data/karpenko2021/cluster_c.csv"
@@ -250,7 +250,6 @@ def test_fitted_open_rows_count_as_what_the_cluster_carried():
     assert notes == []
 
 
-
 def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess():
     """Fitted on reads of one level (huskicajla's Cassandra, LOCAL_QUORUM, 1-128
     threads), its writes rest on the prior: their 95% bands span more than a factor
@@ -270,20 +269,21 @@ def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess():
         assert len(notes) == int(named)
         assert (ratio > 10).all() == named and (ratio > 10).any() == named
         if named:
-            assert notes[0].startswith("the 95% interval of row 0, row 1, row 2, row 3 "
+            assert notes[0].startswith("the 95% intervals of row 0, row 1, row 2, row 3 "
                                        "span more than a factor 10")
             assert f"up to a factor {ratio.max():,.3g}" in notes[0]
 
 
 def test_the_wide_band_note_names_five_rows_and_counts_the_rest():
-    from sizing.cluster_calibration import wide_intervals
-
     low, high = np.ones(8), np.array([2.0, 11, 12, 13, 14, 15, 16, 10.0])
     assert wide_intervals(low, high) == (
-        "the 95% interval of row 2, row 3, row 4, row 5, row 6 and 1 more span more than "
+        "the 95% intervals of row 2, row 3, row 4, row 5, row 6 and 1 more span more than "
         "a factor 10 (up to a factor 16): the fitted rows do not pin that latency down, "
         "so take the predicted mean there as a guess; a measured row nearer it (its "
         "level, operation or load), calibrated again, narrows it")
     assert wide_intervals(low, 10 * low) is None
     assert wide_intervals(low[:1], 11 * low[:1]).startswith(
         "the 95% interval of row 1 spans")
+    # a lower end of 0 is named (no division by it), a NaN band is not
+    assert "of row 1 spans" in wide_intervals(np.array([0.0, np.nan]), np.array([1.0, 5.0]))
+    assert wide_intervals(np.array([np.nan]), np.array([5.0])) is None
