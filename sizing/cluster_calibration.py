@@ -506,6 +506,18 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     return notes
 
 
+#: Most rows a note names one by one; the rest it counts.
+NAMED_ROWS = 5
+
+
+def _listed(rows, name, separator: str = ", ") -> str:
+    """The first `NAMED_ROWS` of ``rows`` (indices) as ``name(i)`` gives them, joined by
+    ``separator``, and how many more there are."""
+    listed = separator.join(name(i) for i in rows[:NAMED_ROWS])
+    rest = len(rows) - NAMED_ROWS
+    return listed + (f" and {rest} more" if rest > 0 else "")
+
+
 #: A query row's 95% interval is named as too wide to act on when its upper end is more
 #: than this many times its lower end (an order of magnitude).
 WIDE_INTERVAL = 10.0
@@ -524,11 +536,10 @@ def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
         return None
     with np.errstate(divide="ignore"):
         widest = np.max(high[wide] / low[wide])
-    named = ", ".join(row_name(i) for i in wide[:5])
-    more = f" and {len(wide) - 5} more" if len(wide) > 5 else ""
+    named = _listed(wide, row_name)
     what = "intervals" if len(wide) > 1 else "interval"
     verb = "span" if len(wide) > 1 else "spans"
-    return (f"the 95% {what} of {named}{more} {verb} more than a factor "
+    return (f"the 95% {what} of {named} {verb} more than a factor "
             f"{WIDE_INTERVAL:g} (up to a factor {widest:,.3g}): the fitted "
             "rows do not pin that latency down, so take the predicted mean there as a "
             "guess; a measured row nearer it (its level, operation or load), calibrated "
@@ -568,11 +579,10 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
                           & (own > QUEUED * lone))
     if not len(past):
         return None
-    named = ", ".join(row_name(i) for i in past[:5])
-    more = f" and {len(past) - 5} more" if len(past) > 5 else ""
+    named = _listed(past, row_name)
     verb = "are" if len(past) > 1 else "is"
     most = " and ".join(f"{value:,.0f}" for value in sorted(set(reached[past])))
-    return (f"{named}{more} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
+    return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
             f"ops/s, past the {most} ops/s of the busiest fitted row of their "
             f"operation, where the model's own curve queues (up to "
             f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency): how "
@@ -594,13 +604,11 @@ def lone_misses(path: str, table: pd.DataFrame, model_ms,
                           & (miss > LONE_MISS_FACTOR * others))
     if not len(lone):
         return None
-    named = "; ".join(
-        f"{row_name(i)} ({table.label.iloc[i]}: measured {table.mean_ms.iloc[i]:.6g} ms, "
-        f"fitted {model_ms[i]:.4g} ms)" for i in lone[:5])
-    more = f" and {len(lone) - 5} more" if len(lone) > 5 else ""
+    named = _listed(lone, lambda i: f"{row_name(i)} ({table.label.iloc[i]}: measured "
+                    f"{table.mean_ms.iloc[i]:.6g} ms, fitted {model_ms[i]:.4g} ms)", "; ")
     several = len(lone) > 1
     return (f"{LONE_MISS_START}{counted(len(lone), 'row')} of {path} far "
-            f"more than the others: {named}{more}, missed by more than a factor "
+            f"more than the others: {named}, missed by more than a factor "
             f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
             f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
             f"check {'their' if several else 'its'} unit (a mean in microseconds or "
