@@ -113,7 +113,7 @@ def main():
         rows = rows_of_table(held)
         measured = held.mean_ms.to_numpy(float)
         predicted = model.predict(rows)[0]
-        low, high = model.interval(rows, samples=64)
+        low, high = model.interval(rows)
         err = 100 * np.abs(predicted / measured - 1)
         naive = 100 * np.abs(guess / measured - 1)
         errors.append(err.mean())
