@@ -359,15 +359,12 @@ def _model(table, structure, prior, cores, client_cores, places=(None,)):
                                                    client_cores, geography)
 
 
-#: Posterior draws per prediction interval: as many as `cassandra predict` takes.
-INTERVAL_DRAWS = 256
-
-
 def _scored(model, held, protocol, guess, name, structure):
     rows = rows_of(held)
     m = held.mean_ms.to_numpy()
-    low, high = model.interval(rows, samples=INTERVAL_DRAWS)
-    low0, high0 = model.interval(rows, samples=INTERVAL_DRAWS, extrapolation=False)
+    # the bands from as many posterior draws as `cassandra predict` takes (the default)
+    low, high = model.interval(rows)
+    low0, high0 = model.interval(rows, extrapolation=False)
     return dict(data=name, structure=structure, protocol=protocol, measured=m,
                 predicted=model.predict(rows)[0], width=high / low,
                 plain=model.predict(rows, anchored=False)[0], naive=guess,
