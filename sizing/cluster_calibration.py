@@ -415,7 +415,8 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
 def query_grid(model: NetworkModel, threads, levels=None,
                operations=None) -> pd.DataFrame:
     """Query rows for every operation (default: those ``model`` was fitted on), level
-    (default ONE, QUORUM, ALL) and thread count, for `predict_table`; a level the
+    (default ONE, QUORUM, ALL) and thread count, for `predict_table`, each labelled by
+    what it asks ("read ONE, 8 threads": the name a note gives it); a level the
     model's replicas cannot wait for is a `ConfigError`."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
@@ -429,8 +430,11 @@ def query_grid(model: NetworkModel, threads, levels=None,
         except ConfigError as exc:
             raise ConfigError(f"{exc} (the model keeps "
                               f"{counted(model.replicas, 'replica')})") from None
+    asked = [(op, level, n) for op in operations for level in levels for n in threads]
     return pd.DataFrame([dict(operation=op, consistency=level, threads=n)
-                         for op in operations for level in levels for n in threads])
+                         for op, level, n in asked],
+                        index=[f"{op} {level}, {counted(n, 'thread')}"
+                               for op, level, n in asked])
 
 
 def _model_file(path) -> NetworkModel:

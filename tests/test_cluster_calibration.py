@@ -10,7 +10,7 @@ import pytest
 
 from forkjoin_sim.errors import ConfigError
 from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster, \
-    predict_table, wide_intervals
+    predict_table, query_grid, wide_intervals
 from sizing.network_model import read_network_model, rows_of_table
 
 KARPENKO_C = Path(__file__).resolve().parent.parent / "docs/data/karpenko2021/cluster_c.csv"
@@ -287,3 +287,22 @@ def test_the_wide_band_note_names_five_rows_and_counts_the_rest():
     # a lower end of 0 is named (no division by it), a NaN band is not
     assert "of row 1 spans" in wide_intervals(np.array([0.0, np.nan]), np.array([1.0, 5.0]))
     assert wide_intervals(np.array([np.nan]), np.array([5.0])) is None
+
+
+def test_a_grids_rows_are_named_by_what_they_ask():
+    """A grid of queries (``predict --threads``) has no file lines: its rows carry
+    what they ask as their labels, and a note names them so (a model of one level's
+    reads, asked for ALL, bands past a factor 10)."""
+    folder = DATA / "huskicajla_cassandra_scylla"
+    fitted = calibrate_cluster(str(folder / "cassandra_a_h1_h2_n3_rf3_read_10m.csv"),
+                               nodes=3, replicas=3)
+    grid = query_grid(fitted.model, [1, 8], levels=["ALL"], operations=["read", "write"])
+    assert list(grid.index) == ["read ALL, 1 thread", "read ALL, 8 threads",
+                                "write ALL, 1 thread", "write ALL, 8 threads"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        predict_table(fitted, grid)
+    notes = [str(w.message) for w in caught if "more than a factor 10" in str(w.message)]
+    assert len(notes) == 1
+    assert notes[0].startswith("the 95% intervals of row 'write ALL, 1 thread', "
+                               "row 'write ALL, 8 threads' span")
