@@ -41,11 +41,13 @@ hops random in the same way), ``lanes`` (as ``digest-random-hops``, but a node i
 pool: a request's work at a node waits in one lane at random, as work bound to a
 connection's event loop, a thread-per-core shard or a fixed thread does; the same
 capacity, reached more softly: with ``K`` lanes in all and one visit of service ``S``
-each, a closed loop's latency is about ``S + (threads - 1) S / K``), and two variants of
-``lanes`` that the held-out comparison sets beside it: ``lanes-client`` (plus the client
-machine as a station of ``client_cores`` servers that also does ``client_outside``
-work, as in ``random-hops``) and ``lanes-replicas`` (only replica work waits in the
-lanes; coordinator and message work are constant delays, as in ``replica-queues``).
+each, a closed loop's latency is about ``S + (threads - 1) S / K``), and three variants
+of ``lanes`` that the held-out comparison sets beside it: ``lanes-client`` (plus the
+client machine as a station of ``client_cores`` servers that also does
+``client_outside`` work, as in ``random-hops``), ``lanes-replicas`` (only replica work
+waits in the lanes; coordinator and message work are constant delays, as in
+``replica-queues``) and ``lanes-fixed-hops`` (the coordinator-replica hops are the
+constant shifts of ``shared-digest``, not folded into the branches' random parts).
 Only ``client-bound``, ``random-hops`` and ``lanes-client`` use ``client_outside``.
 Every structure shapes a branch's random part by ``branch_cv``.
 """
@@ -92,6 +94,7 @@ LAYOUTS = {
     "lanes-client": Structure(random_hops=True, lanes=True, client_station=True,
                               outside_queued=True),
     "lanes-replicas": Structure(queue_coordinator=False, random_hops=True, lanes=True),
+    "lanes-fixed-hops": Structure(lanes=True),
 }
 STRUCTURES = tuple(LAYOUTS)
 
