@@ -366,7 +366,7 @@ def register(subparsers) -> None:
                    help="model structure: one of the closed-network structures "
                         "(replica-queues, shared, shared-digest, shared-digest-client, "
                         "client-bound, random-hops, digest-random-hops, lanes, lanes-client, "
-                        "lanes-replicas), auto "
+                        "lanes-replicas, lanes-fixed-hops), auto "
                         "(the one of lanes, digest-random-hops, client-bound that best "
                         "predicts the file's own held-out levels and larger loads) or "
                         "simulated (replica stages simulated, the previous default); "

@@ -6,8 +6,8 @@ writes at quorum ``W`` puts both classes in the same node queues: a write waits 
 reads' coordinator work and digest reads, a read behind mutations. `predict_mix` runs
 the model's demands on the steps engine (`forkjoin_sim.steps`) as a closed loop of
 ``threads`` clients issuing reads with probability ``read_fraction``, writes otherwise.
-A model of the ``lanes`` structures (``lanes``, ``lanes-client``, ``lanes-replicas``: a
-node of separate lanes, which the steps engine has no station for) mixes by the closed
+A model of the ``lanes`` structures (every structure whose node is separate lanes,
+``lanes`` and its variants, which the steps engine has no station for) mixes by the closed
 network's own two classes in one loop instead (`sizing.closed_network`, docs/model.md
 section 11), in data centres too where the model places its nodes there; the simulated
 structures mix in one data centre only. `weighted_average` is Karpenko et

@@ -20,8 +20,10 @@ from sizing.network_model import calibrated, rows_of_table
 MIN_FITTED = 3
 
 #: The structure name that asks for the choice, and the structures it chooses among:
-#: the three with the smallest held-out error on the published data sets that each
-#: win some data set there (docs/cassandra/calibration.md), default first.
+#: the default and two of another make (a shared pool of cores; a client machine that
+#: saturates) that each win some data set there (docs/cassandra/calibration.md),
+#: default first. The variants of the default added since (lanes-client,
+#: lanes-replicas, lanes-fixed-hops) change one thing each and are not candidates.
 AUTO = "auto"
 CANDIDATES = ("lanes", "digest-random-hops", "client-bound")
 

@@ -1095,3 +1095,14 @@ def test_the_built_in_prior_and_a_calibrated_model_still_serve_as_priors(tmp_pat
                      "--out", str(other)]) == 0
         other.replace(out)
     assert f"Prior: the model {out} (structure" in capsys.readouterr().out
+
+
+def test_calibrate_help_names_every_structure(capsys):
+    """`calibrate --help` lists every closed-network structure a user may give."""
+    from sizing.closed_network import STRUCTURES
+
+    assert main(["cassandra", "calibrate", "--help"]) == 0
+    # argparse wraps the help, also at a name's hyphens
+    shown = re.sub(r"-\s+", "-", " ".join(capsys.readouterr().out.split()))
+    missing = [s for s in STRUCTURES if not re.search(rf"\b{re.escape(s)}[,)]", shown)]
+    assert missing == []
