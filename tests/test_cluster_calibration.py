@@ -250,16 +250,25 @@ def test_fitted_open_rows_count_as_what_the_cluster_carried():
     assert notes == []
 
 
-def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess():
-    """Fitted on reads of one level (huskicajla's Cassandra, LOCAL_QUORUM, 1-128
-    threads), its writes rest on the prior: their 95% bands span more than a factor
-    10, and one note names those rows (by the DataFrame's labels) and the widest
-    factor; the fitted reads themselves, asked again, get no such note."""
-    folder = DATA / "huskicajla_cassandra_scylla"
-    fitted = calibrate_cluster(str(folder / "cassandra_a_h1_h2_n3_rf3_read_10m.csv"),
-                               nodes=3, replicas=3)
+HUSKICAJLA = DATA / "huskicajla_cassandra_scylla"
+
+
+@pytest.fixture(scope="module")
+def one_level_reads():
+    """huskicajla's Cassandra reads of 10M rows, one level (LOCAL_QUORUM), 1-128
+    threads, calibrated at the defaults."""
+    return calibrate_cluster(str(HUSKICAJLA / "cassandra_a_h1_h2_n3_rf3_read_10m.csv"),
+                             nodes=3, replicas=3)
+
+
+def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess(one_level_reads):
+    """Fitted on reads of one level, its writes rest on the prior: their 95% bands
+    span more than a factor 10, and one note names those rows (by the DataFrame's
+    labels) and the widest factor; the fitted reads themselves, asked again, get no
+    such note."""
+    fitted = one_level_reads
     for name, named in (("write", True), ("read", False)):
-        query = pd.read_csv(folder / f"cassandra_a_h1_h2_n3_rf3_{name}_10m.csv")
+        query = pd.read_csv(HUSKICAJLA / f"cassandra_a_h1_h2_n3_rf3_{name}_10m.csv")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             table = predict_table(fitted, query)
@@ -289,13 +298,11 @@ def test_the_wide_band_note_names_five_rows_and_counts_the_rest():
     assert wide_intervals(np.array([np.nan]), np.array([5.0])) is None
 
 
-def test_a_grids_rows_are_named_by_what_they_ask():
+def test_a_grids_rows_are_named_by_what_they_ask(one_level_reads):
     """A grid of queries (``predict --threads``) has no file lines: its rows carry
     what they ask as their labels, and a note names them so (a model of one level's
     reads, asked for ALL, bands past a factor 10)."""
-    folder = DATA / "huskicajla_cassandra_scylla"
-    fitted = calibrate_cluster(str(folder / "cassandra_a_h1_h2_n3_rf3_read_10m.csv"),
-                               nodes=3, replicas=3)
+    fitted = one_level_reads
     grid = query_grid(fitted.model, [1, 8], levels=["ALL"], operations=["read", "write"])
     assert list(grid.index) == ["read ALL, 1 thread", "read ALL, 8 threads",
                                 "write ALL, 1 thread", "write ALL, 8 threads"]
