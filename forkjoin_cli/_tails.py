@@ -345,7 +345,8 @@ def register_plan_consistency(subparsers) -> None:
                         "(sizing.mixes; docs/cassandra/mixes.md); prints per pair "
                         "read_ms, write_ms, overall_ms with *_low_ms/*_high_ms (95%% "
                         "prediction intervals), throughput (ops/s), simulation_low_ms/"
-                        "simulation_high_ms (the simulation's own interval), "
+                        "simulation_high_ms (a simulated structure's own interval; "
+                        "equal to overall_ms for lanes, which is not simulated), "
                         "eqs_13_15_ms (the weighted average of the pure curves) and "
                         "best (smallest overall_ms); --json adds model, structure, "
                         "nodes, replicas, read_fraction, threads, operations, seed, "
@@ -353,7 +354,8 @@ def register_plan_consistency(subparsers) -> None:
     p.add_argument("--threads", type=whole(1, 10 ** 6, "--threads"),
                    help="--model: closed-loop client threads (no think time)")
     p.add_argument("--operations", type=whole(1, MAX_JOBS, "--operations"),
-                   help="--model: operations simulated per pair (default 40,000)")
+                   help="--model: operations simulated per pair (default 40,000; "
+                        "simulated structures only)")
     p.add_argument("--json", action="store_true",
                    help="--model: print the plan as JSON instead of CSV")
 

@@ -381,8 +381,9 @@ def register(subparsers) -> None:
                    "random|one and times = given|fitted; docs/cassandra/calibration.md); "
                    "the model then queues each wide-area link (default: one data centre, "
                    "or, for rows whose higher levels add a wide-area round trip to a "
-                   "flat ONE, each node and the client in one of its own with the "
-                   "times fitted)")
+                   "flat ONE, or measured without ONE whose lowest and highest levels "
+                   "are fixed delays a wide-area round trip apart, each node and the "
+                   "client in one of its own with the times fitted)")
     p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
                    help="cores per node of the measured cluster (default 4; the "
                         "default structure, lanes, fits its lanes per node instead and "
@@ -390,7 +391,8 @@ def register(subparsers) -> None:
     p.add_argument("--client-cores", type=whole(1, 4096, "--client-cores"), default=4,
                    help="cores of the load generator's machine (default 4)")
     p.add_argument("--figure", help="FIT.png: measured rows and model curves with 95%% "
-                                    "bands against client threads")
+                                    "bands against client threads (open-loop rows: against the "
+                                    "offered rate)")
     p.add_argument("--threads", default=None,
                    help="--structure simulated: candidate effective threads per stage, "
                         "tried in turn (default 1,2,4,8,16,32)")

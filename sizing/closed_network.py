@@ -8,8 +8,10 @@ on each side and a hop each way), a join at the ``quorum``-th reply, a hop, clie
 Stations and approximations (all stated here, tested against the steps engine in
 tests/test_closed_network.py):
 
-- **Nodes are symmetric**: the coordinator is a uniformly random node and replica sets
-  uniform, so every node carries ``1/nodes`` of a request's node work. A node is one
+- **Nodes are symmetric** (in one data centre; with a `sizing.geography.Geography`,
+  `_row_geo` places nodes and client and picks the coordinator by its rule): the
+  coordinator is a uniformly random node and replica sets uniform, so every node
+  carries ``1/nodes`` of a request's node work. A node is one
   FCFS station of ``cores`` servers (the ``shared`` layout).
 - **Multi-server stations by Seidmann's approximation**: ``c`` servers with demand
   ``D`` are one server of demand ``D/c`` plus a delay of ``D (c-1)/c``; the single
@@ -18,9 +20,11 @@ tests/test_closed_network.py):
   ``X`` the queue is then closed form, ``X D/c / (1 - (T-1)/T X D/c)``, and the mean
   residence of every visit is its work times one stretch factor per station.
 - **The k-of-r join** is the expected ``quorum``-th order statistic of independent
-  branch times, each a constant (its hops) plus an exponential whose mean is the
-  branch's residence at the nodes (an M/M/1 sojourn is exponential; a sum of them is
-  approximated by one exponential of the summed mean). Branches that are not awaited
+  branch times, each a constant (its hops; folded into the random part in the
+  random-hops structures) plus a random part whose mean is the branch's residence at
+  the nodes, shaped by ``branch_cv`` (1: an exponential, as an M/M/1 sojourn is, a sum
+  of them approximated by one exponential of the summed mean; below 1 a mixed Erlang,
+  above a hyperexponential). Branches that are not awaited
   still load the nodes (Cassandra does not cancel them).
 - Throughput solves ``X (think + R(X)) = threads`` (a bracketed search on ``log X``).
 

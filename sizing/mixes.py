@@ -587,12 +587,14 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
 
     Per pair: ``pair``, ``read_level``, ``write_level``; ``read_ms``, ``write_ms``,
     ``overall_ms`` with ``*_low_ms`` / ``*_high_ms``: prediction intervals at
-    ``level``, the simulation's batch-means interval and the model's own
+    ``level``: of an analytic mix (the ``lanes`` structures), the model's posterior;
+    of a simulated one, the simulation's batch-means interval and the model's own
     (``NetworkModel.interval`` of the pure curves, ``samples`` posterior draws) added
     in quadrature on the log scale; ``throughput`` (operations/s, closed loop: threads
     / latency) with ``throughput_low`` / ``throughput_high``; ``simulation_low_ms`` /
-    ``simulation_high_ms``: the simulation's interval of ``overall_ms`` alone (the
-    pairs share the model's error, so this is what tells them apart); ``eqs_13_15_ms``:
+    ``simulation_high_ms``: a simulated mix's interval of ``overall_ms`` alone (the
+    pairs share the model's error, so this is what tells them apart), an analytic
+    mix's ``overall_ms`` (no simulation error); ``eqs_13_15_ms``:
     the weighted average of the model's pure curves (no interference); ``best``.
     """
     pairs = strong_pairs(model.replicas)

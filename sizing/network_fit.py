@@ -6,7 +6,7 @@ residual per coordinate of a Gaussian prior on the log demands. The coordinates 
 scale-free ratios so that a prior carries over between clusters of different speed:
 
 ====================  ===========================================================
-``work``              log data read / mutation time at a replica (ms)
+``work``              log data read time at a replica (ms)
 ``coordinate_share``  log coordinator work / replica work
 ``message_share``     log per-message work / replica work
 ``digest_ratio``      log digest read / data read
@@ -17,6 +17,11 @@ scale-free ratios so that a prior carries over between clusters of different spe
 ``branch_cv``         log coefficient of variation of a fork branch's random time
 ``link_window``       log messages in flight per direction of a link between two
                       data centres (only with a `sizing.geography.Geography`)
+``mutation_ratio``    log mutation / data read at a replica
+``lanes``             log separate single-server lanes per node (``lanes``
+                      structures only)
+``hop_spread``        log farthest / nearest fitted hop from a single coordinator
+                      to the other data centres (fitted geographies only)
 ====================  ===========================================================
 
 What the rows cannot determine (e.g. ``digest_ratio`` from ONE-only rows, where no
@@ -146,7 +151,11 @@ class Prior:
 
     @classmethod
     def vague(cls) -> "Prior":
-        """Wide prior: each ratio within a factor of about 20 of 1 at one sd."""
+        """Wide prior: the scale-free ratios (coordinator, message, client shares, hop
+        ratio) within a factor of about 20 of their centre at one sd, the scales (work,
+        client hop, outside work) vaguer still (sd 10); the digest and mutation ratios,
+        window, lanes and hop spread centred on what Cassandra does (the comments
+        below), within a factor e (hop spread: 0.5 in log)."""
         # digest_ratio: a digest read does the data read and hashes the row, so it
         # costs about a data read or less (sd 1: a factor e either way)
         # mutation_ratio: a mutation appends to the commit log and the memtable, a
@@ -158,7 +167,7 @@ class Prior:
         # lanes (structure lanes only): Cassandra's read and write stages run 32
         # threads per node by default; a factor e either way
         # link_window: a coordinator waits for its replicas on one of its native
-        # transport request threads (max_native_transport_threads: 128 in
+        # transport request threads (native_transport_max_threads: 128 in
         # cassandra.yaml); the requests a coordinator has on a link to another data
         # centre are at most those, a factor e either way (operators raise it)
         # hop_spread (fitted hops from one coordinator to far data centres): the
@@ -314,10 +323,11 @@ CARRY_OVER_SD = 0.5
 
 
 def prior_from_model(model, source: str) -> Prior:
-    """Prior from another cluster's fitted model: its ratios (digest/data, coordinator
-    and message shares, client share, hop ratio) with their posterior spread widened
-    to at least `CARRY_OVER_SD`; the cluster's own scale (replica work, client hop,
-    outside work) vague."""
+    """Prior from another cluster's fitted model: every coordinate but the cluster's
+    own scale (its ratios such as digest/data, coordinator, message and client shares,
+    hop ratio, branch cv, window, mutation ratio, lanes, hop spread) at its fitted
+    value, with its posterior spread widened to at least `CARRY_OVER_SD`; the scale
+    (replica work, client hop, outside work) vague."""
     fitted = model.fit
     sd = np.sqrt(fitted.posterior_sd ** 2 + CARRY_OVER_SD ** 2)
     mean = fitted.point.copy()

@@ -3,7 +3,7 @@
 The rows of one benchmark file are split the way issue 27 judges a model: each level of
 an operation (when the file has two or more) is held out and predicted from the others,
 and the larger half of the loads (thread counts, or an open loop's rates; when there
-are four or more) from the smaller half. Every candidate structure (`sizing.closed_network.STRUCTURES`) is
+are four or more) from the smaller half. Every candidate structure (`CANDIDATES`, a few of `sizing.closed_network.STRUCTURES`) is
 calibrated on each fitted part as `sizing.network_model.calibrated` does and scored by
 the mean absolute relative error of its anchored predictions of the held-out part; the
 structure with the smallest score predicts the file's own unseen rows best, which is
