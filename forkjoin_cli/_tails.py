@@ -21,6 +21,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write
 from forkjoin_sim.laws.service import parse_service
 
+from sizing.columns import MAX_THREADS
 from sizing.planning import DEFAULT_LEVELS, MAX_NODES
 from sizing.tails import BASIC_SOURCES
 
@@ -28,6 +29,8 @@ from sizing.tails import BASIC_SOURCES
 MAX_JOBS = 10 ** 9
 #: Largest --nodes / --replicas / --quorum of a direct (n,r,k) simulation.
 MAX_SIZE = 10_000
+#: plan-consistency's default percentile (without --model).
+PERCENTILE = 99
 
 _jobs = types.count(MAX_JOBS, "jobs")
 _size = types.count(MAX_SIZE, "size")
@@ -130,8 +133,8 @@ def _cmd_timeouts(args) -> int:
 #: plan-consistency's options for a rate-driven plan and their values when not given
 #: (``--model`` refuses them: the model fixes the cluster, the clients set the load).
 _RATE_OPTIONS = {"nodes": None, "replicas": None, "rate": None, "read_service": "exp",
-                 "write_service": None, "mu": None, "percentile": 99,
-                 "objective": "percentile", "validate": 0, "basic": None,
+                 "write_service": None, "mu": None, "percentile": None,
+                 "objective": None, "validate": 0, "basic": None,
                  "jobs": 100_000, "staleness": None, "structure": None,
                  "read_threads": None, "write_threads": None, "delays": None}
 #: The options of ``--model`` only, and their values when not given.
@@ -166,7 +169,7 @@ def _cmd_plan_consistency(args, parser) -> int:
 def _plan_consistency_model(args) -> int:
     """``--model``: each strong pair's mix predicted on the calibrated cluster."""
     from forkjoin_sim.files.io import json_text
-    from sizing.mixes import plan_strong_pairs
+    from sizing.mixes import plan_notes, plan_strong_pairs
     from sizing.network_model import read_network_model
 
     given = [_flag(name) for name, unset in _RATE_OPTIONS.items()
@@ -202,6 +205,8 @@ def _plan_consistency_model(args) -> int:
           f"{args.threads} threads: {best['pair']}, {best['overall_ms']:.4g} ms "
           f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
           f"{others} ms; {how}{tie})", file=sys.stderr)
+    for note in plan_notes(model, args.read_fraction, args.threads, rows):
+        warnings.warn(note, UserWarning, stacklevel=1)
     if args.json:
         print(json_text({"model": args.model, "structure": model.fit.structure,
                          "nodes": model.nodes, "replicas": model.replicas,
@@ -218,6 +223,10 @@ def _plan_consistency_model(args) -> int:
 def _plan_consistency_rate(args) -> int:
     from sizing.planning import plan_consistency, simulate_consistency
     from sizing.staleness_planning import check_staleness_arguments
+
+    # left unset so that --model can refuse them when given; their defaults here
+    args.percentile = PERCENTILE if args.percentile is None else args.percentile
+    args.objective = args.objective or "percentile"
 
     check_staleness_arguments(args, {"validate": 0, "basic": None})
     _check_before_work(args, args.jobs, args.validate)
@@ -330,8 +339,10 @@ def register_plan_consistency(subparsers) -> None:
                    help="default: the read service")
     p.add_argument("--mu", type=types.positive_real, default=None,
                    help="service rate of parametric services (mean 1/mu, default 1)")
-    p.add_argument("--percentile", type=types.percentile, default=99)
-    p.add_argument("--objective", choices=["percentile", "mean"], default="percentile")
+    p.add_argument("--percentile", type=types.percentile, default=None,
+                   help=f"percentile of the objective (default {PERCENTILE})")
+    p.add_argument("--objective", choices=["percentile", "mean"], default=None,
+                   help="what the plan minimises (default percentile)")
     p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
                    default=0, metavar="JOBS",
                    help="also simulate each pair on shared nodes with JOBS jobs")
@@ -351,7 +362,7 @@ def register_plan_consistency(subparsers) -> None:
                         "best (smallest overall_ms); --json adds model, structure, "
                         "nodes, replicas, read_fraction, threads, operations, seed, "
                         "best and the list pairs")
-    p.add_argument("--threads", type=whole(1, 10 ** 6, "--threads"),
+    p.add_argument("--threads", type=whole(1, MAX_THREADS, "--threads"),
                    help="--model: closed-loop client threads (no think time)")
     p.add_argument("--operations", type=whole(1, MAX_JOBS, "--operations"),
                    help="--model: operations simulated per pair (default 40,000; "

@@ -579,6 +579,37 @@ def pair_name(read_level: int, write_level: int) -> str:
     return f"{read_level}R-{write_level}W"
 
 
+def plan_notes(model, read_fraction: float, threads: int, rows) -> list[str]:
+    """What a plan of `plan_strong_pairs` (``rows``) says besides its numbers, as
+    `cassandra predict` says it of its query rows
+    (`sizing.cluster_calibration.prediction_notes`: parameters resting on the prior,
+    an operation the model was fitted without, threads or throughput past the fitted
+    rows; `sizing.cluster_calibration.wide_intervals`: a pair's band wider than an
+    order of magnitude). The mixed run's read and write rows of every pair are asked
+    together, each named "1R-3W reads" and so on."""
+    import pandas as pd
+
+    from sizing.cluster_calibration import prediction_notes, wide_intervals
+    from sizing.network_model import rows_of_table
+
+    asked = [(r, w, op) for r, w in strong_pairs(model.replicas)
+             for op, share in (("read", read_fraction), ("write", 1.0 - read_fraction))
+             if share > 0]
+    table = pd.DataFrame(dict(
+        operation=[op for _, _, op in asked], threads=float(threads),
+        quorum=[r if op == "read" else w for r, w, op in asked],
+        other_quorum=[w if op == "read" else r for r, w, op in asked],
+        reads=read_fraction, nodes=model.nodes, replicas=model.replicas))
+    mrows = rows_of_table(table)
+    throughput = model.predict(mrows)[1]
+    names = [f"{pair_name(r, w)} {op}s" for r, w, op in asked]
+    notes = prediction_notes(model, mrows, throughput, lambda i: names[i])
+    wide = wide_intervals([row["overall_low_ms"] for row in rows],
+                          [row["overall_high_ms"] for row in rows],
+                          lambda i: rows[i]["pair"])
+    return notes + ([wide] if wide is not None else [])
+
+
 def plan_strong_pairs(model, read_fraction: float, threads: int,
                       operations: int = 40_000, seed: int = 0, samples: int = 256,
                       level: float = 0.95) -> list[dict]:

@@ -214,12 +214,50 @@ def test_plan_consistency_model_table(model_file, capsys):
     (["--read-fraction", "0.5", "--threads", "10", "--nodes", "3"], "--nodes"),
     (["--read-fraction", "0.5", "--threads", "10", "--validate", "100"], "--validate"),
     (["--read-fraction", "0.5", "--threads", "10", "--staleness", "t=1:0.9"],
-     "--staleness")])
+     "--staleness"),
+    # given at their defaults they still do nothing with --model
+    (["--read-fraction", "0.5", "--threads", "10", "--percentile", "99"],
+     "--percentile"),
+    (["--read-fraction", "0.5", "--threads", "10", "--objective", "percentile"],
+     "--objective"),
+    (["--read-fraction", "0.5", "--threads", "20000"], "--threads 20000")])
 def test_plan_consistency_model_bad_input_is_one_line(model_file, capsys, extra,
                                                        match):
     assert main(["plan-consistency", "--model", model_file, *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and match in err
+
+
+def test_plan_consistency_model_says_what_predict_would(model_file, capsys):
+    """The plan's rows are predictions like `cassandra predict`'s: past the fitted
+    threads (10 here) it warns as predict does, naming the pairs' rows; at the fitted
+    threads it does not."""
+    assert main(["plan-consistency", "--model", model_file, "--read-fraction", "0.5",
+                 "--threads", "40", "--operations", "10000"]) == 0
+    err = capsys.readouterr().err
+    assert "rows past 10 threads, the most the model was fitted at, are extrapolated" \
+        in err
+    assert main(["plan-consistency", "--model", model_file, "--read-fraction", "0.5",
+                 "--threads", "10", "--operations", "10000"]) == 0
+    assert "extrapolated" not in capsys.readouterr().err
+
+
+def test_plan_notes_name_the_pairs_rows():
+    """`plan_notes` names a mixed run's rows by pair and operation, and a pair whose
+    band spans more than a factor 10."""
+    from sizing.mixes import plan_notes
+
+    model = _model("lanes")
+    rows = plan_strong_pairs(model, 0.5, 10)
+    wide = [dict(row, overall_low_ms=1.0, overall_high_ms=20.0) if row["pair"] == "2R-2W"
+            else row for row in rows]
+    notes = plan_notes(model, 0.5, 10, wide)
+    assert any("2R-2W spans more than a factor 10" in note for note in notes)
+    assert not any("1R-3W spans" in note for note in notes)
+    past = plan_notes(model, 1.0, 10_000, rows)
+    assert any("1R-3W reads" in note for note in past)
+    assert not any("writes" in note.split(" is predicted")[0] for note in past
+                   if " is predicted" in note)
 
 
 def test_plan_consistency_model_missing_file(tmp_path, capsys):
