@@ -589,11 +589,67 @@ def is_network_model(path: str) -> bool:
     return isinstance(model, dict) and model.get("kind") == KIND
 
 
+#: The tables of a model file (`NetworkModel.to_toml`).
+TABLES = ("model", "demands_ms", "posterior", "anchors", "outside", "fit", "prior",
+          "datacentres")
+
+
+def _whole(model: dict, key: str, path: str) -> int:
+    """``[model] key`` of file ``path``, which must be a whole number."""
+    value = model[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"--model {path}: [model] {key} = {value!r}; give a whole "
+                          "number, or recalibrate")
+    return value
+
+
+def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
+                   values: str) -> None:
+    """Refuse anchors of a hand-edited model file whose values no calibration writes:
+    a non-finite value, a load below one thread (or a rate <= 0), a quorum outside
+    1..replicas."""
+    loads_ok = np.all(np.isfinite(anchors.threads)) and np.all(
+        np.where(anchors._open(), anchors.threads > 0, anchors.threads >= 1))
+    if not np.all(np.isfinite(anchors.residual)):
+        raise ConfigError(f"--model {path}: [{name}] {values} must be finite numbers; "
+                          "recalibrate")
+    if not loads_ok:
+        raise ConfigError(f"--model {path}: [{name}] threads must be at least 1 (an "
+                          "open loop's rate above 0); recalibrate")
+    if np.any((anchors.quorum < 1) | (anchors.quorum > replicas)):
+        raise ConfigError(f"--model {path}: [{name}] quorum must lie in 1..{replicas} "
+                          "(the model's replicas); recalibrate")
+
+
+def _check_demands(table: dict, point: np.ndarray, path: str) -> None:
+    """``[demands_ms]`` is written for people to read; the model computes from
+    ``[posterior]``. A value edited by hand would be silently ignored: refuse it."""
+    shown = table.get("demands_ms")
+    if shown is None:
+        return
+    if not isinstance(shown, dict):
+        raise ConfigError(f"--model {path}: demands_ms must be a table; recalibrate")
+    for name, value in zip(DEMANDS, demands_of(point)):
+        given = shown.get(name, value)
+        if isinstance(given, bool) or not isinstance(given, (int, float)) or \
+                not np.isclose(given, value, rtol=1e-9, atol=0.0):
+            raise ConfigError(
+                f"--model {path}: [demands_ms] {name} = {given!r} is not what "
+                f"[posterior] gives ({float(value)!r}); [demands_ms] is shown for "
+                "reading only, the model computes from [posterior] (natural logs): "
+                "edit that, or recalibrate")
+
+
 def read_network_model(path: str) -> NetworkModel:
     """Read a model file written by `NetworkModel.to_toml` (checked: one line per
     problem, naming the file)."""
     table = read_toml(path, "--model", "give a file written by forkjoin-sim cassandra "
                       "calibrate")
+    unknown = [name for name in table if name not in TABLES]
+    if unknown:
+        raise ConfigError(f"--model {path} has unknown table(s) {', '.join(unknown)}; a "
+                          f"model file has {', '.join(TABLES)}: give a file written by "
+                          "forkjoin-sim cassandra calibrate")
     try:
         model, posterior, anchors = table["model"], table["posterior"], table["anchors"]
         structure = model["structure"]
@@ -634,12 +690,13 @@ def read_network_model(path: str) -> NetworkModel:
         geography = None
         if "datacentres" in table:
             geography = Geography.from_mapping(table["datacentres"])
-            geography.check_cluster(int(model["nodes"]), int(model["replicas"]))
-        fit = Fit(point, sd, prior, structure, int(model["cores"]),
-                  int(model["client_cores"]), float(model.get("cost", 0.0)), covariance,
-                  geography)
+            geography.check_cluster(_whole(model, "nodes", path),
+                                    _whole(model, "replicas", path))
+        fit = Fit(point, sd, prior, structure, _whole(model, "cores", path),
+                  _whole(model, "client_cores", path), float(model.get("cost", 0.0)),
+                  covariance, geography)
         found = _anchors_of(anchors, "residual")
-        nodes, replicas = int(model["nodes"]), int(model["replicas"])
+        nodes, replicas = _whole(model, "nodes", path), _whole(model, "replicas", path)
         outside = None
         if "outside" in table:
             o = table["outside"]
@@ -665,4 +722,11 @@ def read_network_model(path: str) -> NetworkModel:
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"--model {path}: replicas={replicas} nodes={nodes}; need "
                           "1 <= replicas <= nodes")
+    if fit.cores < 1 or fit.client_cores < 1:
+        raise ConfigError(f"--model {path}: [model] cores and client_cores must be at "
+                          "least 1; recalibrate")
+    _check_anchors(found, replicas, path, "anchors", "residual")
+    if outside is not None:
+        _check_anchors(outside, replicas, path, "outside", "ms")
+    _check_demands(table, point, path)
     return NetworkModel(fit, found, nodes, replicas, dict(table.get("fit", {})), outside)

@@ -886,6 +886,48 @@ def test_a_model_file_that_lost_a_line_or_holds_an_absurd_value_is_refused(tmp_p
         read_network_model(str(path))
 
 
+def _edited(text: str, table: str, key: str, new: str) -> str:
+    """``text`` with the value of ``key`` in ``[table]`` (the first line that starts
+    with ``key = `` after the table's header) replaced by ``new``."""
+    head = text.index(f"[{table}]\n")
+    start = text.index(f"\n{key} = ", head) + len(f"\n{key} = ")
+    return text[:start] + new + text[text.index("\n", start):]
+
+
+@pytest.mark.parametrize("table, key, new, words", [
+    ("anchors", "residual", "[nan, 0.0, 0.0, 0.0, 0.0, 0.0]",
+     "[anchors] residual must be finite"),
+    ("anchors", "threads", "[-100.0, 8.0, 32.0, 1.0, 8.0, 32.0]",
+     "[anchors] threads must be at least 1"),
+    ("anchors", "quorum", "[1, 1, 1, 4, 3, 3]", "[anchors] quorum must lie in 1..3"),
+    ("model", "nodes", "true", "[model] nodes = True; give a whole number"),
+    ("model", "nodes", "3.7", "[model] nodes = 3.7; give a whole number"),
+    ("model", "cores", "0", "cores and client_cores must be at least 1"),
+    ("demands_ms", "work", "0.8", "[demands_ms] work = 0.8 is not what [posterior] "
+     "gives"),
+    ("demands_ms", "work", '"fast"', "[demands_ms] work = 'fast' is not what"),
+])
+def test_a_hand_edited_model_file_is_refused_not_misread(tmp_path, table, key, new,
+                                                          words):
+    """Values no calibration writes (a NaN anchor, a negative load, a quorum past the
+    replicas, a count that is not whole) were read as given or truncated and came out
+    as NaN predictions or a message about the query; an edited [demands_ms], which
+    the model does not read, was silently ignored."""
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
+            max_evaluations=20)
+    text = NetworkModel(f, Anchors.of(f, _rows(fitted), _truth(fitted)), 3, 3).to_toml()
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    read_network_model(str(path))  # as written: read
+    path.write_text(_edited(text, table, key, new))
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        read_network_model(str(path))
+    path.write_text(text.replace("[demands_ms]", "[demand_ms]"))
+    with pytest.raises(ConfigError, match="unknown table\\(s\\) demand_ms"):
+        read_network_model(str(path))
+
+
 def test_predict_says_when_it_reaches_past_what_was_fitted(tmp_path, capsys):
     """Writes from a model of reads alone, and thread counts past the fitted ones, come
     with a warning each; rows within what was fitted with neither."""
