@@ -3,11 +3,13 @@
 One column per operation (read, write); the top row is mean latency against the load
 (client threads of a closed loop, or the rate an open loop offers), the bottom row
 throughput against the load. Per consistency level (and mix of reads and writes): the
-model's curve on a fine grid of loads with its 95% band, and the measured rows as
-markers of the same colour. A calibrated model's curve is anchored on the rows it was
-fitted to (`sizing.network_model`), so it passes through them; its own curve before
-anchoring is drawn dashed beside it, so that how far the model misses is seen. Used
-by ``cassandra calibrate --figure`` and ``cassandra predict --figure``.
+model's curve on a fine grid of loads with its 95% band (a configuration at a single
+load: the model's value as a diamond with its band as an error bar), and the
+measured rows as markers of the same colour. A calibrated model's curve is anchored
+on the rows it was fitted to (`sizing.network_model`), so it passes through them; its
+own curve before anchoring is drawn dashed beside it (a cross at a single load), so
+that how far the model misses is seen. Used by ``cassandra calibrate --figure`` and
+``cassandra predict --figure``.
 """
 
 from __future__ import annotations
@@ -136,6 +138,44 @@ def _label(consistency, nodes, replicas, several_clusters: bool,
     return f"{name} ({nodes} nodes, {replicas} replicas)" if several_clusters else name
 
 
+def _lone(values: np.ndarray) -> np.ndarray:
+    """Which points of a curve (in load order) a line cannot show: finite ones with no
+    finite neighbour, such as the one point of a curve measured at a single load."""
+    finite = np.isfinite(values)
+    before = np.concatenate([[False], finite[:-1]])
+    after = np.concatenate([finite[1:], [False]])
+    return finite & ~before & ~after
+
+
+def _model(ax, load: np.ndarray, value: np.ndarray, low: np.ndarray, high: np.ndarray,
+           colour: str, label: str) -> None:
+    """The model's ``value`` against ``load`` on ``ax``: a line in a filled band
+    (``low`` to ``high``) where it has neighbours, a hollow diamond with an error bar
+    where it stands alone (a line or band of one point draws nothing)."""
+    lone = _lone(value)
+    joined = np.isfinite(value) & ~lone
+    if joined.any():
+        ax.plot(load, value, "-", color=colour, label=label)
+        ax.fill_between(load, low, high, color=colour, alpha=0.2, linewidth=0)
+    if lone.any():
+        # a band that missed its value would make a negative arm, which errorbar
+        # refuses: that arm then ends at the value (NaN arms stay undrawn)
+        arms = np.maximum(np.vstack([value - low, high - value])[:, lone], 0.0)
+        ax.errorbar(load[lone], value[lone], yerr=arms, fmt="D", mfc="none",
+                    color=colour, ms=6, capsize=4,
+                    label=None if joined.any() else label)
+
+
+def _before_anchoring(ax, load: np.ndarray, plain: np.ndarray, colour: str) -> None:
+    """A calibrated model's own curve before anchoring: dashed, a cross at a lone
+    point (nothing where the model has no anchors, ``plain`` all NaN)."""
+    lone = _lone(plain)
+    if (np.isfinite(plain) & ~lone).any():
+        ax.plot(load, plain, "--", color=colour, linewidth=0.8)
+    if lone.any():
+        ax.plot(load[lone], plain[lone], "x", color=colour, ms=6)
+
+
 def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
          points: int = POINTS) -> None:
     """Write a PNG of the model curves of ``fit`` (``points`` grid points each) with 95%
@@ -174,23 +214,26 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
                            configuration["replicas"], several, configuration["reads"])
             rows = table[np.logical_and.reduce(
                 [(table[c] == v).to_numpy() for c, v in configuration.items()])]
-            top.plot(curve.load, curve.mean_ms, "-", color=colour, label=label)
-            if np.isfinite(curve.plain_ms.to_numpy(float)).any():
-                top.plot(curve.load, curve.plain_ms, "--", color=colour, linewidth=0.8)
-            top.fill_between(curve.load, curve.low_ms, curve.high_ms, color=colour,
-                             alpha=0.2, linewidth=0)
-            bottom.plot(curve.load, curve.throughput, "-", color=colour, label=label)
-            bottom.fill_between(curve.load, curve.throughput_low,
-                                curve.throughput_high, color=colour, alpha=0.2,
-                                linewidth=0)
+            load = curve.load.to_numpy(float)
+            _model(top, load, curve.mean_ms.to_numpy(float), curve.low_ms.to_numpy(float),
+                   curve.high_ms.to_numpy(float), colour, label)
+            _before_anchoring(top, load, curve.plain_ms.to_numpy(float), colour)
+            _model(bottom, load, curve.throughput.to_numpy(float),
+                   curve.throughput_low.to_numpy(float),
+                   curve.throughput_high.to_numpy(float), colour, label)
             shown = rows[np.isfinite(rows.mean_ms.to_numpy(float))]
             top.plot(shown.load, shown.mean_ms, "o", color=colour, ms=4)
             shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
             bottom.plot(shown.load, shown.throughput, "o", color=colour, ms=4)
         shown = grid[grid.operation == operation]
         at = table[table.operation == operation]
+        alone = any(_lone(curve.mean_ms.to_numpy(float)).any()
+                    for _, curve in shown.groupby(_CURVE, sort=False, dropna=False))
         top.set_title(f"{operation}s: model (line, 95% band)"
                       + (" and measured (dots)" if at.mean_ms.notna().any() else "")
+                      + ("\na lone load: diamond and 95% bar"
+                         + (" (x: before anchoring)" if anchored else "")
+                         if alone else "")
                       + ("\ndashed: the model before anchoring on the rows"
                          if anchored else ""), fontsize=9)
         top.set_ylabel("mean latency (ms)")
@@ -203,6 +246,10 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
                 (top, (shown.mean_ms, shown.plain_ms), at.mean_ms),
                 (bottom, (shown.throughput,), at.throughput)):
             ax.grid(alpha=0.3)
+            # the panel starts at zero, so its margin is a share of all its height (else
+            # a lone point, whose data span no height, would sit on the top edge)
+            ax.update_datalim([(0.0, 0.0)], updatex=False)
+            ax.autoscale_view()
             # a wide band must not flatten the curves: past twice their height it runs off
             highest = np.nanmax(np.concatenate(
                 [c.to_numpy(float) for c in (*curves_drawn, measured)]))

@@ -4,9 +4,13 @@ own predictions and bands."""
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.container import ErrorbarContainer
 
+import sizing.calibration_figure
 from sizing.calibration_figure import POINTS, curves, draw
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.io import atomic_save
 from sizing.closed_network import predict
 from sizing.network_fit import demands_of, fit
 
@@ -98,16 +102,23 @@ def test_missing_columns_say_which_to_give(fitted, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_calibrated_models_own_curve_is_drawn_beside_its_anchored_one():
-    # anchored on rows 10% slower than its own demands give, the model's curve passes
-    # through the rows, and the dashed curve is the model before the anchors
+@pytest.fixture(scope="module")
+def anchored():
+    """A calibrated model anchored on rows 10% slower above 20 threads than its own
+    demands give, and those rows."""
     from sizing.network_fit import Prior
     from sizing.network_model import calibrated
 
     table, _ = _measured()
     table = table[np.isfinite(table.mean_ms.to_numpy())].reset_index(drop=True)
     table["mean_ms"] *= np.where(table.threads > 20, 1.1, 1.0)
-    model = calibrated(table, "shared-digest", Prior.vague(), 4, 4)
+    return calibrated(table, "shared-digest", Prior.vague(), 4, 4), table
+
+
+def test_a_calibrated_models_own_curve_is_drawn_beside_its_anchored_one(anchored):
+    # anchored on rows 10% slower than its own demands give, the model's curve passes
+    # through the rows, and the dashed curve is the model before the anchors
+    model, table = anchored
     grid = curves(model, table, points=5)
     keys = table[["operation", "consistency", "threads", "mean_ms"]].astype(
         {"threads": float})
@@ -127,3 +138,124 @@ def test_a_calibrated_models_own_curve_is_drawn_beside_its_anchored_one():
 
 def test_a_fit_without_anchors_has_no_second_curve(grid):
     assert grid.plain_ms.isna().all()
+
+
+def _figure(monkeypatch, path, model, table):
+    """The figure `draw` writes to ``path``, kept as it is saved (after checking the
+    PNG was written)."""
+    saved = []
+
+    def keeping(target, save, *args, **kwargs):
+        saved.append(save.__self__)
+        atomic_save(target, save, *args, **kwargs)
+
+    monkeypatch.setattr(sizing.calibration_figure, "atomic_save", keeping)
+    draw(str(path), model, table, points=10)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (figure,) = saved
+    return figure
+
+
+def _panels(figure):
+    """{(operation, 'latency' or 'throughput'): axes} of a figure of reads and writes."""
+    top_read, top_write, bottom_read, bottom_write = figure.axes[:4]
+    return {("read", "latency"): top_read, ("write", "latency"): top_write,
+            ("read", "throughput"): bottom_read, ("write", "throughput"): bottom_write}
+
+
+def _bars(ax):
+    """(x, y, low, high) of every visible marker with an error bar on ``ax``."""
+    found = []
+    for container in ax.containers:
+        if not isinstance(container, ErrorbarContainer):
+            continue
+        line, _, (bars,) = container.lines
+        assert line.get_visible() and line.get_marker() not in (None, "", " ", "None")
+        assert line.get_markersize() > 0
+        for (x, y), ((_, low), (_, high)) in zip(line.get_xydata(), bars.get_segments()):
+            found.append((x, y, low, high))
+    return sorted(found, key=lambda bar: bar[1])
+
+
+def _rows(table):
+    return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(len(table)),
+                nodes=table.nodes.to_numpy(), replicas=table.replicas.to_numpy(),
+                quorum=table.quorum.to_numpy(),
+                write=(table.operation == "write").to_numpy())
+
+
+def _one_load(threads):
+    """A query of one load per level: reads at ONE and ALL, writes at ONE."""
+    return pd.DataFrame({"operation": ["read", "read", "write"],
+                         "consistency": ["ONE", "ALL", "ONE"], "quorum": [1, 3, 1],
+                         "threads": threads, "nodes": 3, "replicas": 3,
+                         "mean_ms": np.nan, "throughput": np.nan})
+
+
+def test_a_level_at_one_load_is_a_marker_with_its_band_as_an_error_bar(
+        fitted, monkeypatch, tmp_path):
+    # a line through one point and a band over one load draw nothing: every panel
+    # would be empty but for its legend
+    model, _ = fitted
+    query = _one_load(30)
+    figure = _figure(monkeypatch, tmp_path / "one.png", model, query)
+    latency, throughput = model.predict(_rows(query))
+    low, high = model.interval(_rows(query))
+    grid = curves(model, query)
+    for (operation, panel), ax in _panels(figure).items():
+        mine = (query.operation == operation).to_numpy()
+        if panel == "latency":
+            expected = np.column_stack([latency, low, high])[mine]
+        else:
+            expected = grid.loc[mine, ["throughput", "throughput_low",
+                                       "throughput_high"]].to_numpy(float)
+        bars = _bars(ax)
+        assert len(bars) == mine.sum(), (operation, panel)
+        for (x, y, bar_low, bar_high), (value, band_low, band_high) in zip(
+                bars, sorted(expected.tolist())):
+            assert x == 30
+            assert y == pytest.approx(value, rel=1e-9)
+            assert (bar_low, bar_high) == pytest.approx((band_low, band_high), rel=1e-9)
+            assert bar_low < y < bar_high  # a band of some width, seen on the panel
+            # the marker inside its panel (a band past twice the curves may run off)
+            assert ax.get_ylim()[0] < y < ax.get_ylim()[1]
+    legend = _panels(figure)[("read", "latency")].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["ONE", "ALL"]
+
+
+def test_curves_of_several_loads_keep_their_line_and_band_beside_a_lone_one(
+        fitted, monkeypatch, tmp_path):
+    model, table = fitted
+    reads = table[table.operation == "read"]
+    mixed = pd.concat([reads[reads.consistency == "ONE"],
+                       reads[(reads.consistency == "ALL") & (reads.threads == 30)]],
+                      ignore_index=True)
+    figure = _figure(monkeypatch, tmp_path / "mixed.png", model, mixed)
+    top, bottom = figure.axes[:2]  # reads only: one column
+    for ax in (top, bottom):
+        # ONE's line over the grid and its band; ALL, at 30 threads only, a marker
+        lines = [line for line in ax.get_lines()
+                 if line.get_linestyle() == "-" and len(line.get_xdata()) > 1]
+        assert len(lines) == 1 and len(lines[0].get_xdata()) >= 10
+        assert [c for c in ax.collections if isinstance(c, PolyCollection)]
+        (bar,) = _bars(ax)
+        assert bar[0] == 30
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["ONE", "ALL"]
+    alone = mixed.iloc[[-1]]
+    assert _bars(top)[0][1] == pytest.approx(model.predict(_rows(alone))[0][0], rel=1e-9)
+
+
+def test_a_calibrated_models_own_value_at_a_lone_load_is_a_cross(
+        anchored, monkeypatch, tmp_path):
+    model, _ = anchored
+    # 40 threads was not fitted: the anchors move the model there
+    query = _one_load(40)
+    figure = _figure(monkeypatch, tmp_path / "anchored.png", model, query)
+    plain = model.predict(_rows(query), anchored=False)[0]
+    for operation, ax in (("read", figure.axes[0]), ("write", figure.axes[1])):
+        crosses = sorted(line.get_ydata()[0] for line in ax.get_lines()
+                         if line.get_marker() == "x" and line.get_xdata()[0] == 40)
+        np.testing.assert_allclose(
+            crosses, np.sort(plain[(query.operation == operation).to_numpy()]),
+            rtol=1e-9)
+        assert len(_bars(ax)) == len(crosses)
