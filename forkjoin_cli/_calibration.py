@@ -162,15 +162,16 @@ def _calibrate_simulated(args) -> int:
                warnings=doubts + list(model.fit.get("warnings", [])))
     from dataclasses import replace
 
-    write_model(replace(model, fit=fit), args.out)
     report = report_dict(calibration, args.measurements)
     report["warnings"] = doubts + report["warnings"]
+    # the model last: a report that cannot be written leaves the old model in place
     if args.report:
         with atomic_write(args.report) as handle:
             if args.report.endswith(".json"):
                 handle.write(json_text(report, indent=1))
             else:
                 handle.write(report_markdown(report))
+    write_model(replace(model, fit=fit), args.out)
     print(report_markdown(report) if not args.json else json_text(report))
     to_stderr(f"calibrate: wrote {args.out}" + (f" and {args.report}" if args.report
                                                  else ""))

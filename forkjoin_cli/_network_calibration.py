@@ -59,13 +59,15 @@ def calibrate(args, structure: str) -> int:
     report = fitted.report()
     for note in fitted.warnings:
         warnings.warn(note, UserWarning, stacklevel=1)
-    fitted.save(args.out)
+    # the model last: a figure or report that cannot be written (its place taken
+    # since the check before the fit) leaves the old model file in place
+    if args.figure:
+        fitted.figure(args.figure, title=f"calibrate {args.measurements}")
     if args.report:
         with atomic_write(args.report) as handle:
             handle.write(json_text(report, indent=1) if args.report.endswith(".json")
                          else report_markdown(report))
-    if args.figure:
-        fitted.figure(args.figure, title=f"calibrate {args.measurements}")
+    fitted.save(args.out)
     print(json_text(report) if args.json else report_markdown(report))
     to_stderr(f"calibrate: wrote {args.out}" + "".join(
         f" and {p}" for p in (args.report, args.figure) if p))

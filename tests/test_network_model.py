@@ -928,6 +928,28 @@ def test_a_hand_edited_model_file_is_refused_not_misread(tmp_path, table, key, n
         read_network_model(str(path))
 
 
+def test_calibrate_replaces_the_model_only_when_every_output_is_written(
+        tmp_path, capsys, monkeypatch):
+    """A figure that cannot be written after the fit (its place taken meanwhile) used
+    to fail after the model file was already replaced; the model now goes last."""
+    from sizing.cluster_calibration import ClusterFit
+
+    fitted = _measurement_file(tmp_path, [(lv, t) for lv in ("ONE", "ALL")
+                                          for t in THREADS], "fit.csv")
+    out = tmp_path / "m.toml"
+    out.write_text("# the old model\n")
+
+    def taken(self, path, title=""):
+        raise ConfigError(f"figure {path} is a directory; give a file name")
+    monkeypatch.setattr(ClusterFit, "figure", taken)
+    code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out), "--report",
+                 str(tmp_path / "r.md"), "--figure", str(tmp_path / "f.png")])
+    assert code == 2 and "is a directory" in capsys.readouterr().err
+    assert out.read_text() == "# the old model\n"
+    assert not (tmp_path / "r.md").exists()
+
+
 def test_predict_says_when_it_reaches_past_what_was_fitted(tmp_path, capsys):
     """Writes from a model of reads alone, and thread counts past the fitted ones, come
     with a warning each; rows within what was fitted with neither."""
