@@ -35,7 +35,7 @@ from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, placement
-from sizing.measurements import COLUMNS, read_measurements
+from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, read_measurements
 from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
     prior_from_model, step_rows
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
@@ -186,10 +186,28 @@ class _Source:
         return f"row {i + 1}" if first_line is None else f"line {i + first_line}"
 
 
+def _spread_unused(names) -> list[str]:
+    """The note that a file's spread columns (std_ms, p50_ms, p95_ms, p99_ms) are read
+    but neither fitted nor predicted by a closed-network model, if it has any."""
+    spread = [c for c in ("std_ms", *PERCENTILE_COLUMNS) if c in names]
+    if not spread:
+        return []
+    return [f"column(s) {', '.join(spread)} are read but not used: the closed-network "
+            "structures fit and predict mean latency only (--structure simulated "
+            "predicts the file's percentiles, under its exponential services, without "
+            "fitting them)"]
+
+
 def _measurement_rows(measurements, replicas: int, need_mean: bool = True) -> _Source:
     """The rows of a measurement file, or of a DataFrame of the same columns (read
     through a CSV, so that it is checked as a file is; messages name its index
-    labels)."""
+    labels), with a note on spread columns the model does not use."""
+    source = _read_rows(measurements, replicas, need_mean)
+    return replace(source, doubts=source.doubts + _spread_unused(source.names))
+
+
+def _read_rows(measurements, replicas: int, need_mean: bool = True) -> _Source:
+    """`_measurement_rows` before its note on spread columns."""
     if isinstance(measurements, (str, os.PathLike)):
         path = os.fspath(measurements)
         with warnings.catch_warnings(record=True) as caught:

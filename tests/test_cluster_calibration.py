@@ -93,6 +93,22 @@ def test_past_the_fitted_threads_the_prediction_warns(from_file):
     assert any("extrapolated" in str(w.message) for w in caught)
 
 
+def test_spread_columns_are_said_to_be_unused(from_file):
+    """A query (or a fitted file) with percentile columns used to get no percentile
+    predictions and no word why; other files get no such note."""
+    fitted, _ = from_file
+    assert not any("p95_ms" in note for note in fitted.warnings)
+    query = pd.DataFrame({"operation": "read", "consistency": ["ALL"],
+                          "threads": [500], "p95_ms": [None], "p99_ms": [None]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = predict_table(fitted, query)
+    said = [str(w.message) for w in caught if "p95_ms, p99_ms are read but not used"
+            in str(w.message)]
+    assert len(said) == 1 and "--structure simulated" in said[0]
+    assert "predicted_p95_ms" not in table
+
+
 def test_bad_rows_of_a_dataframe_are_named_without_a_temporary_path(reads):
     bad = reads.assign(mean_ms=reads.mean_ms.where(reads.threads != 300, -1.0))
     with pytest.raises(ConfigError, match="the DataFrame row") as caught:
