@@ -4,8 +4,10 @@ A measurement file is a CSV with the columns
 
 =================  ==========================================================
 ``operation``      ``read`` or ``write``: the operation this row measures
-``consistency``    ONE, TWO, THREE, QUORUM, ALL (LOCAL_ONE, LOCAL_QUORUM as ONE,
-                   QUORUM on one data centre) or a whole number k
+``consistency``    ONE, TWO, THREE, QUORUM, ALL or a whole number k; LOCAL_ONE and
+                   LOCAL_QUORUM are read as ONE and QUORUM (they ask the same
+                   replicas of the client's data centre, the one ``replicas``
+                   describes); EACH_QUORUM is refused (see below)
 ``threads``        closed loop: client threads (YCSB, cassandra-stress) -- or
 ``rate``           open loop: operations per second offered (exactly one of the
                    two per row)
@@ -17,7 +19,16 @@ A measurement file is a CSV with the columns
 =================  ==========================================================
 
 Throughput and rate are per second, latencies in milliseconds; the model's time
-unit is the millisecond.
+unit is the millisecond. Header names are read regardless of case and surrounding
+spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
+whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
+a row by its line in the file (in benchmark output, by its result's number).
+
+EACH_QUORUM waits for a quorum of replicas in every data centre: with several, a
+wide-area round trip that neither the one-data-centre model nor ``--datacentres`` (a
+quorum of all replicas, wherever they are) describes. Reading it as QUORUM would fit
+that round trip to the local replicas, so such a row is refused; in one data centre
+it equals QUORUM and can be written so.
 
 Beyond each value's own range a row must be possible: ``p50_ms <= p95_ms <= p99_ms``;
 a mean of at least 1 microsecond; in a closed loop at most ``threads`` requests in
@@ -58,7 +69,10 @@ CONFLICT_FACTOR = 2.0
 #: Warnings of one kind shown per file (then a count of the rest).
 MAX_WARNINGS = 5
 # LOCAL_* levels ask the same number of replicas within one data centre.
-_ALIASES = {"LOCAL_ONE": "ONE", "LOCAL_QUORUM": "QUORUM", "EACH_QUORUM": "QUORUM"}
+_ALIASES = {"LOCAL_ONE": "ONE", "LOCAL_QUORUM": "QUORUM"}
+#: A header line every measurement file may start with, and a row under it.
+EXAMPLE_HEADER = "operation,consistency,threads,throughput,mean_ms"
+EXAMPLE_ROW = "read,ONE,16,5200,3.1"
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,12 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
         raise ConfigError(f"{where}: operation={row.get('operation')!r} is unknown; use "
                           "read or write")
     level = (row.get("consistency") or "").strip().upper()
+    if level == "EACH_QUORUM":
+        raise ConfigError(f"{where}: EACH_QUORUM waits for a quorum in every data "
+                          "centre, which the model does not describe (--datacentres "
+                          "models a quorum of all replicas); if the cluster is in one "
+                          "data centre it equals QUORUM: write QUORUM, else leave the "
+                          "row out")
     level = _ALIASES.get(level, level)
     try:
         consistency_quorum(level, replicas)
@@ -141,10 +161,17 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     share = values["read_fraction"]
     if share is None:
         share = 1.0 if operation == "read" else 0.0
-    if share > 1 or (operation == "read" and share == 0) or \
-            (operation == "write" and share == 1):
-        raise ConfigError(f"{where}: read_fraction={share:g} must lie in [0, 1] and "
-                          f"leave some {operation}s in the run")
+    if share > 1:
+        raise ConfigError(f"{where}: read_fraction={share:g} exceeds 1; it is the share "
+                          "of reads in the run, in [0, 1] (YCSB A 0.5, B 0.95)")
+    if operation == "read" and share == 0:
+        raise ConfigError(f"{where}: read_fraction=0 on a read row says the run had no "
+                          "reads; a read row needs read_fraction > 0 (the run's share of "
+                          "reads, e.g. 0.5) or empty for a reads-only run")
+    if operation == "write" and share == 1:
+        raise ConfigError(f"{where}: read_fraction=1 on a write row says the run had no "
+                          "writes; a write row needs read_fraction < 1 (the run's share "
+                          "of reads, e.g. 0.5) or empty for a writes-only run")
     own_share = share if operation == "read" else 1.0 - share
     doubt = _check_possible(values, where, own_share)
     if doubt and notes is None:
@@ -211,11 +238,13 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0) -> str | N
     return None
 
 
-def _conflicts(rows: list, path: str) -> list[str]:
+def _conflicts(rows: list, lines: list[int], path: str,
+               unit: str = "line") -> list[str]:
     """One doubt per pair of rows of one configuration with very different results
-    (each row against the first of its configuration; rows from line 2 on)."""
+    (each row against the first of its configuration; ``lines``: each row's number,
+    a ``unit`` of the file)."""
     first, out = {}, []
-    for line, row in enumerate(rows, start=2):
+    for line, row in zip(lines, rows):
         key = (row.operation, row.consistency, row.threads, row.rate, row.reads)
         if key not in first:
             first[key] = (row, line)
@@ -224,7 +253,7 @@ def _conflicts(rows: list, path: str) -> list[str]:
         for column in ("mean_ms", "throughput"):
             a, b = getattr(other, column), getattr(row, column)
             if a and b and max(a, b) > CONFLICT_FACTOR * min(a, b):
-                out.append(f"{path} lines {other_line} and {line} measure the same "
+                out.append(f"{path} {unit}s {other_line} and {line} measure the same "
                            f"configuration ({row.label()}) but {column} {a:g} and {b:g} "
                            f"differ by more than a factor {CONFLICT_FACTOR:g}; the fit "
                            "will split the difference: check both rows' threads, "
@@ -243,7 +272,8 @@ def _warn(notes: list[str], shown: int = MAX_WARNINGS) -> None:
 
 def read_measurements(path: str, replicas: int,
                       need_mean: bool = True) -> tuple[list[Measurement], list[str]]:
-    """The validated rows of a measurement file, and its column names in file order.
+    """The validated rows of a measurement file, and its column names (lower case)
+    in file order.
 
     The file is a measurement CSV, or benchmark output as the tool printed it (YCSB's
     summary lines, cassandra-stress's summary; threads and level read from the output),
@@ -251,8 +281,9 @@ def read_measurements(path: str, replicas: int,
     (`sizing.benchmark_formats`).
 
     Columns it does not know are ignored with a warning. Raises `ConfigError` (one
-    message, naming the row) on a missing (``mean_ms`` only with ``need_mean``) or
-    repeated column, an unknown operation or consistency level, a non-numeric or
+    message, naming the row) on an empty file, a missing (``mean_ms`` only with
+    ``need_mean``) or repeated column, an unknown operation or consistency level
+    (EACH_QUORUM among them), a non-numeric or
     negative value, a row with both or neither of ``threads`` and ``rate``, or an
     impossible row (see the module docstring); warns about suspect rows.
     """
@@ -263,22 +294,29 @@ def read_measurements(path: str, replicas: int,
         converted = benchmark_rows(path)
         if converted is not None:  # benchmark output as it comes, turned into rows
             names = [c for c in COLUMNS if any(c in row for row in converted)]
-            rows = [{c: row.get(c, "") for c in names} for row in converted]
+            spelt = names
+            records = [(number, [row.get(c, "") for c in names])
+                       for number, row in enumerate(converted, start=1)]
+            unit = "result"  # the output has no line per row
         else:
-            # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
-            with open(path, newline="", encoding="utf-8-sig") as handle:
-                reader = csv.DictReader(handle)
-                names = [n.strip() for n in (reader.fieldnames or [])]
-                rows = list(reader)
+            spelt, records = _csv_records(path)
+            unit = "line"
     except FileNotFoundError:
         raise ConfigError(f"measurement file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ConfigError(f"cannot read measurement file {path}: {exc}") from None
+    if spelt is None:
+        raise ConfigError(f"measurement file {path} is empty; it needs a header line "
+                          f"{EXAMPLE_HEADER} (rate instead of threads for an open loop) "
+                          f"and one row per measured configuration, e.g. {EXAMPLE_ROW}")
+    names = [n.lower() for n in spelt]
     twice = [n for n, count in Counter(names).items() if count > 1]
     if twice:
         raise ConfigError(f"{path}: column(s) {', '.join(twice)} appear more than once "
-                          "in the header (the last would silently win); keep one of each")
-    unknown = [n for n in names if n not in COLUMNS]
+                          "in the header (the last would silently win; names are read "
+                          "regardless of case); keep one of each")
+    unknown = [spelt[i] or f"(column {i + 1}, no name)"
+               for i, n in enumerate(names) if n not in COLUMNS]
     needed = [c for c in REQUIRED if need_mean or c != "mean_ms"]
     missing = [c for c in needed if c not in names]
     if missing or not any(c in names for c in LOAD):
@@ -291,16 +329,42 @@ def read_measurements(path: str, replicas: int,
         # a run id, p999, notes: kept out of the model, said once
         warnings.warn(f"{path}: column(s) {', '.join(unknown)} ignored (the columns "
                       f"read are {', '.join(COLUMNS)})", UserWarning, stacklevel=2)
-        names = [n for n in names if n in COLUMNS]
-    if not rows:
-        raise ConfigError(f"{path} has a header but no rows")
-    out, notes = [], []
-    for number, row in enumerate(rows, start=2):
-        row = {(k or "").strip(): v for k, v in row.items()}
-        if None in row.values() or "" in row:
-            raise ConfigError(f"{path} line {number}: the row has a different number of "
-                              "fields than the header")
-        out.append(parse_row(row, replicas, f"{path} line {number}", need_mean, notes))
+    if not records:
+        raise ConfigError(f"{path} has a header but no rows; add one row per measured "
+                          f"configuration, e.g. {EXAMPLE_ROW} under {EXAMPLE_HEADER}")
+    out, lines, notes = [], [], []
+    for number, fields in records:
+        if len(fields) != len(names):
+            fix = ("a value with a comma (a decimal comma?) must be quoted"
+                   if len(fields) > len(names) else
+                   "give every column a field, left empty if not measured")
+            raise ConfigError(f"{path} {unit} {number}: the row has a different number "
+                              f"of fields than the header ({len(fields)}, not "
+                              f"{len(names)}); {fix}")
+        row = {n: v for n, v in zip(names, fields) if n in COLUMNS}
+        out.append(parse_row(row, replicas, f"{path} {unit} {number}", need_mean,
+                             notes))
+        lines.append(number)
     _warn(notes)
-    _warn(_conflicts(out, path))
-    return out, names
+    _warn(_conflicts(out, lines, path, unit))
+    return out, [n for n in names if n in COLUMNS]
+
+
+def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
+    """The header names of a measurement CSV (stripped; None if the file holds no
+    line) and its rows as (line number, fields), skipping rows with no field given:
+    blank lines and a spreadsheet's ``,,,,``."""
+    header, records = None, []
+    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        end = 0
+        for fields in reader:
+            line, end = end + 1, reader.line_num  # a quoted value may span lines
+            if not any(field.strip() for field in fields):
+                continue
+            if header is None:
+                header = [field.strip() for field in fields]
+            else:
+                records.append((line, fields))
+    return header, records

@@ -7,6 +7,7 @@ import math
 import re
 import warnings
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,6 +233,75 @@ def test_many_suspect_rows_give_five_warnings_and_a_count(tmp_path):
     lines = [str(w.message) for w in caught]
     assert len(lines) == 6 and lines[-1] == "... and 3 more like these"
     assert [re.search(r"line (\d+):", m)[1] for m in lines[:5]] == list("23456")
+
+
+@pytest.mark.parametrize("text, message", [
+    # nothing at all: the message says what a file needs, not which columns it lacks
+    ("", "is empty; it needs a header line "
+         "operation,consistency,threads,throughput,mean_ms"),
+    ("\n  \n", "is empty; it needs a header line"),
+    (HEADER + "\n,,,,\n", "has a header but no rows; add one row"),
+    # read_fraction names the rule broken, not a range the value lies in
+    (HEADER + ",read_fraction\nread,ONE,4,,2,0\n",
+     "line 2: read_fraction=0 on a read row says the run had no reads; a read row "
+     "needs read_fraction > 0"),
+    (HEADER + ",read_fraction\nwrite,ONE,4,,2,1\n",
+     "line 2: read_fraction=1 on a write row says the run had no writes; a write row "
+     "needs read_fraction < 1"),
+    (HEADER + ",read_fraction\nread,ONE,4,,2,1.5\n", "read_fraction=1.5 exceeds 1"),
+    # a quorum in every data centre is no level of the model, whatever its spelling
+    (HEADER + "\nwrite,ONE,10,,1\nwrite,each_quorum,10,,45\n",
+     "line 3: EACH_QUORUM waits for a quorum in every data centre, which the model "
+     "does not describe"),
+    # one name in two spellings is one column twice
+    ("operation,consistency,threads,mean_ms,Mean_MS\nread,ONE,4,2,2\n",
+     "column(s) mean_ms appear more than once in the header"),
+])
+def test_unusable_files_and_rows_say_what_is_wrong(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        read_measurements(_csv(tmp_path, text), replicas=3)
+
+
+def test_header_names_are_read_regardless_of_case_and_spaces(tmp_path):
+    text = " Operation,CONSISTENCY , Threads,Throughput,Mean_ms\nRead,one,4,,2\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert names == ["operation", "consistency", "threads", "throughput", "mean_ms"]
+    assert (rows[0].operation, rows[0].consistency, rows[0].threads,
+            rows[0].mean_ms) == ("read", "ONE", 4, 2.0)
+
+
+def test_rows_with_no_field_given_are_skipped_and_lines_keep_their_numbers(tmp_path):
+    # a spreadsheet's ",,,," is skipped as a blank line is; errors and warnings
+    # still name the line in the file
+    rows, _ = read_measurements(_csv(tmp_path, HEADER + "\nread,ONE,4,,2\n,,,,\n"
+                                                        " , ,,,\n"), replicas=3)
+    assert [r.threads for r in rows] == [4]
+    with pytest.raises(ConfigError, match="line 5: consistency level 'MOST'"):
+        read_measurements(_csv(tmp_path, HEADER + "\nread,ONE,4,,2\n,,,,\n\n"
+                                                  "read,MOST,4,,2\n"), replicas=3)
+    text = HEADER + "\nread,ONE,10,,5\n,,,,\n\nread,ONE,10,,11\n"
+    with pytest.warns(UserWarning, match="lines 2 and 5 measure the same"):
+        read_measurements(_csv(tmp_path, text), replicas=3)
+
+
+def test_benchmark_output_at_each_quorum_is_refused_naming_its_result(tmp_path):
+    # cassandra-stress prints its level; the output has no line per row, so the
+    # message counts results
+    stress = Path(__file__).parent / "data" / "cassandra_stress_mixed_local_quorum.txt"
+    text = stress.read_text().replace("LOCAL_QUORUM", "EACH_QUORUM")
+    with pytest.raises(ConfigError, match="stress.txt result 1: EACH_QUORUM waits"):
+        read_measurements(_csv(tmp_path, text, "stress.txt"), replicas=3)
+
+
+def test_a_column_without_a_name_is_ignored_with_a_warning(tmp_path):
+    # a trailing comma on every line: a sixth, unnamed column, not a short row
+    text = HEADER + ",\nread,ONE,4,,2,\n"
+    with pytest.warns(UserWarning, match=re.escape("column(s) (column 6, no name) "
+                                                   "ignored")):
+        rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert names == HEADER.split(",") and rows[0].mean_ms == 2.0
 
 
 # --- model file ------------------------------------------------------------------
