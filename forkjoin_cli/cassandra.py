@@ -16,7 +16,8 @@ from forkjoin_cli.main import (_Parser, add_closed_loop_arguments, closed_loop_f
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import json_text
 from forkjoin_sim.checks import is_plain_whole, plain_float
-from forkjoin_cli.types import choice_list, real, real_list, seed, whole, whole_list
+from forkjoin_cli.types import choice_list, level_list, real, real_list, seed, whole, \
+    whole_list
 from sizing.columns import MAX_THREADS
 from forkjoin_sim.laws.service import check_mean_applies, describe_service, parse_service
 
@@ -112,7 +113,7 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
 THEOREM4_OPTIONS = ("nodes", "replicas", "local_fraction", "policy", "local_basic",
                     "remote_basic", "basic_csv")
 #: Levels a ``predict --model --threads`` grid may name.
-GRID_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")
+GRID_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM")
 
 
 def _cmd_predict(args) -> int:
@@ -340,8 +341,10 @@ def register(subparsers) -> None:
     g.add_argument("--threads", type=whole_list(1, MAX_THREADS, "--threads"),
                    help="instead of --measurements, predict a grid: these client thread "
                         "counts (e.g. 100,200,800) at every --consistency and --operation")
-    g.add_argument("--consistency", type=choice_list(GRID_LEVELS, "--consistency"),
-                   help="levels of the --threads grid (default ONE,QUORUM,ALL)")
+    g.add_argument("--consistency", type=level_list(GRID_LEVELS, "--consistency"),
+                   help="levels of the --threads grid: names as a measurement file "
+                        "takes them (LOCAL_ONE and LOCAL_QUORUM as ONE and QUORUM) or "
+                        "a number of acknowledgements (default ONE,QUORUM,ALL)")
     g.add_argument("--operation", type=choice_list(("read", "write"), "--operation"),
                    help="operations of the --threads grid (default: those the model was "
                         "fitted on)")

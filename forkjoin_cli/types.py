@@ -153,6 +153,28 @@ def choice_list(choices, what: str = "list"):
     return convert
 
 
+def level_list(names, what: str = "--consistency"):
+    """An argparse ``type=``: comma-separated consistency levels, each a name from
+    ``names`` (as `choice_list`) or a whole number k >= 1 of acknowledgements, as a
+    measurement file's ``consistency`` column takes them."""
+    by_name = choice_list(names, what)
+
+    def convert(text: str) -> list[str]:
+        parts = text.split(",")
+        numbers = {i for i, p in enumerate(parts) if p.isascii() and p.isdigit()}
+        if any(int(parts[i]) < 1 for i in numbers):
+            raise argparse.ArgumentTypeError(f"{what} {text!r}: a level given as a "
+                                             "number needs at least 1 acknowledgement")
+        named = [p for i, p in enumerate(parts) if i not in numbers]
+        found = iter(by_name(",".join(named)) if named else [])
+        out = [str(int(p)) if i in numbers else next(found) for i, p in enumerate(parts)]
+        if len(set(out)) != len(out):
+            raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice")
+        return out
+    convert.__name__ = "list of levels"
+    return convert
+
+
 # ---------------------------------------------------------------------------
 # Files
 # ---------------------------------------------------------------------------

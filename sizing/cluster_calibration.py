@@ -444,7 +444,8 @@ def query_grid(model: NetworkModel, threads, levels=None,
     levels = levels or ["ONE", "QUORUM", "ALL"]
     for level in levels:
         try:
-            consistency_quorum(level, model.replicas)
+            # LOCAL_ONE and LOCAL_QUORUM ask as ONE and QUORUM (the file reader's rule)
+            consistency_quorum(str(level).upper().removeprefix("LOCAL_"), model.replicas)
         except ConfigError as exc:
             raise ConfigError(f"{exc} (the model keeps "
                               f"{counted(model.replicas, 'replica')})") from None

@@ -200,6 +200,25 @@ def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys)
                                                           ["read", "ALL", "8"]]
 
 
+def test_a_grid_takes_the_levels_a_measurement_file_takes(tmp_path, capsys):
+    """LOCAL_QUORUM and a number of acknowledgements were refused on the command line
+    though a file takes them: each now predicts as the level it asks."""
+    model = _one_and_all_model(tmp_path)
+    capsys.readouterr()
+    assert main(["cassandra", "predict", "--model", str(model), "--threads", "8",
+                 "--consistency", "QUORUM,local_quorum,2,LOCAL_ONE,1"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [r[1] for r in rows] == ["QUORUM", "LOCAL_QUORUM", "2", "LOCAL_ONE", "1"]
+    assert rows[0][3:] == rows[1][3:] == rows[2][3:]
+    assert rows[3][3:] == rows[4][3:] != rows[0][3:]
+    for bad, words in (("0", "at least 1 acknowledgement"), ("2,2", "a level twice"),
+                       ("EACH", "unknown 'EACH'")):
+        code = main(["cassandra", "predict", "--model", str(model), "--threads", "8",
+                     "--consistency", bad])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and words in err[0]
+
+
 def test_a_grid_level_the_model_cannot_wait_for_is_named(tmp_path, capsys):
     fitted = _measurement_file(tmp_path, [("ONE", t) for t in THREADS], "fit.csv")
     model = tmp_path / "m.toml"
