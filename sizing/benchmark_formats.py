@@ -12,13 +12,27 @@ Two formats are read, told apart by `detect_format`:
     ``Command line:`` line YCSB prints (``-threads N``, ``-p threadcount=N``);
     consistency levels from the caller, a side table, or that line
     (``cassandra.readconsistencylevel=...``, ``cassandra.writeconsistencylevel``).
+    A failed operation is counted once: by the ``Return=`` codes other than OK of
+    its operation when there are any, else by the ``Operations`` of its
+    ``[READ-FAILED]`` (...) section (YCSB 0.17 prints both for the same failures).
 ``cassandra-stress``
     Each ``Results:`` block (``Op rate``, ``Latency mean``, ``Latency median``,
     ``Latency 95th percentile``, ``Latency 99th percentile``, ``Total errors``;
     per-operation values in brackets, ``[READ: 9,000 op/s, WRITE: 1,000 op/s]``),
     with the threads of the ``Running with N threadCount`` (or ``Running WRITE
     with N threads``, ``Thread Count: N``) line before it, and the level of the
-    settings (``Consistency Level: QUORUM``) or a ``cl=QUORUM`` in the output.
+    settings (``Consistency Level: QUORUM``) or a ``cl=QUORUM`` in the output. The
+    operations of a user profile (``insert``, ``simple1``) other than ``insert``
+    (a write) are named read or write by the caller or a side table.
+
+A side table names outputs that do not state everything: a CSV with the header
+``file`` and any of ``threads``, ``consistency``, ``operations`` (`SIDE_TABLE_COLUMNS`;
+empty cells: stated in the output). ``file`` is a path relative to the table's own
+folder (or absolute); ``threads`` a whole number (``50.0`` is 50); ``operations``
+pairs ``name=read`` or ``name=write`` separated by spaces, for a cassandra-stress
+user profile (``insert=write simple1=read``). Given in place of a measurement file,
+it is read as the rows of every output it lists. An output is found in it by its
+path, or by its bare name when only one row has that name.
 
 Every run gives one row per operation class (read, write) in the dict form of
 `sizing.measurements` (text values; ms and ops/s): ``operation, consistency,
@@ -28,12 +42,15 @@ simulated run of the same mix is compared with); in a mixed run both rows carry 
 and ``read_fraction`` is the share of reads in the run. Writes of several kinds (YCSB
 updates and inserts) are merged into one write row: their mean weighted by
 operation count, their percentiles dropped (those of a mixture cannot be rebuilt
-from its parts). Bad input raises `ConfigError`; failed operations warn.
+from its parts). Files are read as UTF-8 with or without a byte-order mark. Bad
+input raises `ConfigError` naming the line of the file and the value as the tool
+printed it; failed operations warn.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import re
 import warnings
 from pathlib import Path
@@ -41,20 +58,20 @@ from pathlib import Path
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.checks import check_input_file, plain_float
-from sizing.columns import COLUMNS
+from sizing.columns import COLUMNS, MAX_THREADS
 
 YCSB = "ycsb"
 CASSANDRA_STRESS = "cassandra-stress"
 FORMATS = (YCSB, CASSANDRA_STRESS)
-#: Levels a benchmark may name (the LOCAL_* and EACH_* forms are read as their
-#: single-data-centre equivalents by `sizing.measurements`).
+#: Levels a benchmark may name (`sizing.measurements` reads the LOCAL_* forms as their
+#: single-data-centre equivalents and refuses EACH_QUORUM, saying why).
 LEVELS = tuple(CONSISTENCY_LEVELS) + ("LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM")
 #: Operation kinds of each tool that this project models, by operation class.
 YCSB_OPERATIONS = {"READ": "read", "UPDATE": "write", "INSERT": "write",
                    "DELETE": "write"}
 STRESS_OPERATIONS = {"READ": "read", "COUNTER_READ": "read", "WRITE": "write",
                      "COUNTER_WRITE": "write", "INSERT": "write"}
-SIDE_TABLE_COLUMNS = ("file", "threads", "consistency")
+SIDE_TABLE_COLUMNS = ("file", "threads", "consistency", "operations")
 _TO_MS = {"us": 1e-3, "ms": 1.0}
 _YCSB_LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?)\s*,\s*(\S+)\s*$")
 _YCSB_LATENCY = re.compile(r"^(Average|\d+(?:\.\d+)?)(?:th)?(?:Percentile)?Latency"
@@ -68,6 +85,12 @@ _STRESS_ENTRY = re.compile(r"([A-Za-z_][\w.-]*)\s*:\s*(-?[\d,]*\.?\d+|NaN)")
 _STRESS_KEYS = {"op rate": "rate", "latency mean": "mean_ms",
                 "latency median": "p50_ms", "latency 95th percentile": "p95_ms",
                 "latency 99th percentile": "p99_ms", "total errors": "errors"}
+_STRESS_LABELS = {"rate": "Op rate", "mean_ms": "Latency mean",
+                  "p50_ms": "Latency median", "p95_ms": "Latency 95th percentile",
+                  "p99_ms": "Latency 99th percentile", "errors": "Total errors"}
+#: How each parser names its text when the caller gives no file name.
+_YCSB_TEXT = "YCSB output"
+_STRESS_TEXT = "cassandra-stress output"
 
 
 def detect_format(text: str, where: str = "benchmark output") -> str:
@@ -88,35 +111,104 @@ def _text(value: float) -> str:
 
 
 def _number(text: str, what: str, where: str) -> float:
+    """A value as the tool printed it (thousands separators allowed): finite, >= 0."""
     try:
-        return plain_float(text.replace(",", ""))
+        value = plain_float(text.replace(",", ""))
     except ValueError:
         raise ConfigError(f"{where}: {what} {text!r} is not a number; give the "
                           "benchmark's output unedited") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{where}: {what} is {text}, no measurement (the tool prints "
+                          "that when no such operation completed); give the summary "
+                          "of a run whose operations completed")
+    if value < 0:
+        raise ConfigError(f"{where}: {what} is {text}, below 0, which no run prints; "
+                          "give the benchmark's output unedited")
+    return value
+
+
+def _positive(text: str, what: str, where: str) -> float:
+    """A latency or throughput as printed: a measured one is never 0."""
+    value = _number(text, what, where)
+    if value == 0:
+        raise ConfigError(f"{where}: {what} is 0, which no run that completed "
+                          "operations prints; give the summary of a run whose "
+                          "operations completed, unedited")
+    return value
+
+
+_PLACEHOLDERS = {"threads": "<threads>", "consistency": "<level>"}
+
+
+def _python_keyword(column: str, example: str) -> str:
+    if column == "operations":
+        pairs = (item.partition("=") for item in example.split())
+        return "operations={" + ", ".join(f"{n!r}: {k!r}" for n, _, k in pairs) + "}"
+    return {"threads": "threads=N", "consistency": "consistency='QUORUM'"}[column]
+
+
+def _how_to_give(columns: dict, name: str, listed_in: str | None) -> str:
+    """Advice to state ``columns`` ({column: example value}) of an output: in its
+    side table row, for the command line (a side table is read in place of the
+    outputs it lists) and for Python callers alike."""
+    if listed_in:
+        cells = " and ".join(f"{c} (e.g. {v})" for c, v in columns.items())
+        return (f"fill in {cells} in its row ({listed_in}), adding the column to the "
+                "header if it lacks it")
+    width = 4 if "operations" in columns else 3
+    row = ",".join([name] + [columns.get(c, "") for c in SIDE_TABLE_COLUMNS[1:width]])
+    python = ", ".join(_python_keyword(c, v) for c, v in columns.items())
+    return (f"list it in a side table, a CSV with the header "
+            f"{','.join(SIDE_TABLE_COLUMNS[:width])} and the row {row.rstrip(',')} "
+            "(path relative to the table, empty cells stated in the output), given in "
+            f"place of the output (from Python: {python})")
+
+
+def _not_stated(where: str, missing: dict, name: str, listed_in: str | None):
+    """Refuse an output that does not state ``missing`` ({column: what the output
+    would say it with}), naming all at once."""
+    labels = {"threads": "client threads", "consistency": "consistency level"}
+    raise ConfigError(
+        f"{where}: the output does not state the run's "
+        f"{' or '.join(labels[c] for c in missing)} (no "
+        f"{' or '.join(missing.values())}); "
+        + _how_to_give({c: _PLACEHOLDERS[c] for c in missing}, name, listed_in))
 
 
 def _level(level, where: str, source: str) -> str:
     name = str(level).strip().upper()
     if name not in LEVELS and not (name.isascii() and name.isdigit()):
-        raise ConfigError(f"{where}: consistency {level!r} ({source}) is unknown; use "
-                          f"one of {', '.join(LEVELS)} or a whole number")
+        fix = (f"use one of {', '.join(LEVELS)} or a whole number"
+               if source in ("given", "side table") else
+               f"the model describes only {', '.join(LEVELS)} or a whole number of "
+               "replicas; give a run at one of those")
+        raise ConfigError(f"{where}: consistency {level!r} ({source}) is unknown; "
+                          f"{fix}")
     return name
 
 
-def _agree(given, found, what: str, where: str, source: str):
+def _agree(given, found, what: str, where: str, source: str, given_by: str):
     """The caller's value, the file's, or refuse when both are given and differ."""
     if None not in (given, found) and str(given).upper() != str(found).upper():
-        raise ConfigError(f"{where}: {what}={given} was given but {source} says "
-                          f"{found}; drop one or correct it")
+        fix = ("correct it, or leave that cell empty to take the output's"
+               if given_by.startswith("side table") else "correct one or drop one")
+        raise ConfigError(f"{where}: {what} {given} was given ({given_by}) but "
+                          f"{source} says {found}; {fix}")
     return given if given is not None else found
 
 
-def _threads(value, where: str) -> int:
+def _threads(value, where: str, what: str = "threads") -> int:
+    """Client threads: a whole number >= 1, also written as one (``50.0``)."""
     text = str(value).strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise ConfigError(f"{where}: threads={value!r} must be a whole number >= 1 "
-                          "(client threads of the run)")
-    return int(text)
+    try:
+        number = plain_float(text)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number == int(number)
+            and 1 <= number <= MAX_THREADS):
+        raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
+                          f"1..{MAX_THREADS:,} (client threads of the run)")
+    return int(number)
 
 
 def _row(operation: str, level: str, threads: int, throughput: float | None,
@@ -147,7 +239,7 @@ def _merge(parts: list[dict], where: str) -> dict:
 
 def _rows(classes: dict, levels: dict, threads: int, throughput,
           where: str) -> list[dict]:
-    """Rows of one run from its merged operation classes."""
+    """Rows of one run from its merged operation classes (levels all known)."""
     fraction = None
     if len(classes) == 2:
         reads, writes = classes["read"].get("count"), classes["write"].get("count")
@@ -159,107 +251,141 @@ def _rows(classes: dict, levels: dict, threads: int, throughput,
     out = []
     for operation in ("read", "write"):
         if operation in classes:
-            if levels.get(operation) is None:
-                raise ConfigError(f"{where}: the consistency level of the {operation}s "
-                                  "is not known; pass consistency=... or add the file "
-                                  "to a side table (file,threads,consistency)")
             out.append(_row(operation, levels[operation], threads, throughput,
                             classes[operation], fraction))
     return out
 
 
 def _ycsb_command_line(text: str) -> dict:
-    """Threads and consistency levels from YCSB's ``Command line:`` line, if any."""
+    """{what: (value, option as written, line number)} of the threads and
+    consistency levels on YCSB's ``Command line:`` line, if any."""
     found = {}
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip().startswith("Command line:"):
             continue
         words = line.split()
         for i, word in enumerate(words):
             if word == "-threads" and i + 1 < len(words):
-                found["threads"] = words[i + 1]
+                found["threads"] = (words[i + 1], "-threads", number)
             key, _, value = word.partition("=")
             if key == "threadcount":
-                found["threads"] = value
+                found["threads"] = (value, "threadcount", number)
             elif key == "cassandra.readconsistencylevel":
-                found["read"] = value
+                found["read"] = (value, key, number)
             elif key == "cassandra.writeconsistencylevel":
-                found["write"] = value
+                found["write"] = (value, key, number)
     return found
 
 
+def _ycsb_sections(text: str) -> dict[str, dict[str, tuple[str, int]]]:
+    """{section: {metric: (value, line number)}} of YCSB's summary lines."""
+    sections: dict[str, dict[str, tuple[str, int]]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _YCSB_LINE.match(line.strip())
+        if match:
+            sections.setdefault(match.group(1), {})[match.group(2)] = (match.group(3),
+                                                                       number)
+    return sections
+
+
+def _ycsb_failed(sections: dict, where: str) -> float:
+    """Failed operations, each counted once: YCSB 0.17 records a failure both as a
+    ``Return=ERROR`` of its operation and in the ``[READ-FAILED]`` section."""
+    returned, failed_sections = {}, {}
+    for name, metrics in sections.items():
+        if name.endswith("-FAILED"):
+            value, line = metrics.get("Operations", ("0", 0))
+            failed_sections[name[:-len("-FAILED")]] = _number(
+                value, f"[{name}], Operations", f"{where} line {line}")
+            continue
+        for metric, (value, line) in metrics.items():
+            if metric.startswith("Return=") and metric[7:] not in ("OK", "0"):
+                returned[name] = returned.get(name, 0.0) + _number(
+                    value, f"[{name}], {metric}", f"{where} line {line}")
+    return sum(returned.get(name) or failed_sections.get(name, 0.0)
+               for name in set(returned) | set(failed_sections))
+
+
 def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = None,
-               where: str = "YCSB output") -> list[dict]:
+               where: str = _YCSB_TEXT, *, listed_in: str | None = None) -> list[dict]:
     """Measurement rows of one YCSB run's summary (see the module docstring).
 
     ``threads`` and ``consistency`` (one level for reads and writes) are needed unless
     the output's ``Command line:`` states them; given both ways, they must agree.
+    ``listed_in`` names the side table row they come from, for errors.
     """
-    sections: dict[str, dict[str, str]] = {}
-    for line in text.splitlines():
-        match = _YCSB_LINE.match(line.strip())
-        if match:
-            sections.setdefault(match.group(1), {})[match.group(2)] = match.group(3)
+    name = "<file>" if where == _YCSB_TEXT else Path(where).name
+    given_by = listed_in or "by the caller"
+    sections = _ycsb_sections(text)
     if "Throughput(ops/sec)" not in sections.get("OVERALL", {}):
         raise ConfigError(f"{where}: no '[OVERALL], Throughput(ops/sec), ...' line; "
                           "give the summary YCSB prints at the end of a run")
-    throughput = _number(sections["OVERALL"]["Throughput(ops/sec)"], "throughput",
-                         where)
-    if scans := sections.get("SCAN", {}).get("Operations"):
-        if _number(scans, "SCAN operations", where) > 0:
-            raise ConfigError(f"{where}: the run has [SCAN] operations, which the "
-                              "model has no counterpart for; run a workload without "
-                              "scans (scanproportion=0)")
+    value, line = sections["OVERALL"]["Throughput(ops/sec)"]
+    throughput = _positive(value, "[OVERALL], Throughput(ops/sec)",
+                           f"{where} line {line}")
+    if "Operations" in sections.get("SCAN", {}):
+        value, line = sections["SCAN"]["Operations"]
+        if _number(value, "[SCAN], Operations", f"{where} line {line}") > 0:
+            raise ConfigError(f"{where} line {line}: the run has [SCAN] operations, "
+                              "which the model has no counterpart for; run a workload "
+                              "without scans (scanproportion=0)")
     parts: dict[str, list[dict]] = {}
-    failed = 0.0
-    for name, metrics in sections.items():
-        if name.endswith("-FAILED"):
-            failed += _number(metrics.get("Operations", "0"), "failed operations",
-                              where)
-        if name not in YCSB_OPERATIONS:
+    for section, metrics in sections.items():
+        if section not in YCSB_OPERATIONS:
             continue
-        stats = {"count": _number(metrics["Operations"], f"[{name}] Operations", where)
-                 if "Operations" in metrics else None}
+        stats = {"count": None}
+        if "Operations" in metrics:
+            value, line = metrics["Operations"]
+            stats["count"] = _number(value, f"[{section}], Operations",
+                                     f"{where} line {line}")
         if stats["count"] == 0:
             continue
-        for metric, value in metrics.items():
+        for metric, (value, line) in metrics.items():
             latency = _YCSB_LATENCY.match(metric)
-            if latency:
-                kind, unit = latency.groups()
-                column = {"Average": "mean_ms", "50": "p50_ms", "95": "p95_ms",
-                          "99": "p99_ms"}.get(kind)
-                if column:
-                    stats[column] = _TO_MS[unit] * _number(value, f"[{name}] {metric}",
-                                                           where)
-            elif metric.startswith("Return=") and metric[7:] not in ("OK", "0"):
-                failed += _number(value, f"[{name}] {metric}", where)
+            column = latency and {"Average": "mean_ms", "50": "p50_ms", "95": "p95_ms",
+                                  "99": "p99_ms"}.get(latency.group(1))
+            if column:
+                read = _positive if column == "mean_ms" else _number
+                stats[column] = _TO_MS[latency.group(2)] * read(
+                    value, f"[{section}], {metric}", f"{where} line {line}")
         if stats.get("mean_ms") is None:
-            raise ConfigError(f"{where}: [{name}] has no AverageLatency line; give the "
-                              "complete summary YCSB prints at the end of a run")
-        parts.setdefault(YCSB_OPERATIONS[name], []).append(stats)
+            raise ConfigError(f"{where}: [{section}] has no AverageLatency line; give "
+                              "the complete summary YCSB prints at the end of a run")
+        parts.setdefault(YCSB_OPERATIONS[section], []).append(stats)
     if not parts:
         raise ConfigError(f"{where}: no [READ], [UPDATE] or [INSERT] summary lines "
                           "with operations; give the output of a YCSB 'run' (not only "
                           "its [OVERALL] lines or status lines)")
+    failed = _ycsb_failed(sections, where)
     if failed:
         warnings.warn(f"{where}: {failed:g} operations failed; depending on the YCSB "
                       "version their latencies are in the averages", UserWarning,
                       stacklevel=2)
     stated = _ycsb_command_line(text)
-    source = "the output's command line"
-    file_threads = stated.get("threads")
-    count = _agree(None if threads is None else _threads(threads, where),
-                   None if file_threads is None else _threads(file_threads, where),
-                   "threads", where, source)
-    if count is None:
-        raise ConfigError(f"{where}: the number of client threads is not known; pass "
-                          "threads=N or add the file to a side table "
-                          "(file,threads,consistency)")
+    count = None
+    if "threads" in stated:
+        value, option, line = stated["threads"]
+        count = _threads(value, f"{where} line {line} ('Command line:')", option)
+    count = _agree(None if threads is None else _threads(threads, where), count,
+                   "threads", where, "the output's command line", given_by)
     given = None if consistency is None else _level(consistency, where, "given")
-    levels = {op: _agree(given, _level(stated[op], where, source) if op in stated
-                         else None, "consistency", where, source)
-              for op in ("read", "write")}
+    levels = {}
+    for op in ("read", "write"):
+        found = None
+        if op in stated:
+            value, key, line = stated[op]
+            found = _level(value, f"{where} line {line}", f"{key} on the command line")
+        levels[op] = _agree(given, found, "consistency", where,
+                            "the output's command line", given_by)
     classes = {op: _merge(p, where) for op, p in parts.items()}
+    missing = {}
+    if count is None:
+        missing["threads"] = "'Command line:' with -threads N"
+    if unstated := [op for op in classes if levels[op] is None]:
+        missing["consistency"] = " or ".join(
+            f"-p cassandra.{op}consistencylevel=..." for op in unstated)
+    if missing:
+        _not_stated(where, missing, name, listed_in)
     return _rows(classes, levels, count, throughput, where)
 
 
@@ -267,67 +393,95 @@ def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:
     """The total and the per-operation values of one ``Results:`` line."""
     head, _, bracket = text.partition("[")
     total = head.split()[0] if head.split() else ""
-    per_op = {name: _number(value, f"{key} of {name}", where)
+    read = _positive if _STRESS_KEYS[key] in ("rate", "mean_ms") else _number
+    per_op = {name: read(value, f"'{_STRESS_LABELS[_STRESS_KEYS[key]]}' of {name}",
+                         where)
               for name, value in _STRESS_ENTRY.findall(bracket)}
-    return _number(total, key, where), per_op
+    return read(total, f"'{_STRESS_LABELS[_STRESS_KEYS[key]]}'", where), per_op
 
 
 def _stress_block(lines: list[str], start: int, where: str) -> dict:
-    """{column: (total, {operation: value})} of the ``Results:`` block at ``start``."""
+    """{column: (total, {operation: value})} of the ``Results:`` block at ``start``
+    (``where``: the file)."""
     block = {}
-    for line in lines[start + 1:]:
+    for number, line in enumerate(lines[start + 1:], start=start + 2):
         key, colon, value = line.partition(":")
         if not colon or not line.strip():
             break
         key = " ".join(key.lower().split())
         if key in _STRESS_KEYS:
             if not value.strip():
-                raise ConfigError(f"{where}: '{key}' has no value; give the output "
-                                  "unedited")
-            block[_STRESS_KEYS[key]] = _stress_value(value, key, where)
-    for column, label in (("rate", "Op rate"), ("mean_ms", "Latency mean")):
+                raise ConfigError(f"{where} line {number}: '{line.strip()}' has no "
+                                  "value; give the output unedited")
+            block[_STRESS_KEYS[key]] = _stress_value(value, key,
+                                                     f"{where} line {number}")
+    for column in ("rate", "mean_ms"):
         if column not in block:
-            raise ConfigError(f"{where}: a 'Results:' block without '{label}'; give "
-                              "the complete block cassandra-stress prints at the end "
-                              "of a run")
+            raise ConfigError(f"{where} line {start + 1}: a 'Results:' block without "
+                              f"'{_STRESS_LABELS[column]}'; give the complete block "
+                              "cassandra-stress prints at the end of a run")
     return block
 
 
 def _stress_classes(block: dict, single: str | None, operations: dict,
-                    where: str) -> dict:
+                    where: str, name: str, listed_in: str | None) -> dict:
     names = list(block["rate"][1]) or ([single] if single else [])
     if not names:
-        raise ConfigError(f"{where}: the results do not say which operation ran; pass "
-                          "operations={'<name>': 'read' or 'write'}")
+        raise ConfigError(f"{where}: the results do not say which operation ran (no "
+                          "[NAME: ...] after 'Op rate' and no 'Running NAME with N "
+                          "threads'); give the output unedited")
+    unnamed = [n for n in names
+               if operations.get(n.upper(), STRESS_OPERATIONS.get(n.upper()))
+               not in ("read", "write")]
+    if unnamed:
+        example = " ".join(f"{n}=read" for n in unnamed)
+        what = (f"operations {', '.join(unnamed)} of a user profile may be reads or "
+                "writes" if len(unnamed) > 1 else
+                f"operation {unnamed[0]} of a user profile may be a read or a write")
+        raise ConfigError(f"{where}: {what}; say which: "
+                          + _how_to_give({"operations": example}, name, listed_in))
     parts: dict[str, list[dict]] = {}
-    for name in names:
-        kind = operations.get(name.upper(), STRESS_OPERATIONS.get(name.upper()))
-        if kind not in ("read", "write"):
-            raise ConfigError(f"{where}: operation {name!r} is neither a read nor a "
-                              f"write here; pass operations={{'{name}': 'read'}} (or "
-                              "'write')")
-        stats = {"count": block["rate"][1].get(name, block["rate"][0])}
+    for op in names:
+        kind = operations.get(op.upper(), STRESS_OPERATIONS.get(op.upper()))
+        stats = {"count": block["rate"][1].get(op, block["rate"][0])}
         for column in ("mean_ms", "p50_ms", "p95_ms", "p99_ms"):
             if column in block:
                 total, per_op = block[column]
-                stats[column] = per_op.get(name, total if len(names) == 1 else None)
+                stats[column] = per_op.get(op, total if len(names) == 1 else None)
         if stats["mean_ms"] is None:
-            raise ConfigError(f"{where}: no mean latency for operation {name!r}; give "
+            raise ConfigError(f"{where}: no mean latency for operation {op!r}; give "
                               "the output unedited")
         parts.setdefault(kind, []).append(stats)
     return {kind: _merge(p, where) for kind, p in parts.items()}
 
 
+def _operations(text: str, where: str) -> dict:
+    """{NAME: 'read' or 'write'} from a side table's ``operations`` cell."""
+    mapping = {}
+    for item in text.replace(";", " ").split():
+        op, equals, kind = item.partition("=")
+        if not (op and equals and kind.strip().lower() in ("read", "write")):
+            raise ConfigError(f"{where}: operations {text!r} is not a list of "
+                              "name=read or name=write separated by spaces; write "
+                              "e.g. insert=write simple1=read")
+        mapping[op.upper()] = kind.strip().lower()
+    return mapping
+
+
 def parse_cassandra_stress(text: str, consistency: str | None = None,
                            threads: int | None = None, operations: dict | None = None,
-                           where: str = "cassandra-stress output") -> list[dict]:
+                           where: str = _STRESS_TEXT, *,
+                           listed_in: str | None = None) -> list[dict]:
     """Measurement rows of every ``Results:`` block of a cassandra-stress output.
 
     ``threads`` is needed only when the output does not print its thread count;
     ``consistency`` when it does not print its settings; ``operations`` maps the names
-    of user-profile operations to ``'read'`` or ``'write'``.
+    of user-profile operations to ``'read'`` or ``'write'``. ``listed_in`` names the
+    side table row these come from, for errors.
     """
-    operations = {k.upper(): v for k, v in (operations or {}).items()}
+    name = "<file>" if where == _STRESS_TEXT else Path(where).name
+    given_by = listed_in or "by the caller"
+    operations = {k.upper(): str(v).lower() for k, v in (operations or {}).items()}
     lines = text.splitlines()
     given_level = None if consistency is None else _level(consistency, where, "given")
     given_threads = None if threads is None else _threads(threads, where)
@@ -335,58 +489,119 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     for index, line in enumerate(lines):
         for pattern in _STRESS_LEVEL:
             if match := pattern.search(line):
-                file_level = _level(match.group(1), where, "the output's settings")
+                file_level = _level(match.group(1), f"{where} line {index + 1}",
+                                    "the output's settings")
         for pattern in _STRESS_THREADS:
             if match := pattern.search(line):
-                file_threads = _threads(match.group(1), where)
+                file_threads = _threads(match.group(1), f"{where} line {index + 1}")
         if match := re.search(r"Running (\S+) with \d+ threads", line):
             single = match.group(1)
         if line.strip().lower() != "results:":
             continue
         block = _stress_block(lines, index, where)
+        run = f"{where} line {index + 1}"
         source = "the output"
-        count = _agree(given_threads, file_threads, "threads", where, source)
+        count = _agree(given_threads, file_threads, "threads", run, source, given_by)
+        level = _agree(given_level, file_level, "consistency", run, source, given_by)
+        classes = _stress_classes(block, single, operations, run, name, listed_in)
+        missing = {}
         if count is None:
-            raise ConfigError(f"{where}: the number of client threads is not known; "
-                              "pass threads=N or add the file to a side table "
-                              "(file,threads,consistency)")
-        level = _agree(given_level, file_level, "consistency", where, source)
+            missing["threads"] = "'Running with N threadCount' line before the results"
+        if level is None:
+            missing["consistency"] = "'Consistency Level:' setting or cl=..."
+        if missing:
+            _not_stated(run, missing, name, listed_in)
         errors = block.get("errors", (0, {}))[0]
         if errors:
             warnings.warn(f"{where}: {errors:g} operations failed at {count} threads",
                           UserWarning, stacklevel=2)
-        classes = _stress_classes(block, single, operations, where)
         rows += _rows(classes, {"read": level, "write": level}, count,
-                      block["rate"][0], f"{where} ({count} threads)")
+                      block["rate"][0], f"{run} ({count} threads)")
     if not rows:
         raise ConfigError(f"{where}: no 'Results:' block; give the complete output "
                           "of a finished cassandra-stress run")
     return rows
 
 
+def _csv_header(text: str) -> list[str]:
+    """The lower-case names of the first non-blank line of a CSV text."""
+    for line in text.splitlines():
+        if line.strip():
+            return [cell.strip().lower() for cell in next(csv.reader([line]))]
+    return []
+
+
 def read_side_table(path) -> dict[str, dict]:
-    """{file name: {"threads": int or None, "consistency": str or None}} from a CSV
-    with the columns ``file,threads,consistency`` (empty cells: stated in the file)."""
+    """{file as written: entry} of a side table (see the module docstring).
+
+    Each entry holds ``threads`` (int or None), ``consistency`` (str or None),
+    ``operations`` ({NAME: 'read' or 'write'}), ``path`` (the file's path, relative to
+    the table's folder) and ``row`` (the table and line, for errors); an empty cell
+    is None: the output states it.
+    """
     check_input_file(path, "side table")
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        names = [n.strip() for n in reader.fieldnames or []]
-        if "file" not in names or set(names) - set(SIDE_TABLE_COLUMNS):
-            raise ConfigError(f"side table {path}: the header must be "
-                              f"{','.join(SIDE_TABLE_COLUMNS)} (got {','.join(names)})")
-        table = {}
-        for line, row in enumerate(reader, start=2):
-            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+    folder = Path(path).parent
+    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header, table, seen = None, {}, {}
+        for fields in reader:
+            line = reader.line_num
+            if not any(field.strip() for field in fields):
+                continue
+            if header is None:
+                header = [field.strip().lower() for field in fields]
+                unknown = [n for n in header if n not in SIDE_TABLE_COLUMNS]
+                if "file" not in header or unknown or len(set(header)) < len(header):
+                    raise ConfigError(
+                        f"side table {path}: the header must name file and any of "
+                        f"{', '.join(SIDE_TABLE_COLUMNS[1:])}, each once, e.g. "
+                        f"{','.join(SIDE_TABLE_COLUMNS[:3])} (got {','.join(header)})")
+                continue
             where = f"side table {path} line {line}"
-            if row["file"] in table:
-                raise ConfigError(f"{where}: file {row['file']!r} is listed twice; "
-                                  "keep one row per file")
-            threads = row.get("threads")
-            table[row["file"]] = {
-                "threads": _threads(threads, where) if threads else None,
+            if len(fields) > len(header):
+                raise ConfigError(f"{where}: {len(fields)} fields under a header of "
+                                  f"{len(header)}; give one field per column")
+            row = dict(zip(header, (f.strip() for f in fields)))
+            if not row.get("file"):
+                raise ConfigError(f"{where}: no file named; give the path of a "
+                                  "benchmark output relative to the side table")
+            key, file = row["file"], folder / row["file"]
+            if file.resolve() in seen:
+                raise ConfigError(f"{where}: file {key!r} is listed twice (also line "
+                                  f"{seen[file.resolve()]}); keep one row per file")
+            seen[file.resolve()] = line
+            table[key] = {
+                "threads": _threads(row["threads"], where) if row.get("threads")
+                else None,
                 "consistency": _level(row["consistency"], where, "side table")
-                if row.get("consistency") else None}
+                if row.get("consistency") else None,
+                "operations": _operations(row.get("operations", ""), where),
+                "path": file, "row": where}
+    if header is None:
+        raise ConfigError(f"side table {path} is empty; give the header "
+                          f"{','.join(SIDE_TABLE_COLUMNS[:3])} and one row per output")
     return table
+
+
+def _side_entry(table: dict, path, where: str) -> dict:
+    """The entry of ``path``: the one naming the same file, else the only one with
+    its bare name."""
+    target = Path(path).resolve()
+    for key, entry in table.items():
+        if Path(entry.get("path", key)).resolve() == target:
+            return entry
+    same_name = [entry for key, entry in table.items()
+                 if Path(key).name == Path(path).name]
+    if len(same_name) == 1:
+        return same_name[0]
+    if same_name:
+        raise ConfigError(f"{where}: several side table rows name a file "
+                          f"{Path(path).name}; name it by its path relative to the "
+                          "side table")
+    raise ConfigError(f"{where}: not in the side table; add a row naming it "
+                      f"({Path(path).name},<threads>,<consistency> for a table in the "
+                      "same folder; paths are relative to the table's folder)")
 
 
 def read_benchmark_output(path, threads: int | None = None,
@@ -395,24 +610,30 @@ def read_benchmark_output(path, threads: int | None = None,
                           operations: dict | None = None) -> list[dict]:
     """Measurement rows of one benchmark output file, its format detected by content.
 
-    ``side_table`` (from `read_side_table`) supplies threads and consistency by the
-    file's name; values given here and there must agree.
+    ``side_table`` (from `read_side_table`) supplies threads, consistency and
+    operations for the file (found as the module docstring says); values given here
+    and there must agree.
     """
     check_input_file(path, "benchmark output")
     where = str(path)
-    text = Path(path).read_text(encoding="utf-8")
+    text = Path(path).read_text(encoding="utf-8-sig")
+    listed_in = None
     if side_table is not None:
-        name = Path(path).name
-        if name not in side_table:
-            raise ConfigError(f"{where}: not in the side table; add a row "
-                              f"{name},<threads>,<consistency>")
-        entry = side_table[name]
-        threads = _agree(threads, entry["threads"], "threads", where, "the side table")
-        consistency = _agree(consistency, entry["consistency"], "consistency", where,
-                             "the side table")
+        entry = _side_entry(side_table, path, where)
+        listed_in = entry.get("row", "the side table")
+        threads = _agree(threads, entry.get("threads"), "threads", where, listed_in,
+                         "by the caller")
+        consistency = _agree(consistency, entry.get("consistency"), "consistency",
+                             where, listed_in, "by the caller")
+        mapping = {k.upper(): str(v).lower() for k, v in (operations or {}).items()}
+        for op, kind in (entry.get("operations") or {}).items():
+            mapping[op] = _agree(mapping.get(op), kind, f"operation {op}", where,
+                                 listed_in, "by the caller")
+        operations = mapping
     if detect_format(text, where) == YCSB:
-        return parse_ycsb(text, threads, consistency, where)
-    return parse_cassandra_stress(text, consistency, threads, operations, where)
+        return parse_ycsb(text, threads, consistency, where, listed_in=listed_in)
+    return parse_cassandra_stress(text, consistency, threads, operations, where,
+                                  listed_in=listed_in)
 
 
 def write_measurement_file(rows: list[dict], path) -> None:
@@ -425,21 +646,29 @@ def write_measurement_file(rows: list[dict], path) -> None:
         writer.writerows(rows)
 
 
+def is_side_table(header: list[str]) -> bool:
+    """Whether a CSV header (lower-case names) is a side table's: it names ``file``
+    and not the ``operation`` and ``mean_ms`` of a measurement file."""
+    return "file" in header and not {"operation", "mean_ms"} & set(header)
+
+
 def benchmark_rows(path) -> list[dict] | None:
     """Measurement rows of ``path`` if it is benchmark output (YCSB, cassandra-stress)
-    or a side table ``file,threads,consistency`` of such outputs (file names relative
-    to the table); None for anything else (a measurement CSV)."""
-    text = Path(path).read_text(encoding="utf-8")
-    first = text.lstrip().split("\n", 1)[0]
-    header = [cell.strip() for cell in first.split(",")]
-    if header and header[0] == "file" and not set(header) - set(SIDE_TABLE_COLUMNS):
+    or a side table of such outputs (see the module docstring); None for anything
+    else (a measurement CSV)."""
+    text = Path(path).read_text(encoding="utf-8-sig")
+    if is_side_table(_csv_header(text)):
         table = read_side_table(path)
         rows = []
-        for name in table:
-            rows += read_benchmark_output(Path(path).parent / name, side_table=table)
+        for key, entry in table.items():
+            if not entry["path"].exists():
+                raise ConfigError(f"{entry['row']}: {key} does not exist (looked for "
+                                  f"{entry['path']}: paths are relative to the side "
+                                  "table's folder); correct the path")
+            rows += read_benchmark_output(entry["path"], side_table=table)
         if not rows:
-            raise ConfigError(f"side table {path} lists no benchmark output; add rows "
-                              "file,threads,consistency")
+            raise ConfigError(f"side table {path} lists no benchmark output; add a "
+                              "row per output: file,threads,consistency")
         return rows
     try:
         detect_format(text, str(path))

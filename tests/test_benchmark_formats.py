@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forkjoin_sim.errors import ConfigError
-from sizing.benchmark_formats import (CASSANDRA_STRESS, YCSB, detect_format,
-                                      parse_cassandra_stress, parse_ycsb,
-                                      read_benchmark_output, read_side_table,
-                                      write_measurement_file)
+from sizing.benchmark_formats import (CASSANDRA_STRESS, YCSB, benchmark_rows,
+                                      detect_format, parse_cassandra_stress,
+                                      parse_ycsb, read_benchmark_output,
+                                      read_side_table, write_measurement_file)
 from sizing.measurements import read_measurements
 
 DATA = Path(__file__).parent / "data"
@@ -110,7 +110,7 @@ def test_ycsb_mixed_run_with_a_side_table():
 
 def test_ycsb_caller_values_must_agree_with_the_command_line():
     text = YCSB_C.read_text()
-    _one_line_error(lambda: parse_ycsb(text, threads=50), "threads=50", "100")
+    _one_line_error(lambda: parse_ycsb(text, threads=50), "threads 50", "100")
     _one_line_error(lambda: parse_ycsb(text, consistency="ALL"), "ALL", "QUORUM")
     (row,) = parse_ycsb(text, threads=100, consistency="quorum")
     assert row["threads"] == "100" and row["consistency"] == "QUORUM"
@@ -327,3 +327,191 @@ def test_a_side_table_naming_a_missing_output_is_one_error(tmp_path):
     table.write_text("file,threads,consistency\nnope.txt,100,QUORUM\n")
     with pytest.raises(ConfigError, match="nope.txt"):
         read_measurements(str(table), replicas=3)
+
+
+# A YCSB 0.17 read run's summary without its 'Command line:' (threads and level
+# unknown), as the tool prints it.
+BARE_YCSB = """\
+[OVERALL], RunTime(ms), 6000
+[OVERALL], Throughput(ops/sec), 16666.7
+[READ], Operations, 100000
+[READ], AverageLatency(us), 5950
+[READ], 95thPercentileLatency(us), 11000
+[READ], 99thPercentileLatency(us), 20000
+[READ], Return=OK, 100000
+"""
+# A cassandra-stress user-profile run: 'insert' writes, 'simple1' a query of the
+# profile, which may read or write.
+USER_STRESS = """\
+Running with 16 threadCount
+Running [insert, simple1] with 16 threads for 100000 iteration
+Results:
+Op rate                   : 12,000 op/s  [insert: 2,000 op/s, simple1: 10,000 op/s]
+Latency mean              :    1.2 ms [insert: 1.0 ms, simple1: 1.24 ms]
+Latency median            :    1.0 ms [insert: 0.9 ms, simple1: 1.0 ms]
+Total errors              :          0 [insert: 0, simple1: 0]
+"""
+
+
+def _line_of(text, start):
+    """The 1-based number of the line of ``text`` that starts with ``start``."""
+    return next(i for i, line in enumerate(text.splitlines(), start=1)
+                if line.startswith(start))
+
+
+def test_missing_threads_and_level_advice_works_from_the_command_line(tmp_path):
+    """The advice names a side table row for this very file (what a command-line user
+    can write), not only Python keywords; in a side table, the cell to fill in."""
+    run = tmp_path / "run.txt"
+    run.write_text(BARE_YCSB)
+    message = _one_line_error(lambda: read_benchmark_output(run), "side table",
+                              "file,threads,consistency", "run.txt,<threads>,<level>",
+                              "-threads")
+    assert "pass threads" not in message
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nrun.txt,,ONE\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3),
+                    "fill in threads", f"side table {table} line 2")
+    stress = tmp_path / "stress.txt"
+    stress.write_text(OLD_STRESS)
+    message = _one_line_error(lambda: read_benchmark_output(stress),
+                              "stress.txt,,<level>", "Consistency Level")
+    assert "pass consistency" not in message
+
+
+def test_user_profile_operations_named_in_a_side_table(tmp_path):
+    (tmp_path / "user.txt").write_text(USER_STRESS)
+    message = _one_line_error(lambda: read_benchmark_output(tmp_path / "user.txt",
+                                                            consistency="ONE"),
+                              "simple1", "operations", "user.txt,,,simple1=read")
+    assert "insert" not in message.split("simple1")[0]  # insert is known: a write
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency,operations\n"
+                     "user.txt,,QUORUM,simple1=read\n")
+    measured, _ = read_measurements(str(table), replicas=3)
+    read, write = measured
+    assert (read.operation, write.operation) == ("read", "write")
+    assert (read.mean_ms, write.mean_ms) == (1.24, 1.0)
+    assert read.threads == 16 and read.consistency == "QUORUM"
+    assert read.throughput == 12000
+    assert read.reads == pytest.approx(10000 / 12000, rel=1e-12)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("file,threads,consistency,operations\nuser.txt,,ONE,simple1:read\n")
+    _one_line_error(lambda: read_side_table(bad), "line 2", "simple1=read")
+
+
+@pytest.mark.parametrize("line, value, words", [
+    ("[READ], AverageLatency(us)", "NaN", ["[READ], AverageLatency(us)", "NaN"]),
+    ("[READ], AverageLatency(us)", "-5950", ["[READ], AverageLatency(us)", "-5950"]),
+    ("[READ], AverageLatency(us)", "0", ["[READ], AverageLatency(us)", "is 0"]),
+    ("[OVERALL], Throughput(ops/sec)", "0.0",
+     ["[OVERALL], Throughput(ops/sec)", "is 0"])])
+def test_bad_ycsb_values_are_named_as_written_in_the_file(tmp_path, line, value, words):
+    text = "Command line: -db x -threads 100 -p cassandra.readconsistencylevel=ONE\n"
+    text += "\n".join(f"{line}, {value}" if row.startswith(line) else row
+                      for row in BARE_YCSB.splitlines()) + "\n"
+    run = tmp_path / "run.txt"
+    run.write_text(text)
+    message = _one_line_error(lambda: read_measurements(str(run), replicas=3),
+                              f"{run} line {_line_of(text, line)}:", *words)
+    assert "leave it empty" not in message and "mean_ms" not in message
+
+
+def test_bad_stress_values_are_named_as_written_in_the_file(tmp_path):
+    text = OLD_STRESS.replace("latency mean              : 4.3 [WRITE:4.3]",
+                              "latency mean              : NaN [WRITE:NaN]")
+    run = tmp_path / "stress.txt"
+    run.write_text(text)
+    _one_line_error(lambda: read_benchmark_output(run, consistency="ONE"),
+                    f"{run} line {_line_of(text, 'latency mean')}:", "'Latency mean'",
+                    "NaN")
+
+
+def test_side_table_paths_are_relative_to_the_table(tmp_path):
+    (tmp_path / "y").mkdir()
+    (tmp_path / "y" / "c.txt").write_text(YCSB_C.read_text())
+    (tmp_path / "a.txt").write_text(YCSB_A.read_text())
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\ny/c.txt,,\n"
+                     f"{tmp_path / 'a.txt'},64,ONE\n")
+    measured, _ = read_measurements(str(table), replicas=3)
+    assert [(m.operation, m.threads) for m in measured] == [
+        ("read", 100), ("read", 64), ("write", 64)]
+    entries = read_side_table(table)
+    (row,) = read_benchmark_output(tmp_path / "y" / "c.txt", side_table=entries)
+    assert row["threads"] == "100"
+    # a copy elsewhere is found by its bare name, the only row with that name
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "c.txt"
+    copy.write_text(YCSB_C.read_text())
+    assert read_benchmark_output(copy, side_table=entries) == [row]
+    (tmp_path / "z").mkdir()
+    (tmp_path / "z" / "c.txt").write_text(YCSB_C.read_text())
+    two = tmp_path / "two.csv"
+    two.write_text("file,threads,consistency\ny/c.txt,,\nz/c.txt,,\n")
+    both = read_side_table(two)
+    _one_line_error(lambda: read_benchmark_output(copy, side_table=both),
+                    "several side table rows", "c.txt")
+    missing = tmp_path / "missing.csv"
+    missing.write_text("file,threads,consistency\nw/c.txt,100,ONE\n")
+    _one_line_error(lambda: read_measurements(str(missing), replicas=3),
+                    f"side table {missing} line 2", "w/c.txt", "relative to the side "
+                    "table's folder")
+    twice = tmp_path / "twice.csv"
+    twice.write_text("file,threads,consistency\ny/c.txt,,\n./y/../y/c.txt,,\n")
+    _one_line_error(lambda: read_side_table(twice), "line 3", "listed twice")
+
+
+def test_byte_order_marks_are_read_past(tmp_path):
+    # the 'Command line:' (threads, level) is the first line, right after the mark
+    text = "Command line: -db x -threads 100 -p cassandra.readconsistencylevel=ONE\n"
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"\xef\xbb\xbf" + (text + BARE_YCSB).encode())
+    (row,) = read_benchmark_output(run)
+    assert (row["threads"], row["consistency"]) == ("100", "ONE")
+    (tmp_path / "a.txt").write_text(YCSB_A.read_text())
+    table = tmp_path / "runs.csv"
+    table.write_bytes(b"\xef\xbb\xbffile,threads,consistency\na.txt,64,ONE\n")
+    measured, _ = read_measurements(str(table), replicas=3)
+    assert [(m.operation, m.threads) for m in measured] == [("read", 64), ("write", 64)]
+
+
+def test_ycsb_failures_recorded_twice_are_counted_once():
+    run = ("Command line: -db x -threads 100 -p cassandra.readconsistencylevel=ONE\n"
+           + BARE_YCSB)
+    both = run + ("[READ], Return=ERROR, 500\n[READ-FAILED], Operations, 500\n"
+                  "[READ-FAILED], AverageLatency(us), 1000\n")
+    with pytest.warns(UserWarning, match=r": 500 operations failed"):
+        parse_ycsb(both)
+    only_section = run + "[READ-FAILED], Operations, 300\n"
+    with pytest.warns(UserWarning, match=r": 300 operations failed"):
+        parse_ycsb(only_section)
+
+
+def test_side_table_threads_written_as_a_float(tmp_path):
+    (tmp_path / "a.txt").write_text(YCSB_A.read_text())
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\na.txt,64.0,ONE\n")
+    assert read_side_table(table)["a.txt"]["threads"] == 64
+    table.write_text("file,threads,consistency\na.txt,64.5,ONE\n")
+    _one_line_error(lambda: read_side_table(table), "line 2", "64.5", "whole number")
+
+
+def test_side_table_header_is_told_from_a_measurement_file(tmp_path):
+    extra = tmp_path / "extra.csv"
+    extra.write_text("file,threads,consistency,notes\na.txt,64,ONE,x\n")
+    _one_line_error(lambda: read_measurements(str(extra), replicas=3),
+                    "side table", "notes")
+    # a measurement file may note where each row came from in a 'file' column
+    rows = tmp_path / "rows.csv"
+    rows.write_text("file,operation,consistency,threads,mean_ms\nrun1,read,ONE,4,2.5\n")
+    assert benchmark_rows(rows) is None
+
+
+def test_a_side_table_contradicting_the_output_names_its_row(tmp_path):
+    (tmp_path / "c.txt").write_text(YCSB_C.read_text())  # -threads 100 on its line
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nc.txt,200,\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3),
+                    "threads 200", f"side table {table} line 2", "says 100",
+                    "cell empty")
