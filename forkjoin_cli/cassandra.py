@@ -337,7 +337,8 @@ def register(subparsers) -> None:
     g = p.add_argument_group("calibrated model", "instead of the Theorem 4 options")
     g.add_argument("--model", help="MODEL.toml written by cassandra calibrate")
     g.add_argument("--measurements", help="QUERY.csv: rows to predict (columns of a "
-                                          "measurement file; mean_ms may be empty)")
+                                          "measurement file; mean_ms may be empty), or "
+                                          "benchmark output as calibrate takes it")
     g.add_argument("--threads", type=whole_list(1, MAX_THREADS, "--threads"),
                    help="instead of --measurements, predict a grid: these client thread "
                         "counts (e.g. 100,200,800) at every --consistency and --operation")
@@ -362,7 +363,10 @@ def register(subparsers) -> None:
                    help="its replication factor")
     p.add_argument("--measurements", required=True,
                    help="FIT.csv: operation,consistency,threads|rate,throughput,mean_ms"
-                        "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction]")
+                        "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction]; or a YCSB output, "
+                        "a cassandra-stress summary, or a side table CSV "
+                        "file,threads,consistency[,operations] naming such outputs "
+                        "(docs/cassandra/calibration.md)")
     p.add_argument("--out", required=True, help="MODEL.toml to write")
     p.add_argument("--report", help="fit report REPORT.md or REPORT.json")
     p.add_argument("--structure", default=None,
