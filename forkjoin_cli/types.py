@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from forkjoin_sim.checks import (MAX_WORKERS, SEED_LIMIT, check_input_file, parse_real,
-                                 parse_whole)
+from forkjoin_sim.checks import (MAX_WORKERS, SEED_LIMIT, check_input_file,
+                                 is_plain_whole, parse_real, parse_whole)
 from forkjoin_sim.errors import ConfigError
 
 # ---------------------------------------------------------------------------
@@ -158,15 +158,24 @@ def level_list(names, what: str = "--consistency"):
     ``names`` (as `choice_list`) or a whole number k >= 1 of acknowledgements, as a
     measurement file's ``consistency`` column takes them."""
     by_name = choice_list(names, what)
+    choices = f"names from {','.join(names)} or a number of acknowledgements"
 
     def convert(text: str) -> list[str]:
         parts = text.split(",")
-        numbers = {i for i, p in enumerate(parts) if p.isascii() and p.isdigit()}
+        if not text.strip() or any(not p.strip() for p in parts):
+            raise argparse.ArgumentTypeError(f"{what} {text!r} must be comma-separated "
+                                             f"{choices}, with no empty item")
+        numbers = {i for i, p in enumerate(parts)
+                   if is_plain_whole(p) and p == p.strip()}
         if any(int(parts[i]) < 1 for i in numbers):
             raise argparse.ArgumentTypeError(f"{what} {text!r}: a level given as a "
                                              "number needs at least 1 acknowledgement")
         named = [p for i, p in enumerate(parts) if i not in numbers]
-        found = iter(by_name(",".join(named)) if named else [])
+        try:
+            found = iter(by_name(",".join(named)) if named else [])
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(
+                str(exc).replace(f"names from {','.join(names)}", choices)) from None
         out = [str(int(p)) if i in numbers else next(found) for i, p in enumerate(parts)]
         if len(set(out)) != len(out):
             raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice")

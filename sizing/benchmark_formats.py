@@ -617,7 +617,7 @@ def read_benchmark_output(path, threads: int | None = None,
     check_input_file(path, "benchmark output")
     where = str(path)
     text = Path(path).read_text(encoding="utf-8-sig")
-    listed_in = None
+    listed_in, entry = None, None
     if side_table is not None:
         entry = _side_entry(side_table, path, where)
         listed_in = entry.get("row", "the side table")
@@ -631,6 +631,10 @@ def read_benchmark_output(path, threads: int | None = None,
                                  listed_in, "by the caller")
         operations = mapping
     if detect_format(text, where) == YCSB:
+        if entry is not None and entry.get("operations"):
+            raise ConfigError(f"{entry['row']}: operations is for cassandra-stress "
+                              "user profiles; YCSB names its own ([READ], [UPDATE], "
+                              "...): leave that cell empty")
         return parse_ycsb(text, threads, consistency, where, listed_in=listed_in)
     return parse_cassandra_stress(text, consistency, threads, operations, where,
                                   listed_in=listed_in)
@@ -665,7 +669,10 @@ def benchmark_rows(path) -> list[dict] | None:
                 raise ConfigError(f"{entry['row']}: {key} does not exist (looked for "
                                   f"{entry['path']}: paths are relative to the side "
                                   "table's folder); correct the path")
-            rows += read_benchmark_output(entry["path"], side_table=table)
+            # the output each row came from, for messages about the row
+            rows += [dict(row, _from=f"{key}, side table {entry['row'].split()[-2]} "
+                                     f"{entry['row'].split()[-1]}")
+                     for row in read_benchmark_output(entry["path"], side_table=table)]
         if not rows:
             raise ConfigError(f"side table {path} lists no benchmark output; add a "
                               "row per output: file,threads,consistency")

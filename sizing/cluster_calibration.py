@@ -35,7 +35,8 @@ from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, placement
-from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, read_measurements
+from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
+    read_measurements
 from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
     prior_from_model, step_rows
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
@@ -178,12 +179,14 @@ class _Source:
     doubts: list
     labels: list | None = None
 
-    def row_name(self, i: int, first_line: int = 2) -> str:
-        """The i-th row (from 0) in a message: ``line i + first_line`` of a file
-        (``row i + 1`` with ``first_line=None``), or the DataFrame's index label."""
+    def row_name(self, i: int, by_place: bool = True) -> str:
+        """The i-th row (from 0) in a message: where a file has it (``line 14``,
+        ``result 3`` of benchmark output; ``row i + 1`` with ``by_place=False``),
+        or the DataFrame's index label."""
         if self.labels is not None:
             return f"row {self.labels[i]!r}"
-        return f"row {i + 1}" if first_line is None else f"line {i + first_line}"
+        return self.rows[i].place if by_place and self.rows[i].place else \
+            f"row {i + 1}"
 
 
 def _spread_unused(names) -> list[str]:
@@ -203,6 +206,8 @@ def _measurement_rows(measurements, replicas: int, need_mean: bool = True) -> _S
     through a CSV, so that it is checked as a file is; messages name its index
     labels), with a note on spread columns the model does not use."""
     source = _read_rows(measurements, replicas, need_mean)
+    if any(row.place.startswith("result") for row in source.rows):
+        return source  # benchmark output: its percentiles are not the user's columns
     return replace(source, doubts=source.doubts + _spread_unused(source.names))
 
 
@@ -219,6 +224,12 @@ def _read_rows(measurements, replicas: int, need_mean: bool = True) -> _Source:
         raise ConfigError(f"measurements are a file path or a pandas DataFrame, not a "
                           f"{type(measurements).__name__}; give one of those")
     name, labels = "the DataFrame", list(measurements.index)
+    empty = measurements.isna().all(axis=1) | (measurements.astype(str).apply(
+        lambda column: column.str.strip()) == "").all(axis=1)
+    if empty.any():
+        raise ConfigError(f"row {labels[int(np.flatnonzero(empty)[0])]!r} of the "
+                          "DataFrame has no value in any column; drop it (e.g. "
+                          "frame.dropna(how=\"all\"))")
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "measurements.csv")
         measurements.to_csv(path, index=False)
@@ -392,8 +403,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
                      predicted_throughput=float(throughput[i]))
         out.append(entry)
     notes = prediction_notes(model, mrows, throughput,
-                             lambda i: source.row_name(i, first_line=None))
-    wide = wide_intervals(low, high, lambda i: source.row_name(i, first_line=None))
+                             lambda i: source.row_name(i, by_place=False))
+    wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
     merged = merged_levels(table, fitted=False)
@@ -444,8 +455,7 @@ def query_grid(model: NetworkModel, threads, levels=None,
     levels = levels or ["ONE", "QUORUM", "ALL"]
     for level in levels:
         try:
-            # LOCAL_ONE and LOCAL_QUORUM ask as ONE and QUORUM (the file reader's rule)
-            consistency_quorum(str(level).upper().removeprefix("LOCAL_"), model.replicas)
+            consistency_quorum(level_asked(level), model.replicas)
         except ConfigError as exc:
             raise ConfigError(f"{exc} (the model keeps "
                               f"{counted(model.replicas, 'replica')})") from None
@@ -614,9 +624,9 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
 
 
 def lone_misses(path: str, table: pd.DataFrame, model_ms,
-                row_name=lambda i: f"line {i + 2}") -> str | None:
+                row_name=lambda i: f"row {i + 1}") -> str | None:
     """The note naming the rows of ``table`` (read from ``path``; ``row_name(i)`` names
-    the i-th, by default its line in the file) that the model's own curve ``model_ms`` misses far more than the others (rule:
+    the i-th, by default its place among the rows) that the model's own curve ``model_ms`` misses far more than the others (rule:
     `LONE_MISS_RATIO`, `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row
     of another run."""
     miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))

@@ -22,7 +22,8 @@ Throughput and rate are per second, latencies in milliseconds; the model's time
 unit is the millisecond. Header names are read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
 whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
-a row by its line in the file (in benchmark output, by its result's number).
+a row by its line in the file (in benchmark output, by its result's number, with the
+output and its side table line when a side table names the outputs).
 
 EACH_QUORUM waits for a quorum of replicas in every data centre: with several, a
 wide-area round trip that neither the one-data-centre model nor ``--datacentres`` (a
@@ -45,7 +46,7 @@ import csv
 import math
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from forkjoin_sim.cassandra.model import consistency_quorum
 from forkjoin_sim.errors import ConfigError, counted
@@ -70,6 +71,13 @@ CONFLICT_FACTOR = 2.0
 MAX_WARNINGS = 5
 # LOCAL_* levels ask the same number of replicas within one data centre.
 _ALIASES = {"LOCAL_ONE": "ONE", "LOCAL_QUORUM": "QUORUM"}
+
+
+def level_asked(level: str) -> str:
+    """The level ``level`` (any case, no blanks) asks as: LOCAL_ONE and LOCAL_QUORUM
+    as ONE and QUORUM, any other as written (upper case)."""
+    level = str(level).upper()
+    return _ALIASES.get(level, level)
 #: A header line every measurement file may start with, and a row under it.
 EXAMPLE_HEADER = "operation,consistency,threads,throughput,mean_ms"
 EXAMPLE_ROW = "read,ONE,16,5200,3.1"
@@ -88,6 +96,9 @@ class Measurement:
     read_fraction: float | None = None
     extra: dict = field(default_factory=dict, compare=False)
     raw: dict = field(default_factory=dict, compare=False)
+    #: Where the row was read, as messages name it ("line 14"; "result 3" of benchmark
+    #: output); empty for a row not read from a file.
+    place: str = field(default="", compare=False)
 
     @property
     def reads(self) -> float:
@@ -138,7 +149,7 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                           "models a quorum of all replicas); if the cluster is in one "
                           "data centre it equals QUORUM: write QUORUM, else leave the "
                           "row out")
-    level = _ALIASES.get(level, level)
+    level = level_asked(level)
     try:
         consistency_quorum(level, replicas)
     except ConfigError as exc:
@@ -297,10 +308,13 @@ def read_measurements(path: str, replicas: int,
             spelt = names
             records = [(number, [row.get(c, "") for c in names])
                        for number, row in enumerate(converted, start=1)]
-            unit = "result"  # the output has no line per row
+            # the output has no line per row; a side table's rows say which output
+            origins = {number: f" ({row['_from']})" for number, row
+                       in enumerate(converted, start=1) if "_from" in row}
+            unit = "result"
         else:
             spelt, records = _csv_records(path)
-            unit = "line"
+            unit, origins = "line", {}
     except FileNotFoundError:
         raise ConfigError(f"measurement file {path} does not exist") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -310,7 +324,8 @@ def read_measurements(path: str, replicas: int,
                           f"{EXAMPLE_HEADER} (rate instead of threads for an open loop) "
                           f"and one row per measured configuration, e.g. {EXAMPLE_ROW}")
     names = [n.lower() for n in spelt]
-    twice = [n for n, count in Counter(names).items() if count > 1]
+    # columns without a name (trailing commas) are set aside below, however many
+    twice = [n for n, count in Counter(names).items() if count > 1 and n]
     if twice:
         raise ConfigError(f"{path}: column(s) {', '.join(twice)} appear more than once "
                           "in the header (the last would silently win; names are read "
@@ -342,8 +357,9 @@ def read_measurements(path: str, replicas: int,
                               f"of fields than the header ({len(fields)}, not "
                               f"{len(names)}); {fix}")
         row = {n: v for n, v in zip(names, fields) if n in COLUMNS}
-        out.append(parse_row(row, replicas, f"{path} {unit} {number}", need_mean,
-                             notes))
+        place = f"{unit} {number}{origins.get(number, '')}"
+        out.append(replace(parse_row(row, replicas, f"{path} {place}", need_mean, notes),
+                           place=place))
         lines.append(number)
     _warn(notes)
     _warn(_conflicts(out, lines, path, unit))

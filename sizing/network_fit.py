@@ -155,7 +155,8 @@ class Prior:
         ratio) within a factor of about 20 of their centre at one sd, the scales (work,
         client hop, outside work) vaguer still (sd 10); the digest and mutation ratios,
         window, lanes and hop spread centred on what Cassandra does (the comments
-        below), within a factor e (hop spread: 0.5 in log)."""
+        below), and the branch cv on 1 (an exponential branch), within a factor e
+        (hop spread: 0.5 in log)."""
         # digest_ratio: a digest read does the data read and hashes the row, so it
         # costs about a data read or less (sd 1: a factor e either way)
         # mutation_ratio: a mutation appends to the commit log and the memtable, a

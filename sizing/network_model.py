@@ -616,28 +616,48 @@ def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
     if not loads_ok:
         raise ConfigError(f"--model {path}: [{name}] threads must be at least 1 (an "
                           "open loop's rate above 0); recalibrate")
-    if np.any((anchors.quorum < 1) | (anchors.quorum > replicas)):
-        raise ConfigError(f"--model {path}: [{name}] quorum must lie in 1..{replicas} "
-                          "(the model's replicas); recalibrate")
+    if np.any((anchors.quorum < 1) | (anchors.quorum > replicas)) or (
+            anchors.other_quorum is not None and np.any(
+                (anchors.other_quorum < 1) | (anchors.other_quorum > replicas))):
+        raise ConfigError(f"--model {path}: [{name}] quorum and other_quorum must lie "
+                          f"in 1..{replicas} (the model's replicas); recalibrate")
+    if anchors.reads is not None and not np.all((anchors.reads >= 0)
+                                                & (anchors.reads <= 1)):
+        raise ConfigError(f"--model {path}: [{name}] reads (a run's share of reads) "
+                          "must lie in [0, 1]; recalibrate")
+
+
+#: Demands a release before their lower bound of 1 wrote as fitted (below 1 too).
+_UNBOUNDED = ("lanes", "hop_spread")
 
 
 def _check_demands(table: dict, point: np.ndarray, path: str) -> None:
     """``[demands_ms]`` is written for people to read; the model computes from
-    ``[posterior]``. A value edited by hand would be silently ignored: refuse it."""
+    ``[posterior]``. A value that differs from what the posterior gives (an edit there,
+    which would be silently ignored, or an edit of the posterior that left it stale)
+    and a key that is not a demand (a misspelt edit) are refused."""
     shown = table.get("demands_ms")
     if shown is None:
         return
     if not isinstance(shown, dict):
         raise ConfigError(f"--model {path}: demands_ms must be a table; recalibrate")
+    unknown = [key for key in shown if key not in DEMANDS]
+    if unknown:
+        raise ConfigError(f"--model {path}: [demands_ms] has unknown key(s) "
+                          f"{', '.join(unknown)}; its keys are {', '.join(DEMANDS)} (the "
+                          "table is shown for reading only: delete it, or recalibrate)")
     for name, value in zip(DEMANDS, demands_of(point)):
         given = shown.get(name, value)
-        if isinstance(given, bool) or not isinstance(given, (int, float)) or \
-                not np.isclose(given, value, rtol=1e-9, atol=0.0):
+        fitted = [value] + ([float(np.exp(point[COORDINATES.index(name)]))]
+                            if name in _UNBOUNDED else [])
+        if isinstance(given, bool) or not isinstance(given, (int, float)) or not any(
+                np.isclose(given, v, rtol=1e-9, atol=0.0) for v in fitted):
             raise ConfigError(
                 f"--model {path}: [demands_ms] {name} = {given!r} is not what "
                 f"[posterior] gives ({float(value)!r}); [demands_ms] is shown for "
-                "reading only, the model computes from [posterior] (natural logs): "
-                "edit that, or recalibrate")
+                "reading only (the model computes from [posterior], natural logs), so "
+                "an edit there does nothing: undo it or delete the table (after "
+                "editing [posterior] it is stale: delete it), or recalibrate")
 
 
 def read_network_model(path: str) -> NetworkModel:

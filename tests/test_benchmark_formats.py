@@ -398,6 +398,17 @@ def test_user_profile_operations_named_in_a_side_table(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("file,threads,consistency,operations\nuser.txt,,ONE,simple1:read\n")
     _one_line_error(lambda: read_side_table(bad), "line 2", "simple1=read")
+    # a row read through a side table is named with its output and table line
+    (tmp_path / "each.txt").write_text(USER_STRESS)
+    table.write_text("file,threads,consistency,operations\n"
+                     "user.txt,,QUORUM,simple1=read\neach.txt,,EACH_QUORUM,simple1=read\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3),
+                    "result 3 (each.txt, side table line 3): EACH_QUORUM")
+    # a YCSB output names its own operations: a cell there would be ignored
+    (tmp_path / "y.txt").write_text(YCSB_C.read_text())
+    table.write_text("file,threads,consistency,operations\ny.txt,,,read=write\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3), "line 2",
+                    "operations is for cassandra-stress user profiles")
 
 
 @pytest.mark.parametrize("line, value, words", [

@@ -302,6 +302,20 @@ def test_a_column_without_a_name_is_ignored_with_a_warning(tmp_path):
                                                    "ignored")):
         rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
     assert names == HEADER.split(",") and rows[0].mean_ms == 2.0
+    # two trailing commas: two unnamed columns, not one name "appearing twice"
+    text = HEADER + ",,\nread,ONE,4,,2,,\n"
+    with pytest.warns(UserWarning, match=re.escape("(column 6, no name), (column 7, "
+                                                   "no name) ignored")):
+        rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert rows[0].mean_ms == 2.0 and rows[0].place == "line 2"
+
+
+def test_local_levels_ask_as_their_single_data_centre_names():
+    from sizing.measurements import level_asked
+
+    assert [level_asked(x) for x in ("local_quorum", "LOCAL_ONE", "QUORUM", "2",
+                                     "LOCAL_ALL")] == ["QUORUM", "ONE", "QUORUM", "2",
+                                                       "LOCAL_ALL"]
 
 
 # --- model file ------------------------------------------------------------------

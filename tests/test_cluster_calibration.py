@@ -11,6 +11,7 @@ import pytest
 from forkjoin_sim.errors import ConfigError
 from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster, \
     predict_table, query_grid, wide_intervals
+from sizing.measurements import read_measurements
 from sizing.network_model import read_network_model, rows_of_table
 
 KARPENKO_C = Path(__file__).resolve().parent.parent / "docs/data/karpenko2021/cluster_c.csv"
@@ -107,6 +108,39 @@ def test_spread_columns_are_said_to_be_unused(from_file):
             in str(w.message)]
     assert len(said) == 1 and "--structure simulated" in said[0]
     assert "predicted_p95_ms" not in table
+
+
+def test_benchmark_outputs_percentiles_are_not_said_to_be_unused():
+    """YCSB's output holds percentiles the user did not write as columns: no note
+    that the user could act on."""
+    ycsb = Path(__file__).resolve().parent / "data/ycsb_workloadc_quorum_100threads.txt"
+    assert "p95_ms" in read_measurements(str(ycsb), replicas=3)[1]
+    fitted = calibrate_cluster(str(ycsb), nodes=3, replicas=3)
+    assert not any("are read but not used" in note for note in fitted.warnings)
+
+
+def test_notes_name_a_files_own_lines_past_skipped_rows(tmp_path):
+    """Rows of only commas and blank lines are skipped; a note about a row then named
+    the line its position gave (12), not the file's (14)."""
+    lines = KARPENKO_C.read_text().splitlines()
+    lines = [lines[0], ",,,,", ""] + [line for line in lines[1:] if ",ALL," not in line]
+    slip = lines.index("read,QUORUM,100,,6.972")
+    lines[slip] = "read,QUORUM,100,,69.72"  # a factor 10 off
+    path = tmp_path / "c.csv"
+    path.write_text("\n".join(lines) + "\n")
+    fitted = calibrate_cluster(str(path), nodes=3, replicas=3)
+    said = [note for note in fitted.warnings if "far more than the others" in note]
+    assert len(said) == 1 and f"line {slip + 1} (read QUORUM 100 threads" in said[0]
+
+
+def test_a_dataframe_row_with_no_value_is_refused(from_file):
+    """An all-empty row is skipped in a file; in a DataFrame it would break the one
+    row per index label that the answer and the notes rely on."""
+    fitted, _ = from_file
+    query = pd.DataFrame({"operation": ["read", None], "consistency": ["ALL", None],
+                          "threads": [500, None]}, index=["ok", "blank"])
+    with pytest.raises(ConfigError, match="row 'blank' of the DataFrame has no value"):
+        predict_table(fitted, query)
 
 
 def test_bad_rows_of_a_dataframe_are_named_without_a_temporary_path(reads):

@@ -255,9 +255,11 @@ def test_plan_notes_name_the_pairs_rows():
     assert any("2R-2W spans more than a factor 10" in note for note in notes)
     assert not any("1R-3W spans" in note for note in notes)
     past = plan_notes(model, 1.0, 10_000, rows)
-    assert any("1R-3W reads" in note for note in past)
-    assert not any("writes" in note.split(" is predicted")[0] for note in past
-                   if " is predicted" in note)
+    busiest = [note for note in past if "busiest fitted row" in note]
+    # reads only (read fraction 1): the three pairs' reads, no write row asked
+    assert len(busiest) == 1
+    assert busiest[0].startswith("1R-3W reads, 2R-2W reads, 3R-1W reads are predicted")
+    assert "writes" not in busiest[0]
 
 
 def test_plan_consistency_model_missing_file(tmp_path, capsys):
