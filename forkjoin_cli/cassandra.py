@@ -125,13 +125,18 @@ def _cmd_predict(args) -> int:
                               "the Theorem 4 options, or drop --model for Theorem 4")
         from forkjoin_cli._calibration import cmd_predict_model
 
+        args.seed = 0 if args.seed is None else args.seed
         return cmd_predict_model(args)
-    grid = [o for o in ("threads", "consistency", "operation")
-            if getattr(args, o) is not None]
-    if args.measurements is not None or args.out is not None or grid:
-        given = "--" + grid[0] if grid else "--measurements and --out"
-        raise ConfigError(f"{given} go{'es' if grid else ''} with --model MODEL.toml; "
-                          "for Theorem 4 give --nodes, --replicas and --policy")
+    grid = [o for o in ("threads", "consistency", "operation", "measurements", "out",
+                        "figure") if getattr(args, o) is not None]
+    if grid:
+        raise ConfigError(f"--{grid[0]} goes with --model MODEL.toml (Theorem 4 prints "
+                          "its levels: --json for JSON); for Theorem 4 give --nodes, "
+                          "--replicas and --policy")
+    if args.seed is not None:
+        raise ConfigError("--seed goes with --model MODEL.toml (its intervals' posterior "
+                          "draws); Theorem 4 is exact arithmetic on its inputs: leave it "
+                          "out")
     if args.nodes is None or args.replicas is None or \
             (args.policy is None and args.local_fraction is None):
         raise ConfigError("give --nodes, --replicas and --policy or --local-fraction "
@@ -145,6 +150,13 @@ def _cmd_predict(args) -> int:
         fraction = policy_local_fraction(args.policy, args.nodes, args.replicas)
     local, remote = (read_basic_csv(args.basic_csv) if args.basic_csv
                      else (None, {}))
+    # an option may supply what the CSV lacks, not overrule what it has
+    for option, kind, found in (("local_basic", "local", local is not None),
+                                ("remote_basic", "remote", bool(remote))):
+        if getattr(args, option) is not None and found:
+            raise ConfigError(f"--{option.replace('_', '-')} and the {kind} rows of "
+                              f"--basic-csv both give the {kind} basic latencies; give "
+                              "them in one place")
     if args.local_basic is not None:
         local = _number(args.local_basic, "--local-basic")
     if args.remote_basic is not None:
@@ -352,7 +364,8 @@ def register(subparsers) -> None:
     g.add_argument("--out", help="also write the predicted rows to this CSV")
     g.add_argument("--figure", help="PRED.png: query rows (and measured values where "
                                     "given) with the model's curves and 95%% bands")
-    g.add_argument("--seed", type=seed, default=0)
+    g.add_argument("--seed", type=seed, default=None,
+                   help="seed of the intervals' posterior draws (default 0)")
     p.set_defaults(handler=_cmd_predict)
 
     p = sub.add_parser("calibrate", help="fit a model to benchmark summaries "

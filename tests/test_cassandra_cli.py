@@ -30,6 +30,28 @@ def test_predict_json_maps_every_applicable_level(capsys):
     assert values["ALL"] == pytest.approx(0.5 * 2.1 + 0.5 * 1.6)
 
 
+@pytest.mark.parametrize("extra, words", [
+    (["--figure", "f.png"], "--figure goes with --model"),
+    (["--seed", "0"], "--seed goes with --model"),
+    (["--local-basic", "0.3"], "--local-basic and the local rows of --basic-csv"),
+    (["--remote-basic", "1:1"], "--remote-basic and the remote rows of --basic-csv")])
+def test_theorem4_predict_refuses_options_that_would_do_nothing(tmp_path, capsys, extra,
+                                                                words):
+    """They were accepted and silently did nothing (no figure written), or overruled
+    the CSV's value."""
+    basic = tmp_path / "b.csv"
+    basic.write_text("kind,size,mean\nlocal,1,0.25\nremote,1,1.0\nremote,2,1.6\n"
+                     "remote,3,2.1\n")
+    argv = ["predict", "--nodes", "6", "--replicas", "3", "--policy", "round-robin",
+            "--basic-csv", str(basic)]
+    status, _, err = run(capsys, *argv, *extra)
+    assert status == 2 and len(err.strip().splitlines()) == 1 and words in err
+    # the CSV's remote rows with a local latency it lacks: still taken
+    basic.write_text("kind,size,mean\nremote,1,1.0\nremote,2,1.6\nremote,3,2.1\n")
+    status, out, _ = run(capsys, *argv, "--local-basic", "0.25", "--json")
+    assert status == 0 and json.loads(out)["ALL"] == pytest.approx(0.5 * 2.1 + 0.5 * 1.6)
+
+
 def test_predict_two_replicas_has_no_three(capsys):
     status, out, _ = run(capsys, "predict", "--nodes", "4", "--replicas", "2",
                          "--local-fraction", "0", "--remote-basic", "1:1,2:1.5", "--json")
