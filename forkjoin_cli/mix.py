@@ -48,7 +48,13 @@ def cluster_from_args(args):
     closed = closed_loop_from_args(args)
     if bool(closed) == (args.rate is not None):
         raise ConfigError("give --rate (open, operations per unit time) or --clients N "
-                          "(closed loop), not both")
+                          "(closed loop): " + ("not both" if closed else "one of them"))
+    if args.structure == "shared" and args.write_threads is not None:
+        raise ConfigError("--write-threads does nothing with --structure shared (one "
+                          "queue served by --read-threads threads); leave it out, or use "
+                          "--structure stages")
+    # unset so that --structure shared can refuse it; its default here
+    args.write_threads = 1 if args.write_threads is None else args.write_threads
     node = (Stages(args.read_threads, args.write_threads) if args.structure == "stages"
             else SharedQueue(args.read_threads))
     return CassandraCluster(
@@ -73,6 +79,10 @@ def _cmd_mix_steps(args, cluster) -> int:
     if args.coordinator is not None:
         raise ConfigError("--coordinator is unqueued coordinator time; with the "
                           "queued-work options give --coordinator-work SPEC instead")
+    if args.engine in ("fast", "fused"):
+        raise ConfigError(f"--engine {args.engine} does not run queued work (the "
+                          "queued-work options such as --hop and --cores run on the "
+                          "steps engine); leave --engine out, or give --engine simpy")
     from forkjoin_sim.cassandra.queued import run_queued
     from forkjoin_sim.steps.builders import cassandra_jobs, read_law
 
@@ -155,7 +165,8 @@ def register(subparsers) -> None:
     p.add_argument("--read-threads", type=whole(1, 100_000, "--read-threads"), default=1,
                    help="threads of the read stage (of the queue, with shared)")
     p.add_argument("--write-threads", type=whole(1, 100_000, "--write-threads"),
-                   default=1)
+                   default=None, help="threads of the mutation stage (default 1; "
+                                      "--structure stages only)")
     p.add_argument("--rate", type=real(0.0, low_open=True, what="--rate"),
                    help="operations per unit time (open loop)")
     add_closed_loop_arguments(p)

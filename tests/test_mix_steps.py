@@ -114,6 +114,10 @@ def test_all_versus_one_loss_follows_mva(capsys, sweep, values):
     (["--hop", "exp"], "mean"),
     (["--cores", "4", "--coordinator", "exp:0.1"], "--coordinator-work"),
     (["--cores", "4", "--jobs", "auto"], "number"),
+    # accepted before and ignored: the run went to the steps engine, or the stage
+    (["--hop", "exp:0.1", "--engine", "fused"], "--engine fused does not run queued"),
+    (["--cores", "2", "--engine", "fast"], "--engine fast does not run queued"),
+    (["--structure", "shared", "--write-threads", "5"], "--write-threads does nothing"),
 ])
 def test_bad_queued_work_is_one_line_and_status_2(capsys, extra, says):
     status = cli.main(["mix", "--nodes", "3", "--replicas", "3", "--clients", "10",
