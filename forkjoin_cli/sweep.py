@@ -39,8 +39,9 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                     "list points explicitly. Without an engine key each point runs "
                     "on the engine simulate would choose (engine = \"auto\"; the "
                     "results name it in engine_ran and engine_reason); set engine = "
-                    "\"fast\" for exact percentiles. Rows are written as points "
-                    "finish; the finished file is in grid order. Exit status 1 if a point failed "
+                    "\"fast\" for exact percentiles. Rows are written to "
+                    "OUT.partial.csv as points finish; OUT is replaced, in grid "
+                    "order, only when every point has run. Exit status 1 if a point failed "
                     "(its row says why), 2 for a bad spec.",
         epilog="example spec:\n" + EXAMPLE_SPEC,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,7 +56,9 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                         "scheduler address such as tcp://10.0.0.1:8786 (it must answer "
                         f"within {DASK_TIMEOUT:g} s)")
     p.add_argument("--resume", action="store_true",
-                   help="skip the points already in --out (failed ones run again)")
+                   help="skip the points that finished: those in OUT.partial.csv "
+                        "after an interrupted run, else in --out (failed ones run "
+                        "again)")
     p.add_argument("--no-analytic", action="store_true",
                    help="leave out the analytic columns (Theorem 3 estimate, bounds)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -64,7 +67,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
 
 
 def _cmd_sweep(args) -> int:
-    from forkjoin_sim.sweep.results_file import check_results_path, resumed_spec
+    from forkjoin_sim.sweep.results_file import (check_results_path, journal_path,
+                                                  journaled, resumed_spec)
     from forkjoin_sim.sweep.runner import check_run_settings, expand, load_spec, sweep
     from sizing.sweep_columns import annotate
 
@@ -99,8 +103,14 @@ def _cmd_sweep(args) -> int:
                       annotate=() if args.no_analytic else (annotate,), progress=not args.quiet,
                       resume=args.resume, address=args.dask)
     except KeyboardInterrupt:
-        print(f"the finished points are in {args.out}; run again with --resume to "
-              "complete it", file=sys.stderr)
+        # out is replaced only at the end: the finished points are in the journal
+        kept = f" ({args.out} is unchanged)" if out.exists() else ""
+        finished = journaled(out)
+        if finished:
+            print(f"the {finished} finished point(s) are in {journal_path(out)}{kept}; "
+                  f"run again with --resume to complete {args.out}", file=sys.stderr)
+        else:
+            print(f"no point finished{kept}", file=sys.stderr)
         raise
     failed = frame[frame["status"] != "ok"]
     print(f"{len(frame)} rows ({len(frame) - len(failed)} ok, {len(failed)} failed) "

@@ -317,10 +317,12 @@ def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkey
     shuffled = {**SPEC, "quorum": [3, 1, 2], "service": SPEC["service"][::-1]}
     with pytest.raises(KeyboardInterrupt):
         sweeps.sweep(shuffled, backend="serial", out=out, progress=False, annotate=ANALYTIC)
-    partial = pd.read_csv(out)  # a valid CSV of the finished points
+    assert not out.exists()  # written only when every point has run
+    journal = tmp_path / "results.csv.partial.csv"
+    partial = pd.read_csv(journal)  # a valid CSV of the finished points
     assert len(partial) == 7 and (partial["status"] == "ok").all()
     # A run killed in the middle of writing a row leaves a truncated last line.
-    with open(out, "a") as handle:
+    with open(journal, "a") as handle:
         handle.write("6,3,2,0.5,,1.0,exp,rand")
 
     monkeypatch.undo()
@@ -328,6 +330,7 @@ def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkey
     frame = sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False, annotate=ANALYTIC)
     assert len(ran) == ROWS - 7
     assert _text_without_timing(out) == _text_without_timing(uninterrupted)
+    assert not journal.exists()
     pd.testing.assert_frame_equal(_without_timing(frame), _without_timing(serial_frame),
                                   check_exact=True)
 
@@ -363,6 +366,54 @@ def test_parquet_results_read_back_as_the_csv_ones(tmp_path, monkeypatch):
     assert not (tmp_path / "r.parquet.partial.csv").exists()
     pd.testing.assert_frame_equal(_without_timing(pd.read_parquet(out)),
                                   _without_timing(csv_frame), check_exact=True)
+
+
+# Two points of another sweep: the earlier results an interrupted run must keep.
+OLD_SPEC = {"nodes": 3, "replicas": 3, "quorum": [1, 2], "rho": 0.5, "jobs": 500,
+            "seed": 4}
+NEW_SPEC = {"nodes": 6, "replicas": 3, "quorum": [1, 2, 3], "rho": 0.5, "jobs": 500,
+            "seed": 5}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_an_interrupted_sweep_leaves_the_earlier_results_file_as_it_was(
+        tmp_path, monkeypatch, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    out = tmp_path / f"results{suffix}"
+    journal = tmp_path / f"results{suffix}.partial.csv"
+    sweeps.sweep(OLD_SPEC, backend="serial", out=out, progress=False, annotate=False)
+    before = out.read_bytes()
+    _interrupt_after(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        sweeps.sweep(NEW_SPEC, backend="serial", out=out, progress=False, annotate=False)
+    assert out.read_bytes() == before
+    assert len(pd.read_csv(journal)) == 2  # the finished points, journaled beside it
+    monkeypatch.undo()
+    ran = _interrupt_after(monkeypatch, 10**9)
+    frame = sweeps.sweep(NEW_SPEC, backend="serial", out=out, resume=True,
+                         progress=False, annotate=False)
+    assert len(ran) == 1 and not journal.exists()
+    written = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert list(written["nodes"]) == [6, 6, 6] and list(written["quorum"]) == [1, 2, 3]
+    pd.testing.assert_frame_equal(_without_timing(written), _without_timing(frame),
+                                  check_exact=True)
+
+
+def test_a_failed_final_write_leaves_the_earlier_results_and_the_journal(tmp_path,
+                                                                          monkeypatch):
+    out = tmp_path / "results.csv"
+    sweeps.sweep(OLD_SPEC, backend="serial", out=out, progress=False, annotate=False)
+    before = out.read_bytes()
+
+    def full_disk(handle_or_path, *args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sweeps, "write_final", full_disk)
+    with pytest.raises(OSError):
+        sweeps.sweep(NEW_SPEC, backend="serial", out=out, progress=False, annotate=False)
+    assert out.read_bytes() == before
+    assert len(pd.read_csv(tmp_path / "results.csv.partial.csv")) == 3
 
 
 # --- command line ---------------------------------------------------------------
@@ -424,6 +475,36 @@ def test_cli_exit_status_1_when_a_point_fails(tmp_path, capsys, monkeypatch):
                 if line.startswith("failed:")]
     assert len(failures) == 2 and all("RuntimeError: out of memory" in f for f in failures)
     assert list(pd.read_csv(out)["status"]) == ["error", "error"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_cli_interrupt_names_the_file_that_holds_the_finished_points(
+        tmp_path, capsys, monkeypatch, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    spec = tmp_path / "spec.toml"
+    spec.write_text("nodes = 6\nreplicas = 3\nquorum = [1, 2, 3]\nrho = 0.5\n"
+                    "jobs = 500\n")
+    out = tmp_path / f"r{suffix}"
+    sweeps.sweep(OLD_SPEC, backend="serial", out=out, progress=False, annotate=False)
+    before = out.read_bytes()
+    _interrupt_after(monkeypatch, 1)
+    assert cli.main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                     "--quiet"]) == 130
+    err = capsys.readouterr().err
+    journal = tmp_path / f"r{suffix}.partial.csv"
+    assert f"the 1 finished point(s) are in {journal} ({out} is unchanged)" in err
+    assert f"--resume to complete {out}" in err
+    assert out.read_bytes() == before and len(pd.read_csv(journal)) == 1
+    # interrupted before any point finished, with no earlier file: nothing to name
+    journal.unlink()
+    out.unlink()
+    _interrupt_after(monkeypatch, 0)
+    assert cli.main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                     "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert "no point finished" in err and "finished point(s) are in" not in err
+    assert not out.exists()
 
 
 def _children(pid: int) -> set[int]:

@@ -1,10 +1,12 @@
-"""The results file of a sweep: rows appended as points finish, resumable, final.
+"""The results file of a sweep: a journal while it runs, resumable, final.
 
-While a sweep runs, each finished point's row is appended and flushed, so the file
-is a valid CSV after every row (for parquet, rows go to ``<out>.partial.csv``). A
-resumed sweep reads back the rows of the points that finished. At the end the file
-is rewritten atomically in grid order, so an interrupted and resumed sweep leaves
-the same file as an uninterrupted one.
+While a sweep runs, each finished point's row is appended and flushed to the
+journal ``<out>.partial.csv``, a valid CSV after every row; ``out`` itself, if an
+earlier run wrote it, is left as it was. A resumed sweep reads back the rows of
+the points that finished. At the end ``out`` is replaced atomically by the file in
+grid order and the journal removed, so an interrupted sweep never loses or
+half-writes ``out``, and an interrupted and resumed sweep leaves the same file as
+an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -70,8 +72,31 @@ def _csv_line(values: list[str]) -> str:
 
 
 def journal_path(out: Path) -> Path:
-    """Where rows are appended as they finish: the CSV itself, or a CSV beside parquet."""
-    return out if out.suffix.lower() == ".csv" else out.with_name(out.name + ".partial.csv")
+    """Where rows are appended as they finish: a CSV beside ``out``, never ``out``
+    itself (which keeps an earlier run's results until this one is complete)."""
+    return out.with_name(out.name + ".partial.csv")
+
+
+def journaled(out: Path) -> int:
+    """How many whole rows the journal of ``out`` holds (0 when there is none)."""
+    journal = journal_path(out)
+    try:
+        return len(_read_csv_rows(journal)) if journal.exists() else 0
+    except Exception:  # not a journal this command wrote: it holds no finished point
+        return 0
+
+
+def resume_source(out: Path) -> Path | None:
+    """The file ``--resume`` reads the finished rows from, None if there is none.
+
+    The journal of an interrupted run when there is one (it begins with every row
+    that run resumed from, so it holds all that finished), otherwise ``out`` itself:
+    a finished file, or the CSV an older version appended to in place.
+    """
+    for path in (journal_path(out), out):
+        if path.exists():
+            return path
+    return None
 
 
 def _read_csv_rows(path: Path) -> list[dict]:
@@ -194,8 +219,7 @@ def check_results_path(out, inputs=()) -> Path:
 
     out = Path(out)
     check_output_file(out, "results file", suffixes=tuple(OUT_FORMATS), inputs=inputs)
-    if journal_path(out) != out:
-        check_output_file(journal_path(out), "results journal")
+    check_output_file(journal_path(out), "results journal", inputs=inputs)
     if out.suffix.lower() == ".parquet":
         import importlib.util
         if importlib.util.find_spec("pyarrow") is None:
@@ -205,22 +229,18 @@ def check_results_path(out, inputs=()) -> Path:
 
 
 def file_rows(out: Path) -> list[dict]:
-    """The rows an earlier run wrote to the results file ``out`` (and its journal), as
-    dicts of cell text; none when there is no such file."""
-    journal = journal_path(out)
-    rows = []
-    sources = [(journal, _read_csv_rows)]
-    if out.suffix.lower() == ".parquet":
-        sources.insert(0, (out, _read_parquet_rows))
-    for path, read in sources:
-        if path.exists():
-            try:
-                rows += read(path)
-            except Exception as exc:  # not UTF-8, binary, a damaged parquet file ...
-                raise ConfigError(f"cannot resume from {path}: it is not a results file "
-                                  f"this command wrote ({type(exc).__name__}); move it "
-                                  "away or run without --resume") from None
-    return rows
+    """The rows an earlier run left for ``out`` (see `resume_source`), as dicts of
+    cell text; none when there is no such file."""
+    source = resume_source(out)
+    if source is None:
+        return []
+    read = _read_parquet_rows if source.suffix.lower() == ".parquet" else _read_csv_rows
+    try:
+        return read(source)
+    except Exception as exc:  # not UTF-8, binary, a damaged parquet file ...
+        raise ConfigError(f"cannot resume from {source}: it is not a results file "
+                          f"this command wrote ({type(exc).__name__}); move it "
+                          "away or run without --resume") from None
 
 
 def _sets_engine(spec: dict) -> bool:
@@ -271,7 +291,7 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
             # failed points, and rows cut short before their statistics, run again
             done.setdefault(identity, row)
     if foreign:
-        raise ConfigError(f"{foreign} row(s) of {out} are not points of this sweep "
-                          "(another spec, seed or jobs?); resume with the spec that "
-                          "wrote it, or write to another file")
+        raise ConfigError(f"{foreign} row(s) of {resume_source(out)} are not points of "
+                          "this sweep (another spec, seed or jobs?); resume with the "
+                          "spec that wrote it, or write to another file")
     return done

@@ -1,8 +1,9 @@
 """Parameter sweeps: run many simulation points on local processes or Dask.
 
 ``sweep(spec)`` expands a spec into points (``sweep_points``), runs them on a
-backend, appends each finished row to the results file (``results_file``) and
-returns a pandas DataFrame in grid order. A point's numbers depend only on its
+backend, appends each finished row to the results journal (``results_file``),
+replaces the results file when all have run and returns a pandas DataFrame in grid
+order. A point's numbers depend only on its
 description and the base seed, never on the backend or the order of completion.
 """
 
@@ -354,15 +355,18 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     workers : int, optional
         Local processes (default: all CPUs) or local Dask workers.
     out : path ending in .csv or .parquet, optional
-        Rows are appended as points finish (for parquet, to ``<out>.partial.csv``,
-        turned into parquet at the end); the finished file is in grid order.
+        Rows are appended as points finish to the journal ``<out>.partial.csv``;
+        ``out`` is replaced atomically, in grid order, only when every point has
+        run (an interrupted sweep leaves an earlier ``out`` as it was) and the
+        journal is then removed.
     annotate : sequence of callables
         Functions ``(point, row) -> dict`` adding columns to each row, e.g.
         ``(sizing.sweep_columns.annotate,)`` for Theorem 3's estimate and error.
     progress : bool
         A progress bar with ETA on stderr.
     resume : bool
-        Skip the points that ``out`` already holds with status "ok". A spec that
+        Skip the points that finished with status "ok": those in the journal of
+        an interrupted run, or in ``out`` when there is no journal. A spec that
         sets no engine resumes a file whose rows all have engine "fast" (written
         before the default was "auto") on engine "fast", with a note saying so.
 
@@ -401,8 +405,6 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     check_run_settings(points, workers if backend != "serial" else 1)
     order = {point_identity(p): i for i, p in enumerate(points)}
     done = done_rows(out, order, bool(annotators(annotate))) if resume else {}
-    if out is not None and not resume and out.suffix.lower() == ".parquet":
-        out.unlink(missing_ok=True)  # replaced, as a CSV is, not mixed into a resume
     todo = [p for p in points if point_identity(p) not in done]
     journal = None if out is None else Journal(journal_path(out), list(done.values()))
     rows = list(done.values())
@@ -429,8 +431,7 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     rows.sort(key=lambda cells: order[row_identity(cells)])
     if out is not None:
         write_final(out, rows)
-        if journal_path(out) != out:
-            journal_path(out).unlink(missing_ok=True)
+        journal_path(out).unlink(missing_ok=True)
     frame = rows_frame(rows)
     frame.attrs["notes"] = notes
     return frame
