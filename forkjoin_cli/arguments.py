@@ -23,6 +23,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         from forkjoin_sim.errors import shorten
 
+        # a missing subcommand is named by its destination ("cassandra_command"):
+        # say what to give instead
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and message in (
+                    f"the following arguments are required: {name}"
+                    for name in (action.dest, action.metavar) if name):
+                message = f"give a command: one of {', '.join(action.choices)}"
         self.exit(EXIT_BAD_INPUT,
                   f"{self.prog}: error: {shorten(message)} (see {self.prog} --help)\n")
 

@@ -235,3 +235,18 @@ def test_version_names_the_installed_package(capsys):
         code = exc.code
     assert code == 0
     assert capsys.readouterr().out.strip() == f"forkjoin-sim {version('forkjoin-sim')}"
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    ([], "give a command: one of simulate, mix,"),
+    (["cassandra"], "give a command: one of predict, calibrate, simulate, validate"),
+    (["estimators"], "give a command: one of referee, accuracy, figure"),
+    (["simulate", "--nodes", "3", "--replicas", "3", "--quorum", "2", "--rho", "0.5",
+      "--service", ":"], "service ':' names no law; write one, e.g. exp"),
+])
+def test_a_missing_command_or_law_is_named_as_the_user_would(capsys, argv, fragment):
+    """argparse named a missing subcommand by its internal destination
+    ("cassandra_command"), and an empty law name read "write  alone or :VALUE"."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0]

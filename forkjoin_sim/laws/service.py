@@ -73,6 +73,9 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
                           f"{', '.join(SPEC_FORMS)}")
     name, colon, argument = spec.strip().partition(":")
     name = name.strip().lower()
+    if not name:
+        raise ConfigError(f"service {spec!r} names no law; write one, e.g. exp, "
+                          "gamma:2 or lognormal:0.5 (every form in the command's --help)")
     if colon and not argument.strip() and name not in ("empirical", "mix"):
         raise ConfigError(f"service {spec!r} ends with ':' but gives no parameter; write "
                           f"{name} alone or {name}:VALUE")
