@@ -169,13 +169,19 @@ def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
         raise ConfigError(f"objective {objective!r} is unknown; use percentile or mean")
     if not 0 < percentile < 100:
         raise ConfigError(f"percentile {percentile!r} is outside (0, 100); use e.g. 99")
+    if key.write_share in (0, 1):
+        raise ConfigError(_NEEDS_BOTH.format(
+            what=f"write share {key.write_share:g}",
+            none="writes" if key.write_share == 0 else "reads",
+            fix="a write share strictly between 0 and 1, e.g. 0.1"))
     run = simulate_queues(key, operations, seed, warmup)
     n = key.replicas
     rows = []
     for read_quorum in range(1, n + 1):
         for write_quorum in range(1, n + 1):
-            rows.append(_option(run.outcome(read_quorum, write_quorum), constraint,
-                                percentile))
+            result = run.outcome(read_quorum, write_quorum)
+            _check_measured(result, operations, warmup, percentile)
+            rows.append(_option(result, constraint, percentile))
     table = pd.DataFrame(rows)
     speed = "mix_mean" if objective == "mean" else "mix_percentile"
     meeting = table[table.verdict == "meets"].assign(size=lambda t: t.read_quorum
@@ -185,6 +191,36 @@ def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
         top = meeting.sort_values([speed, "size"], kind="stable").iloc[0]
         best = (int(top.read_quorum), int(top.write_quorum))
     return StalenessPlan(key, constraint, objective, float(percentile), table, best)
+
+
+#: Why a mix of only reads or only writes has no staleness plan.
+_NEEDS_BOTH = ("a staleness plan needs both reads and writes (a read is stale only "
+               "against a write), and {what} has no {none}; give {fix}")
+
+
+def operations_needed(write_share: float, warmup: float, percentile: float) -> int:
+    """Operations a run needs for the rarer of reads and writes to bound the
+    ``percentile`` of its latency on average: n measured values bound the
+    distribution-free 95% interval of the p-th percentile on both sides once
+    max(p, 1 - p) ** n <= 0.025."""
+    rarer = min(write_share, 1 - write_share) * (1 - warmup)
+    tail = max(percentile, 100 - percentile) / 100
+    measured = math.ceil(math.log(0.025) / math.log(tail))
+    return max(2, math.ceil(measured / rarer))
+
+
+def _check_measured(result, operations: int, warmup: float, percentile: float) -> None:
+    """Refuse a run that measured no reads (with a commit before them) or no writes
+    for a pair: it has no latency to rank by."""
+    for kind, sample in (("reads", result.read_latency), ("writes", result.write_latency)):
+        if sample.size == 0:
+            need = operations_needed(result.key.write_share, warmup, percentile)
+            raise ConfigError(
+                f"the run of {operations:,} operations measured no {kind} for R="
+                f"{result.read_quorum}, W={result.write_quorum} (write share "
+                f"{result.key.write_share:g}, warm-up {warmup:g}; a read counts once a "
+                f"write committed before it), so it has no p{percentile:g} to rank by; "
+                f"simulate at least {max(need, operations + 1):,} operations (--jobs)")
 
 
 def _option(result, constraint: StalenessConstraint, percentile: float) -> dict[str, Any]:
@@ -271,6 +307,13 @@ def check_staleness_arguments(args, latency_only: dict[str, object]) -> None:
             raise ConfigError(f"{_only(given)} to the latency plan; with --staleness "
                               "every pair is simulated (its size is --jobs), so leave "
                               f"{'it' if len(given) == 1 else 'them'} out")
+        parse_constraint(args.staleness)  # a bad constraint is refused before any work
+        if args.read_fraction in (0, 1):
+            raise ConfigError(_NEEDS_BOTH.format(
+                what=f"--read-fraction {args.read_fraction:g}",
+                none="writes" if args.read_fraction == 1 else "reads",
+                fix="a read fraction strictly between 0 and 1 (e.g. 0.9), or leave "
+                    "out --staleness for the latency plan alone"))
         if args.structure == "shared" and args.write_threads is not None:
             raise ConfigError("--write-threads sets the mutation stage, which "
                               "--structure shared does not have; use --read-threads for "

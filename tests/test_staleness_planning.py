@@ -149,3 +149,54 @@ def test_the_report_names_faster_pairs_left_undecided():
     key = key_for(3, 1.0, 0.5, "shared", read_service=law, write_service=law)
     plan = plan_staleness(key, parse_constraint("t=0:0.99"), operations=50_000, seed=0)
     assert assert_report_names_faster_undecided_pairs(plan, "mix_percentile") >= 1
+
+
+PLAN_CONSISTENCY = ["plan-consistency", "--nodes", "6", "--replicas", "3", "--rate", "1"]
+
+
+@pytest.mark.parametrize("extra, missing", [
+    (["--read-fraction", "1", "--staleness", "t=10:0.999"], "no writes"),
+    (["--read-fraction", "0", "--staleness", "t=10:0.999"], "no reads"),
+    (["--read-fraction", "1", "--staleness", "behind=1:0.9"], "no writes"),
+])
+def test_a_mix_without_reads_or_writes_is_refused_before_the_run(extra, missing, capsys,
+                                                                 monkeypatch):
+    import sizing.staleness_planning as planning
+    from forkjoin_cli.main import main
+
+    monkeypatch.setattr(planning, "simulate_queues", None)  # any run would fail
+    assert main(PLAN_CONSISTENCY + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs both reads and writes" in err and missing in err
+    assert "strictly between 0 and 1" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("share", [0, 1])
+def test_the_planner_refuses_a_key_without_reads_or_writes(share, monkeypatch):
+    import sizing.staleness_planning as planning
+
+    monkeypatch.setattr(planning, "simulate_queues", None)
+    with pytest.raises(ConfigError, match="needs both reads and writes"):
+        plan_staleness(key_for(3, 0.5, share), parse_constraint("t=1:0.9"))
+
+
+def test_a_run_too_short_to_measure_reads_names_a_sufficient_length():
+    import re
+
+    key = key_for(3, 1.0, 0.1)
+    with pytest.raises(ConfigError, match="measured no") as caught:
+        plan_staleness(key, parse_constraint("t=1:0.9"), operations=3, seed=0)
+    need = int(re.search(r"at least ([\d,]+) operations", str(caught.value))
+               .group(1).replace(",", ""))
+    plan = plan_staleness(key, parse_constraint("t=1:0.9"), operations=need, seed=0)
+    assert (plan.options.reads > 0).all()
+    assert np.isfinite(plan.options[["read_percentile", "write_percentile"]]).all().all()
+
+
+def test_too_few_jobs_is_one_line_naming_jobs(capsys):
+    from forkjoin_cli.main import main
+
+    assert main(PLAN_CONSISTENCY + ["--read-fraction", "0.999", "--jobs", "500",
+                                    "--staleness", "t=1:0.9"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "measured no" in err and "(--jobs)" in err and "\n" not in err
