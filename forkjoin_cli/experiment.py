@@ -4,6 +4,7 @@ hold-out). Each is a module of ``validation`` with a ``run(args)``."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from pathlib import Path
 
@@ -13,6 +14,27 @@ from forkjoin_cli.arguments import _Parser
 
 #: Files each experiment writes into its output directory.
 _STALENESS_FILES = ("load.csv", "load.png", "load_latency.png", "load_visibility.png")
+
+
+#: The hold-out's scenarios (validation.calibration_holdout.SCENARIOS), by letter.
+_SCENARIOS = "abc"
+
+
+def _scenarios(text: str) -> str:
+    """An argparse ``type=``: hold-out scenario letters from a, b, c, each once."""
+    letters = text.strip().lower()
+    unknown = sorted(set(letters) - set(_SCENARIOS))
+    if not letters or unknown:
+        wrong = ("names no scenario" if not letters else
+                 f"has unknown letter(s) {', '.join(map(repr, unknown))}")
+        raise argparse.ArgumentTypeError(
+            f"--scenarios {text!r} {wrong}; use letters from a, b, c, e.g. abc or c")
+    repeated = sorted({c for c in letters if letters.count(c) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"--scenarios {text!r} names {repeated[0]!r} twice; give each scenario once, "
+            f"e.g. {''.join(dict.fromkeys(letters))}")
+    return letters
 
 
 def _check_outputs(args) -> None:
@@ -66,7 +88,10 @@ def register(subparsers) -> None:
                         help="write the synthetic 30-row file with known parameters")
     p.add_argument("--nodes", type=types.whole(1, 10**9, "--nodes"), default=3)
     p.add_argument("--replicas", type=types.whole(1, 10**9, "--replicas"), default=3)
-    p.add_argument("--scenarios", default="abc")
+    p.add_argument("--scenarios", type=_scenarios, default=_SCENARIOS,
+                   help="which hold-outs, letters from abc: (a) fit ONE, predict QUORUM "
+                        "and ALL; (b) fit ONE and ALL, predict QUORUM; (c) fit the two "
+                        "smallest thread counts, predict the larger")
     p.add_argument("--seed", type=types.seed, default=0)
     p.add_argument("--summary-only", action="store_true",
                         help="print only the MAPE table at the end")

@@ -19,6 +19,7 @@ import csv
 import sys
 import numpy as np
 
+from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write
 from sizing.calibrated_model import CalibratedModel
 from sizing.calibration import calibrate, predict, simulate_row
@@ -33,19 +34,29 @@ FAILED = {"saulolks2022_rows5000_think100_run1.csv": {("ONE", 50), ("ALL", 30),
                                                        ("ALL", 50)}}
 
 
+def _same_work(a, b) -> bool:
+    """Rows of the same operation and mix, whose latencies a naive guess may share."""
+    return a.operation == b.operation and a.reads == b.reads
+
+
 def _naive(kind, row, fitted):
-    """The guess a user would make for ``row`` from the ``fitted`` rows."""
+    """The guess a user would make for ``row`` from the ``fitted`` rows of the same
+    operation (and mix); None where the rows it needs are missing."""
+    fitted = [r for r in fitted if _same_work(r, row)]
     by = {(r.consistency, r.threads): r.mean_ms for r in fitted}
     if kind == "a":
         return by.get(("ONE", row.threads))
     if kind == "b":
         one, all_ = by.get(("ONE", row.threads)), by.get(("ALL", row.threads))
         return None if one is None or all_ is None else (one + all_) / 2
-    points = sorted((r.threads, r.mean_ms) for r in fitted
-                    if r.consistency == row.consistency)
-    if len(points) < 2:
+    # Rows repeated at one thread count (several runs) give one point: their mean.
+    at = {}
+    for r in fitted:
+        if r.consistency == row.consistency and r.threads is not None:
+            at.setdefault(r.threads, []).append(r.mean_ms)
+    if len(at) < 2 or row.threads is None:
         return None
-    (x0, y0), (x1, y1) = points[0], points[1]
+    (x0, y0), (x1, y1) = sorted((x, float(np.mean(y))) for x, y in at.items())[:2]
     return y0 + (y1 - y0) * (row.threads - x0) / (x1 - x0)
 
 
@@ -63,15 +74,41 @@ SCENARIOS = {
 }
 
 
-def holdout(path, nodes, replicas, scenario, seed=0, progress=None):
-    """Per held-out row: measured, model (with interval), naive guess; plus warnings."""
+def _rows(path, replicas):
+    """The rows of ``path`` the hold-out uses: those whose run reported no failures."""
     rows, _ = read_measurements(path, replicas)
-    failed = FAILED.get(path.rsplit("/", 1)[-1], set())
-    rows = [r for r in rows if (r.consistency, r.threads) not in failed]
-    title, naive_name, chooser = SCENARIOS[scenario]
-    mask = chooser(rows)
+    failed = FAILED.get(str(path).rsplit("/", 1)[-1], set())
+    return [r for r in rows if (r.consistency, r.threads) not in failed]
+
+
+def split(rows, scenario, path="the file"):
+    """(fitted, held-out) rows of ``scenario``, or ConfigError when it cannot be formed."""
+    if scenario not in SCENARIOS:
+        raise ConfigError(f"unknown scenario {scenario!r}; use letters from "
+                          f"{''.join(SCENARIOS)}")
+    if scenario == "c":
+        if any(r.threads is None for r in rows):
+            raise ConfigError(f"{path}: scenario c fits the smallest thread counts, but "
+                              "some rows are at a fixed rate (no threads); drop c from "
+                              "--scenarios for this file")
+        if len({r.threads for r in rows}) < 3:
+            raise ConfigError(f"{path}: scenario c needs rows at 3 or more thread counts "
+                              "(2 to fit, the rest to predict); drop c from --scenarios "
+                              "for this file")
+    mask = SCENARIOS[scenario][2](rows)
     fitted = [r for r, m in zip(rows, mask) if m]
     held = [r for r, m in zip(rows, mask) if not m]
+    if not fitted or not held:
+        title = SCENARIOS[scenario][0]
+        raise ConfigError(f"{path}: scenario {scenario} ({title}) finds no rows to "
+                          f"{'fit' if not fitted else 'predict'}; drop {scenario} from "
+                          "--scenarios for this file")
+    return fitted, held
+
+
+def holdout(path, nodes, replicas, scenario, seed=0, progress=None):
+    """Per held-out row: measured, model (with interval), naive guess; plus warnings."""
+    fitted, held = split(_rows(path, replicas), scenario, path)
     fit = calibrate(fitted, nodes, replicas, seed=seed, progress=progress,
                     confirm=False)
     preds = predict(fit.model, held, seed=seed)
@@ -165,6 +202,12 @@ def write_synthetic(path: str, model: CalibratedModel = SYNTHETIC, seed: int = 9
 
 def run(args) -> int:
     """Run the experiment with the options of ``forkjoin-sim experiment calibration-holdout``."""
+    # Every file and scenario is read and split first: a scenario one file cannot
+    # form is refused before minutes of calibration on the others.
+    rows = {path: _rows(path, args.replicas) for path in args.files}
+    for path in args.files:
+        for scenario in args.scenarios:
+            split(rows[path], scenario, path)
     if args.write_synthetic:
         write_synthetic(args.write_synthetic)
     results = []
@@ -178,4 +221,3 @@ def run(args) -> int:
     if results:
         print(summary(results))
     return 0
-
