@@ -9,6 +9,8 @@ per operation type.
 
 from __future__ import annotations
 
+import math
+
 
 from forkjoin_sim.errors import ConfigError
 
@@ -43,6 +45,8 @@ def cluster_from_args(args):
             try:
                 reads = float(reads)
             except ValueError:
+                reads = math.nan
+            if not 0 <= reads <= 1:
                 raise ConfigError(f"--reads {args.reads!r}: give a fraction in [0, 1] or "
                                   "a YCSB workload letter A, B or C") from None
     closed = closed_loop_from_args(args)

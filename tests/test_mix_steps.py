@@ -118,6 +118,7 @@ def test_all_versus_one_loss_follows_mva(capsys, sweep, values):
     (["--hop", "exp:0.1", "--engine", "fused"], "--engine fused does not run queued"),
     (["--cores", "2", "--engine", "fast"], "--engine fast does not run queued"),
     (["--structure", "shared", "--write-threads", "5"], "--write-threads does nothing"),
+    (["--reads", "1.5"], "--reads '1.5': give a fraction in [0, 1]"),
 ])
 def test_bad_queued_work_is_one_line_and_status_2(capsys, extra, says):
     status = cli.main(["mix", "--nodes", "3", "--replicas", "3", "--clients", "10",
