@@ -20,7 +20,9 @@ ms of time), one thread per stage.
 
 from __future__ import annotations
 
+import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from analytic.staleness import p_consistent
+from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_save, atomic_write
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
@@ -43,6 +46,12 @@ STRUCTURES = {"shared": SharedQueue(), "stages": Stages()}
 #: Bins of time after commit (ms) for t-visibility.
 EDGES = (0.0, 1.0, 2.0, 5.0)
 VERSIONS = (1, 2)
+#: The columns the figures draw from (``--plot-only`` reads them back from load.csv).
+PLOTTED = ("replicas", "read_quorum", "write_quorum", "structure", "write_share",
+           "work_per_replica", "stale", "stale_low", "stale_high", "pbs_stale",
+           "read_p99", "write_p99", "pbs_read_p99", "pbs_write_p99")
+#: Loads the t-visibility figure simulates (N = 3, R = W = 1, half writes).
+VISIBILITY_LOADS = (0.0, 0.5, 0.9)
 
 
 def pairs(replicas: int) -> list[tuple[int, int]]:
@@ -60,11 +69,29 @@ def _interval(count: int, total: int) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def experiment(operations: int, seed: int, wars_trials: int) -> pd.DataFrame:
-    """One row per (N, structure, write share, load, R, W)."""
+def simulations(plot_only: bool = False) -> int:
+    """Simulations (WARS and queueing runs) the experiment makes: the unit of its
+    progress bar."""
+    table = sum(len(pairs(n)) for n in REPLICAS) + (
+        len(REPLICAS) * len(STRUCTURES) * len(WRITE_SHARES) * len(LOADS))
+    visibility = 1 + len(STRUCTURES) * len(VISIBILITY_LOADS)
+    return visibility if plot_only else table + visibility
+
+
+def _tick(done) -> None:
+    if done is not None:
+        done()
+
+
+def experiment(operations: int, seed: int, wars_trials: int, done=None) -> pd.DataFrame:
+    """One row per (N, structure, write share, load, R, W); ``done()``, if given, is
+    called after each simulation."""
     delays = exponential_delays(MESSAGE_MEAN)
-    wars = {(n, r, w): simulate_wars(delays, n, r, w, wars_trials, seed=seed + 1)
-            for n in REPLICAS for r, w in pairs(n)}
+    wars = {}
+    for n in REPLICAS:
+        for r, w in pairs(n):
+            wars[(n, r, w)] = simulate_wars(delays, n, r, w, wars_trials, seed=seed + 1)
+            _tick(done)
     rows = []
     for n in REPLICAS:
         for structure, node in STRUCTURES.items():
@@ -74,6 +101,7 @@ def experiment(operations: int, seed: int, wars_trials: int) -> pd.DataFrame:
                     key = ReplicatedKey(n, RATE, share, node=node, read_service=law,
                                         write_service=law, delays=delays)
                     run = simulate_queues(key, operations, seed)
+                    _tick(done)
                     for r, w in pairs(n):
                         rows.append(_row(run.outcome(r, w), wars[(n, r, w)], structure,
                                          load))
@@ -171,8 +199,10 @@ def plot_latency(table: pd.DataFrame, path: Path) -> None:
                 ax.plot(part.work_per_replica, part.write_p99, "s" + style,
                         color=f"C{2 * c + 1}", ms=3,
                         label=f"write p99, R={r} W={w}, {structure}")
-            ax.axhline(part.pbs_read_p99.iloc[0], color=f"C{2 * c}", ls=":", lw=1)
-            ax.axhline(part.pbs_write_p99.iloc[0], color=f"C{2 * c + 1}", ls=":", lw=1)
+            if len(part):  # a load.csv cut short may lack the pair
+                ax.axhline(part.pbs_read_p99.iloc[0], color=f"C{2 * c}", ls=":", lw=1)
+                ax.axhline(part.pbs_write_p99.iloc[0], color=f"C{2 * c + 1}", ls=":",
+                           lw=1)
         ax.set_yscale("log")
         ax.set_title(f"N={n}, write share 0.5 (dotted: PBS, no queues)", fontsize=9)
         ax.set_xlabel("work per replica")
@@ -184,9 +214,11 @@ def plot_latency(table: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path) -> None:
+def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path,
+                    done=None) -> None:
     """PBS-style t-visibility, N = 3, R = W = 1, half writes: P(consistent) against
-    time after commit at three loads, one panel per structure, PBS's curve dotted."""
+    time after commit at three loads, one panel per structure, PBS's curve dotted;
+    ``done()``, if given, is called after each simulation."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -194,13 +226,15 @@ def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path) ->
     edges = np.round(np.arange(0, 4.01, 0.25), 2)
     delays = exponential_delays(MESSAGE_MEAN)
     wars = simulate_wars(delays, 3, 1, 1, wars_trials, seed=seed + 1)
+    _tick(done)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, (structure, node) in zip(axes, STRUCTURES.items()):
-        for c, load in enumerate((0.0, 0.5, 0.9)):
+        for c, load in enumerate(VISIBILITY_LOADS):
             law = None if load == 0 else stats.expon(scale=load / RATE)
             key = ReplicatedKey(3, RATE, 0.5, node=node, read_service=law,
                                 write_service=law, delays=delays)
             table = simulate_queues(key, operations, seed).outcome(1, 1).visibility(edges)
+            _tick(done)
             middle = (table.t_low + table.t_high.where(np.isfinite(table.t_high),
                                                        table.t_low + 0.25)) / 2
             ax.errorbar(middle[:-1], table.probability[:-1],
@@ -221,20 +255,57 @@ def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path) ->
     plt.close(fig)
 
 
+def read_table(path: Path) -> pd.DataFrame:
+    """A load.csv this experiment wrote, or ConfigError saying what it lacks."""
+    fix = "run the experiment without --plot-only to write it again"
+    try:
+        table = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ConfigError(f"{path} is empty; {fix}") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path} is not a CSV table ({str(error).strip()}); "
+                          f"{fix}") from None
+    missing = [c for c in PLOTTED if c not in table.columns]
+    if missing:
+        raise ConfigError(f"{path} lacks the column(s) {', '.join(missing)} the figures "
+                          f"draw from; {fix}")
+    if table.empty:
+        raise ConfigError(f"{path} has a header but no rows; {fix}")
+    words = [c for c in PLOTTED if c != "structure"
+             and not pd.api.types.is_numeric_dtype(table[c])]
+    if words:
+        raise ConfigError(f"{path}: column {words[0]} holds text where numbers belong; "
+                          f"{fix}")
+    return table
+
+
+def _progress_bar(total: int):
+    """A tqdm bar over the simulations on stderr (as the other long commands draw)."""
+    if sys.stderr is None:  # pythonw, a closed stream: a bar would raise
+        return nullcontext(None)
+    from tqdm.auto import tqdm
+
+    from forkjoin_sim.run import PROGRESS_DELAY
+
+    return tqdm(total=total, unit="run", desc="staleness-load", delay=PROGRESS_DELAY,
+                leave=False)
+
+
 def run(args) -> int:
     """Run the experiment with the options of ``forkjoin-sim experiment staleness-load``."""
     out = Path(args.out_dir)
     started = time.time()
-    if args.plot_only:
-        table = pd.read_csv(out / "load.csv")
-    else:
-        table = experiment(args.operations, args.seed, args.wars_trials)
-        with atomic_write(out / "load.csv", newline="") as handle:
-            table.to_csv(handle, index=False, float_format="%.6g")
-    plot(table, out / "load.png")
-    plot_latency(table, out / "load_latency.png")
-    plot_visibility(args.operations, args.seed, args.wars_trials, out / "load_visibility.png")
+    table = read_table(out / "load.csv") if args.plot_only else None
+    with _progress_bar(simulations(args.plot_only)) as bar:
+        done = None if bar is None else bar.update
+        if table is None:
+            table = experiment(args.operations, args.seed, args.wars_trials, done)
+            with atomic_write(out / "load.csv", newline="") as handle:
+                table.to_csv(handle, index=False, float_format="%.6g")
+        plot(table, out / "load.png")
+        plot_latency(table, out / "load_latency.png")
+        plot_visibility(args.operations, args.seed, args.wars_trials,
+                        out / "load_visibility.png", done)
     print(f"{len(table)} rows in {time.time() - started:.0f} s -> {out}/load.csv, "
           "load.png, load_latency.png, load_visibility.png")
     return 0
-
