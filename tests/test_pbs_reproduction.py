@@ -10,12 +10,16 @@ tail (1,000,000 trials). docs/staleness/pbs_reproduction.md has the full table,
 with the numbers we do not test and why.
 """
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
+from forkjoin_cli import main as cli
 from forkjoin_sim.staleness import quorum_latencies
 from validation.pbs_reproduction import (LATENCY_TOLERANCE, PROBABILITY_TOLERANCE,
-                                         laws_of, published, reproduce, seed_of)
+                                         laws_of, markdown, published, reproduce, seed_of,
+                                         short_of_trials, trials_for_interval)
 
 PUBLISHED = published()
 #: Latency trials per profile: the alpha = 1.51 Pareto write tails need more.
@@ -68,3 +72,47 @@ def test_latency_percentiles_within_five_percent(name):
             failures.append((row.read_quorum, row.write_quorum, row.metric, row.value,
                              round(ours, 4)))
     assert len(rows) >= 12 and not failures, pd.DataFrame(failures).to_string()
+
+
+@pytest.mark.parametrize("quantile", [0.5, 0.9, 0.999])
+def test_trials_for_interval_is_where_scipy_defines_both_bounds(quantile):
+    need = trials_for_interval(quantile)
+    sample = np.random.default_rng(1).random(need)
+    ci = stats.quantile_test(sample, p=quantile).confidence_interval(0.95)
+    assert np.isfinite([ci.low, ci.high]).all()
+    ci = stats.quantile_test(sample[:-1], p=quantile).confidence_interval(0.95)
+    assert not np.isfinite([ci.low, ci.high]).all()
+
+
+def test_too_few_trials_leave_the_verdict_undetermined():
+    """500 trials printed '[0.5781, nan]' beside a yes/no verdict."""
+    rows = PUBLISHED[PUBLISHED.profile == "LNKD-SSD"]
+    table = reproduce(rows, trials=500)
+    undefined = table.ours_low.isna() | table.ours_high.isna()
+    assert undefined.any() and table.within[undefined].isna().all()
+    assert (table.metric[undefined] != "p_consistent").all()
+    assert undefined.sum() == short_of_trials(rows, 500)[0]
+    lines = markdown(table).splitlines()[2:]
+    for line, bad in zip(lines, undefined):
+        assert ("undefined]" in line) == bad and "nan" not in line
+        if bad and "t_visibility" not in line:
+            assert line.endswith("| undetermined |")
+    assert short_of_trials(rows, trials_for_interval(0.999)) == (0, 3688)
+
+
+def test_cli_warns_first_and_writes_into_a_new_folder(capsys, tmp_path, monkeypatch):
+    import validation.pbs_reproduction as experiment
+
+    few = PUBLISHED[PUBLISHED.profile == "EXP-W4"]
+    monkeypatch.setattr(experiment, "published", lambda: few)
+    out = tmp_path / "new" / "x.csv"
+    status = cli.main(["experiment", "pbs-reproduction", "--trials", "500", "--out",
+                       str(out)])
+    captured = capsys.readouterr()
+    short, enough = short_of_trials(few, 500)
+    assert status == 0 and short > 0
+    assert captured.err.startswith(f"warning: --trials 500 is too few for the 95% "
+                                   f"intervals of {short} of {len(few)} rows")
+    assert f"--trials {enough:,} or more" in captured.err
+    assert len(pd.read_csv(out)) == len(few)
+    assert list(tmp_path.joinpath("new").iterdir()) == [out]  # no temporary file left

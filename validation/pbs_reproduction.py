@@ -8,6 +8,8 @@ beside each published value. Run ``python -m validation.pbs_reproduction``.
 
 from __future__ import annotations
 
+import math
+import sys
 import zlib
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from forkjoin_sim.files.io import atomic_write
 from forkjoin_sim.staleness import exponential_profile, profile, simulate_wars
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "data" / "pbs_published.csv"
@@ -23,6 +26,26 @@ PUBLISHED = Path(__file__).resolve().parents[1] / "docs" / "data" / "pbs_publish
 PROBABILITY_TOLERANCE, LATENCY_TOLERANCE = 0.01, 0.05
 _LATENCY = {"read_latency_p99.9_ms": ("read", 99.9), "write_latency_p99.9_ms": ("write", 99.9),
             "read_latency_p50_ms": ("read", 50.0), "write_latency_p50_ms": ("write", 50.0)}
+
+
+def quantile_of(metric: str) -> float | None:
+    """The quantile a metric's interval is an order-statistic interval of (None: a
+    proportion, whose interval is always defined)."""
+    if metric in _LATENCY:
+        return _LATENCY[metric][1] / 100
+    if metric.startswith("t_visibility_p") and metric.endswith("_ms"):
+        return float(metric.removeprefix("t_visibility_p").removesuffix("_ms"))
+    return None
+
+
+def trials_for_interval(quantile: float, confidence: float = 0.95) -> int:
+    """Fewest trials whose sample defines both bounds of the distribution-free
+    interval of ``quantile`` (``scipy.stats.quantile_test``): with fewer, even the
+    sample's largest (smallest) value has more than (1 - confidence)/2 chance of
+    lying below (above) the quantile, and the bound is nan."""
+    tail = (1 - confidence) / 2
+    return math.ceil(max(math.log(tail) / math.log(quantile),
+                         math.log(tail) / math.log1p(-quantile)))
 
 
 def published() -> pd.DataFrame:
@@ -89,6 +112,8 @@ def _estimate(result, row, confidence) -> dict:
         within = None
     else:
         raise ValueError(f"unknown metric {metric!r} in {PUBLISHED}")
+    if not (np.isfinite(low) and np.isfinite(high)):
+        within = None  # too few trials for the interval: no verdict (see `markdown`)
     return {"ours": float(ours), "ours_low": float(low), "ours_high": float(high),
             "difference": float(difference), "within": within}
 
@@ -99,14 +124,20 @@ def markdown(table: pd.DataFrame) -> str:
              "| difference | within |", "|" + "---|" * 12]
     for _, row in table.iterrows():
         probability = row["metric"] == "p_consistent"
-        fmt = _percent if probability else (lambda x: f"{x:.4g}")
+        number = _percent if probability else (lambda x: f"{x:.4g}")
+
+        def fmt(x, number=number):
+            return "undefined" if pd.isna(x) else number(x)
         if probability:
             difference = f"{100 * row['difference']:+.2f} pp"
         elif row["metric"].startswith("t_visibility") and row["value"] == 0:
             difference = f"{row['difference']:+.3g} ms"
         else:
             difference = f"{100 * row['difference']:+.1f}%"
+        undefined = pd.isna(row["ours_low"]) or pd.isna(row["ours_high"])
         within = {True: "yes", False: "**no**"}.get(row["within"], "")
+        if undefined and not row["metric"].startswith("t_visibility"):
+            within = "undetermined"
         t = "" if pd.isna(row["t_ms"]) else f"{row['t_ms']:g}"
         paper = f"{row['relation'] if row['relation'] != '=' else ''}{fmt(row['value'])}"
         lines.append(f"| {row['profile']} | {row['replicas']} | {row['read_quorum']} | "
@@ -121,11 +152,27 @@ def _percent(x: float) -> str:
     return f"{100 * x:.2f}%" if x < 0.999 else f"{100 * x:.5f}%"
 
 
+def short_of_trials(rows: pd.DataFrame, trials: int,
+                    confidence: float = 0.95) -> tuple[int, int]:
+    """(rows whose interval ``trials`` leave undefined, trials that define them all)."""
+    need = {metric: trials_for_interval(q, confidence) for metric in rows.metric.unique()
+            if (q := quantile_of(metric)) is not None}
+    short = [metric for metric, n in need.items() if trials < n]
+    return int(rows.metric.isin(short).sum()), max(need.values(), default=1)
+
+
 def run(args) -> int:
     """Run the experiment with the options of ``forkjoin-sim experiment pbs-reproduction``."""
-    table = reproduce(published(), args.trials, args.seed)
+    rows = published()
+    short, enough = short_of_trials(rows, args.trials)
+    if short:
+        print(f"warning: --trials {args.trials:,} is too few for the 95% intervals of "
+              f"{short} of {len(rows)} rows (percentiles such as the 99.9th); their "
+              f"bounds are undefined and their verdict 'undetermined'; --trials "
+              f"{enough:,} or more defines them", file=sys.stderr)
+    table = reproduce(rows, args.trials, args.seed)
     if args.out:
-        table.to_csv(args.out, index=False, float_format="%.6g")
+        with atomic_write(args.out, newline="") as handle:
+            table.to_csv(handle, index=False, float_format="%.6g")
     print(markdown(table))
     return 0
-
