@@ -12,6 +12,7 @@ Fig. 4) and level 2 (the staged write path).
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -22,6 +23,7 @@ from forkjoin_sim.cassandra import (CassandraModel, StagedConfig, basic_latencie
                                     consistency_quorum, simulate_quorums)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_save, atomic_write
+from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
 from forkjoin_sim.measure.statistics import summarize
 
 #: The paper's experiment (Section 3): 6 nodes, r = 1..5, ONE/QUORUM/ALL, policies
@@ -83,6 +85,16 @@ def rounding_bounds(replicas: int, local_fraction, half_units: dict) -> dict:
         weights = input_weights(replicas, k, local_fraction)
         out[name] = sum(abs(w) * half_units.get(key, 0.0) for key, w in weights.items())
     return out
+
+
+def _doubts(summary, jobs: int, what: str) -> tuple[tuple[str, ...], int]:
+    """A run's doubts about its own interval (too few batches, correlated batch means,
+    MSER-5 at its limit) and the jobs it should have had (0 when not more than
+    ``jobs``), as `simulate` words them; ((), 0) for a run without doubts."""
+    if not summary.warnings:
+        return (), 0
+    need = needed_jobs(summary, jobs)
+    return convergence_notes(summary, jobs, what=what), need if need > jobs else 0
 
 
 def _seed(seed: int, *key: int) -> np.random.SeedSequence:
@@ -155,6 +167,8 @@ def run_validation(level: int, local_service, remote_service, *, jobs: int,
                     approx = combined.mean
                     half = (combined.ci_high - combined.ci_low) / 2
                     sim_half = (sim.ci_high - sim.ci_low) / 2
+                    sim_notes, sim_need = _doubts(sim, jobs, "simulated mean")
+                    notes, need = _doubts(combined, basic_jobs, "Theorem 4's mean")
                     rows.append(dict(
                         level=level, load=load, rate=rate, replicas=r, consistency=name,
                         quorum=k, policy=label, local_fraction=float(fraction),
@@ -162,15 +176,43 @@ def run_validation(level: int, local_service, remote_service, *, jobs: int,
                         sim_ci_low=sim.ci_low, sim_ci_high=sim.ci_high, approx=approx,
                         approx_half_width=half, rel_error=approx / sim.mean - 1,
                         within_ci=abs(approx - sim.mean) <= math.hypot(half, sim_half),
-                        jobs_measured=sim.jobs_measured))
+                        jobs_measured=sim.jobs_measured,
+                        notes=" | ".join(dict.fromkeys(sim_notes + notes)),
+                        jobs_needed=max(sim_need, need)))
                 if progress:
                     progress(f"level {level} load {load} r={r} {label}")
     return pd.DataFrame(rows), pd.DataFrame(basics)
 
 
+def rough_intervals(table: pd.DataFrame) -> list[str]:
+    """One warning per level whose runs were too short for their intervals to mean
+    anything (the rows' ``notes``), saying how many jobs would do."""
+    if "notes" not in table:
+        return []
+    out = []
+    for level, part in table.groupby("level"):
+        doubted = part[part.notes.fillna("").astype(bool)]
+        if doubted.empty:
+            continue
+        first = doubted.iloc[0]
+        need = int(doubted.jobs_needed.max())
+        more = (f"up to about {need:,} jobs (--jobs) would narrow each of them to "
+                f"+-1%" if need else "run more jobs (--jobs)")
+        out.append(f"level {level}: {len(doubted)} of {len(part)} configurations ran too "
+                   f"short for their 95% intervals to mean anything (e.g. "
+                   f"r={first.replicas} {first.consistency} {first.policy} load "
+                   f"{first.load:g}: {first.notes.split(' | ')[0]}), so their 'agree "
+                   f"within the intervals' says little; {more} (each row's notes: "
+                   "cassandra_validation.csv)")
+    return out
+
+
 def summary_text(table: pd.DataFrame) -> str:
     """A markdown summary: errors by level, policy and load, and where they come from."""
     lines = ["# Theorem 4 against simulation (analogue of the paper's Figs. 5 and 6)", ""]
+    lines += [f"**Warning**: {w}" for w in rough_intervals(table)]
+    if lines[-1]:
+        lines.append("")
     for level, part in table.groupby("level"):
         lines += [f"## Level {level}", "",
                   f"{len(part)} configurations; {int(part.within_ci.sum())} agree with "
@@ -253,7 +295,8 @@ def plot_validation(table: pd.DataFrame, path, title: str) -> None:
 
 def write_outputs(tables: dict[int, tuple[pd.DataFrame, pd.DataFrame]], out_dir,
                   service_labels: str) -> dict[str, str]:
-    """CSV, PNG per level and a markdown summary into ``out_dir``; returns the paths."""
+    """CSV, PNG per level and a markdown summary into ``out_dir``; returns the paths.
+    Runs too short for their intervals are warned about on stderr and in the summary."""
     from pathlib import Path
 
     out = Path(out_dir)
@@ -273,4 +316,6 @@ def write_outputs(tables: dict[int, tuple[pd.DataFrame, pd.DataFrame]], out_dir,
     with atomic_write(out / "cassandra_summary.md") as handle:
         handle.write(summary_text(table))
     paths["cassandra_summary.md"] = str(out / "cassandra_summary.md")
+    for warning in rough_intervals(table):
+        print(f"warning: {warning}", file=sys.stderr)
     return paths
