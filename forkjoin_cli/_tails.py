@@ -7,6 +7,7 @@ print a table and (``--out``) write it as CSV atomically. Bad input raises
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import io
@@ -23,7 +24,7 @@ from forkjoin_sim.laws.service import parse_service
 
 from sizing.columns import MAX_THREADS
 from sizing.planning import DEFAULT_LEVELS, MAX_NODES
-from sizing.tails import BASIC_SOURCES
+from sizing.tails import BASIC_SOURCES, QUANTILE_BATCHES, section_jobs
 
 #: Largest --jobs / --sim-jobs / --validate: a billion jobs is hours of simulation.
 MAX_JOBS = 10 ** 9
@@ -32,8 +33,42 @@ MAX_SIZE = 10_000
 #: plan-consistency's default percentile (without --model).
 PERCENTILE = 99
 
-_jobs = types.count(MAX_JOBS, "jobs")
+#: Fewest jobs of a run whose percentiles get an interval (`sizing.tails.section_jobs`).
+MIN_JOBS = section_jobs()
+#: Why a run needs MIN_JOBS jobs, for the messages.
+_WHY_MIN = (f"{QUANTILE_BATCHES} sections of at least 2 measured jobs after the "
+            "10% warm-up")
+
 _size = types.count(MAX_SIZE, "size")
+
+
+def _jobs(flag: str, low: int = MIN_JOBS):
+    """An argparse ``type=``: ``flag``'s number of jobs, from ``low``."""
+    def convert(text: str) -> int:
+        value = types.whole(None, MAX_JOBS, flag)(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"{flag} {value} is too few: a run needs at least {low:,} "
+                f"job{'s' if low != 1 else ''}"
+                + (f" ({_WHY_MIN})" if low == MIN_JOBS else "") + f"; give {flag} "
+                f"{low:,} or more")
+        return value
+    convert.__name__ = "whole number"
+    return convert
+
+
+def _validate_jobs(text: str) -> int:
+    """An argparse ``type=``: --validate JOBS, 0 (no validation run) or from MIN_JOBS."""
+    value = types.whole(None, MAX_JOBS, "--validate")(text)
+    if value != 0 and value < MIN_JOBS:
+        raise argparse.ArgumentTypeError(
+            f"--validate {value} is too few: a validation run needs at least "
+            f"{MIN_JOBS:,} jobs ({_WHY_MIN}); give --validate {MIN_JOBS:,} or more, or "
+            "leave it out")
+    return value
+
+
+_validate_jobs.__name__ = "whole number"
 
 
 def _service(spec: str, mu: float | None):
@@ -104,13 +139,13 @@ def _emit(rows: list[dict], out: str | None) -> None:
         sys.stdout.write(buffer.getvalue())
 
 
-def _common(p, jobs_default: int) -> None:
+def _common(p, jobs_default: int, jobs_low: int = MIN_JOBS) -> None:
     # None (not given) becomes "simulation" in _check_before_work, after
     # plan-consistency --staleness has refused it as an option with no effect.
     p.add_argument("--basic", choices=BASIC_SOURCES, default=None,
                    help="basic-queue CDFs: simulation (any service) or an analytic "
                         "approximation (exponential service only)")
-    p.add_argument("--jobs", type=_jobs, default=jobs_default,
+    p.add_argument("--jobs", type=_jobs("--jobs", jobs_low), default=jobs_default,
                    help="jobs per basic-queue simulation")
     p.add_argument("--seed", type=types.seed, default=0)
     p.add_argument("--out", help="CSV file to write (default: standard output)")
@@ -229,6 +264,8 @@ def _plan_consistency_rate(args) -> int:
     args.objective = args.objective or "percentile"
 
     check_staleness_arguments(args, {"validate": 0, "basic": None})
+    if not args.staleness:
+        _check_consistency_jobs(args)
     _check_before_work(args, args.jobs, args.validate)
     read_service = _service(args.read_service, args.mu)
     write_service = (_service(args.write_service, args.mu)
@@ -268,6 +305,52 @@ def _plan_consistency_rate(args) -> int:
     return 0
 
 
+def _check_consistency_jobs(args) -> None:
+    """Refuse, before any work, --validate and --jobs too few for the mix's rarer
+    class to get a percentile interval."""
+    from sizing.planning import consistency_jobs, validation_jobs
+
+    reads = f"{100 * args.read_fraction:g}% reads"
+    if args.validate:
+        fewest = validation_jobs(args.read_fraction)
+        if args.validate < fewest:
+            raise ConfigError(
+                f"--validate {args.validate} is too few at {reads}: the rarer class "
+                f"needs {_WHY_MIN}; give --validate {fewest:,} or more")
+    if args.basic in (None, "simulation"):
+        fewest = consistency_jobs(args.replicas, args.read_fraction)
+        if args.jobs < fewest:
+            raise ConfigError(
+                f"--jobs {args.jobs} is too few at {reads} on {args.replicas} replicas: "
+                f"the rarer task class of the basic queues needs {_WHY_MIN}; give "
+                f"--jobs {fewest:,} or more")
+
+
+def _check_search_space(args, mean_service: float) -> None:
+    """Refuse an empty search space, or one whose every cluster is overloaded, in
+    the words of plan-capacity's options."""
+    from sizing.planning import UNSTABLE, fewest_stable_nodes
+
+    for low, high in (("min_replicas", "max_replicas"), ("min_nodes", "max_nodes"),
+                      ("min_replicas", "max_nodes")):
+        if getattr(args, low) > getattr(args, high):
+            raise ConfigError(
+                f"{_flag(low)} {getattr(args, low)} exceeds {_flag(high)} "
+                f"{getattr(args, high)}, so there is nothing to search; give "
+                f"{_flag(low)} at most {getattr(args, high)} or {_flag(high)} at least "
+                f"{getattr(args, low)}")
+    work = args.write_rate * mean_service
+    if args.min_replicas * work / args.max_nodes >= UNSTABLE:
+        fewest = fewest_stable_nodes(work, args.min_replicas)
+        fix = (f"raise --max-nodes to at least {fewest:,}" if fewest <= MAX_NODES else
+               f"it needs {fewest:,} nodes, beyond the limit {MAX_NODES:,}: lower "
+               "--write-rate")
+        raise ConfigError(
+            f"every cluster of up to --max-nodes {args.max_nodes} is overloaded at "
+            f"--write-rate {args.write_rate:g} (node load = replicas x rate x mean "
+            f"service / nodes >= 1 with {args.min_replicas} replica(s)); {fix}")
+
+
 def _cmd_plan_capacity(args) -> int:
     from sizing.planning import plan_capacity, simulate_capacity
 
@@ -275,6 +358,7 @@ def _cmd_plan_capacity(args) -> int:
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
     _check_clock(args.write_rate, max(args.jobs, args.validate), service)
+    _check_search_space(args, float(service.mean()))
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
                          service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,
@@ -317,7 +401,7 @@ def register_timeouts(subparsers) -> None:
     p.add_argument("--service", default="exp")
     p.add_argument("--mu", type=types.positive_real, default=None,
                    help="service rate (mean 1/mu, default 1)")
-    p.add_argument("--sim-jobs", type=_jobs, default=100_000,
+    p.add_argument("--sim-jobs", type=_jobs("--sim-jobs", low=2), default=100_000,
                    help="jobs of the direct (n,r,k) simulation per load")
     _common(p, 100_000)
     p.set_defaults(handler=_warnings_after_success(_cmd_timeouts))
@@ -343,10 +427,10 @@ def register_plan_consistency(subparsers) -> None:
                    help=f"percentile of the objective (default {PERCENTILE})")
     p.add_argument("--objective", choices=["percentile", "mean"], default=None,
                    help="what the plan minimises (default percentile)")
-    p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
-                   default=0, metavar="JOBS",
+    p.add_argument("--validate", type=_validate_jobs, default=0, metavar="JOBS",
                    help="also simulate each pair on shared nodes with JOBS jobs")
-    _common(p, 100_000)
+    # --staleness takes --jobs as operations; the latency plan checks its own minimum
+    _common(p, 100_000, jobs_low=1)
     add_staleness_arguments(p)
     p.add_argument("--model", metavar="MODEL.toml",
                    help="a cluster calibrated by forkjoin-sim cassandra calibrate: "
@@ -398,8 +482,7 @@ def register_plan_capacity(subparsers) -> None:
     p.add_argument("--min-nodes", type=types.count(MAX_NODES, "--min-nodes"), default=1)
     p.add_argument("--max-nodes", type=types.count(MAX_NODES, "--max-nodes"), default=20,
                    help=f"largest cluster searched (at most {MAX_NODES:,})")
-    p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
-                   default=0, metavar="JOBS",
+    p.add_argument("--validate", type=_validate_jobs, default=0, metavar="JOBS",
                    help="also simulate the chosen cluster with JOBS jobs")
     _common(p, 100_000)
     p.set_defaults(handler=_warnings_after_success(_cmd_plan_capacity))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
@@ -77,19 +79,47 @@ def _read_referee(path: str):
                           "'forkjoin-sim estimators referee'")
     columns = referee[list(REFEREE_COLUMNS)]
     numeric = columns.apply(pd.to_numeric, errors="coerce")
-    bad = numeric.isna()
-    if bad.to_numpy().any():
-        row, col = next(zip(*bad.to_numpy().nonzero()))
-        raise ConfigError(f"referee table {path!r} row {row + 2} column "
-                          f"{REFEREE_COLUMNS[col]!r} is not a number "
-                          f"({columns.iat[row, col]!r}); fix or regenerate the file")
+    bad = ~np.isfinite(numeric.to_numpy(dtype=float))
+    if bad.any():
+        row, col = next(zip(*bad.nonzero()))
+        cell = columns.iat[row, col]
+        what = ("is empty" if pd.isna(cell) else
+                f"is not finite ({str(cell)!r})" if pd.notna(numeric.iat[row, col]) else
+                f"is not a number ({str(cell)!r})")
+        raise ConfigError(f"{_place(path, row, REFEREE_COLUMNS[col])} {what}; a "
+                          "referee table holds finite numbers: fix or regenerate the file")
     referee[list(REFEREE_COLUMNS)] = numeric
     whole = numeric[["n", "r", "k"]]
     if not (whole == whole.round()).to_numpy().all():
         raise ConfigError(f"referee table {path!r} has a fractional n, r or k; "
                           "fix or regenerate the file")
     referee[["n", "r", "k"]] = whole.astype(int)
+    _check_referee_values(path, numeric)
     return referee
+
+
+def _place(path: str, row: int, column: str) -> str:
+    """Where row ``row`` (from 0) of a referee table's ``column`` is in its file
+    (line 1 is the header)."""
+    return f"referee table {path!r} line {row + 2} column {column!r}"
+
+
+def _check_referee_values(path: str, numeric) -> None:
+    """Refuse what a simulated mean sojourn time and its interval cannot be: a mean
+    at or below 0 (an error relative to it would be meaningless), or a mean outside
+    its own interval."""
+    rules = [("sim_mean", numeric["sim_mean"] <= 0,
+              "must be a positive mean sojourn time"),
+             ("sim_ci_low", numeric["sim_ci_low"] > numeric["sim_mean"],
+              "exceeds sim_mean; the interval must hold its mean"),
+             ("sim_ci_high", numeric["sim_ci_high"] < numeric["sim_mean"],
+              "is below sim_mean; the interval must hold its mean")]
+    for column, broken, what in rules:
+        if broken.any():
+            row = int(np.flatnonzero(broken.to_numpy())[0])
+            raise ConfigError(f"{_place(path, row, column)}: "
+                              f"{numeric[column].iat[row]:g} {what}; fix or regenerate "
+                              "the file")
 
 
 def _image_suffixes() -> set[str]:

@@ -43,7 +43,8 @@ from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
 from sizing.tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdfs_on_grid,
-                    is_exponential, model_distribution, percentile_interval)
+                    is_exponential, model_distribution, percentile_interval,
+                    section_jobs)
 
 DEFAULT_LEVELS = ("ONE", "QUORUM", "ALL")
 #: Per-node load from which a candidate counts as unstable: 1 less a rounding margin,
@@ -267,6 +268,26 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
                            objective, basic, tuple(options), best)
 
 
+def consistency_jobs(replicas: int, read_fraction: float) -> int:
+    """Fewest basic-queue jobs `plan_consistency` needs (``basic="simulation"``): each
+    class's tasks in every R's basic queues get a percentile interval
+    (`sizing.tails.section_jobs` of the rarest task share)."""
+    read_fraction = _check_fraction(read_fraction, "read fraction")
+    shares = []
+    for R in range(1, replicas + 1):
+        read = read_fraction * R / (read_fraction * R + (1 - read_fraction) * replicas)
+        shares += [share for share in (read, 1 - read) if share > 0]
+    return section_jobs(min(shares))
+
+
+def validation_jobs(read_fraction: float) -> int:
+    """Fewest jobs of `simulate_consistency`: reads and writes (the rarer of the two)
+    each get a percentile interval (`sizing.tails.section_jobs`)."""
+    read_fraction = _check_fraction(read_fraction, "read fraction")
+    return section_jobs(min(share for share in (read_fraction, 1 - read_fraction)
+                            if share > 0))
+
+
 def simulate_consistency(nodes: int, replicas: int, read_fraction: float,
                          arrival_rate: float, read_quorum: int, write_quorum: int,
                          read_service: Any = None, write_service: Any = None,
@@ -337,13 +358,37 @@ class CapacityPlan:
         head = (f"SLA: p{self.percentile:g} write latency <= {self.target:g} at "
                 f"{self.write_rate:g} writes per unit time (basic queues: {self.basic})")
         if self.best is None:
-            return head + "\nno configuration in the search space meets it"
+            return head + "\nno configuration in the search space meets it: " + self.why()
         b = self.best
         return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.level} (k={b.quorum}),"
                 f" node load {b.node_load:.3f}, predicted p{self.percentile:g} "
                 f"{b.predicted:.4g} (bracket up to {_upper(b.bracket_high)}; "
                 f"{'confident' if b.confident else 'NOT confident'})"
                 f"\n{len(self.candidates)} candidates evaluated")
+
+
+    def why(self) -> str:
+        """Why no candidate meets the target, and what to change."""
+        stable = [c for c in self.candidates if math.isfinite(c.predicted)]
+        if not stable:
+            return ("no candidate's percentile lies within its simulated range; raise "
+                    "--jobs")
+        fastest = min(stable, key=lambda c: c.predicted)
+        largest = max(c.nodes for c in self.candidates)
+        return (f"the fastest candidate, n={fastest.nodes}, r={fastest.replicas}, "
+                f"{fastest.level} (node load {fastest.node_load:.3f}), predicts "
+                f"p{self.percentile:g} {fastest.predicted:.4g} > {self.target:g}; "
+                f"raise --max-nodes above {largest} (lighter node loads) or relax "
+                "--target")
+
+
+def fewest_stable_nodes(work_rate: float, replicas: int) -> int:
+    """Fewest nodes on which ``replicas`` copies of ``work_rate`` (writes per unit
+    time times E[X]) load each node below 1."""
+    nodes = math.floor(replicas * work_rate / UNSTABLE) + 1
+    while replicas * work_rate / nodes >= UNSTABLE:
+        nodes += 1
+    return nodes
 
 
 def _upper(value: float) -> str:
@@ -380,11 +425,26 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     if max_nodes > MAX_NODES or max_replicas > MAX_NODES:
         raise ConfigError(f"max_nodes={max_nodes} / max_replicas={max_replicas}: the "
                           f"search covers at most {MAX_NODES:,} nodes; narrow it")
-    if min_replicas > max_replicas or min_nodes > max_nodes:
-        raise ConfigError("search bounds are empty: need min_replicas <= max_replicas "
-                          "and min_nodes <= max_nodes")
+    for (low, high) in (("min_replicas", "max_replicas"), ("min_nodes", "max_nodes"),
+                        ("min_replicas", "max_nodes")):
+        values = {"min_replicas": min_replicas, "max_replicas": max_replicas,
+                  "min_nodes": min_nodes, "max_nodes": max_nodes}
+        if values[low] > values[high]:
+            raise ConfigError(f"search bounds are empty: {low}={values[low]} exceeds "
+                              f"{high}={values[high]}; give {low} <= {high}")
     for level in levels:
         consistency_level_to_k(level, max(max_replicas, 3))  # rejects unknown names
+    widest = min(max_replicas, max_nodes)
+    if not any(_quorum(level, widest) for level in levels):
+        raise ConfigError(f"levels {', '.join(levels)} each need more than "
+                          f"{widest} replicas; allow more replicas or add a level such as "
+                          "QUORUM")
+    if min_replicas * write_rate * float(service.mean()) / max_nodes >= UNSTABLE:
+        fewest = fewest_stable_nodes(write_rate * float(service.mean()), min_replicas)
+        raise ConfigError(
+            f"every cluster of at most max_nodes={max_nodes} nodes is overloaded at "
+            f"{write_rate:g} writes per unit time (node load >= 1); search up to at "
+            f"least {fewest:,} nodes, or lower min_replicas or the rate")
     from tqdm.auto import tqdm
 
     mean_service = float(service.mean())
@@ -437,6 +497,14 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                 return CapacityPlan(write_rate, target, percentile, basic, best,
                                     tuple(candidates))
         return CapacityPlan(write_rate, target, percentile, basic, None, tuple(candidates))
+
+
+def _quorum(level: str, replicas: int) -> int | None:
+    """The quorum of ``level`` on ``replicas`` copies, or None if it needs more."""
+    try:
+        return consistency_level_to_k(level, replicas)
+    except ValueError:
+        return None
 
 
 def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,

@@ -30,7 +30,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.simulation import simulate
-from forkjoin_sim.measure.statistics import Interval, batch_means_ci
+from forkjoin_sim.measure.statistics import Interval, batch_means_ci, warmup_count
 
 #: Basic-queue sources: "simulation" or an analytic approximation's name.
 BASIC_SOURCES = ("simulation",) + tuple(BASIC_APPROXIMATIONS)
@@ -39,6 +39,11 @@ DEFAULT_PERCENTILES = (50, 95, 99)
 #: holds many exceedances of p99 (a section of 2,000 jobs holds about 20).
 QUANTILE_BATCHES = 20
 GRID_POINTS = 2001
+#: Warm-up fraction of every run here (basic queues and direct runs).
+WARMUP = 0.1
+#: Chance that a class's measured jobs fall short of what its percentile interval
+#: needs in a run `section_jobs` called long enough (the class count is random).
+SHORTFALL_RISK = 1e-6
 
 
 # --- simulation-side statistics ---------------------------------------------------
@@ -59,6 +64,38 @@ def _sections(samples, batches: int) -> tuple[np.ndarray, np.ndarray]:
         raise ConfigError(f"{x.size} samples are too few for {batches} batches; "
                           "simulate more jobs")
     return x, x[x.size - batches * size:].reshape(batches, size)
+
+
+def section_jobs(share: float = 1.0, batches: int = QUANTILE_BATCHES,
+                 warmup: float = WARMUP, risk: float = SHORTFALL_RISK) -> int:
+    """Fewest jobs of a run whose class of probability ``share`` gets a percentile
+    interval: ``batches`` sections of at least 2 measured jobs after the warm-up.
+
+    With ``share`` 1 (one class) the count is exact; otherwise the class's measured
+    jobs are binomial and fall short with probability at most ``risk``.
+    """
+    if not 0 < share <= 1:
+        raise ConfigError(f"share={share!r} must be in (0, 1]")
+    need = 2 * batches
+    measured = need
+    if share < 1:
+        enough = lambda m: stats.binom.ppf(risk, m, share) >= need  # noqa: E731
+        high = need
+        while not enough(high):
+            high *= 2
+        low = high // 2 if high > need else need
+        while low < high:  # the fewest measured jobs that are enough
+            middle = (low + high) // 2
+            low, high = (low, middle) if enough(middle) else (middle + 1, high)
+        measured = low
+    jobs = math.ceil(measured / (1 - warmup))
+    # warm-up counts are floors: step to the exact fewest
+    while jobs - warmup_count(jobs, warmup) < measured:
+        jobs += 1
+    while (jobs - 1) - warmup_count(jobs - 1, warmup) >= measured:
+        jobs -= 1
+    return jobs
+
 
 def empirical_cdf_with_error(samples, grid, batches: int = QUANTILE_BATCHES
                              ) -> tuple[np.ndarray, np.ndarray]:
@@ -101,14 +138,18 @@ def simulated_timeout(samples, timeout: float, batches: int = 30,
     Availability and waiting time are means of per-job quantities (batch-means
     intervals). The answered mean is a ratio; its interval is the t-interval of
     the per-batch ratios (the classical batch ratio estimator, slightly biased for
-    short batches).
+    short batches). A t-interval can reach past what the quantity can be, so each
+    interval is clipped to its range: availability to [0, 1], the answered mean and
+    the waiting time to [0, timeout].
     """
     x = np.asarray(samples, dtype=float)
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ConfigError(f"timeout={timeout!r} must be a positive number")
     answered = x <= timeout
-    availability = batch_means_ci(answered.astype(float), confidence, batches)
-    waiting = batch_means_ci(np.minimum(x, timeout), confidence, batches)
+    availability = _clipped(batch_means_ci(answered.astype(float), confidence, batches),
+                            1.0)
+    waiting = _clipped(batch_means_ci(np.minimum(x, timeout), confidence, batches),
+                       timeout)
     if not answered.any():
         nan = Interval(math.nan, math.nan, math.nan)
         return SimulatedTimeout(availability, nan, waiting)
@@ -122,8 +163,15 @@ def simulated_timeout(samples, timeout: float, batches: int = 30,
         return SimulatedTimeout(availability, Interval(centre, centre, centre), waiting)
     low, high = stats.t.interval(confidence, ratios.size - 1, loc=centre,
                                  scale=ratios.std(ddof=1) / math.sqrt(ratios.size))
-    return SimulatedTimeout(availability, Interval(centre, float(low), float(high)),
+    return SimulatedTimeout(availability,
+                            _clipped(Interval(centre, float(low), float(high)), timeout),
                             waiting)
+
+
+def _clipped(interval: Interval, high: float) -> Interval:
+    """``interval`` with its ends clipped to [0, ``high``]."""
+    low_end, high_end = np.clip([interval.low, interval.high], 0.0, high)
+    return Interval(interval.mean, float(low_end), float(high_end))
 
 
 # --- model side -------------------------------------------------------------------

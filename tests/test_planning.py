@@ -2,15 +2,18 @@
 
 import csv
 import math
+import re
 
 import pytest
 
 from forkjoin_cli.main import main
 from forkjoin_sim.errors import ConfigError
 import sizing.planning
+import sizing.tails
 from sizing.planning import (
-    capacity_runs, consistency_pairs, plan_capacity, plan_consistency, simulate_capacity,
-    simulate_consistency)
+    capacity_runs, consistency_jobs, consistency_pairs, fewest_stable_nodes,
+    plan_capacity, plan_consistency, simulate_capacity, simulate_consistency,
+    validation_jobs)
 
 
 @pytest.mark.parametrize("r", [1, 2, 3, 5])
@@ -111,8 +114,14 @@ def test_capacity_planner_bad_input(capsys):
     assert capsys.readouterr().err == ""  # refused before the plan line
     with pytest.raises(ValueError, match="unknown consistency level"):
         plan_capacity(1.0, 5.0, levels=("SOMETIMES",))
-    with pytest.raises(ConfigError, match="search bounds are empty"):
+    with pytest.raises(ConfigError, match="min_nodes=5 exceeds max_nodes=4"):
         plan_capacity(1.0, 5.0, min_nodes=5, max_nodes=4)
+    with pytest.raises(ConfigError, match="min_replicas=3 exceeds max_nodes=2"):
+        plan_capacity(1.0, 5.0, min_replicas=3, max_nodes=2)
+    with pytest.raises(ConfigError, match="THREE each need more than 2 replicas"):
+        plan_capacity(1.0, 5.0, levels=("THREE",), max_replicas=2)
+    with pytest.raises(ConfigError, match="search up to at least 101 nodes"):
+        plan_capacity(100.0, 5.0)
 
 
 @pytest.fixture
@@ -186,3 +195,94 @@ def test_a_cluster_at_load_one_up_to_rounding_is_unstable_not_an_error():
                          jobs=100, basic="independent")
     full = [c for c in plan.candidates if (c.nodes, c.replicas) == (3, 3)]
     assert full and all(c.predicted == math.inf and not c.meets for c in full)
+
+
+def test_fewest_stable_nodes_is_where_the_load_drops_below_one():
+    for work, replicas in ((100.0, 1), (1.5, 4), (2.0, 3), (0.3, 1)):
+        nodes = fewest_stable_nodes(work, replicas)
+        assert replicas * work / nodes < 1
+        assert nodes == 1 or replicas * work / (nodes - 1) >= 1
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make every planner and simulation fail the test if reached: checks come first."""
+    def reached(*args, **kwargs):
+        raise AssertionError("work started before the inputs were checked")
+    for module, name in ((sizing.planning, "plan_capacity"),
+                         (sizing.planning, "plan_consistency"),
+                         (sizing.planning, "simulate_consistency"),
+                         (sizing.tails, "timeout_table")):
+        monkeypatch.setattr(module, name, reached)
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err, err
+    return err
+
+
+RATE = ["--write-rate", "1", "--target", "5"]
+MIX = ["--nodes", "6", "--replicas", "3", "--read-fraction", "0.9", "--rate", "1"]
+TIMEOUTS = ["timeouts", "--nodes", "20", "--replicas", "10", "--quorum", "5", "--loads",
+            "1.5", "--timeouts", "1"]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["plan-capacity", *RATE, "--validate", "3", "--jobs", "2000000"],
+     "--validate 3 is too few: a validation run needs at least 44 jobs"),
+    (["plan-capacity", *RATE, "--validate", "1"], "give --validate 44 or more"),
+    (["plan-capacity", *RATE, "--jobs", "30"], "--jobs 30 is too few"),
+    (["plan-capacity", *RATE, "--jobs", "1"], "give --jobs 44 or more"),
+    (["plan-consistency", *MIX, "--jobs", "3000000", "--validate", "3"],
+     "--validate 3 is too few"),
+    (["plan-consistency", *MIX, "--jobs", "3000000", "--validate", "100"],
+     f"--validate 100 is too few at 90% reads: .* give --validate "
+     f"{validation_jobs(0.9):,} or more"),
+    (["plan-consistency", *MIX, "--jobs", "100"],
+     f"--jobs 100 is too few at 90% reads on 3 replicas: .* give --jobs "
+     f"{consistency_jobs(3, 0.9):,} or more"),
+    ([*TIMEOUTS, "--jobs", "30", "--sim-jobs", "20000000"],
+     "--jobs 30 is too few: a run needs at least 44 jobs"),
+    ([*TIMEOUTS, "--sim-jobs", "1"], "--sim-jobs 1 is too few: .* at least 2 jobs"),
+    (["plan-capacity", *RATE, "--min-nodes", "5", "--max-nodes", "4"],
+     "--min-nodes 5 exceeds --max-nodes 4"),
+    (["plan-capacity", *RATE, "--min-replicas", "6"],
+     "--min-replicas 6 exceeds --max-replicas 5"),
+    (["plan-capacity", "--write-rate", "100", "--target", "5"],
+     "every cluster of up to --max-nodes 20 is overloaded at --write-rate 100 .*"
+     "raise --max-nodes to at least 101"),
+    (["plan-capacity", "--write-rate", "5000", "--target", "5"],
+     "needs 5,001 nodes, beyond the limit 1,000: lower --write-rate"),
+])
+def test_cli_too_few_jobs_and_empty_searches_are_refused_before_any_work(
+        cli, no_work, capsys, argv, says):
+    assert cli(argv) == 2
+    assert re.search(says, _one_line(capsys))
+
+
+def test_cli_plan_consistency_runs_at_its_fewest_jobs(cli, tmp_path):
+    fewest = consistency_jobs(3, 0.9)
+    out = tmp_path / "c.csv"
+    assert cli(["plan-consistency", *MIX, "--jobs", str(fewest), "--out", str(out)]) == 0
+    assert sum(r["best"] == "True" for r in csv.DictReader(out.open())) == 1
+
+
+def test_cli_plan_capacity_says_why_nothing_meets_the_target(cli, capsys):
+    # an unloaded exponential's p99 is 4.6: no cluster of 4 nodes reaches 0.5
+    assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
+                "4", "--basic", "independent"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"no configuration in the search space meets it: the fastest "
+                     r"candidate, n=4, r=\d, ONE .* predicts p99 [\d.]+ > 0.5; raise "
+                     r"--max-nodes above 4 .* or relax --target", err)
+
+
+def test_cli_timeouts_availability_interval_stays_a_probability(cli, tmp_path):
+    out = tmp_path / "t.csv"
+    assert cli(["timeouts", "--nodes", "6", "--replicas", "3", "--quorum", "2",
+                "--loads", "0.5", "--timeouts", "5,8", "--jobs", "2000", "--sim-jobs",
+                "2000", "--out", str(out)]) == 0
+    for row in csv.DictReader(out.open()):
+        assert 0 <= float(row["sim_availability_low"]) <= float(
+            row["sim_availability_high"]) <= 1

@@ -8,8 +8,9 @@ from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from sizing.tails import (
-    compare_percentiles, empirical_cdf, model_distribution, percentile_interval,
-    simulated_basic_sojourns, simulated_timeout, timeout_table)
+    QUANTILE_BATCHES, SHORTFALL_RISK, WARMUP, compare_percentiles, empirical_cdf,
+    model_distribution, percentile_interval, section_jobs, simulated_basic_sojourns,
+    simulated_timeout, timeout_table)
 
 
 def test_empirical_cdf_is_right_continuous():
@@ -88,3 +89,39 @@ def test_analytic_basic_needs_exponential_service():
         model_distribution(3, 3, 2, 0.5, stats.gamma(2), basic="independent")
     with pytest.raises(ConfigError, match="use one of"):
         model_distribution(3, 3, 2, 0.5, basic="guess")
+
+
+def test_section_jobs_is_the_fewest_run_that_gets_a_percentile_interval():
+    fewest = section_jobs()
+    for jobs, works in ((fewest, True), (fewest - 1, False)):
+        run = simulated_basic_sojourns([1], 0.5, stats.expon(), jobs, seed=1)[1]
+        if works:
+            assert percentile_interval(run, 99).low <= percentile_interval(run, 99).high
+        else:
+            with pytest.raises(ConfigError, match="too few"):
+                percentile_interval(run, 99)
+
+
+@pytest.mark.parametrize("share", [0.5, 0.1, 0.003])
+def test_section_jobs_of_a_rare_class_falls_short_only_with_the_stated_risk(share):
+    # the class's measured jobs are binomial; one job fewer would exceed the risk
+    need = 2 * QUANTILE_BATCHES
+
+    def shortfall(jobs):
+        measured = jobs - math.floor(WARMUP * jobs)
+        return stats.binom.cdf(need - 1, measured, share)
+
+    fewest = section_jobs(share)
+    assert shortfall(fewest) <= SHORTFALL_RISK < shortfall(fewest - 1)
+
+
+def test_simulated_timeout_intervals_stay_within_what_they_measure():
+    # one slow job among 3,000: the t-interval of availability reached past 1 and
+    # that of the waiting time (a short run) below 0
+    x = np.full(3000, 0.5)
+    x[1500] = 10.0
+    m = simulated_timeout(x, 5.0)
+    assert m.availability.low < m.availability.mean < m.availability.high == 1.0
+    short = simulated_timeout(np.array([0.1, 4.0]), 5.0)
+    assert 0.0 == short.waiting_mean.low < short.waiting_mean.mean
+    assert short.waiting_mean.high <= 5.0
