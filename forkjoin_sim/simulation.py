@@ -17,13 +17,15 @@ import numpy as np
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.run import BLOCK_JOBS, simulate_system  # noqa: F401  (BLOCK_JOBS: public name)
-from forkjoin_sim.measure.result import (OVERLOAD_ALARM, SimulationResult,  # noqa: F401
-                                         overload_notes)
+from forkjoin_sim.measure.result import OVERLOAD_ALARM, SimulationResult, overload_notes
 
 #: ``jobs="auto"``: the first run's length, the longest run, and the interval aimed at.
 AUTO_FIRST_JOBS = 200_000
 AUTO_MAX_JOBS = 50_000_000
 AUTO_RELATIVE_HALF_WIDTH = 0.01
+#: Relative half-width of the mean's 95% interval above which a run warns that it
+#: is too short to rely on, with the jobs a +-1% interval needs (`needed_jobs`).
+WIDE_INTERVAL = 0.10
 
 
 #: Jobs per closed-loop client a run needs at least (each client's first jobs start
@@ -88,6 +90,12 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
              progress: bool | None = None, replications: int | None = None,
              workers: int | None = None) -> SimulationResult:
     """Simulate ``jobs`` jobs of ``model`` and summarise the steady state.
+
+    The mean's interval is the batch-means one, its lower end clipped at 0 (a mean
+    of sojourn times is not negative). The result warns when the interval is wider
+    than +-`WIDE_INTERVAL` of the mean, or the batch statistics doubt it, saying how
+    many jobs a +-1% interval needs; and when a node was measured busy longer than
+    the run (under open arrivals, judged on the configured load).
 
     Parameters
     ----------
@@ -184,18 +192,85 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
     if jobs == "auto":
         result = _simulate_auto(model, seed, engine, warmup, sample_every, progress,
                                 replications, workers)
-        return dataclasses.replace(result, engine_reason=reason)
+        return _finished(model, dataclasses.replace(result, engine_reason=reason))
     result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
                        replications, workers)
     result = dataclasses.replace(result, engine_reason=reason)
     result = dataclasses.replace(result, notes=result.notes + _law_notes(model))
-    if result.summary.warnings:
-        # A run that doubts its own interval says how long it should have been.
-        from forkjoin_sim.measure.convergence import convergence_notes
+    return _finished(model, result)
 
-        extra = convergence_notes(result.summary, result.jobs)[len(result.summary.warnings):]
-        result = dataclasses.replace(result, notes=result.notes + extra)
-    return result
+
+def _finished(model, result: SimulationResult) -> SimulationResult:
+    """``result`` with its notes on precision and steady state, and its intervals of
+    mean sojourn times clipped at 0."""
+    notes = _steady_state_notes(model, result) + _precision_notes(result)
+    return dataclasses.replace(
+        result, notes=notes, summary=_clipped(result.summary),
+        classes={name: _clipped(summary) for name, summary in result.classes.items()})
+
+
+def relative_half_width(summary) -> float:
+    """Half the width of ``summary``'s interval of the mean, relative to the mean
+    (NaN when the mean is not positive)."""
+    if not summary.mean > 0:
+        return math.nan
+    return (summary.ci_high - summary.ci_low) / 2 / summary.mean
+
+
+def _precision_notes(result: SimulationResult) -> tuple[str, ...]:
+    """How many jobs a +-1% interval needs, when the run doubts its own interval
+    (batch-means or MSER-5 warnings) or the interval is wider than `WIDE_INTERVAL`."""
+    summary = result.summary
+    if not summary.warnings and not relative_half_width(summary) > WIDE_INTERVAL:
+        return ()
+    from forkjoin_sim.measure.convergence import convergence_notes
+
+    return convergence_notes(summary, result.jobs)[len(summary.warnings):]
+
+
+def _clipped(summary):
+    """``summary`` with its interval's lower end raised to 0 where it is below: the
+    batch-means interval is symmetric, but a mean of sojourn times, which are all
+    positive, is not negative."""
+    if not summary.ci_low < 0:
+        return summary
+    return dataclasses.replace(summary, ci_low=0.0)
+
+
+def _steady_state_notes(model, result: SimulationResult) -> tuple[str, ...]:
+    """``result.notes``, with nodes measured busy more than the run's time judged on
+    the configured load where arrivals are open.
+
+    A closed loop's load is an output: `overload_notes` (a node skipped by the
+    quorum can fall behind for ever). Under open arrivals the configured load says
+    whether there is a steady state, and every load a model accepts is below 1, so
+    a measured busy fraction above `OVERLOAD_ALARM` is a short run's noise (work
+    still queued at its end, a burst of long services), not an overload.
+    """
+    rate = getattr(model.arrival_process, "rate", None)
+    if getattr(model.arrival_process, "clients", None) is not None or rate is None:
+        return result.notes
+    alarm = overload_notes(result.utilisation, model.system.classes)
+    notes = tuple(note for note in result.notes if note not in alarm)
+    if result.utilisation is None:
+        return notes
+    utilisation = result.utilisation
+    per_node = utilisation if utilisation.ndim == 1 else utilisation.max(axis=1)
+    over = np.flatnonzero(per_node > OVERLOAD_ALARM)
+    if over.size == 0:
+        return notes
+    nodes = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5])
+    load = model.system.utilisation(rate)
+    if load < 1:
+        return notes + (
+            f"node(s) {nodes} measured busy for longer than the run (busy fraction > 1) "
+            f"at a configured load of {load:.3g} < 1: the run is too short to measure "
+            "the nodes' busy fractions (work still queued at its end, a burst of long "
+            "services), not an overload; run more jobs",)
+    return notes + (
+        f"node(s) {nodes} received more work than they can serve: the configured load "
+        f"is {load:.3g} >= 1, so their backlog grows without bound and the run has no "
+        "steady state there. Use purging, faster nodes, or a lower arrival rate",)
 
 
 def _block_bytes(model) -> float:

@@ -63,3 +63,14 @@ def test_an_interval_such_as_a_throughput_is_accepted():
         10_000 * (_half_width(summary) / 0.01) ** 2, rel=1e-3, abs=1)
     notes = convergence_notes(interval, 10_000, what="throughput")
     assert len(notes) == 1 and notes[0].startswith("throughput: 95% interval")
+
+
+@pytest.mark.parametrize("low, high, text", [(0.88, 1.12, "+-12%"),
+                                             (-0.1, 2.1, "+-110%"),
+                                             (0.995, 1.005, None)])
+def test_the_note_gives_the_width_in_plain_percent(low, high, text):
+    notes = convergence_notes(Interval(1.0, low, high), 1000)
+    if text is None:  # +-0.5%: long enough for +-1%, no note
+        assert notes == ()
+    else:
+        assert len(notes) == 1 and f"95% interval {text} after 1,000 jobs" in notes[0]

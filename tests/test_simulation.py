@@ -231,3 +231,68 @@ def test_progress_without_a_stderr_is_silent(monkeypatch):
         result = simulate(ForkJoinModel(6, 3, 2, load=0.5), jobs=5000, engine=engine,
                           progress=True)
         assert result.summary.jobs_measured > 0
+
+
+# --- warnings a short or noisy run gives ----------------------------------------------
+
+def _needed(note: str) -> int:
+    return int(note.split("about ")[1].split(" jobs")[0].replace(",", ""))
+
+
+@pytest.mark.parametrize("service, seed", [("gamma:0.01", 3), ("lognormal:2.5", 2),
+                                           ("weibull:0.1", 0)])
+def test_a_wide_interval_warns_with_the_jobs_a_one_percent_interval_needs(service, seed):
+    from forkjoin_sim.laws.service import parse_service
+    from forkjoin_sim.measure.convergence import needed_jobs
+    from forkjoin_sim.simulation import WIDE_INTERVAL, relative_half_width
+
+    model = ForkJoinModel(6, 3, 2, load=0.5, service=parse_service(service))
+    result = simulate(model, jobs=2000, seed=seed)
+    # the batch statistics see no doubt: only the interval's width can warn
+    assert result.summary.warnings == ()
+    assert relative_half_width(result.summary) > WIDE_INTERVAL
+    need = [w for w in result.warnings if "jobs would give +-1%" in w]
+    assert len(need) == 1 and _needed(need[0]) == needed_jobs(result.summary, 2000)
+    # a width of w needs (w / 1%)^2 times the jobs
+    assert _needed(need[0]) >= 2000 * (relative_half_width(result.summary) / 0.01) ** 2
+    calm = simulate(ForkJoinModel(6, 3, 2, load=0.5), jobs=2000, seed=seed)
+    assert relative_half_width(calm.summary) < WIDE_INTERVAL
+    assert not any("jobs would give" in w for w in calm.warnings)
+
+
+def test_the_interval_of_a_mean_sojourn_time_is_never_below_zero():
+    from forkjoin_sim.laws.service import parse_service
+
+    model = ForkJoinModel(6, 3, 2, load=0.5, service=parse_service("weibull:0.1"))
+    result = simulate(model, jobs=200_000, seed=1)
+    summary = result.summary
+    # the symmetric batch-means interval reaches below 0 here; it is clipped there
+    assert 2 * summary.mean - summary.ci_high < 0
+    assert summary.ci_low == 0.0 < summary.mean < summary.ci_high
+    assert any("jobs would give +-1%" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("load, service, seed", [(1.9, "exp", 0), (0.5, "weibull:0.1", 1)])
+def test_a_short_stable_run_measured_busy_above_one_is_too_short_not_overloaded(
+        load, service, seed):
+    from forkjoin_sim.laws.service import parse_service
+    from forkjoin_sim.simulation import OVERLOAD_ALARM
+
+    model = ForkJoinModel(6, 3, 2, load=load, service=parse_service(service))
+    jobs = 1000 if load > 1 else 200_000
+    result = simulate(model, jobs=jobs, seed=seed)
+    assert model.node_utilisation < 1 and result.utilisation.max() > OVERLOAD_ALARM
+    assert not any("without bound" in w or "fewer clients" in w for w in result.warnings)
+    short = [w for w in result.warnings if "the run is too short" in w]
+    assert len(short) == 1 and f"configured load of {model.node_utilisation:.3g}" in short[0]
+    assert "run more jobs" in short[0]
+
+
+def test_a_closed_loop_that_outruns_a_skipped_node_still_has_no_steady_state():
+    # the load of a closed loop is an output: its measured busy fraction decides
+    model = ForkJoinModel(6, 3, 2, clients=50, speeds=(0.5, 1, 1, 1, 1, 1))
+    result = simulate(model, jobs=20_000, seed=1)
+    assert result.utilisation[0] > 1.5
+    overload = [w for w in result.warnings if "grows without bound" in w]
+    assert len(overload) == 1 and "fewer clients" in overload[0]
+    assert not any("too short" in w for w in result.warnings)

@@ -75,6 +75,8 @@ def convergence_notes(summary: Summary | Interval, jobs: int,
     if need > jobs:
         low, high = _bounds(summary)
         half = (high - low) / 2 / abs(summary.mean)
-        notes.append(f"{what}: 95% interval +-{100 * half:.2g}% after {jobs:,} jobs; "
+        # two significant digits, never in exponent form (+-1.1e+02%)
+        percent = f"{100 * half:.2g}" if half < 1 else f"{100 * half:.0f}"
+        notes.append(f"{what}: 95% interval +-{percent}% after {jobs:,} jobs; "
                      f"about {need:,} jobs would give +-{100 * relative_half_width:g}%")
     return tuple(notes)
