@@ -121,16 +121,26 @@ def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_
     tasks = sorted(((n, r, rho, long_jobs(n, r, rho, scale, cap), seed)
                     for n, r, rho in configs),
                    key=lambda t: -t[3] * t[1])
+    import sys
+
+    from tqdm.auto import tqdm
+
+    from forkjoin_sim.run import PROGRESS_DELAY
+
+    def done(results):
+        # a bar over the configurations, shown when a run takes long (as other commands')
+        return tqdm(results, total=len(tasks), unit="config", desc="referee",
+                    delay=PROGRESS_DELAY, leave=False, disable=sys.stderr is None)
     if workers == 1:
-        results = map(_quorum_sweep_task, tasks)
-        rows = [row for result in results for row in result]
+        rows = [row for result in done(map(_quorum_sweep_task, tasks)) for row in result]
     else:
         from forkjoin_sim.sweep.runner import process_pool
 
         # workers that end with the command (Ctrl-C, SIGTERM, or a killed parent)
         # instead of running on for minutes
         with process_pool(workers) as pool:
-            rows = [row for result in pool.map(_quorum_sweep_task, tasks) for row in result]
+            rows = [row for result in done(pool.imap(_quorum_sweep_task, tasks))
+                    for row in result]
     return pd.DataFrame(rows).sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
 
 
