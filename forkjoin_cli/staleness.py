@@ -30,6 +30,10 @@ from forkjoin_sim.files.io import json_text, strict_json
 #: Operations per closed-loop client a run needs at least (each client's first
 #: operations start from an empty system).
 CLIENT_OPERATIONS = 10
+#: Latency percentiles reported when --percentiles is not given.
+DEFAULT_PERCENTILES = [50.0, 99.0, 99.9]
+#: k of k-staleness reported when --versions is not given.
+DEFAULT_VERSIONS = [1, 2, 3]
 #: Bytes a run keeps per operation and replica (step times and ends, stations,
 #: draws, states, plus slack for the per-pair arrays); a session doubles it.
 BYTES_PER_TASK = 250
@@ -64,6 +68,11 @@ JSON_KEYS = {
                    "low, high",
     "latency": "rows percentile, read, read_low, read_high, write, write_low, "
                "write_high (read: R-th reply - issue; write: commit - issue)",
+    "warnings": "doubts about the run (empty if none): the convergence checks of "
+                "simulate on the measured latencies in issue order (batch means "
+                "lag-1 autocorrelation, too few batches) and the operations a +-1% "
+                "mean interval would need; when present, every interval here "
+                "(latency and staleness) is too narrow",
 }
 
 
@@ -112,6 +121,8 @@ LOAD_SESSION_KEYS = {
     "by_gap": "rows as without load, binned by that pause",
     "rate, throughput, utilisation, write_share, keys, zipf, structure":
         "as the run under load (a session counts as two operations)",
+    "warnings": "as the run under load (every read, a session's second ones too, "
+                "in issue order)",
 }
 
 
@@ -210,7 +221,9 @@ def pairs_from_args(args) -> list[tuple[int, int]]:
 def flat_row(summary: dict) -> dict:
     """A summary dict flattened into one CSV row."""
     row = {k: v for k, v in summary.items()
-           if k not in ("visibility", "k_staleness", "latency")}
+           if k not in ("visibility", "k_staleness", "latency", "warnings")}
+    if "warnings" in summary:
+        row["warnings"] = "; ".join(summary["warnings"])
     for bin_ in summary["visibility"]:
         name = f"visible_{bin_['t_low']:g}"
         row[name], row[f"{name}_low"], row[f"{name}_high"] = (
@@ -283,8 +296,10 @@ def _cmd_staleness(args) -> int:
     from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, simulate_closed,
                                                  simulate_queues, simulate_sessions)
 
+    _check_options(args)
     if args.rate is None and args.clients is None:
         return _cmd_no_load(args)
+    _check_load_options(args)
     session = None
     if args.session is not None:
         option, text = (("--session-gap", args.session_gap)
@@ -330,24 +345,39 @@ def _cmd_staleness(args) -> int:
         loop = ClosedLoop(args.clients, think)
     for key in keys:
         key.check_run(args.jobs)
-    summaries = []
-    for key in keys:
-        if session is not None:
-            for r, w in pairs:
-                run = simulate_sessions(key, r, w, session, loop, args.jobs, args.seed,
-                                        args.warmup)
-                summaries.append(load_session_summary(run, r, w, args.t_grid, loop))
-            continue
-        if loop is None:
-            run = simulate_queues(key, args.jobs, args.seed, args.warmup)
-            results = (run.outcome(r, w) for r, w in pairs)
-        else:
-            results = (simulate_closed(key, r, w, loop, args.jobs, args.seed, args.warmup)
-                       for r, w in pairs)
-        for result in results:
-            summaries.append(result.summary(args.t_grid, args.versions,
-                                            args.percentiles))
+    summaries, needs = [], []
+    with _progress(len(keys) * len(pairs)) as bar:
+        for key in keys:
+            if session is not None:
+                for r, w in pairs:
+                    run = simulate_sessions(key, r, w, session, loop, args.jobs,
+                                            args.seed, args.warmup)
+                    summary = load_session_summary(run, r, w, args.t_grid, loop)
+                    notes, need = latency_warnings(_reads_in_issue_order(run, r),
+                                                   run.outcome(r, w).write_latency,
+                                                   args.jobs)
+                    summaries.append({**summary, "warnings": notes})
+                    needs.append(need)
+                    bar.update()
+                continue
+            if loop is None:
+                bar.set_description(f"staleness: simulating {key.rate:g} ops/t")
+                run = simulate_queues(key, args.jobs, args.seed, args.warmup)
+                bar.set_description("staleness")
+                results = (run.outcome(r, w) for r, w in pairs)
+            else:
+                results = (simulate_closed(key, r, w, loop, args.jobs, args.seed,
+                                           args.warmup) for r, w in pairs)
+            for result in results:
+                notes, need = latency_warnings(result.read_latency,
+                                               result.write_latency, args.jobs)
+                summaries.append({**result.summary(args.t_grid, args.versions,
+                                                   args.percentiles),
+                                  "warnings": notes})
+                needs.append(need)
+                bar.update()
     summaries = strict_json(summaries)  # NaN as None, as the report and files expect
+    _warn(summaries, needs, args)
     if session is not None:
         if args.out:
             _write_flat(summaries, args.out)
@@ -380,8 +410,146 @@ def load_session_summary(run, read_quorum: int, write_quorum: int, edges, loop) 
 #: Options of the run under load and their defaults; without load a value other
 #: than the default would do nothing, so it is refused.
 _LOAD_ONLY = {"keys": 1, "zipf": 0.0, "write_share": 0.5, "structure": "stages",
-              "read_threads": 1, "write_threads": 1, "read_service": "exp",
-              "write_service": "exp", "warmup": 0.1, "versions": [1, 2, 3], "think": None}
+              "read_threads": 1, "write_threads": None, "read_service": "exp",
+              "write_service": "exp", "warmup": 0.1, "versions": None, "think": None}
+
+
+def _check_options(args) -> None:
+    """Refuse options that would do nothing in any mode, before any work; fill in
+    --percentiles."""
+    if args.profile is not None:
+        given = [f"--delay-{role}" for role in "wars"
+                 if getattr(args, f"delay_{role}") is not None]
+        if given:
+            raise ConfigError(f"--profile {args.profile} sets all four message delays, "
+                              f"so {', '.join(given)} would do nothing; leave "
+                              f"{'it' if len(given) == 1 else 'them'} out, or leave out "
+                              "--profile and give every --delay-* yourself")
+    if args.session is not None:
+        given = [f"--{name}" for name in ("versions", "percentiles")
+                 if getattr(args, name) is not None]
+        if given:
+            raise ConfigError(f"--session measures P(the guarantee is violated), not "
+                              f"k-staleness or latency percentiles, so {', '.join(given)} "
+                              f"would do nothing; leave "
+                              f"{'it' if len(given) == 1 else 'them'} out, or leave out "
+                              "--session")
+    if args.percentiles is None:
+        args.percentiles = list(DEFAULT_PERCENTILES)
+
+
+def _check_load_options(args) -> None:
+    """Refuse options of the run under load that would do nothing or measure
+    nothing, before any work; fill in the defaults left unset to tell them apart."""
+    if args.write_share in (0, 1):
+        none = "writes" if args.write_share == 0 else "reads"
+        raise ConfigError(f"--write-share {args.write_share:g} has no {none}, and "
+                          "staleness needs both (a read is stale only against a "
+                          "write); give a write share strictly between 0 and 1 (e.g. "
+                          "0.1), or for latency alone use forkjoin-sim plan-consistency")
+    if args.structure == "shared" and args.write_threads is not None:
+        raise ConfigError("--write-threads sets the mutation stage, which --structure "
+                          "shared does not have, so it would do nothing; give the "
+                          "threads of the one queue with --read-threads, or leave out "
+                          "--write-threads")
+    if args.keys == 1 and args.zipf != 0:
+        raise ConfigError(f"--zipf {args.zipf:g} sets how the keys' popularity differs, "
+                          "and with --keys 1 there is one key, so it would do nothing; "
+                          "add --keys K (e.g. --keys 1000) or leave out --zipf")
+    if args.write_threads is None:
+        args.write_threads = 1
+    if args.versions is None:
+        args.versions = list(DEFAULT_VERSIONS)
+
+
+def _progress(total: int):
+    """A progress bar over the (rate, R, W) items, as the project's long runs show
+    one: after ``PROGRESS_DELAY`` seconds, gone when done, none without a stderr."""
+    import contextlib
+    import sys
+
+    if total < 2 or sys.stderr is None:
+        # nothing to count; tqdm's import is felt in short runs
+        return contextlib.nullcontext(_NoBar())
+    from tqdm.auto import tqdm
+
+    from forkjoin_sim.run import PROGRESS_DELAY
+
+    return tqdm(total=total, unit="pair", desc="staleness", delay=PROGRESS_DELAY,
+                leave=False)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_description(self, text: str) -> None:
+        pass
+
+
+def latency_warnings(read_latency, write_latency, operations: int
+                     ) -> tuple[list[str], int | None]:
+    """Doubts about a run under load, and the operations that would settle it (None
+    without doubt).
+
+    ``simulate``'s rule: the measured latencies of reads and of writes, each in
+    issue order, are summarised by batch means; a summary that doubts itself (lag-1
+    autocorrelation of the batch means, too few batches) is reported with
+    `forkjoin_sim.measure.convergence.convergence_notes`. A kind with fewer than two
+    measured operations is reported as having no latency.
+    """
+    from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
+    from forkjoin_sim.measure.statistics import summarize
+
+    notes, need = [], None
+    for kind, sample in (("read", read_latency), ("write", write_latency)):
+        if sample.size < 2:
+            notes.append(f"{sample.size} {kind}(s) measured (after the warm-up"
+                         f"{', with a commit before them' if kind == 'read' else ''}): "
+                         f"no {kind} latency; run more operations (--jobs)")
+            continue
+        summary = summarize(sample, warmup=0)
+        if summary.warnings:
+            notes += [f"{kind} latency: {note}" for note in
+                      convergence_notes(summary, operations, what="the mean")]
+            need = max(need or 0, needed_jobs(summary, operations))
+    return notes, need
+
+
+def _reads_in_issue_order(run, read_quorum: int):
+    """The latencies of a session run's reads after its warm-up, in issue order (its
+    ``outcome`` lists a session's second reads after all first operations)."""
+    import numpy as np
+
+    ops = run.operations
+    issue = ops.issue[~ops.is_write]
+    latency = (ops.returned(read_quorum)[1] - issue)[np.argsort(issue, kind="stable")]
+    return latency[int(run.warmup * latency.size):]
+
+
+def _warn(summaries: list[dict], needs: list, args) -> None:
+    """One warning line per rate (or closed loop) whose pairs doubt their run."""
+    import warnings
+
+    groups: dict = {}
+    for summary, need in zip(summaries, needs):
+        groups.setdefault(summary["rate"], []).append((summary, need))
+    for rate, items in groups.items():
+        doubtful = [(s, need) for s, need in items if s["warnings"]]
+        if not doubtful:
+            continue
+        first = doubtful[0][0]
+        pace = (f"{rate:g} ops/t" if rate is not None
+                else f"--clients {args.clients}")
+        busiest = max(s["utilisation"] for s, _ in items)
+        longest = max((need for _, need in doubtful if need is not None), default=None)
+        more = ("" if longest is None or longest <= args.jobs else
+                f"; about --jobs {longest:,} would give a +-1% mean interval")
+        warnings.warn(f"at {pace} (utilisation {busiest:.2f}) {len(doubtful)} of "
+                      f"{len(items)} (R, W) pair(s) doubt the run, e.g. R="
+                      f"{first['read_quorum']}, W={first['write_quorum']}: "
+                      f"{first['warnings'][0]}; so the intervals printed are too narrow{more}",
+                      UserWarning, stacklevel=1)
 
 
 def _cmd_no_load(args) -> int:
@@ -417,16 +585,18 @@ def _cmd_no_load(args) -> int:
     common = dict(channels=args.channels, coordinators=coordinators, trials=args.jobs,
                   seed=args.seed, nodes=args.nodes)
     summaries = []
-    for r, w in pairs:
-        if args.session:
-            more = ({} if args.session_think is None else
-                    {"think": _gap(args.session_think, "--session-think")})
-            result = simulate_session(args.session, laws, args.replicas, r, w,
-                                      gap=_gap(args.session_gap), **more, **common)
-            summaries.append(session_summary(result, args.t_grid))
-        else:
-            summaries.append(no_load_summary(laws, args.replicas, r, w, args.t_grid,
-                                             args.percentiles, common))
+    with _progress(len(pairs)) as bar:
+        for r, w in pairs:
+            if args.session:
+                more = ({} if args.session_think is None else
+                        {"think": _gap(args.session_think, "--session-think")})
+                result = simulate_session(args.session, laws, args.replicas, r, w,
+                                          gap=_gap(args.session_gap), **more, **common)
+                summaries.append(session_summary(result, args.t_grid))
+            else:
+                summaries.append(no_load_summary(laws, args.replicas, r, w, args.t_grid,
+                                                 args.percentiles, common))
+            bar.update()
     summaries = strict_json(summaries)
     if args.out:
         _write_flat(summaries, args.out)
@@ -511,7 +681,8 @@ def _write_flat(summaries: list[dict], path) -> None:
         with atomic_write(path) as handle:
             handle.write(json_text(summaries, indent=1))
         return
-    rows = [{k: v for k, v in s.items() if not isinstance(v, list)} for s in summaries]
+    rows = [{k: "; ".join(v) if k == "warnings" else v for k, v in s.items()
+             if k == "warnings" or not isinstance(v, list)} for s in summaries]
     with atomic_write(path, newline="") as handle:
         pd.DataFrame(rows).to_csv(handle, index=False)
 
@@ -623,6 +794,17 @@ def _grid(text: str) -> list[float]:
     return values
 
 
+def _percentiles(text: str) -> list[float]:
+    """--percentiles: each in [1, 100), the one rule of every mode (p100 is the run's
+    largest latency, which grows with --jobs rather than estimate anything)."""
+    values = types.percentile_list("--percentiles")(text)
+    if 100 in values:
+        raise argparse.ArgumentTypeError(
+            f"--percentiles {text!r}: 100 would be the run's largest latency, which "
+            "grows with --jobs; give percentiles below 100, e.g. 50,99,99.9")
+    return values
+
+
 def register(subparsers) -> tuple[type[BaseException], ...]:
     """Add ``staleness``."""
     p = subparsers.add_parser(
@@ -635,8 +817,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    help="keys sharing the N replicas (default 1, the worst case: "
                         "every write makes every later read's target move)")
     p.add_argument("--zipf", type=types.real(0.0, 10.0, what="--zipf"), default=0.0,
-                   help="key popularity: key j drawn with probability ~ j**-S "
-                        "(default 0, uniform; YCSB zipfian is 0.99)")
+                   help="key popularity over --keys K > 1: key j drawn with "
+                        "probability ~ j**-S (default 0, uniform; YCSB zipfian is 0.99)")
     p.add_argument("--read-quorum", type=types.whole(what="--read-quorum"),
                    help="R: replies a read waits for")
     p.add_argument("--write-quorum", type=types.whole(what="--write-quorum"),
@@ -652,14 +834,16 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--think", help="think time law of --clients (spec, e.g. exp:2); "
                                    "default none")
     p.add_argument("--write-share", type=types.fraction, default=0.5,
-                   help="fraction of operations that are writes (default 0.5)")
+                   help="fraction of operations that are writes, strictly between 0 "
+                        "and 1: staleness needs both reads and writes, so 0 and 1 are "
+                        "refused (for latency alone use plan-consistency; default 0.5)")
     p.add_argument("--structure", choices=["stages", "shared"], default="stages",
                    help="separate read and mutation stages (Cassandra, default) or one "
                         "FIFO queue per replica")
     p.add_argument("--read-threads", type=types.whole(1, 4096, "--read-threads"),
                    default=1, help="threads of the read stage (of the queue, shared)")
     p.add_argument("--write-threads", type=types.whole(1, 4096, "--write-threads"),
-                   default=1)
+                   help="threads of the mutation stage (stages only; default 1)")
     spec_help = ("service law spec (exp, exp:MEAN, erlang:K, lognormal:SIGMA, "
                  "pareto:ALPHA, empirical:PATH, mix:W1*SPEC1;W2*SPEC2 ...), or none")
     p.add_argument("--read-service", default="exp", help=f"read {spec_help}; default "
@@ -694,14 +878,16 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                         "second read, a number or a law spec (default 0); --t-grid "
                         "bins it under load")
     p.add_argument("--profile", choices=["LNKD-SSD", "LNKD-DISK", "YMMR"],
-                   help="PBS's fitted delays for W, A, R, S (instead of --delay-*)")
+                   help="PBS's fitted delays for W, A, R, S (instead of --delay-*, "
+                        "which it refuses)")
     p.add_argument("--t-grid", type=_grid, default=[0, 1, 2, 5, 10],
                    help="left edges of the bins of time after commit (default "
                         "0,1,2,5,10)")
     p.add_argument("--versions", type=types.whole_list(1, 10**6, what="--versions"),
-                   default=[1, 2, 3], help="k of k-staleness (default 1,2,3)")
-    p.add_argument("--percentiles", type=types.percentile_list("--percentiles"),
-                   default=[50, 99, 99.9])
+                   help="k of k-staleness (default 1,2,3; not with --session)")
+    p.add_argument("--percentiles", type=_percentiles,
+                   help="latency percentiles, each at least 1 and below 100 (default "
+                        "50,99,99.9; not with --session)")
     p.add_argument("--jobs", type=types.count(10**9, "--jobs", low=2), default=200_000,
                    help="operations to simulate per rate (default 200000); without "
                         "load: trials per t of --t-grid, or sessions")

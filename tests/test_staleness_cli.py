@@ -228,9 +228,24 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
     (["--session", "monotonic-reads", "--session-think", "-2"], "must be a time >= 0"),
     (["--nodes", "2"], "use --nodes >= 3"),
     (["--rate", "0.5", "--session", "read-your-writes", "--write-share", "0"],
-     "with write share 0 there is none"),
+     "--write-share 0 has no writes, and staleness needs both"),
     (["--clients", "3", "--session", "monotonic-reads", "--write-share", "1"],
-     "with write share 1 there is none"),
+     "--write-share 1 has no reads, and staleness needs both"),
+    # mixes that measure nothing: refused, not reported as n/a after the run
+    (["--rate", "0.5", "--write-share", "0"], "--write-share 0 has no writes"),
+    (["--clients", "2", "--write-share", "1"], "--write-share 1 has no reads"),
+    # options that would do nothing
+    (["--profile", "LNKD-SSD", "--delay-w", "exp:50"],
+     "--profile LNKD-SSD sets all four message delays, so --delay-w would do nothing"),
+    (["--rate", "0.5", "--profile", "YMMR", "--delay-a", "exp:1", "--delay-s", "exp:1"],
+     "so --delay-a, --delay-s would do nothing; leave them out"),
+    (["--rate", "0.5", "--structure", "shared", "--write-threads", "7"],
+     "--structure shared does not have, so it would do nothing"),
+    (["--rate", "0.5", "--zipf", "5"], "with --keys 1 there is one key"),
+    (["--rate", "0.5", "--session", "read-your-writes", "--versions", "2"],
+     "so --versions would do nothing"),
+    (["--session", "monotonic-reads", "--percentiles", "50"],
+     "so --percentiles would do nothing"),
     (["--delay-w", "netem:1:2"], "jitter 2 exceeds mean 1"),
 ])
 def test_bad_combinations_are_one_line(extra, message, capsys, monkeypatch):
@@ -354,3 +369,81 @@ def test_sessions_under_load_write_a_figure_and_a_csv(capsys, tmp_path):
     table = pd.read_csv(out)
     assert list(table.rate) == [0.5, 1.0] and set(table.session) == {"monotonic-reads"}
     assert figure.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("load", [[], ["--rate", "0.5"]])
+def test_percentile_100_is_refused_at_parse_time_in_both_modes(load, capsys,
+                                                               monkeypatch):
+    import forkjoin_sim.staleness.channels as channels
+    import forkjoin_sim.staleness.queueing as queueing
+
+    monkeypatch.setattr(channels, "simulate_wars_ordered", None)  # any work would fail
+    monkeypatch.setattr(queueing, "_run", None)
+    with pytest.raises(SystemExit) as exc:
+        run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+             "--percentiles", "50,100"] + load)
+    assert exc.value.code == 2
+    assert "give percentiles below 100" in capsys.readouterr().err
+
+
+def test_keys_and_zipf_together_still_run(capsys):
+    assert run(BASE + ["--read-quorum", "1", "--write-quorum", "1", "--keys", "5",
+                       "--zipf", "2", "--structure", "shared", "--read-threads", "2",
+                       "--json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert (summary["keys"], summary["zipf"], summary["structure"]) == (5, 2.0, "shared")
+
+
+def summaries_and_warnings(argv, capsys):
+    from forkjoin_sim.checks import warnings_after_success
+
+    with warnings_after_success():  # as forkjoin_cli.main runs a command
+        assert run(argv) == 0
+    captured = capsys.readouterr()
+    return json.loads(captured.out), [line for line in captured.err.splitlines()
+                                      if line.startswith("warning:")]
+
+
+def test_a_nearly_saturated_short_run_warns_and_says_how_long_it_should_be(capsys):
+    # utilisation 0.995 of the mutation stage: the latency batch means are strongly
+    # autocorrelated, so simulate's convergence check fires and asks for more jobs
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--rate", "1.99", "--jobs", "2000", "--seed", "1", "--json"]
+    (summary,), lines = summaries_and_warnings(argv, capsys)
+    assert summary["utilisation"] > 0.95
+    assert any("lag-1 autocorrelation" in note for note in summary["warnings"])
+    (line,) = lines
+    need = int(line.split("about --jobs ")[1].split()[0].replace(",", ""))
+    assert need > 100 * 2000 and "intervals printed are too narrow" in line
+
+
+def test_a_light_long_run_has_no_warnings(capsys):
+    argv = ["staleness", "--replicas", "3", "--all-pairs", "--rate", "0.5", "--jobs",
+            "20000", "--seed", "2", "--json"]
+    summaries, lines = summaries_and_warnings(argv, capsys)
+    assert len(summaries) == 9 and lines == []
+    assert all(s["warnings"] == [] for s in summaries)
+
+
+def test_warnings_reach_session_runs_and_csv(tmp_path, capsys):
+    out = tmp_path / "s.csv"
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--rate", "0.98", "--session", "read-your-writes", "--jobs", "2000",
+            "--seed", "3", "--json", "--out", str(out)]
+    # every write is followed by a read: the read stage is busy 0.98 of the time
+    (summary,), lines = summaries_and_warnings(argv, capsys)
+    assert summary["utilisation"] > 0.95 and len(lines) == 1
+    assert any(note.startswith("read latency: batch means lag-1")
+               for note in summary["warnings"])
+    assert pd.read_csv(out).warnings[0] == "; ".join(summary["warnings"])
+
+
+@pytest.mark.parametrize("load", [[], ["--rate", "0.5"]])
+def test_a_progress_bar_counts_the_pairs(load, capsys, monkeypatch):
+    import forkjoin_sim.run
+
+    monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
+    assert run(["staleness", "--replicas", "2", "--all-pairs", "--jobs", "500",
+                "--t-grid", "0"] + load) == 0
+    err = capsys.readouterr().err
+    assert "/4" in err and "pair" in err
