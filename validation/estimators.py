@@ -139,7 +139,7 @@ def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_
         # workers that end with the command (Ctrl-C, SIGTERM, or a killed parent)
         # instead of running on for minutes
         with process_pool(workers) as pool:
-            rows = [row for result in done(pool.imap(_quorum_sweep_task, tasks))
+            rows = [row for result in done(pool.map(_quorum_sweep_task, tasks))
                     for row in result]
     return pd.DataFrame(rows).sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
 
