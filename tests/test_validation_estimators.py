@@ -80,3 +80,15 @@ def test_cli_accuracy_and_estimate(tmp_path, capsys):
                               str(tmp_path / "missing.csv")])
     with pytest.raises(ConfigError, match="does not exist"):
         args.handler(args)
+
+
+def test_long_referee_runs_are_the_same_on_one_worker_and_on_a_pool():
+    """Every random result is a function of its configuration and seed, whatever the
+    worker count (the pool path once failed outright: it was not run by any test)."""
+    from validation.estimators import long_table
+
+    configs = [(3, 2, 0.3), (4, 2, 0.5)]
+    one = long_table(configs, seed=5, workers=1, scale=2000, cap=4000)
+    pool = long_table(configs, seed=5, workers=2, scale=2000, cap=4000)
+    assert len(one) == 4 and list(one.k) == [1, 2, 1, 2]
+    pd.testing.assert_frame_equal(one, pool)
