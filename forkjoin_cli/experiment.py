@@ -65,7 +65,7 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("staleness-load", help="staleness of partial quorums under load "
                        "(docs/staleness/load.md)")
-    p.add_argument("--operations", type=types.whole(1, 10**9, "--operations"), default=400_000,
+    p.add_argument("--operations", type=types.whole(2, 10**9, "--operations"), default=400_000,
                         help="operations per queueing run (one run serves every pair)")
     p.add_argument("--wars-trials", type=types.whole(1, 10**9, "--wars-trials"), default=400_000)
     p.add_argument("--seed", type=types.seed, default=2026)

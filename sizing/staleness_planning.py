@@ -103,9 +103,9 @@ def parse_constraint(text: str) -> StalenessConstraint:
                           ) from None
     if kind.lower() == "t":
         return StalenessConstraint(probability_f, t=value_f, window=window_f)
-    if window is not None or not value_f.is_integer():
-        raise ConfigError(f"staleness constraint {text!r}: behind=M takes a whole M and "
-                          "no window")
+    if window is not None or not value_f.is_integer() or value_f < 0:
+        raise ConfigError(f"staleness constraint {text!r}: behind=M takes a whole M >= 0 "
+                          "(0: the latest version) and no window, e.g. behind=1:0.9999")
     return StalenessConstraint(probability_f, versions_behind=int(value_f))
 
 

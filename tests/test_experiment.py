@@ -23,6 +23,15 @@ def test_scenarios_are_letters_from_abc_each_once(capsys, text, words):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+def test_staleness_load_refuses_one_operation_before_any_run(capsys, tmp_path):
+    """--operations 1 ran 15 of the 70 simulations before the library refused it."""
+    status, _, err = run(capsys, "staleness-load", "--operations", "1", "--out-dir",
+                         str(tmp_path / "out"))
+    assert status == 2 and "--operations 1 must be at least 2" in err
+    assert len(err.strip().splitlines()) == 1 and "run/s" not in err  # no run started
+    assert not (tmp_path / "out").exists()
+
+
 def test_scenarios_accept_any_order_and_case():
     parser = cli.build_parser("experiment")
     args = parser.parse_args(["experiment", "calibration-holdout", "--scenarios", "Ca"])

@@ -100,6 +100,8 @@ def test_constraint_specs():
 @pytest.mark.parametrize("text, message", [
     ("p>=0.9", "write t=T:P"), ("t=1:1.5", "strictly between 0 and 1"),
     ("behind=1.5:0.9", "whole M"), ("t=-1:0.9", "t >= 0"), ("t=x:0.9", "numbers"),
+    # named as the user wrote it (was the library's "versions_behind=-1")
+    ("behind=-1:0.9", "'behind=-1:0.9': behind=M takes a whole M >= 0"),
 ])
 def test_bad_constraints_say_how_to_fix_them(text, message):
     with pytest.raises(ConfigError, match=message):
