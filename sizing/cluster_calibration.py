@@ -224,8 +224,9 @@ def _read_rows(measurements, replicas: int, need_mean: bool = True) -> _Source:
         raise ConfigError(f"measurements are a file path or a pandas DataFrame, not a "
                           f"{type(measurements).__name__}; give one of those")
     name, labels = "the DataFrame", list(measurements.index)
-    empty = measurements.isna().all(axis=1) | (measurements.astype(str).apply(
-        lambda column: column.str.strip()) == "").all(axis=1)
+    # a cell is empty as NaN/None or as blank text; a row of them the reader skips
+    empty = (measurements.isna() | (measurements.astype(str).apply(
+        lambda column: column.str.strip()) == "")).all(axis=1)
     if empty.any():
         raise ConfigError(f"row {labels[int(np.flatnonzero(empty)[0])]!r} of the "
                           "DataFrame has no value in any column; drop it (e.g. "

@@ -137,7 +137,7 @@ def test_a_dataframe_row_with_no_value_is_refused(from_file):
     """An all-empty row is skipped in a file; in a DataFrame it would break the one
     row per index label that the answer and the notes rely on."""
     fitted, _ = from_file
-    query = pd.DataFrame({"operation": ["read", None], "consistency": ["ALL", None],
+    query = pd.DataFrame({"operation": ["read", " "], "consistency": ["ALL", None],
                           "threads": [500, None]}, index=["ok", "blank"])
     with pytest.raises(ConfigError, match="row 'blank' of the DataFrame has no value"):
         predict_table(fitted, query)
