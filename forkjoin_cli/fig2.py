@@ -26,11 +26,23 @@ def _cmd_fig2(args) -> int:
     print(estimators_text(table))
     print(f"simulated {len(table)} points in {seconds:.1f} s; wrote {csv_path} and "
           f"{png_path}")
-    suspect = int((table["sim_warnings"] != "").sum())
+    from forkjoin_sim.measure.convergence import WIDTH_NOTE
+    from forkjoin_sim.simulation import WIDE_INTERVAL
+
+    # a point whose only note is its interval's width has a known error (its
+    # error_ci_low/high bound it); one whose run doubts its own interval has not
+    noted = table["sim_warnings"] != ""
+    wide = noted & table["sim_warnings"].map(lambda text: bool(WIDTH_NOTE.fullmatch(text)))
+    suspect, wide = int((noted & ~wide).sum()), int(wide.sum())
     if suspect:
         print(f"warning: {suspect} of {len(table)} points carry convergence warnings "
               "(their sim_warnings column says which and how many jobs they need); "
               "their errors are not to be trusted: run more --jobs", file=sys.stderr)
+    if wide:
+        print(f"note: {wide} of {len(table)} points have 95% intervals wider than "
+              f"+-{100 * WIDE_INTERVAL:g}% (error_ci_low and error_ci_high bound their "
+              "errors; sim_warnings says how many jobs would narrow them)",
+              file=sys.stderr)
     return 0
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
+from forkjoin_sim.measure.convergence import WIDTH_NOTE, convergence_notes, needed_jobs
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.measure.statistics import Interval, summarize
 
@@ -67,6 +67,8 @@ def test_an_interval_such_as_a_throughput_is_accepted():
 
 @pytest.mark.parametrize("low, high, text", [(0.88, 1.12, "+-12%"),
                                              (-0.1, 2.1, "+-110%"),
+                                             # 99.6% is "1e+02" in two digits
+                                             (0.0035, 1.9965, "+-100%"),
                                              (0.995, 1.005, None)])
 def test_the_note_gives_the_width_in_plain_percent(low, high, text):
     notes = convergence_notes(Interval(1.0, low, high), 1000)
@@ -74,3 +76,7 @@ def test_the_note_gives_the_width_in_plain_percent(low, high, text):
         assert notes == ()
     else:
         assert len(notes) == 1 and f"95% interval {text} after 1,000 jobs" in notes[0]
+        assert WIDTH_NOTE.fullmatch(notes[0])
+        # after a doubt of the run's own, the joined text is not a width note alone
+        assert not WIDTH_NOTE.fullmatch("batch means lag-1 autocorrelation 0.41 > 0.39: "
+                                        "run more jobs; " + notes[0])

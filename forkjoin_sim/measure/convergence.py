@@ -13,6 +13,7 @@ the run) the run has not settled, so at least twice the jobs are asked for.
 from __future__ import annotations
 
 import math
+import re
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.measure.statistics import MSER_LIMIT_NOTE, Interval, Summary
@@ -65,6 +66,12 @@ def _bounds(estimate) -> tuple[float, float]:
     return estimate.ci_low, estimate.ci_high
 
 
+#: The note `convergence_notes` adds when a run is merely too short for the asked
+#: width (not when the run doubts its own interval): ``WIDTH_NOTE.fullmatch(note)``.
+WIDTH_NOTE = re.compile(r"[^;]*: 95% interval \+-[\d.]+% after [\d,]+ jobs; about "
+                        r"[\d,]+ jobs would give \+-[\d.e+-]+%")
+
+
 def convergence_notes(summary: Summary | Interval, jobs: int,
                       relative_half_width: float = DEFAULT_RELATIVE_HALF_WIDTH,
                       what: str = "the mean") -> tuple[str, ...]:
@@ -75,8 +82,9 @@ def convergence_notes(summary: Summary | Interval, jobs: int,
     if need > jobs:
         low, high = _bounds(summary)
         half = (high - low) / 2 / abs(summary.mean)
-        # two significant digits, never in exponent form (+-1.1e+02%)
-        percent = f"{100 * half:.2g}" if half < 1 else f"{100 * half:.0f}"
+        # two significant digits, never in exponent form (+-1.1e+02%; 99.6 rounds
+        # to 1e+02 in two digits)
+        percent = f"{100 * half:.2g}" if 100 * half < 99.5 else f"{100 * half:.0f}"
         notes.append(f"{what}: 95% interval +-{percent}% after {jobs:,} jobs; "
                      f"about {need:,} jobs would give +-{100 * relative_half_width:g}%")
     return tuple(notes)
