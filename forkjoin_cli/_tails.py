@@ -264,12 +264,13 @@ def _plan_consistency_rate(args) -> int:
     args.objective = args.objective or "percentile"
 
     check_staleness_arguments(args, {"validate": 0, "basic": None})
-    if not args.staleness:
-        _check_consistency_jobs(args)
-    _check_before_work(args, args.jobs, args.validate)
     read_service = _service(args.read_service, args.mu)
     write_service = (_service(args.write_service, args.mu)
                      if args.write_service else None)
+    if not args.staleness:
+        _check_consistency_jobs(args, float(read_service.mean()),
+                                float((write_service or read_service).mean()))
+    _check_before_work(args, args.jobs, args.validate)
     _check_mu(args.mu, ("--read-service", args.read_service),
               ("--write-service", args.write_service or args.read_service))
     for law in (read_service, write_service or read_service):
@@ -305,10 +306,11 @@ def _plan_consistency_rate(args) -> int:
     return 0
 
 
-def _check_consistency_jobs(args) -> None:
+def _check_consistency_jobs(args, read_mean: float, write_mean: float) -> None:
     """Refuse, before any work, --validate and --jobs too few for the mix's rarer
-    class to get a percentile interval."""
-    from sizing.planning import consistency_jobs, validation_jobs
+    class to get a percentile interval (in the basic queues of the read quorums the
+    plan simulates: not those it finds unstable)."""
+    from sizing.planning import consistency_jobs, consistency_load, validation_jobs
 
     reads = f"{100 * args.read_fraction:g}% reads"
     if args.validate:
@@ -318,7 +320,9 @@ def _check_consistency_jobs(args) -> None:
                 f"--validate {args.validate} is too few at {reads}: the rarer class "
                 f"needs {_WHY_MIN}; give --validate {fewest:,} or more")
     if args.basic in (None, "simulation"):
-        fewest = consistency_jobs(args.replicas, args.read_fraction)
+        fewest = consistency_jobs(args.replicas, args.read_fraction, lambda R: (
+            consistency_load(args.nodes, args.replicas, args.read_fraction, args.rate,
+                             R, read_mean, write_mean)))
         if args.jobs < fewest:
             raise ConfigError(
                 f"--jobs {args.jobs} is too few at {reads} on {args.replicas} replicas: "
@@ -427,10 +431,14 @@ def register_plan_consistency(subparsers) -> None:
                    help=f"percentile of the objective (default {PERCENTILE})")
     p.add_argument("--objective", choices=["percentile", "mean"], default=None,
                    help="what the plan minimises (default percentile)")
-    p.add_argument("--validate", type=_validate_jobs, default=0, metavar="JOBS",
-                   help="also simulate each pair on shared nodes with JOBS jobs")
-    # --staleness takes --jobs as operations; the latency plan checks its own minimum
-    _common(p, 100_000, jobs_low=1)
+    # its minimum depends on the read fraction: checked before the work, not here
+    p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
+                   default=0, metavar="JOBS",
+                   help="also simulate each pair on shared nodes with JOBS jobs (at "
+                        "least what the rarer of reads and writes needs)")
+    # --staleness takes --jobs as operations (at least 2); the latency plan checks its
+    # own minimum
+    _common(p, 100_000, jobs_low=2)
     add_staleness_arguments(p)
     p.add_argument("--model", metavar="MODEL.toml",
                    help="a cluster calibrated by forkjoin-sim cassandra calibrate: "

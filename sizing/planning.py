@@ -211,9 +211,8 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
     options = []
     for R in range(1, replicas + 1):
         writes = [W for W in range(1, replicas + 1) if R + W > replicas]
-        read_work = read_fraction * R * read_mean
-        write_work = (1 - read_fraction) * replicas * write_mean
-        node_load = arrival_rate * (read_work + write_work) / nodes
+        node_load = consistency_load(nodes, replicas, read_fraction, arrival_rate, R,
+                                     read_mean, write_mean)
         if node_load >= UNSTABLE:
             # Unstable: latency grows without bound, so the pair can never be best.
             options += [ConsistencyOption(R, W, node_load, *([math.inf] * 6), False)
@@ -268,16 +267,30 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
                            objective, basic, tuple(options), best)
 
 
-def consistency_jobs(replicas: int, read_fraction: float) -> int:
+def consistency_load(nodes: int, replicas: int, read_fraction: float,
+                     arrival_rate: float, read_quorum: int, read_mean: float,
+                     write_mean: float) -> float:
+    """Load of a node under `plan_consistency`'s mix at read quorum ``read_quorum``:
+    reads ask ``read_quorum`` replicas, writes every replica."""
+    read_work = read_fraction * read_quorum * read_mean
+    write_work = (1 - read_fraction) * replicas * write_mean
+    return arrival_rate * (read_work + write_work) / nodes
+
+
+def consistency_jobs(replicas: int, read_fraction: float, node_load=None) -> int:
     """Fewest basic-queue jobs `plan_consistency` needs (``basic="simulation"``): each
-    class's tasks in every R's basic queues get a percentile interval
-    (`sizing.tails.section_jobs` of the rarest task share)."""
+    class's tasks in the basic queues of every R it simulates get a percentile
+    interval (`sizing.tails.section_jobs` of the rarest task share). ``node_load(R)``,
+    if given, leaves out the R whose load `plan_consistency` finds unstable (it
+    simulates none of their queues)."""
     read_fraction = _check_fraction(read_fraction, "read fraction")
     shares = []
     for R in range(1, replicas + 1):
+        if node_load is not None and node_load(R) >= UNSTABLE:
+            continue
         read = read_fraction * R / (read_fraction * R + (1 - read_fraction) * replicas)
         shares += [share for share in (read, 1 - read) if share > 0]
-    return section_jobs(min(shares))
+    return section_jobs(min(shares)) if shares else section_jobs()
 
 
 def validation_jobs(read_fraction: float) -> int:
@@ -375,11 +388,17 @@ class CapacityPlan:
                     "--jobs")
         fastest = min(stable, key=lambda c: c.predicted)
         largest = max(c.nodes for c in self.candidates)
+        most = max(c.replicas for c in self.candidates)
+        # the fastest already has the most replicas searched: at light load a quorum
+        # of more replicas (ONE: the fastest of more) is what can go faster, and more
+        # nodes alone only lighten a load that is no longer the obstacle
+        fix = (f"raise --max-replicas above {most} (with --max-nodes at least that, "
+               "now " f"{largest})" if fastest.replicas == most else
+               f"raise --max-nodes above {largest} (lighter node loads)")
         return (f"the fastest candidate, n={fastest.nodes}, r={fastest.replicas}, "
                 f"{fastest.level} (node load {fastest.node_load:.3f}), predicts "
                 f"p{self.percentile:g} {fastest.predicted:.4g} > {self.target:g}; "
-                f"raise --max-nodes above {largest} (lighter node loads) or relax "
-                "--target")
+                f"{fix} or relax --target")
 
 
 def fewest_stable_nodes(work_rate: float, replicas: int) -> int:

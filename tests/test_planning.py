@@ -11,9 +11,9 @@ from forkjoin_sim.errors import ConfigError
 import sizing.planning
 import sizing.tails
 from sizing.planning import (
-    capacity_runs, consistency_jobs, consistency_pairs, fewest_stable_nodes,
-    plan_capacity, plan_consistency, simulate_capacity, simulate_consistency,
-    validation_jobs)
+    capacity_runs, consistency_jobs, consistency_load, consistency_pairs,
+    fewest_stable_nodes, plan_capacity, plan_consistency, simulate_capacity,
+    simulate_consistency, validation_jobs)
 
 
 @pytest.mark.parametrize("r", [1, 2, 3, 5])
@@ -266,6 +266,31 @@ def test_cli_plan_consistency_runs_at_its_fewest_jobs(cli, tmp_path):
     out = tmp_path / "c.csv"
     assert cli(["plan-consistency", *MIX, "--jobs", str(fewest), "--out", str(out)]) == 0
     assert sum(r["best"] == "True" for r in csv.DictReader(out.open())) == 1
+
+
+def test_the_jobs_rule_leaves_out_the_read_quorums_the_plan_does_not_simulate(cli):
+    """At 99% reads on 3 nodes at rate 1.5 only R=1 is stable: the rule asked for the
+    rarest class over every R (8,594 jobs) and refused 4,000, which the plan runs."""
+    def load(R):
+        return consistency_load(3, 3, 0.99, 1.5, R, 1.0, 1.0)
+    assert load(1) < 1 <= load(2)
+    fewest = consistency_jobs(3, 0.99, load)
+    assert fewest < 4000 < consistency_jobs(3, 0.99)
+    assert cli(["plan-consistency", "--nodes", "3", "--replicas", "3",
+                "--read-fraction", "0.99", "--rate", "1.5", "--jobs", "4000"]) == 0
+
+
+def test_cli_plan_capacity_suggests_more_replicas_when_they_are_what_is_missing(
+        cli, capsys):
+    """At light load the fastest candidate already has the most replicas searched:
+    more nodes cannot bring its p99 under the target, a larger quorum can."""
+    assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
+                "60", "--basic", "independent"]) == 0
+    err = capsys.readouterr().err
+    assert "r=5, ONE" in err and "raise --max-replicas above 5" in err
+    assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
+                "60", "--max-replicas", "20", "--basic", "independent"]) == 0
+    assert "no configuration" not in capsys.readouterr().err
 
 
 def test_cli_plan_capacity_says_why_nothing_meets_the_target(cli, capsys):
