@@ -42,16 +42,20 @@ _WHY_MIN = (f"{QUANTILE_BATCHES} sections of at least 2 measured jobs after the 
 _size = types.count(MAX_SIZE, "size")
 
 
+def _too_few(flag: str, value: int, low: int) -> str:
+    """The message for ``flag`` ``value`` below its ``low`` jobs."""
+    return (f"{flag} {value} is too few: a run needs at least {low:,} "
+            f"job{'s' if low != 1 else ''}"
+            + (f" ({_WHY_MIN})" if low == MIN_JOBS else "") + f"; give {flag} "
+            f"{low:,} or more")
+
+
 def _jobs(flag: str, low: int = MIN_JOBS):
     """An argparse ``type=``: ``flag``'s number of jobs, from ``low``."""
     def convert(text: str) -> int:
         value = types.whole(None, MAX_JOBS, flag)(text)
         if value < low:
-            raise argparse.ArgumentTypeError(
-                f"{flag} {value} is too few: a run needs at least {low:,} "
-                f"job{'s' if low != 1 else ''}"
-                + (f" ({_WHY_MIN})" if low == MIN_JOBS else "") + f"; give {flag} "
-                f"{low:,} or more")
+            raise argparse.ArgumentTypeError(_too_few(flag, value, low))
         return value
     convert.__name__ = "whole number"
     return convert
@@ -114,10 +118,14 @@ def _validating(jobs: int):
         raise ConfigError(f"--validate {jobs}: {exc}") from None
 
 
-def _check_before_work(args, *jobs) -> None:
-    """The output path and the memory of the largest run, before anything runs."""
+def _check_before_work(args, *jobs, fewest_basic: int | None = MIN_JOBS) -> None:
+    """The output path and the memory of the largest run, before anything runs; with
+    simulated basic queues (the default), at least ``fewest_basic`` --jobs (None: the
+    command checks its own; an analytic --basic runs no basic queue)."""
     if args.basic is None:
         args.basic = "simulation"
+    if args.basic == "simulation" and fewest_basic and args.jobs < fewest_basic:
+        raise ConfigError(_too_few("--jobs", args.jobs, fewest_basic))
     if args.out:
         options.check_output_file(args.out, "--out", suffixes=(".csv",))
     options.check_jobs_fit(max(jobs))
@@ -139,7 +147,9 @@ def _emit(rows: list[dict], out: str | None) -> None:
         sys.stdout.write(buffer.getvalue())
 
 
-def _common(p, jobs_default: int, jobs_low: int = MIN_JOBS) -> None:
+def _common(p, jobs_default: int, jobs_low: int = 0) -> None:
+    """--basic, --jobs (from ``jobs_low`` here; simulated basic queues need more, which
+    `_check_before_work` checks once --basic is known), --seed and --out."""
     # None (not given) becomes "simulation" in _check_before_work, after
     # plan-consistency --staleness has refused it as an option with no effect.
     p.add_argument("--basic", choices=BASIC_SOURCES, default=None,
@@ -270,7 +280,7 @@ def _plan_consistency_rate(args) -> int:
     if not args.staleness:
         _check_consistency_jobs(args, float(read_service.mean()),
                                 float((write_service or read_service).mean()))
-    _check_before_work(args, args.jobs, args.validate)
+    _check_before_work(args, args.jobs, args.validate, fewest_basic=None)
     _check_mu(args.mu, ("--read-service", args.read_service),
               ("--write-service", args.write_service or args.read_service))
     for law in (read_service, write_service or read_service):
@@ -437,7 +447,7 @@ def register_plan_consistency(subparsers) -> None:
                    help="also simulate each pair on shared nodes with JOBS jobs (at "
                         "least what the rarer of reads and writes needs)")
     # --staleness takes --jobs as operations (at least 2); the latency plan checks its
-    # own minimum
+    # own minimum (`_check_consistency_jobs`)
     _common(p, 100_000, jobs_low=2)
     add_staleness_arguments(p)
     p.add_argument("--model", metavar="MODEL.toml",

@@ -268,6 +268,19 @@ def test_cli_plan_consistency_runs_at_its_fewest_jobs(cli, tmp_path):
     assert sum(r["best"] == "True" for r in csv.DictReader(out.open())) == 1
 
 
+def test_an_analytic_basic_takes_any_jobs_since_it_simulates_no_basic_queue(cli,
+                                                                          capsys):
+    """--jobs does nothing with --basic independent (the output is the same at 44 and
+    100,000), yet fewer than 44 was refused; with simulated basic queues it still
+    is, before any work."""
+    argv = ["timeouts", "--nodes", "6", "--replicas", "3", "--quorum", "2", "--loads",
+            "0.5", "--timeouts", "2", "--sim-jobs", "2000"]
+    assert cli([*argv, "--basic", "independent", "--jobs", "10"]) == 0
+    capsys.readouterr()
+    assert cli([*argv, "--jobs", "10"]) == 2
+    assert "--jobs 10 is too few: a run needs at least 44 jobs" in _one_line(capsys)
+
+
 def test_the_jobs_rule_leaves_out_the_read_quorums_the_plan_does_not_simulate(cli):
     """At 99% reads on 3 nodes at rate 1.5 only R=1 is stable: the rule asked for the
     rarest class over every R (8,594 jobs) and refused 4,000, which the plan runs."""
