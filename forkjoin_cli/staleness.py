@@ -492,9 +492,11 @@ def latency_warnings(read_latency, write_latency, operations: int
     """Doubts about a run under load, and the operations that would settle it (None
     without doubt).
 
-    ``simulate``'s rule: the measured latencies of reads and of writes, each in
-    issue order, are summarised by batch means; a summary that doubts itself (lag-1
-    autocorrelation of the batch means, too few batches) is reported with
+    The first of ``simulate``'s two rules (its second, an interval wider than +-10%,
+    is left out: a staleness run's latencies are a side result): the measured
+    latencies of reads and of writes, each in issue order, are summarised by batch
+    means; a summary that doubts itself (lag-1 autocorrelation of the batch means, too
+    few batches) is reported with
     `forkjoin_sim.measure.convergence.convergence_notes`. A kind with fewer than two
     measured operations is reported as having no latency.
     """

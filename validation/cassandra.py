@@ -90,7 +90,9 @@ def rounding_bounds(replicas: int, local_fraction, half_units: dict) -> dict:
 def _doubts(summary, jobs: int, what: str) -> tuple[tuple[str, ...], int]:
     """A run's doubts about its own interval (too few batches, correlated batch means,
     MSER-5 at its limit) and the jobs it should have had (0 when not more than
-    ``jobs``), as `simulate` words them; ((), 0) for a run without doubts."""
+    ``jobs``), worded as `simulate` words them; ((), 0) for a run without doubts (a
+    merely wide interval is not a doubt here: the comparison's combined intervals
+    already carry its width)."""
     if not summary.warnings:
         return (), 0
     need = needed_jobs(summary, jobs)
