@@ -168,8 +168,9 @@ def run(args) -> int:
     if short:
         print(f"warning: --trials {args.trials:,} is too few for the 95% intervals of "
               f"{short} of {len(rows)} rows (percentiles such as the 99.9th); their "
-              f"bounds are undefined and their verdict 'undetermined'; --trials "
-              f"{enough:,} or more defines them", file=sys.stderr)
+              f"bounds are undefined, and those with a verdict (not the t-visibility "
+              f"rows) say 'undetermined'; --trials {enough:,} or more defines them",
+              file=sys.stderr)
     table = reproduce(rows, args.trials, args.seed)
     if args.out:
         with atomic_write(args.out, newline="") as handle:
