@@ -460,10 +460,12 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                           "QUORUM")
     if min_replicas * write_rate * float(service.mean()) / max_nodes >= UNSTABLE:
         fewest = fewest_stable_nodes(write_rate * float(service.mean()), min_replicas)
+        fix = (f"search up to at least {fewest:,} nodes, or lower min_replicas or the "
+               "rate" if fewest <= MAX_NODES else f"it needs {fewest:,} nodes, beyond "
+               f"the limit {MAX_NODES:,}: lower the rate")
         raise ConfigError(
             f"every cluster of at most max_nodes={max_nodes} nodes is overloaded at "
-            f"{write_rate:g} writes per unit time (node load >= 1); search up to at "
-            f"least {fewest:,} nodes, or lower min_replicas or the rate")
+            f"{write_rate:g} writes per unit time (node load >= 1); {fix}")
     from tqdm.auto import tqdm
 
     mean_service = float(service.mean())

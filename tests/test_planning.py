@@ -122,6 +122,10 @@ def test_capacity_planner_bad_input(capsys):
         plan_capacity(1.0, 5.0, levels=("THREE",), max_replicas=2)
     with pytest.raises(ConfigError, match="search up to at least 101 nodes"):
         plan_capacity(100.0, 5.0)
+    # past the largest search there is no such advice to give
+    with pytest.raises(ConfigError, match="1,000,001 nodes, beyond the limit 1,000: "
+                                          "lower the rate"):
+        plan_capacity(1e6, 5.0)
 
 
 @pytest.fixture
