@@ -17,6 +17,7 @@ import warnings
 from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
+from forkjoin_cli.arguments import refuse_unused_write_threads
 from forkjoin_cli.types import whole
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write
@@ -273,6 +274,7 @@ def _plan_consistency_rate(args) -> int:
     args.percentile = PERCENTILE if args.percentile is None else args.percentile
     args.objective = args.objective or "percentile"
 
+    refuse_unused_write_threads(args)
     check_staleness_arguments(args, {"validate": 0, "basic": None})
     read_service = _service(args.read_service, args.mu)
     write_service = (_service(args.write_service, args.mu)

@@ -158,6 +158,17 @@ def closed_loop_from_args(args) -> dict:
     return {"clients": args.clients, "think": think, "think_law": law}
 
 
+def refuse_unused_write_threads(args) -> None:
+    """Refuse ``--write-threads`` with ``--structure shared`` (one queue, served by
+    ``--read-threads``: there is no mutation stage for it to set), in every command
+    that has both options."""
+    if args.structure == "shared" and args.write_threads is not None:
+        raise ConfigError("--write-threads sets the mutation stage, which --structure "
+                          "shared does not have (one queue served by --read-threads "
+                          "threads), so it would do nothing; leave it out, or use "
+                          "--structure stages")
+
+
 def parse_jobs(text: str):
     """``--jobs``: a whole number, or ``auto``."""
     from forkjoin_sim.checks import parse_whole

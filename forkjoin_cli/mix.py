@@ -33,6 +33,7 @@ def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None 
 def cluster_from_args(args):
     """The `CassandraCluster` that ``mix``'s options describe."""
     from forkjoin_sim.cassandra import CassandraCluster
+    from forkjoin_cli.arguments import refuse_unused_write_threads
     from forkjoin_cli.main import closed_loop_from_args
     from forkjoin_sim.nodes import SharedQueue, Stages
 
@@ -53,10 +54,7 @@ def cluster_from_args(args):
     if bool(closed) == (args.rate is not None):
         raise ConfigError("give --rate (open, operations per unit time) or --clients N "
                           "(closed loop): " + ("not both" if closed else "one of them"))
-    if args.structure == "shared" and args.write_threads is not None:
-        raise ConfigError("--write-threads does nothing with --structure shared (one "
-                          "queue served by --read-threads threads); leave it out, or use "
-                          "--structure stages")
+    refuse_unused_write_threads(args)
     # unset so that --structure shared can refuse it; its default here
     args.write_threads = 1 if args.write_threads is None else args.write_threads
     node = (Stages(args.read_threads, args.write_threads) if args.structure == "stages"

@@ -24,6 +24,7 @@ import math
 
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
+from forkjoin_cli.arguments import refuse_unused_write_threads
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import json_text, strict_json
 
@@ -447,11 +448,7 @@ def _check_load_options(args) -> None:
                           "staleness needs both (a read is stale only against a "
                           "write); give a write share strictly between 0 and 1 (e.g. "
                           "0.1), or for latency alone use forkjoin-sim plan-consistency")
-    if args.structure == "shared" and args.write_threads is not None:
-        raise ConfigError("--write-threads sets the mutation stage, which --structure "
-                          "shared does not have, so it would do nothing; give the "
-                          "threads of the one queue with --read-threads, or leave out "
-                          "--write-threads")
+    refuse_unused_write_threads(args)
     if args.keys == 1 and args.zipf != 0:
         raise ConfigError(f"--zipf {args.zipf:g} sets how the keys' popularity differs, "
                           "and with --keys 1 there is one key, so it would do nothing; "

@@ -314,10 +314,6 @@ def check_staleness_arguments(args, latency_only: dict[str, object]) -> None:
                 none="writes" if args.read_fraction == 1 else "reads",
                 fix="a read fraction strictly between 0 and 1 (e.g. 0.9), or leave "
                     "out --staleness for the latency plan alone"))
-        if args.structure == "shared" and args.write_threads is not None:
-            raise ConfigError("--write-threads sets the mutation stage, which "
-                              "--structure shared does not have; use --read-threads for "
-                              "the threads of the one queue")
     _fill_defaults(args)
 
 

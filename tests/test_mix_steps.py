@@ -117,7 +117,8 @@ def test_all_versus_one_loss_follows_mva(capsys, sweep, values):
     # accepted before and ignored: the run went to the steps engine, or the stage
     (["--hop", "exp:0.1", "--engine", "fused"], "--engine fused does not run queued"),
     (["--cores", "2", "--engine", "fast"], "--engine fast does not run queued"),
-    (["--structure", "shared", "--write-threads", "5"], "--write-threads does nothing"),
+    (["--structure", "shared", "--write-threads", "5"],
+     "--write-threads sets the mutation stage, which --structure shared does not have"),
     (["--reads", "1.5"], "--reads '1.5': give a fraction in [0, 1]"),
 ])
 def test_bad_queued_work_is_one_line_and_status_2(capsys, extra, says):

@@ -240,7 +240,7 @@ def test_sessions_per_pair_with_levels_a_figure_and_a_csv(capsys, tmp_path):
     (["--rate", "0.5", "--profile", "YMMR", "--delay-a", "exp:1", "--delay-s", "exp:1"],
      "so --delay-a, --delay-s would do nothing; leave them out"),
     (["--rate", "0.5", "--structure", "shared", "--write-threads", "7"],
-     "--structure shared does not have, so it would do nothing"),
+     "--structure shared does not have (one queue served by --read-threads threads)"),
     (["--rate", "0.5", "--zipf", "5"], "with --keys 1 there is one key"),
     (["--rate", "0.5", "--session", "read-your-writes", "--versions", "2"],
      "so --versions would do nothing"),

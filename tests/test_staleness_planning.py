@@ -202,3 +202,21 @@ def test_too_few_jobs_is_one_line_naming_jobs(capsys):
                                     "--staleness", "t=1:0.9"]) == 2
     err = capsys.readouterr().err.strip()
     assert "measured no" in err and "(--jobs)" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("command", [
+    ["plan-consistency", "--nodes", "6", "--replicas", "3", "--read-fraction", "0.9",
+     "--rate", "1", "--staleness", "t=1:0.9"],
+    ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+     "--rate", "0.5"],
+    ["mix", "--nodes", "3", "--replicas", "3", "--rate", "0.5"]])
+def test_write_threads_with_one_queue_is_refused_alike_by_every_command(capsys,
+                                                                        command):
+    """One check (forkjoin_cli.arguments.refuse_unused_write_threads), one message,
+    in the three commands that take both options."""
+    from forkjoin_cli.main import main
+
+    assert main([*command, "--structure", "shared", "--write-threads", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and ("--write-threads sets the mutation stage, which "
+                              "--structure shared does not have") in err[0]
