@@ -17,7 +17,8 @@ import numpy as np
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.run import BLOCK_JOBS, simulate_system  # noqa: F401  (BLOCK_JOBS: public name)
-from forkjoin_sim.measure.result import OVERLOAD_ALARM, SimulationResult, overload_notes
+from forkjoin_sim.measure.result import SimulationResult, overload_notes
+from forkjoin_sim.system import open_load
 
 #: ``jobs="auto"``: the first run's length, the longest run, and the interval aimed at.
 AUTO_FIRST_JOBS = 200_000
@@ -201,9 +202,9 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
 
 
 def _finished(model, result: SimulationResult) -> SimulationResult:
-    """``result`` with its notes on precision and steady state, and its intervals of
-    mean sojourn times clipped at 0."""
-    notes = _steady_state_notes(model, result) + _precision_notes(result)
+    """``result`` with its notes on precision, and its intervals of mean sojourn times
+    clipped at 0."""
+    notes = result.notes + _precision_notes(result)
     return dataclasses.replace(
         result, notes=notes, summary=_clipped(result.summary),
         classes={name: _clipped(summary) for name, summary in result.classes.items()})
@@ -235,42 +236,6 @@ def _clipped(summary):
     if not summary.ci_low < 0:
         return summary
     return dataclasses.replace(summary, ci_low=0.0)
-
-
-def _steady_state_notes(model, result: SimulationResult) -> tuple[str, ...]:
-    """``result.notes``, with nodes measured busy more than the run's time judged on
-    the configured load where arrivals are open.
-
-    A closed loop's load is an output: `overload_notes` (a node skipped by the
-    quorum can fall behind for ever). Under open arrivals the configured load says
-    whether there is a steady state, and every load a model accepts is below 1, so
-    a measured busy fraction above `OVERLOAD_ALARM` is a short run's noise (work
-    still queued at its end, a burst of long services), not an overload.
-    """
-    rate = getattr(model.arrival_process, "rate", None)
-    if getattr(model.arrival_process, "clients", None) is not None or rate is None:
-        return result.notes
-    alarm = overload_notes(result.utilisation, model.system.classes)
-    notes = tuple(note for note in result.notes if note not in alarm)
-    if result.utilisation is None:
-        return notes
-    utilisation = result.utilisation
-    per_node = utilisation if utilisation.ndim == 1 else utilisation.max(axis=1)
-    over = np.flatnonzero(per_node > OVERLOAD_ALARM)
-    if over.size == 0:
-        return notes
-    nodes = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5])
-    load = model.system.utilisation(rate)
-    if load < 1:
-        return notes + (
-            f"node(s) {nodes} measured busy for longer than the run (busy fraction > 1) "
-            f"at a configured load of {load:.3g} < 1: the run is too short to measure "
-            "the nodes' busy fractions (work still queued at its end, a burst of long "
-            "services), not an overload; run more jobs",)
-    return notes + (
-        f"node(s) {nodes} received more work than they can serve: the configured load "
-        f"is {load:.3g} >= 1, so their backlog grows without bound and the run has no "
-        "steady state there. Use purging, faster nodes, or a lower arrival rate",)
 
 
 def _block_bytes(model) -> float:
@@ -366,4 +331,5 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
                             seconds=time.perf_counter() - started,
                             labels=measured["labels"], classes=classes,
                             throughput=recorder.throughput(), speeds=speeds,
-                            notes=overload_notes(utilisation, system.classes))
+                            notes=overload_notes(utilisation, system.classes,
+                                                 open_load(model)))

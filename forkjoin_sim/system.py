@@ -412,6 +412,17 @@ def single_class(nodes: int, replicas: int, quorum: int, service: Any,
                   placement=placement, speeds=speeds, purging=purging, node=node)
 
 
+def open_load(model) -> float | None:
+    """The configured busy fraction of ``model``'s slowest node (`System.utilisation`
+    at its arrival rate) under open arrivals; None for a closed loop, whose load is
+    an output of the run."""
+    process = model.arrival_process
+    rate = getattr(process, "rate", None)
+    if getattr(process, "clients", None) is not None or rate is None:
+        return None
+    return model.system.utilisation(rate)
+
+
 class RunInput:
     """Mixin of the models that map onto the run stack: they store their `System` in
     ``_system`` and their arrival process in ``_process`` when they are built."""

@@ -276,7 +276,7 @@ def test_the_interval_of_a_mean_sojourn_time_is_never_below_zero():
 def test_a_short_stable_run_measured_busy_above_one_is_too_short_not_overloaded(
         load, service, seed):
     from forkjoin_sim.laws.service import parse_service
-    from forkjoin_sim.simulation import OVERLOAD_ALARM
+    from forkjoin_sim.measure.result import OVERLOAD_ALARM
 
     model = ForkJoinModel(6, 3, 2, load=load, service=parse_service(service))
     jobs = 1000 if load > 1 else 200_000
@@ -296,3 +296,26 @@ def test_a_closed_loop_that_outruns_a_skipped_node_still_has_no_steady_state():
     overload = [w for w in result.warnings if "grows without bound" in w]
     assert len(overload) == 1 and "fewer clients" in overload[0]
     assert not any("too short" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("open_load, said", [
+    (None, "fewer clients"), (0.8, "the run is too short"), (1.2, "lower arrival rate")])
+def test_overload_notes_are_judged_on_the_configured_open_load(open_load, said):
+    # every engine words the note itself from the load it was given: a closed
+    # loop's (None) from the measured busy fraction, an open one's from the configured
+    from forkjoin_sim.measure.result import overload_notes
+
+    notes = overload_notes(np.array([1.3, 0.9, 0.9]), (), open_load)
+    assert len(notes) == 1 and said in notes[0] and "node(s) 0 (1.30)" in notes[0]
+    assert overload_notes(np.array([1.0, 0.9, 0.9]), (), open_load) == ()
+
+
+def test_an_open_run_on_the_fused_engine_words_its_overload_note_by_the_configured_load():
+    from forkjoin_sim.laws.service import parse_service
+    from forkjoin_sim.measure.result import OVERLOAD_ALARM
+
+    model = ForkJoinModel(6, 3, 2, load=1.9, service=parse_service("exp"))
+    result = simulate(model, jobs=400, seed=2, engine="fused")
+    assert result.utilisation.max() > OVERLOAD_ALARM
+    assert any("the run is too short" in w for w in result.warnings)
+    assert not any("fewer clients" in w for w in result.warnings)

@@ -157,26 +157,43 @@ class SimulationResult:
 OVERLOAD_ALARM = 1.05
 
 
-def overload_notes(utilisation: np.ndarray | None, classes=()) -> tuple[str, ...]:
-    """A warning when a node was handed more work than it can do in the run's time.
+def overload_notes(utilisation: np.ndarray | None, classes=(),
+                   open_load: float | None = None) -> tuple[str, ...]:
+    """A warning when a node was measured busy for longer than the run lasted.
 
-    Under a closed loop this happens without any instability check failing: with
-    quorum k < r a job does not wait for its slowest tasks, so clients can go on
-    sending work to a slow node faster than it serves it, and its backlog grows for
-    ever (non-purging). Such a run has no steady state at that node. When every
-    class waits for all its tasks (k = r) no backlog can outgrow the clients' jobs:
-    a value just above 1 at the bottleneck is the work still queued when the run
-    stops (of order clients x service time over the run's length), not an overload.
+    Under a closed loop (``open_load`` None) this happens without any instability
+    check failing: with quorum k < r a job does not wait for its slowest tasks, so
+    clients can go on sending work to a slow node faster than it serves it, and its
+    backlog grows for ever (non-purging). Such a run has no steady state at that
+    node. When every class waits for all its tasks (k = r) no backlog can outgrow
+    the clients' jobs: a value just above 1 at the bottleneck is the work still
+    queued when the run stops (of order clients x service time over the run's
+    length), not an overload.
+
+    Under open arrivals the configured load (``open_load``, `forkjoin_sim.system.
+    open_load`) says whether there is a steady state: below 1 a busy fraction above
+    `OVERLOAD_ALARM` is a short run's noise (work still queued at its end, a burst of
+    long services), not an overload.
     """
     if utilisation is None:
         return ()
-    if classes and all(c.quorum == c.replicas for c in classes):
+    if open_load is None and classes and all(c.quorum == c.replicas for c in classes):
         return ()
     per_node = utilisation if utilisation.ndim == 1 else utilisation.max(axis=1)
     over = np.flatnonzero(per_node > OVERLOAD_ALARM)
     if over.size == 0:
         return ()
     nodes = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5])
+    if open_load is not None and open_load < 1:
+        return (f"node(s) {nodes} measured busy for longer than the run (busy fraction "
+                f"> 1) at a configured load of {open_load:.3g} < 1: the run is too "
+                "short to measure the nodes' busy fractions (work still queued at its "
+                "end, a burst of long services), not an overload; run more jobs",)
+    if open_load is not None:
+        return (f"node(s) {nodes} received more work than they can serve: the "
+                f"configured load is {open_load:.3g} >= 1, so their backlog grows "
+                "without bound and the run has no steady state there. Use purging, "
+                "faster nodes, or a lower arrival rate",)
     return (f"node(s) {nodes} received more work than they can serve (busy fraction "
             "> 1): their backlog grows without bound, so the run has no steady state "
             "there; jobs complete only because their quorum skips those nodes. Use "

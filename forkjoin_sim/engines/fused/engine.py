@@ -92,6 +92,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
 
     from forkjoin_sim.run import check_run
     from forkjoin_sim.measure.result import SimulationResult, overload_notes
+    from forkjoin_sim.system import open_load
     from forkjoin_sim.measure.statistics import (DEFAULT_BATCHES, Interval, _check_sample_every,
                               _check_warmup, summary_from_batches, warmup_count)
 
@@ -156,7 +157,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
                if len(names) > 1 else {})
     rate, low, high = result.throughput()
     utilisation = result.utilisation()
-    notes = overload_notes(utilisation, system.classes)
+    notes = overload_notes(utilisation, system.classes, open_load(model))
     if replications > 1:
         notes += (f"{replications} independent replications of {per:,} jobs, each with "
                   f"its own warm-up",)
