@@ -280,6 +280,8 @@ def _cmd_simulate(args) -> int:
                           "drop --config (with the queued-work options it holds a "
                           "[datacentres] table)")
     model = _model(args)
+    if args.level == 1:
+        model.check_stable(option="--rate")
     # Level 1 keeps every measured write; level 2 draws the whole run first.
     check_jobs_fit(args.jobs, "--jobs", runs=1 if args.level == 1 else 20)
     config = load_staged_config(args.config) if args.level == 2 else None

@@ -81,6 +81,15 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv):
     assert out == "" and err.count("\n") == 1 and "error" in err
 
 
+def test_simulate_names_the_rate_by_its_option_when_the_load_is_unstable(capsys):
+    status, _, err = run(capsys, "simulate", "--nodes", "6", "--replicas", "3",
+                         "--consistency", "ONE", "--policy", "remote", "--rate", "9",
+                         "--local-service", "exp:0.2", "--remote-service", "exp:1")
+    # 9 writes per unit time put 9/6 * 3 = 4.5 units of work on each node
+    assert status == 2 and "= 4.5 >= 1" in err and "use --rate < 2" in err
+    assert "arrival_rate" not in err
+
+
 def test_simulate_json_has_the_simulate_keys(capsys):
     status, out, _ = run(capsys, "simulate", "--nodes", "6", "--replicas", "3",
                          "--consistency", "QUORUM", "--policy", "token-aware",

@@ -161,8 +161,9 @@ class CassandraModel:
         """Poisson writes at ``arrival_rate``, or the closed loop of ``clients``."""
         return self._process
 
-    def check_stable(self) -> None:
-        """Raise ConfigError unless each node, one FCFS server, keeps up (level 1).
+    def check_stable(self, option: str = "arrival_rate") -> None:
+        """Raise ConfigError unless each node, one FCFS server, keeps up (level 1);
+        the message names the rate as ``option`` (the command line's ``--rate``).
 
         Not checked at construction: at level 2 a node's mutation stage has a pool of
         threads, and stability is the staged model's to judge.
@@ -172,7 +173,7 @@ class CassandraModel:
             raise ConfigError(
                 f"unstable load: each node is busy a fraction "
                 f"rate/n * (l*E[local] + (r-l)*E[remote]) = {self.node_utilisation:.4g}"
-                f" >= 1 of the time; use arrival_rate < {top:.4g}")
+                f" >= 1 of the time; use {option} < {top:.4g}")
 
     @property
     def quorum(self) -> int:
