@@ -7,7 +7,7 @@ import sys
 
 from forkjoin_cli import types
 from forkjoin_sim import checks as options
-from validation.fig2 import (MAX_JOBS, OUTPUT_FILES, PAPER_SAMPLES, PAPER_SAMPLE_EVERY, QUICK_JOBS, estimators_text, jobs_for_samples, run_fig2, summary_text, write_outputs)
+from validation.fig2 import (MAX_JOBS, OUTPUT_FILES, PAPER_SAMPLES, PAPER_SAMPLE_EVERY, QUICK_JOBS, doubted_and_wide, estimators_text, jobs_for_samples, run_fig2, summary_text, write_outputs)
 
 
 def _cmd_fig2(args) -> int:
@@ -26,14 +26,9 @@ def _cmd_fig2(args) -> int:
     print(estimators_text(table))
     print(f"simulated {len(table)} points in {seconds:.1f} s; wrote {csv_path} and "
           f"{png_path}")
-    from forkjoin_sim.measure.convergence import WIDTH_NOTE
     from forkjoin_sim.simulation import WIDE_INTERVAL
 
-    # a point whose only note is its interval's width has a known error (its
-    # error_ci_low/high bound it); one whose run doubts its own interval has not
-    noted = table["sim_warnings"] != ""
-    wide = noted & table["sim_warnings"].map(lambda text: bool(WIDTH_NOTE.fullmatch(text)))
-    suspect, wide = int((noted & ~wide).sum()), int(wide.sum())
+    suspect, wide = doubted_and_wide(table)
     if suspect:
         print(f"warning: {suspect} of {len(table)} points carry convergence warnings "
               "(their sim_warnings column says which and how many jobs they need); "

@@ -204,9 +204,10 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
 def _finished(model, result: SimulationResult) -> SimulationResult:
     """``result`` with its notes on precision, and its intervals of mean sojourn times
     clipped at 0."""
-    notes = result.notes + _precision_notes(result)
+    wide = _precision_notes(result)
     return dataclasses.replace(
-        result, notes=notes, summary=_clipped(result.summary),
+        result, notes=result.notes + wide, width_notes=wide,
+        summary=_clipped(result.summary),
         classes={name: _clipped(summary) for name, summary in result.classes.items()})
 
 
@@ -220,13 +221,16 @@ def relative_half_width(summary) -> float:
 
 def _precision_notes(result: SimulationResult) -> tuple[str, ...]:
     """How many jobs a +-1% interval needs, when the run doubts its own interval
-    (batch-means or MSER-5 warnings) or the interval is wider than `WIDE_INTERVAL`."""
+    (batch-means or MSER-5 warnings) or the interval is wider than `WIDE_INTERVAL`:
+    the convergence notes that do not doubt the interval (those that do are the
+    summary's warnings, already the result's)."""
     summary = result.summary
     if not summary.warnings and not relative_half_width(summary) > WIDE_INTERVAL:
         return ()
-    from forkjoin_sim.measure.convergence import convergence_notes
+    from forkjoin_sim.measure.convergence import classified_notes
 
-    return convergence_notes(summary, result.jobs)[len(summary.warnings):]
+    return tuple(note.text for note in classified_notes(summary, result.jobs)
+                 if not note.doubt)
 
 
 def _clipped(summary):

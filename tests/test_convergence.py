@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from forkjoin_sim.measure.convergence import WIDTH_NOTE, convergence_notes, needed_jobs
+from forkjoin_sim.measure.convergence import (ConvergenceNote, classified_notes,
+                                              convergence_notes, needed_jobs)
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.measure.statistics import Interval, summarize
+from forkjoin_sim.measure.statistics import MSER_LIMIT_NOTE, Interval, summarize
 
 
 def _half_width(summary):
@@ -76,7 +77,28 @@ def test_the_note_gives_the_width_in_plain_percent(low, high, text):
         assert notes == ()
     else:
         assert len(notes) == 1 and f"95% interval {text} after 1,000 jobs" in notes[0]
-        assert WIDTH_NOTE.fullmatch(notes[0])
-        # after a doubt of the run's own, the joined text is not a width note alone
-        assert not WIDTH_NOTE.fullmatch("batch means lag-1 autocorrelation 0.41 > 0.39: "
-                                        "run more jobs; " + notes[0])
+        # an interval carries no doubt of its own: its width is all there is to say
+        assert classified_notes(Interval(1.0, low, high), 1000) == (
+            ConvergenceNote(notes[0], doubt=False),)
+
+
+def test_a_merely_wide_interval_is_a_note_but_no_doubt():
+    summary = summarize(np.random.default_rng(7).exponential(1.0, 2_000), warmup=0.0)
+    assert summary.warnings == ()  # independent draws: the batches see nothing wrong
+    notes = classified_notes(summary, 2_000)
+    assert [note.doubt for note in notes] == [False]
+    assert "jobs would give +-1%" in notes[0].text
+    assert tuple(note.text for note in notes) == convergence_notes(summary, 2_000)
+
+
+def test_the_runs_own_warnings_doubt_the_interval_and_its_width_does_not():
+    rng = np.random.default_rng(0)
+    # a ramp: never settles (MSER-5 at its limit) and its batch means are correlated
+    summary = summarize(np.linspace(1, 3, 4_000) + rng.exponential(0.1, 4_000),
+                        warmup="auto")
+    assert MSER_LIMIT_NOTE in summary.warnings and len(summary.warnings) == 2
+    notes = classified_notes(summary, 4_000)
+    assert [note.doubt for note in notes] == [True, True, False]
+    assert tuple(note.text for note in notes[:2]) == summary.warnings
+    assert "jobs would give +-1%" in notes[2].text
+    assert tuple(note.text for note in notes) == convergence_notes(summary, 4_000)

@@ -260,6 +260,21 @@ def test_a_wide_interval_warns_with_the_jobs_a_one_percent_interval_needs(servic
     assert not any("jobs would give" in w for w in calm.warnings)
 
 
+def test_a_wide_interval_is_a_warning_but_no_doubt_and_the_runs_own_warnings_are():
+    from forkjoin_sim.laws.service import parse_service
+
+    model = ForkJoinModel(6, 3, 2, load=0.5, service=parse_service("gamma:0.01"))
+    wide = simulate(model, jobs=2000, seed=3)
+    assert wide.summary.warnings == () and len(wide.warnings) == 1
+    assert wide.width_notes == wide.warnings and wide.doubts == ()
+    # a short run at a high load: its batch means are correlated
+    short = simulate(ForkJoinModel(6, 3, 2, load=0.9), jobs=200, seed=0)
+    assert short.summary.warnings and "lag-1" in short.summary.warnings[0]
+    assert short.doubts == short.summary.warnings
+    assert len(short.width_notes) == 1 and "jobs would give +-1%" in short.width_notes[0]
+    assert short.warnings == short.doubts + short.width_notes
+
+
 def test_the_interval_of_a_mean_sojourn_time_is_never_below_zero():
     from forkjoin_sim.laws.service import parse_service
 

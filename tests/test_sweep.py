@@ -229,6 +229,28 @@ def test_rows_are_in_grid_order_with_analytic_columns_where_they_apply(serial_fr
                                   _without_timing(serial_frame[shared]), check_exact=True)
 
 
+def test_a_rows_doubts_are_its_runs_warnings_but_a_merely_wide_interval(serial_frame):
+    import ast
+
+    from forkjoin_sim.simulation import simulate
+
+    points, _ = sweeps.expand(SPEC)
+    warned = serial_frame["warnings"] != "[]"
+    doubted = serial_frame["doubts"] != "[]"
+    # this grid has both: runs that doubt their interval, and runs whose only
+    # warning is their interval's width
+    assert doubted.any() and (warned & ~doubted).any()
+    for i, only_wide in ((doubted.idxmax(), False), ((warned & ~doubted).idxmax(), True)):
+        point, row = points[i], serial_frame.loc[i]
+        result = simulate(sweeps.build_model(point), jobs=point["jobs"],
+                          seed=sweeps.point_seed(point), engine=point["engine"],
+                          warmup=point["warmup"], sample_every=point["sample_every"],
+                          progress=False, workers=1)
+        assert ast.literal_eval(row["warnings"]) == list(result.warnings)
+        assert ast.literal_eval(row["doubts"]) == list(result.doubts)
+        assert (result.warnings == result.width_notes) == only_wide
+
+
 # --- failures -------------------------------------------------------------------
 
 def test_a_failing_point_does_not_lose_the_others():

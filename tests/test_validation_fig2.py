@@ -6,7 +6,6 @@ import pytest
 
 import analytic
 from forkjoin_cli import main as cli
-from forkjoin_sim.measure.convergence import WIDTH_NOTE
 from forkjoin_sim.measure.statistics import summarize
 from validation import fig2
 
@@ -114,12 +113,27 @@ def test_short_runs_are_flagged_not_presented_as_results(tmp_path, monkeypatch, 
     out = tmp_path / "fig2"
     assert cli.main(["fig2", "--jobs", "200", "--out", str(out), "--workers", "1"]) == 0
     table = pd.read_csv(out / "fig2.csv", keep_default_na=False)
-    noted = table["sim_warnings"] != ""
-    wide = noted & table["sim_warnings"].map(lambda t: bool(WIDTH_NOTE.fullmatch(t)))
-    suspect = int((noted & ~wide).sum())
-    assert suspect > 0
+    doubted = table["sim_doubts"] != ""
+    wide = (table["sim_warnings"] != "") & ~doubted
+    assert doubted.any()
+    # the doubts are among the warnings, and a doubted point's warnings also say how
+    # many jobs it needs
+    for row in table[doubted].itertuples():
+        assert row.sim_warnings.startswith(row.sim_doubts + "; ")
+        assert "jobs would give +-1%" in row.sim_warnings
     err = capsys.readouterr().err
-    assert f"warning: {suspect} of 6 points carry convergence warnings" in err
+    assert f"warning: {int(doubted.sum())} of 6 points carry convergence warnings" in err
     # points whose only note is their interval's width are said apart, not distrusted
     assert (f"note: {int(wide.sum())} of 6 points have 95% intervals wider" in err) == \
         bool(wide.any())
+
+
+def test_doubts_and_wide_intervals_are_told_apart_by_the_doubts_column():
+    width = ("the mean: 95% interval +-19% after 200 jobs; about 220,241 jobs would "
+             "give +-1%")
+    table = pd.DataFrame({
+        "sim_warnings": [width, width, "", "node(s) 0 (1.30) measured busy ..."],
+        # the first point's text alone reads as a width note; its column says the run
+        # doubts it (and the last's column says the opposite of its text)
+        "sim_doubts": [width, "", "", ""]})
+    assert fig2.doubted_and_wide(table) == (1, 2)

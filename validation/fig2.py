@@ -33,7 +33,7 @@ ERROR_THRESHOLD = 0.25
 COLUMNS = ["n", "r", "k", "rho", "per_node_load", "sim_mean", "sim_ci_low",
            "sim_ci_high", "nelson", "lower", "upper", "approx", "error"]
 EXTRA_COLUMNS = ["error_ci_low", "error_ci_high", "lower_pk", "jobs_measured",
-                 "sample_every", "sim_warnings"]
+                 "sample_every", "sim_warnings", "sim_doubts"]
 #: Per estimator of ``analytic.estimators``: its value and ``err_<name> = APP/SIM - 1``.
 ESTIMATOR_COLUMNS = [c for name in ESTIMATORS for c in (name, f"err_{name}")]
 
@@ -74,7 +74,8 @@ def failed_points(frame: pd.DataFrame) -> list[str]:
 
 
 def warnings_text(value) -> str:
-    """A sweep row's simulation warnings as one line ("" when there are none)."""
+    """A sweep row's simulation warnings (or doubts) as one line ("" when there are
+    none)."""
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value) if value.strip() else []
@@ -102,6 +103,8 @@ def fig2_table(frame: pd.DataFrame) -> pd.DataFrame:
     table["jobs_measured"] = ok["jobs_measured"]
     table["sample_every"] = ok["sample_every"]
     table["sim_warnings"] = [warnings_text(w) for w in ok["warnings"]]
+    # the warnings that doubt the point's interval: all but a note that it is wide
+    table["sim_doubts"] = [warnings_text(w) for w in ok["doubts"]]
     table = table.sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
     # One value and one error column per closed-form estimator (issue 8).
     return with_estimates(table).drop(columns="sim_rel_halfwidth")
@@ -129,6 +132,18 @@ def run_fig2(jobs: int | None = None, paper: bool = False, workers: int | None =
 
 
 # --- the summary ------------------------------------------------------------------
+
+def doubted_and_wide(table: pd.DataFrame) -> tuple[int, int]:
+    """Points of a Fig. 2 table whose run doubts its own interval (``sim_doubts``),
+    and points whose only notes say that their interval is wide.
+
+    A wide point's error is known within bounds (``error_ci_low/high``); a doubted
+    point's is not.
+    """
+    doubted = table["sim_doubts"] != ""
+    wide = (table["sim_warnings"] != "") & ~doubted
+    return int(doubted.sum()), int(wide.sum())
+
 
 def quorum_class(k: int, r: int) -> str:
     """Where k sits relative to r: the paper's "small k" is k < r/2."""

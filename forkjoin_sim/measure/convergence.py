@@ -13,7 +13,7 @@ the run) the run has not settled, so at least twice the jobs are asked for.
 from __future__ import annotations
 
 import math
-import re
+from dataclasses import dataclass
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.measure.statistics import MSER_LIMIT_NOTE, Interval, Summary
@@ -66,18 +66,26 @@ def _bounds(estimate) -> tuple[float, float]:
     return estimate.ci_low, estimate.ci_high
 
 
-#: The note `convergence_notes` adds when a run is merely too short for the asked
-#: width (not when the run doubts its own interval): ``WIDTH_NOTE.fullmatch(note)``.
-WIDTH_NOTE = re.compile(r"[^;]*: 95% interval \+-[\d.]+% after [\d,]+ jobs; about "
-                        r"[\d,]+ jobs would give \+-[\d.e+-]+%")
+@dataclass(frozen=True)
+class ConvergenceNote:
+    """One note on a run's interval, and whether the run doubts that interval.
+
+    ``doubt`` is True for the run's own warnings (MSER-5 at its limit, correlated or
+    too few batch means): the interval itself is not to be trusted. It is False for
+    the note that the interval, trusted, is only wider than asked for (``text`` says
+    how many jobs would narrow it).
+    """
+
+    text: str
+    doubt: bool
 
 
-def convergence_notes(summary: Summary | Interval, jobs: int,
-                      relative_half_width: float = DEFAULT_RELATIVE_HALF_WIDTH,
-                      what: str = "the mean") -> tuple[str, ...]:
-    """The run's own warnings (MSER-5 at its limit, batch lag-1 autocorrelation) and,
-    when the run is too short for ``relative_half_width``, how many jobs it needs."""
-    notes = list(getattr(summary, "warnings", ()))
+def classified_notes(summary: Summary | Interval, jobs: int,
+                     relative_half_width: float = DEFAULT_RELATIVE_HALF_WIDTH,
+                     what: str = "the mean") -> tuple[ConvergenceNote, ...]:
+    """The notes of `convergence_notes`, each with whether it doubts the interval."""
+    notes = [ConvergenceNote(text, doubt=True)
+             for text in getattr(summary, "warnings", ())]
     need = needed_jobs(summary, jobs, relative_half_width)
     if need > jobs:
         low, high = _bounds(summary)
@@ -85,6 +93,17 @@ def convergence_notes(summary: Summary | Interval, jobs: int,
         # two significant digits, never in exponent form (+-1.1e+02%; 99.6 rounds
         # to 1e+02 in two digits)
         percent = f"{100 * half:.2g}" if 100 * half < 99.5 else f"{100 * half:.0f}"
-        notes.append(f"{what}: 95% interval +-{percent}% after {jobs:,} jobs; "
-                     f"about {need:,} jobs would give +-{100 * relative_half_width:g}%")
+        notes.append(ConvergenceNote(
+            f"{what}: 95% interval +-{percent}% after {jobs:,} jobs; about {need:,} "
+            f"jobs would give +-{100 * relative_half_width:g}%", doubt=False))
     return tuple(notes)
+
+
+def convergence_notes(summary: Summary | Interval, jobs: int,
+                      relative_half_width: float = DEFAULT_RELATIVE_HALF_WIDTH,
+                      what: str = "the mean") -> tuple[str, ...]:
+    """The run's own warnings (MSER-5 at its limit, batch lag-1 autocorrelation) and,
+    when the run is too short for ``relative_half_width``, how many jobs it needs
+    (the texts of `classified_notes`)."""
+    return tuple(note.text for note in
+                 classified_notes(summary, jobs, relative_half_width, what))

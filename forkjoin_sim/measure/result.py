@@ -31,6 +31,9 @@ class SimulationResult:
     speeds : this run's node speed factors
     engine_reason : why the engine ran when the caller left the choice to
         `forkjoin_sim.simulation.choose_engine`; "" when the caller named it
+    width_notes : those of ``notes`` that only say the interval of the mean is wider
+        than asked for and how many jobs would narrow it, without doubting it
+        (`forkjoin_sim.measure.convergence.ConvergenceNote`)
     """
 
     model: object
@@ -47,11 +50,19 @@ class SimulationResult:
     speeds: np.ndarray | None = None
     notes: tuple[str, ...] = ()
     engine_reason: str = ""
+    width_notes: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Doubts about the run: the summary's (warm-up, batches) and the run's own."""
+        """Notes on the run: the summary's (warm-up, batches) and the run's own
+        (`doubts` are those that doubt its results)."""
         return tuple(self.summary.warnings) + tuple(self.notes)
+
+    @property
+    def doubts(self) -> tuple[str, ...]:
+        """The warnings that doubt the run's results: all but `width_notes` (a merely
+        wide interval still bounds the mean)."""
+        return tuple(note for note in self.warnings if note not in self.width_notes)
 
     @property
     def mean(self) -> float:

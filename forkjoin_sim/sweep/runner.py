@@ -97,7 +97,9 @@ def run_point(point: dict, annotate=()) -> dict:
     (what failed, "" when ok; not ``error``, which the analytic columns use for
     the relative error of Theorem 3), ``engine_ran`` and ``engine_reason`` (the
     engine that ran, and why when the point left the choice to "auto"), the
-    statistics of ``simulate`` and the annotators' columns. A failing point returns
+    statistics of ``simulate``, ``doubts`` (its ``warnings`` but a note that the
+    interval is merely wide: `SimulationResult.doubts`) and the annotators'
+    columns. A failing point returns
     ``status="error"`` and the message, so a sweep goes on; if only the analytic
     columns fail, the statistics are kept.
     """
@@ -122,6 +124,7 @@ def run_point(point: dict, annotate=()) -> dict:
     row["engine_ran"] = result.engine
     row["engine_reason"] = _sweep_reason(result.engine, stats.pop("engine_reason", ""))
     row.update(stats)
+    row["doubts"] = list(result.doubts)
     if annotate:
         try:
             for annotator in annotators(annotate):
