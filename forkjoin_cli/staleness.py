@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
@@ -296,6 +297,7 @@ def _write(summaries: list[dict], path) -> None:
 def _cmd_staleness(args) -> int:
     from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, simulate_closed,
                                                  simulate_queues, simulate_sessions)
+    from sizing.staleness_planning import latency_warnings
 
     _check_options(args)
     if args.rate is None and args.clients is None:
@@ -347,7 +349,7 @@ def _cmd_staleness(args) -> int:
     for key in keys:
         key.check_run(args.jobs)
     summaries, needs = [], []
-    with _progress(len(keys) * len(pairs)) as bar:
+    with progress_bar(len(keys) * len(pairs)) as bar:
         for key in keys:
             if session is not None:
                 for r, w in pairs:
@@ -443,11 +445,11 @@ def _check_load_options(args) -> None:
     """Refuse options of the run under load that would do nothing or measure
     nothing, before any work; fill in the defaults left unset to tell them apart."""
     if args.write_share in (0, 1):
-        none = "writes" if args.write_share == 0 else "reads"
-        raise ConfigError(f"--write-share {args.write_share:g} has no {none}, and "
-                          "staleness needs both (a read is stale only against a "
-                          "write); give a write share strictly between 0 and 1 (e.g. "
-                          "0.1), or for latency alone use forkjoin-sim plan-consistency")
+        from sizing.staleness_planning import needs_reads_and_writes
+
+        raise ConfigError(needs_reads_and_writes(
+            "--write-share", args.write_share,
+            otherwise="use forkjoin-sim plan-consistency"))
     refuse_unused_write_threads(args)
     if args.keys == 1 and args.zipf != 0:
         raise ConfigError(f"--zipf {args.zipf:g} sets how the keys' popularity differs, "
@@ -459,9 +461,10 @@ def _check_load_options(args) -> None:
         args.versions = list(DEFAULT_VERSIONS)
 
 
-def _progress(total: int):
-    """A progress bar over the (rate, R, W) items, as the project's long runs show
-    one: after ``PROGRESS_DELAY`` seconds, gone when done, none without a stderr."""
+def progress_bar(total: int, desc: str = "staleness"):
+    """A progress bar over ``total`` (rate, R, W) items, as the project's long runs
+    show one: after ``PROGRESS_DELAY`` seconds, gone when done, none without a
+    stderr. Its ``update(n)`` counts on."""
     import contextlib
     import sys
 
@@ -472,8 +475,7 @@ def _progress(total: int):
 
     from forkjoin_sim.run import PROGRESS_DELAY
 
-    return tqdm(total=total, unit="pair", desc="staleness", delay=PROGRESS_DELAY,
-                leave=False)
+    return tqdm(total=total, unit="pair", desc=desc, delay=PROGRESS_DELAY, leave=False)
 
 
 class _NoBar:
@@ -482,37 +484,6 @@ class _NoBar:
 
     def set_description(self, text: str) -> None:
         pass
-
-
-def latency_warnings(read_latency, write_latency, operations: int
-                     ) -> tuple[list[str], int | None]:
-    """Doubts about a run under load, and the operations that would settle it (None
-    without doubt).
-
-    The first of ``simulate``'s two rules (its second, an interval wider than +-10%,
-    is left out: a staleness run's latencies are a side result): the measured
-    latencies of reads and of writes, each in issue order, are summarised by batch
-    means; a summary that doubts itself (lag-1 autocorrelation of the batch means, too
-    few batches) is reported with
-    `forkjoin_sim.measure.convergence.convergence_notes`. A kind with fewer than two
-    measured operations is reported as having no latency.
-    """
-    from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
-    from forkjoin_sim.measure.statistics import summarize
-
-    notes, need = [], None
-    for kind, sample in (("read", read_latency), ("write", write_latency)):
-        if sample.size < 2:
-            notes.append(f"{sample.size} {kind}(s) measured (after the warm-up"
-                         f"{', with a commit before them' if kind == 'read' else ''}): "
-                         f"no {kind} latency; run more operations (--jobs)")
-            continue
-        summary = summarize(sample, warmup=0)
-        if summary.warnings:
-            notes += [f"{kind} latency: {note}" for note in
-                      convergence_notes(summary, operations, what="the mean")]
-            need = max(need or 0, needed_jobs(summary, operations))
-    return notes, need
 
 
 def _reads_in_issue_order(run, read_quorum: int):
@@ -584,7 +555,7 @@ def _cmd_no_load(args) -> int:
     common = dict(channels=args.channels, coordinators=coordinators, trials=args.jobs,
                   seed=args.seed, nodes=args.nodes)
     summaries = []
-    with _progress(len(pairs)) as bar:
+    with progress_bar(len(pairs)) as bar:
         for r, w in pairs:
             if args.session:
                 more = ({} if args.session_think is None else
@@ -810,6 +781,10 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
         "staleness", help="staleness (t-visibility, k-staleness) and latency of "
         "partial quorums under load", description=__doc__.split("\n\n")[1],
         epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    # a value that starts like a negative number ("--t-grid -1,2", "--rate -1,2") is
+    # a value, so its converter says what is wrong; argparse takes only "-1" and
+    # "-.5" as values and calls "-1,2" an option ("expected one argument")
+    p._negative_number_matcher = re.compile(r"^-\.?\d")
     p.add_argument("--replicas", type=types.whole(1, 64, "--replicas"), required=True,
                    help="N, replicas of every key (every node holds one)")
     p.add_argument("--keys", type=types.whole(1, 10_000_000, "--keys"), default=1,

@@ -112,7 +112,9 @@ def parse_constraint(text: str) -> StalenessConstraint:
 @dataclass(frozen=True)
 class StalenessPlan:
     """Every (R, W) with its staleness measure and latencies; ``best`` is None when no
-    pair meets the constraint."""
+    pair meets the constraint. ``options["warnings"]`` holds each pair's doubts about
+    the run (`latency_warnings`); ``warnings``, the plan's own doubts: pairs faster
+    than ``best`` that the run cannot decide, and a run too short for its intervals."""
 
     key: ReplicatedKey
     constraint: StalenessConstraint
@@ -120,31 +122,24 @@ class StalenessPlan:
     percentile: float
     options: pd.DataFrame = field(repr=False)
     best: tuple[int, int] | None
+    warnings: tuple[str, ...] = ()
 
     def report(self) -> str:
         lines = [self.key.describe(), f"constraint: {self.constraint.describe()}; "
                  f"fastest by the mix's {self._objective_name()}"]
-        table = self.options.copy()
+        table = self.options.drop(columns="warnings", errors="ignore")
         table["pick"] = ["<- best" if (r, w) == self.best else ""
                          for r, w in zip(table.read_quorum, table.write_quorum)]
         lines.append(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         if self.best is None:
             lines.append("no (R, W) meets the constraint")
-        speed = "mix_mean" if self.objective == "mean" else "mix_percentile"
-        undecided = self.options[self.options.verdict == "undecided"]
-        if self.best is not None:
-            chosen = self.options.set_index(["read_quorum", "write_quorum"]).loc[self.best]
-            undecided = undecided[undecided[speed] < chosen[speed]]
-        if len(undecided):
-            names = ", ".join(f"({r}, {w})" for r, w in zip(undecided.read_quorum,
-                                                          undecided.write_quorum))
-            lines.append(f"undecided and faster: {names}; simulate more operations to "
-                         "decide them")
         return "\n".join(lines)
 
     def rows(self) -> list[dict]:
-        """The options as CSV rows, with a ``best`` column."""
-        return [dict(row, best=(row["read_quorum"], row["write_quorum"]) == self.best)
+        """The options as CSV rows, with a ``best`` column and the pair's
+        ``warnings`` joined by "; " (empty: none)."""
+        return [dict(row, warnings="; ".join(row.get("warnings", ())),
+                     best=(row["read_quorum"], row["write_quorum"]) == self.best)
                 for row in self.options.to_dict("records")]
 
     def _objective_name(self) -> str:
@@ -154,11 +149,12 @@ class StalenessPlan:
 def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
                    objective: str = "percentile", percentile: float = 99,
                    operations: int = 200_000, seed=0,
-                   warmup: float = 0.1) -> StalenessPlan:
+                   warmup: float = 0.1, progress=None) -> StalenessPlan:
     """Simulate ``key`` once and rank every (R, W) (module docstring).
 
     ``key.rate`` is the rate of operations reaching the key's replicas (the model has
-    one key, on every one of its N nodes).
+    one key, on every one of its N nodes). ``progress(done, total)``, if given, is
+    called with 0 before the run and after each of the ``total`` pairs is measured.
     """
     if not isinstance(key, ReplicatedKey):
         raise ConfigError("key must be a ReplicatedKey (replicas, rate, write share, "
@@ -170,18 +166,21 @@ def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
     if not 0 < percentile < 100:
         raise ConfigError(f"percentile {percentile!r} is outside (0, 100); use e.g. 99")
     if key.write_share in (0, 1):
-        raise ConfigError(_NEEDS_BOTH.format(
-            what=f"write share {key.write_share:g}",
-            none="writes" if key.write_share == 0 else "reads",
-            fix="a write share strictly between 0 and 1, e.g. 0.1"))
-    run = simulate_queues(key, operations, seed, warmup)
+        raise ConfigError(needs_reads_and_writes("write_share", key.write_share))
+    report = progress or (lambda done, total: None)
     n = key.replicas
-    rows = []
-    for read_quorum in range(1, n + 1):
-        for write_quorum in range(1, n + 1):
-            result = run.outcome(read_quorum, write_quorum)
-            _check_measured(result, operations, warmup, percentile)
-            rows.append(_option(result, constraint, percentile))
+    pairs = [(r, w) for r in range(1, n + 1) for w in range(1, n + 1)]
+    report(0, len(pairs))
+    run = simulate_queues(key, operations, seed, warmup)
+    rows, needs = [], []
+    for done, (read_quorum, write_quorum) in enumerate(pairs, 1):
+        result = run.outcome(read_quorum, write_quorum)
+        _check_measured(result, operations, warmup, percentile)
+        notes, need = latency_warnings(result.read_latency, result.write_latency,
+                                       operations)
+        rows.append({**_option(result, constraint, percentile), "warnings": notes})
+        needs.append(need)
+        report(done, len(pairs))
     table = pd.DataFrame(rows)
     speed = "mix_mean" if objective == "mean" else "mix_percentile"
     meeting = table[table.verdict == "meets"].assign(size=lambda t: t.read_quorum
@@ -190,12 +189,114 @@ def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
     if len(meeting):
         top = meeting.sort_values([speed, "size"], kind="stable").iloc[0]
         best = (int(top.read_quorum), int(top.write_quorum))
-    return StalenessPlan(key, constraint, objective, float(percentile), table, best)
+    doubts = _undecided_notes(table, best, speed, constraint, operations)
+    doubts += _run_notes(table, needs, operations)
+    return StalenessPlan(key, constraint, objective, float(percentile), table, best,
+                         tuple(doubts))
 
 
-#: Why a mix of only reads or only writes has no staleness plan.
-_NEEDS_BOTH = ("a staleness plan needs both reads and writes (a read is stale only "
-               "against a write), and {what} has no {none}; give {fix}")
+def _undecided_notes(table: pd.DataFrame, best, speed: str,
+                     constraint: StalenessConstraint, operations: int) -> list[str]:
+    """The pairs faster than ``best`` (all, without one) whose interval straddles
+    the constraint, and the operations that would decide them."""
+    undecided = table[table.verdict == "undecided"]
+    if best is not None:
+        chosen = table.set_index(["read_quorum", "write_quorum"]).loc[best, speed]
+        undecided = undecided[undecided[speed] < chosen]
+    if not len(undecided):
+        return []
+    names = ", ".join(f"({r}, {w})" for r, w in zip(undecided.read_quorum,
+                                                  undecided.write_quorum))
+    needs = [_reads_to_decide(round(p * reads), reads, constraint.probability)
+             for p, reads in zip(undecided.probability.fillna(0), undecided.reads)]
+    if all(needs):
+        longest = max(math.ceil(operations * need / reads)
+                      for need, reads in zip(needs, undecided.reads))
+        more = (f"about {longest:,} operations (--jobs) would decide "
+                f"{'it' if len(undecided) == 1 else 'them'} if the estimates hold")
+    else:
+        more = (f"simulate more operations (--jobs) to decide "
+                f"{'it' if len(undecided) == 1 else 'them'}")
+    what = ("undecided, and no pair meets the constraint" if best is None
+            else f"undecided and faster than the pick {best}")
+    return [f"{what}: (R, W) = {names}; the 95% interval of the measured probability "
+            f"straddles {constraint.describe()}; {more}"]
+
+
+def _reads_to_decide(successes: int, reads: int, probability: float) -> int | None:
+    """Reads at which the 95% Wilson interval of the proportion ``successes / reads``
+    no longer holds ``probability`` (None: no reads, or an estimate equal to it).
+
+    The Wilson interval is the score test's: the p with (estimate - p)**2 <= z**2 p
+    (1 - p) / reads, so it leaves p once reads > z**2 p (1 - p) / (estimate - p)**2.
+    """
+    if reads == 0 or math.isclose(successes / reads, probability):
+        return None
+    z = stats.norm.ppf(0.975)
+    return math.floor(z ** 2 * probability * (1 - probability)
+                      / (successes / reads - probability) ** 2) + 1
+
+
+def _run_notes(table: pd.DataFrame, needs: list, operations: int) -> list[str]:
+    """One note when some pair doubts the run (`latency_warnings`)."""
+    doubtful = table[table.warnings.map(bool)]
+    if not len(doubtful):
+        return []
+    first = doubtful.iloc[0]
+    longest = max((need for need in needs if need is not None), default=None)
+    more = ("" if longest is None or longest <= operations else
+            f"; about {longest:,} operations (--jobs) would give a +-1% mean interval")
+    return [f"{len(doubtful)} of {len(table)} (R, W) pair(s) doubt the run of "
+            f"{operations:,} operations, e.g. R={first.read_quorum}, "
+            f"W={first.write_quorum}: {first.warnings[0]}; so the plan's intervals (low, "
+            f"high) are too narrow and its latencies rough{more}"]
+
+
+def latency_warnings(read_latency, write_latency, operations: int
+                     ) -> tuple[list[str], int | None]:
+    """Doubts about a run under load, and the operations that would settle it (None
+    without doubt).
+
+    The first of ``simulate``'s two rules (its second, an interval wider than +-10%,
+    is left out: a staleness run's latencies are a side result): the measured
+    latencies of reads and of writes, each in issue order, are summarised by batch
+    means; a summary that doubts itself (lag-1 autocorrelation of the batch means, too
+    few batches) is reported with
+    `forkjoin_sim.measure.convergence.convergence_notes`. A kind with fewer than two
+    measured operations is reported as having no latency.
+    """
+    from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
+    from forkjoin_sim.measure.statistics import summarize
+
+    notes, need = [], None
+    for kind, sample in (("read", read_latency), ("write", write_latency)):
+        if sample.size < 2:
+            notes.append(f"{sample.size} {kind}(s) measured (after the warm-up"
+                         f"{', with a commit before them' if kind == 'read' else ''}): "
+                         f"no {kind} latency; run more operations (--jobs)")
+            continue
+        summary = summarize(sample, warmup=0)
+        if summary.warnings:
+            notes += [f"{kind} latency: {note}" for note in
+                      convergence_notes(summary, operations, what="the mean")]
+            need = max(need or 0, needed_jobs(summary, operations))
+    return notes, need
+
+
+def needs_reads_and_writes(name: str, share: float, of: str = "writes",
+                           otherwise: str = "") -> str:
+    """The one message refusing a mix without reads or without writes.
+
+    ``name`` is the share as the user gave it (``"--write-share"``, ``"write_share"``),
+    ``share`` its value, the fraction of operations that are ``of`` (``"writes"`` or
+    ``"reads"``); ``otherwise`` is what to do instead, e.g. ``"use forkjoin-sim
+    plan-consistency"`` (empty: nothing)."""
+    writes = share if of == "writes" else 1 - share
+    example = 0.1 if of == "writes" else 0.9  # one write in ten, either way
+    return (f"{name} {share:g} has no {'writes' if writes == 0 else 'reads'}, and "
+            "staleness needs both reads and writes (a read is stale only against a "
+            f"write); give {name} strictly between 0 and 1 (e.g. {example:g})"
+            + (f", or for latency alone {otherwise}" if otherwise else ""))
 
 
 def operations_needed(write_share: float, warmup: float, percentile: float) -> int:
@@ -309,11 +410,9 @@ def check_staleness_arguments(args, latency_only: dict[str, object]) -> None:
                               f"{'it' if len(given) == 1 else 'them'} out")
         parse_constraint(args.staleness)  # a bad constraint is refused before any work
         if args.read_fraction in (0, 1):
-            raise ConfigError(_NEEDS_BOTH.format(
-                what=f"--read-fraction {args.read_fraction:g}",
-                none="writes" if args.read_fraction == 1 else "reads",
-                fix="a read fraction strictly between 0 and 1 (e.g. 0.9), or leave "
-                    "out --staleness for the latency plan alone"))
+            raise ConfigError(needs_reads_and_writes(
+                "--read-fraction", args.read_fraction, of="reads",
+                otherwise="leave out --staleness"))
     _fill_defaults(args)
 
 
@@ -323,13 +422,17 @@ def _fill_defaults(args) -> None:
             setattr(args, name, default)
 
 
-def plan_from_args(args, read_service, write_service) -> StalenessPlan:
-    """The staleness plan that ``plan-consistency --staleness`` asks for.
+def plan_from_args(args, read_service, write_service, progress=None) -> StalenessPlan:
+    """The staleness plan that ``plan-consistency --staleness`` asks for; its
+    ``warnings`` go to `warnings.warn` (the command shows them as "warning:" lines).
 
     Every node gets ``rate * replicas / nodes`` operations per unit time in the
     (n, r) cluster; the model's replica set of one key is given that rate, so a
     replica works as hard as in the cluster (all operations are on that key).
+    ``progress`` is `plan_staleness`'s.
     """
+    import warnings
+
     from forkjoin_sim.laws.service import parse_service
     from forkjoin_sim.staleness.wars import MessageLaws
 
@@ -341,5 +444,9 @@ def plan_from_args(args, read_service, write_service) -> StalenessPlan:
                   args.write_threads, read_service,
                   read_service if write_service is None else write_service,
                   MessageLaws(delay, delay, delay, delay))
-    return plan_staleness(key, constraint, args.objective, args.percentile,
-                          operations=args.jobs, seed=args.seed)
+    plan = plan_staleness(key, constraint, args.objective, args.percentile,
+                          operations=args.jobs, seed=args.seed, progress=progress)
+    for note in plan.warnings:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    return plan
+

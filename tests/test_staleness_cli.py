@@ -447,3 +447,22 @@ def test_a_progress_bar_counts_the_pairs(load, capsys, monkeypatch):
                 "--t-grid", "0"] + load) == 0
     err = capsys.readouterr().err
     assert "/4" in err and "pair" in err
+
+
+@pytest.mark.parametrize("spaced, joined", [
+    (["--t-grid", "-1,2"], ["--t-grid=-1,2"]),
+    (["--t-grid", "-.5"], ["--t-grid=-.5"]),
+    (["--rate", "-1,2"], ["--rate=-1,2"])])
+def test_a_negative_list_after_a_space_is_refused_as_after_an_equals_sign(
+        spaced, joined, capsys):
+    """argparse took "-1,2" for an unknown option ("expected one argument")."""
+    from forkjoin_cli.main import main
+
+    errors = []
+    for values in (spaced, joined):
+        assert main(["staleness", "--replicas", "3", "--all-pairs", *values]) == 2
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1]
+    (line,) = errors[0].strip().splitlines()
+    option = spaced[0]
+    assert f"argument {option}: {option} -" in line and "must be >" in line

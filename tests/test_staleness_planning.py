@@ -1,5 +1,7 @@
 """Tests for sizing.staleness_planning: fastest (R, W) under a staleness constraint."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -15,12 +17,15 @@ def busy(structure):
     return key_for(3, 1.0, 0.5, structure, read_service=law, write_service=law)
 
 
-def assert_report_names_faster_undecided_pairs(plan, column):
+def assert_warnings_name_faster_undecided_pairs(plan, column):
     table = plan.options.set_index(["read_quorum", "write_quorum"])
     faster = table[(table.verdict == "undecided")
                    & (table[column] < table.loc[plan.best, column])]
     listed = ", ".join(f"({r}, {w})" for r, w in faster.index)
-    assert (f"undecided and faster: {listed};" in plan.report()) == bool(len(faster))
+    named = [note for note in plan.warnings
+             if note.startswith(f"undecided and faster than the pick {plan.best}: "
+                                f"(R, W) = {listed};")]
+    assert len(named) == bool(len(faster))
     return len(faster)
 
 
@@ -35,7 +40,7 @@ def test_the_plan_is_the_fastest_pair_that_meets_the_constraint(structure):
                           operations=60_000, seed=2)
     table = plan.options.set_index(["read_quorum", "write_quorum"])
     assert len(table) == 9
-    assert_report_names_faster_undecided_pairs(plan, "mix_percentile")
+    assert_warnings_name_faster_undecided_pairs(plan, "mix_percentile")
     assert table.loc[plan.best, "verdict"] == "meets"
     assert table.loc[plan.best, "mix_percentile"] == fastest_meeting(plan, "mix_percentile")
     # strict pairs meet exactly: every read was consistent
@@ -76,7 +81,7 @@ def test_a_loose_constraint_takes_the_fastest_pair_and_a_tight_one_a_strict_pair
     assert table.loc[tight.best, "strict"]
     assert set(table[~table.strict].verdict) <= {"undecided", "fails"}
     assert table.loc[tight.best, "mix_mean"] == table[table.strict].mix_mean.min()
-    assert_report_names_faster_undecided_pairs(tight, "mix_mean")
+    assert_warnings_name_faster_undecided_pairs(tight, "mix_mean")
 
 
 def test_more_versions_allowed_is_easier():
@@ -144,13 +149,13 @@ def test_command_line_glue():
     np.testing.assert_allclose(plan.options.mix_percentile, direct.options.mix_percentile)
 
 
-def test_the_report_names_faster_pairs_left_undecided():
+def test_the_warnings_name_faster_pairs_left_undecided():
     # 0.833 work per replica with one FIFO queue: ONE/ONE sits near 0.99 in the
     # first ms, too close to decide from 50 000 operations
     law = stats.expon(scale=1 / 1.2)
     key = key_for(3, 1.0, 0.5, "shared", read_service=law, write_service=law)
     plan = plan_staleness(key, parse_constraint("t=0:0.99"), operations=50_000, seed=0)
-    assert assert_report_names_faster_undecided_pairs(plan, "mix_percentile") >= 1
+    assert assert_warnings_name_faster_undecided_pairs(plan, "mix_percentile") >= 1
 
 
 PLAN_CONSISTENCY = ["plan-consistency", "--nodes", "6", "--replicas", "3", "--rate", "1"]
@@ -183,8 +188,6 @@ def test_the_planner_refuses_a_key_without_reads_or_writes(share, monkeypatch):
 
 
 def test_a_run_too_short_to_measure_reads_names_a_sufficient_length():
-    import re
-
     key = key_for(3, 1.0, 0.1)
     with pytest.raises(ConfigError, match="measured no") as caught:
         plan_staleness(key, parse_constraint("t=1:0.9"), operations=3, seed=0)
@@ -220,3 +223,123 @@ def test_write_threads_with_one_queue_is_refused_alike_by_every_command(capsys,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and ("--write-threads sets the mutation stage, which "
                               "--structure shared does not have") in err[0]
+
+
+#: The one wording of a mix without reads or without writes
+#: (sizing.staleness_planning.needs_reads_and_writes), whoever refuses it.
+NEEDS_BOTH = re.compile(
+    r"(?P<name>\S+) (?P<value>[01]) has no (?P<none>reads|writes), and staleness needs "
+    r"both reads and writes \(a read is stale only against a write\); give (?P=name) "
+    r"strictly between 0 and 1 \(e\.g\. 0\.[19]\)")
+
+
+@pytest.mark.parametrize("command, name, none", [
+    (PLAN_CONSISTENCY + ["--read-fraction", "1", "--staleness", "t=1:0.9"],
+     "--read-fraction", "writes"),
+    (["staleness", "--replicas", "3", "--all-pairs", "--rate", "1", "--write-share",
+      "0"], "--write-share", "writes"),
+    (["staleness", "--replicas", "3", "--all-pairs", "--rate", "1", "--write-share",
+      "1"], "--write-share", "reads"),
+])
+def test_a_mix_without_reads_or_writes_is_refused_in_one_wording_everywhere(
+        command, name, none, capsys, monkeypatch):
+    import forkjoin_sim.staleness.queueing as queueing
+    from forkjoin_cli.main import main
+
+    monkeypatch.setattr(queueing, "_run", None)  # any run would fail
+    assert main(command) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    found = NEEDS_BOTH.search(line)
+    assert found and (found["name"], found["none"]) == (name, none)
+    with pytest.raises(ConfigError) as library:
+        plan_staleness(key_for(3, 0.5, 0 if none == "writes" else 1),
+                       parse_constraint("t=1:0.9"))
+    # the library names its own argument, in the same words
+    same = NEEDS_BOTH.fullmatch(str(library.value))
+    assert same and (same["name"], same["none"]) == ("write_share", none)
+
+
+def test_progress_counts_the_pairs_from_before_the_run(monkeypatch):
+    import sizing.staleness_planning as planning
+
+    calls = []
+    simulate = planning.simulate_queues
+
+    def run(*args, **kwargs):
+        calls.append("run")
+        return simulate(*args, **kwargs)
+
+    monkeypatch.setattr(planning, "simulate_queues", run)
+    plan_staleness(key_for(2, 0.5, 0.5), parse_constraint("t=1:0.9"), operations=2_000,
+                   seed=0, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 4), "run", (1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def plan_warnings(argv, capsys):
+    """The CSV rows and "warning:" lines of ``plan-consistency --staleness``."""
+    import io
+
+    import pandas as pd
+
+    from forkjoin_cli.main import main
+
+    assert main(PLAN_CONSISTENCY + ["--read-fraction", "0.5", "--seed", "1"] + argv) == 0
+    captured = capsys.readouterr()
+    rows = pd.read_csv(io.StringIO(captured.out), keep_default_na=False)
+    return rows, [line for line in captured.err.splitlines()
+                  if line.startswith("warning:")]
+
+
+def test_a_short_run_warns_of_undecided_faster_pairs_and_of_its_length(capsys):
+    rows, lines = plan_warnings(["--staleness", "t=0:0.99", "--jobs", "100"], capsys)
+    assert len(lines) == 2
+    undecided, short = lines
+    best = rows[rows.best.astype(str) == "True"].iloc[0]
+    faster = rows[(rows.verdict == "undecided")
+                  & (rows.mix_percentile < best.mix_percentile)]
+    listed = ", ".join(f"({r}, {w})" for r, w in zip(faster.read_quorum,
+                                                  faster.write_quorum))
+    assert len(faster) and undecided.startswith(
+        f"warning: undecided and faster than the pick ({best.read_quorum}, "
+        f"{best.write_quorum}): (R, W) = {listed};")
+    need = int(re.search(r"about ([\d,]+) operations \(--jobs\) would decide",
+                         undecided).group(1).replace(",", ""))
+    assert need > 100
+    # the run's own doubt: as many pairs as the CSV's warnings column says
+    doubtful = int(re.search(r"(\d+) of 9 \(R, W\) pair\(s\) doubt the run of 100 "
+                             "operations", short).group(1))
+    assert doubtful == (rows.warnings != "").sum() >= 1
+    assert "too narrow" in short
+
+
+def test_a_long_light_run_with_a_loose_constraint_has_no_warnings(capsys):
+    rows, lines = plan_warnings(["--staleness", "behind=0:0.5", "--jobs", "20000",
+                                 "--structure", "shared"], capsys)
+    assert lines == [] and len(rows) == 9
+    assert (rows.warnings == "").all() and (rows.verdict == "meets").all()
+
+
+@pytest.mark.parametrize("successes, reads, probability", [
+    (27, 28, 0.99), (28, 28, 0.999), (7, 10, 0.75), (19, 20, 0.9)])
+def test_the_reads_to_decide_are_where_the_interval_leaves_the_target(
+        successes, reads, probability):
+    from sizing.staleness_planning import _reads_to_decide
+
+    def holds(times):
+        """Whether scipy's Wilson interval holds the target with ``times`` the reads
+        at the same proportion."""
+        ci = stats.binomtest(successes * times, reads * times).proportion_ci(
+            0.95, method="wilson")
+        return ci.low <= probability <= ci.high
+
+    need = _reads_to_decide(successes, reads, probability)
+    assert need > reads and holds(1)  # undecided now
+    for times in range(1, need // reads + 3):
+        assert holds(times) == (reads * times < need)
+
+
+def test_an_estimate_on_the_target_or_without_reads_is_never_decided():
+    from sizing.staleness_planning import _reads_to_decide
+
+    assert _reads_to_decide(9, 10, 0.9) is None
+    assert _reads_to_decide(0, 0, 0.9) is None

@@ -1,0 +1,61 @@
+"""Tests for forkjoin_cli.plan_consistency: ``forkjoin-sim plan-consistency``."""
+
+import numpy as np
+from scipy import stats
+
+from forkjoin_cli.main import build_parser
+from forkjoin_cli.plan_consistency import staleness_plan
+
+STALENESS = ["plan-consistency", "--nodes", "6", "--replicas", "3", "--rate", "1",
+             "--read-fraction", "0.5", "--percentile", "99", "--objective",
+             "percentile", "--jobs", "2000", "--seed", "2", "--staleness",
+             "behind=0:0.5"]
+
+
+def test_the_staleness_plan_shows_a_progress_bar_over_the_pairs(capsys, monkeypatch):
+    import forkjoin_sim.run
+    from sizing.staleness_planning import plan_from_args
+
+    monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
+    args = build_parser("plan-consistency").parse_args(STALENESS)
+    plan = staleness_plan(args, stats.expon(), None)
+    err = capsys.readouterr().err
+    assert "plan-consistency" in err and "/9" in err and "pair" in err
+    alone = plan_from_args(args, stats.expon(), None)  # the same plan, without a bar
+    assert plan.best == alone.best
+    np.testing.assert_array_equal(plan.options.mix_percentile, alone.options.mix_percentile)
+
+
+def test_the_bar_counts_each_pair_once(monkeypatch):
+    import contextlib
+
+    import forkjoin_cli.staleness
+
+    steps = []
+
+    class Bar:
+        def update(self, n=1):
+            steps.append(n)
+
+    def bar(total, desc):
+        steps.append(("total", total))
+        return contextlib.nullcontext(Bar())
+
+    monkeypatch.setattr(forkjoin_cli.staleness, "progress_bar", bar)
+    staleness_plan(build_parser("plan-consistency").parse_args(STALENESS),
+                   stats.expon(), None)
+    assert steps[0] == ("total", 9)
+    assert [n for n in steps[1:] if n] == [1] * 9  # the 0 before the run moves nothing
+
+
+def test_one_replica_has_one_pair_and_no_bar(capsys, monkeypatch):
+    import forkjoin_sim.run
+
+    monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)
+    argv = list(STALENESS)
+    argv[argv.index("--replicas") + 1] = "1"
+    plan = staleness_plan(build_parser("plan-consistency").parse_args(argv),
+                          stats.expon(), None)
+    # R + W = 2 > 1 replica: the one pair is strict, so it meets any constraint
+    assert plan.best == (1, 1) and len(plan.options) == 1
+    assert "pair" not in capsys.readouterr().err  # nothing to count
