@@ -288,9 +288,7 @@ def _plan_consistency_rate(args) -> int:
     for law in (read_service, write_service or read_service):
         _check_clock(args.rate, max(args.jobs, args.validate), law)
     if args.staleness:
-        from sizing.staleness_planning import plan_from_args
-
-        plan = plan_from_args(args, read_service, write_service)
+        plan = staleness_plan(args, read_service, write_service)
         print(plan.report(), file=sys.stderr)
         _emit(plan.rows(), args.out)
         return 0
@@ -529,3 +527,20 @@ def add_staleness_arguments(parser) -> None:
     parser.add_argument("--delays",
                         help="one-way message delay law (W, A, R, S) for --staleness "
                              f"(default {STALENESS_DEFAULTS['delays']})")
+
+
+def staleness_plan(args, read_service, write_service):
+    """``sizing.staleness_planning.plan_from_args`` with a progress bar over the
+    (R, W) pairs on standard error (`forkjoin_cli.staleness.progress_bar`); the
+    plan's warnings go to `warnings.warn`, as there."""
+    from forkjoin_cli.staleness import progress_bar
+    from sizing.staleness_planning import plan_from_args
+
+    with progress_bar(args.replicas ** 2, desc="plan-consistency") as bar:
+        counted = [0]
+
+        def progress(done: int, total: int) -> None:
+            bar.update(done - counted[0])
+            counted[0] = done
+
+        return plan_from_args(args, read_service, write_service, progress=progress)

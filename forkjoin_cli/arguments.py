@@ -4,6 +4,7 @@ closed-loop options of ``simulate`` that other commands reuse."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from forkjoin_sim.errors import ConfigError
@@ -19,6 +20,11 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        # a value that starts like a negative number ("--t-grid -1,2", "--speeds
+        # -1,2") is a value, so its converter says what is wrong; argparse takes only
+        # "-1" and "-.5" as values and calls "-1,2" an option ("expected one
+        # argument"). No option of this command line starts with a digit.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message):
         from forkjoin_sim.errors import shorten

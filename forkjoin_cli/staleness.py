@@ -781,10 +781,6 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
         "staleness", help="staleness (t-visibility, k-staleness) and latency of "
         "partial quorums under load", description=__doc__.split("\n\n")[1],
         epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    # a value that starts like a negative number ("--t-grid -1,2", "--rate -1,2") is
-    # a value, so its converter says what is wrong; argparse takes only "-1" and
-    # "-.5" as values and calls "-1,2" an option ("expected one argument")
-    p._negative_number_matcher = re.compile(r"^-\.?\d")
     p.add_argument("--replicas", type=types.whole(1, 64, "--replicas"), required=True,
                    help="N, replicas of every key (every node holds one)")
     p.add_argument("--keys", type=types.whole(1, 10_000_000, "--keys"), default=1,

@@ -240,6 +240,11 @@ def parse_speeds(text: str, nodes: int):
         raise ConfigError(f"speeds {text!r} is not understood; write one factor per "
                           "node (1,1,0.5), slow:K:SPEED or stragglers:FRACTION:SPEED"
                           ) from None
+    if len(values) != nodes:
+        example = ",".join(["1"] * (nodes - 1) + ["0.5"])
+        raise ConfigError(f"speeds {text!r} gives {len(values)} factor(s) for {nodes} "
+                          f"nodes; give one per node ({example}), slow:K:SPEED or "
+                          "stragglers:FRACTION:SPEED")
     return values
 
 

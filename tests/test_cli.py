@@ -53,6 +53,11 @@ def test_human_report_mentions_the_ci(capsys):
     (["--warmup", "soon"], "--warmup"),
     (["--nodes", "five"], "--nodes"),
     (["--workers", "2"], "--workers sets the fused engine's threads"),
+    # a value starting like a negative number is read as a value by every command,
+    # so its converter names what is wrong (argparse said "expected one argument")
+    (["--rho", "-1,2"], "--rho '-1,2' is not a number"),
+    (["--speeds", "-1,2"], "speeds '-1,2' gives 2 factor(s) for 5 nodes; give one per "
+                           "node (1,1,1,1,0.5)"),
 ])
 def test_bad_input_is_one_line_and_status_2(change, fragment):
     argv = list(SIMULATE)
