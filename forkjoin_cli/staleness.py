@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
