@@ -241,7 +241,8 @@ def parse_speeds(text: str, nodes: int):
                           "node (1,1,0.5), slow:K:SPEED or stragglers:FRACTION:SPEED"
                           ) from None
     if len(values) != nodes:
-        example = ",".join(["1"] * (nodes - 1) + ["0.5"])
+        example = (",".join(["1"] * (nodes - 1) + ["0.5"]) if nodes <= 8
+                   else f"{nodes} numbers such as 1,1,...,0.5")
         raise ConfigError(f"speeds {text!r} gives {len(values)} factor(s) for {nodes} "
                           f"nodes; give one per node ({example}), slow:K:SPEED or "
                           "stragglers:FRACTION:SPEED")
