@@ -531,9 +531,9 @@ def add_staleness_arguments(parser) -> None:
 
 def staleness_plan(args, read_service, write_service):
     """``sizing.staleness_planning.plan_from_args`` with a progress bar over the
-    (R, W) pairs on standard error (`forkjoin_cli.staleness.progress_bar`); the
+    (R, W) pairs on standard error (`forkjoin_cli._progress.progress_bar`); the
     plan's warnings go to `warnings.warn`, as there."""
-    from forkjoin_cli.staleness import progress_bar
+    from forkjoin_cli._progress import progress_bar
     from sizing.staleness_planning import plan_from_args
 
     with progress_bar(args.replicas ** 2, desc="plan-consistency") as bar:

@@ -24,6 +24,7 @@ import math
 
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
+from forkjoin_cli._progress import progress_bar
 from forkjoin_cli.arguments import refuse_unused_write_threads
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import json_text, strict_json
@@ -458,31 +459,6 @@ def _check_load_options(args) -> None:
         args.write_threads = 1
     if args.versions is None:
         args.versions = list(DEFAULT_VERSIONS)
-
-
-def progress_bar(total: int, desc: str = "staleness"):
-    """A progress bar over ``total`` (rate, R, W) items, as the project's long runs
-    show one: after ``PROGRESS_DELAY`` seconds, gone when done, none without a
-    stderr. Its ``update(n)`` counts on."""
-    import contextlib
-    import sys
-
-    if total < 2 or sys.stderr is None:
-        # nothing to count; tqdm's import is felt in short runs
-        return contextlib.nullcontext(_NoBar())
-    from tqdm.auto import tqdm
-
-    from forkjoin_sim.run import PROGRESS_DELAY
-
-    return tqdm(total=total, unit="pair", desc=desc, delay=PROGRESS_DELAY, leave=False)
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_description(self, text: str) -> None:
-        pass
 
 
 def _reads_in_issue_order(run, read_quorum: int):

@@ -29,7 +29,7 @@ def test_the_staleness_plan_shows_a_progress_bar_over_the_pairs(capsys, monkeypa
 def test_the_bar_counts_each_pair_once(monkeypatch):
     import contextlib
 
-    import forkjoin_cli.staleness
+    import forkjoin_cli._progress
 
     steps = []
 
@@ -41,7 +41,7 @@ def test_the_bar_counts_each_pair_once(monkeypatch):
         steps.append(("total", total))
         return contextlib.nullcontext(Bar())
 
-    monkeypatch.setattr(forkjoin_cli.staleness, "progress_bar", bar)
+    monkeypatch.setattr(forkjoin_cli._progress, "progress_bar", bar)
     staleness_plan(build_parser("plan-consistency").parse_args(STALENESS),
                    stats.expon(), None)
     assert steps[0] == ("total", 9)
