@@ -84,12 +84,15 @@ def predict(args) -> int:
             query = query_grid(model, args.threads, args.consistency, args.operation)
         except ConfigError as exc:
             raise ConfigError(f"--consistency: {exc}") from None
-    names, out, table, notes = predicted_rows(model, query, args.seed)
+    names, out, table, notes = predicted_rows(model, query, args.seed,
+                                              getattr(args, "nodes", None))
     for note in notes:
         to_stderr(f"predict: warning: {note}")
     if args.figure:
         from sizing.calibration_figure import draw
 
-        draw(args.figure, model, table, title=f"predict {args.measurements or 'a grid'}")
+        size = getattr(args, "nodes", None)
+        draw(args.figure, model, table, title=f"predict {args.measurements or 'a grid'}"
+             + (f" for {size} nodes" if size not in (None, model.nodes) else ""))
     emit_rows(args, names + list(PREDICTED), out)
     return 0

@@ -119,6 +119,8 @@ GRID_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORU
 def _cmd_predict(args) -> int:
     theorem4 = [o for o in THEOREM4_OPTIONS if getattr(args, o) is not None]
     if args.model is not None:
+        # --nodes with --model asks for a cluster of that size
+        theorem4 = [o for o in theorem4 if o != "nodes"]
         if theorem4:
             raise ConfigError(f"--model predicts from a calibrated model and cannot be "
                               f"combined with --{theorem4[0].replace('_', '-')}; drop "
@@ -335,7 +337,9 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("predict", help="Theorem 4 for every consistency level, or a "
                                         "calibrated model (--model) for measured rows")
-    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), help="n, cluster size")
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"),
+                   help="n, cluster size (with --model: predict a cluster of this size, "
+                        "the fitted replicas, from the calibrated one; default its own)")
     p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"),
                    help="r, replication factor")
     how = p.add_mutually_exclusive_group()

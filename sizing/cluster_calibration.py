@@ -140,10 +140,11 @@ class ClusterFit:
         """The fit report (`report_dict`): parameters, intervals, each row's miss."""
         return report_dict(self.model, self.table)
 
-    def predict(self, query, seed: int = 0) -> pd.DataFrame:
+    def predict(self, query, seed: int = 0, nodes: int | None = None) -> pd.DataFrame:
         """`predict_table` of this fit's model: ``query`` (a file or a DataFrame) with
-        the predicted mean latency, its 95% interval and the throughput."""
-        return predict_table(self.model, query, seed)
+        the predicted mean latency, its 95% interval and the throughput, for the fitted
+        cluster or one of ``nodes`` nodes."""
+        return predict_table(self.model, query, seed, nodes)
 
     def save(self, path: str) -> None:
         """Write the model file (TOML, as ``cassandra calibrate --out`` does; read it
@@ -380,19 +381,24 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
     return notes
 
 
-def predicted_rows(model: NetworkModel, query, seed: int = 0):
+def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None):
     """(the query's column names, one dict per query row: its cells as given and the
     `PREDICTED` columns, the query's table, what the prediction says besides the
     numbers: rows past capacity, parameters resting on the prior, extrapolation,
     levels the model merges) of ``query`` (a file or a DataFrame of a measurement
     file's columns; ``mean_ms`` may be absent), and bands wider than a factor
     `WIDE_INTERVAL`. What reading the query found
-    (`sizing.measurements.read_measurements`) goes to `warnings.warn`."""
+    (`sizing.measurements.read_measurements`) goes to `warnings.warn`.
+
+    ``nodes``: the cluster the rows ask about (default: the fitted one's size), with
+    the fitted replicas; another size keeps each node's work, lanes and cores and reads
+    the anchors at the same load per node (`NetworkModel.as_fitted`), and says so."""
+    nodes = _check_resize(model, nodes)
     source = _measurement_rows(query, model.replicas, need_mean=False)
     rows, names = source.rows, source.names
     for doubt in source.doubts:
         warnings.warn(doubt, UserWarning, stacklevel=3)
-    table = table_of(rows, model.nodes, model.replicas)
+    table = table_of(rows, nodes, model.replicas)
     mrows = rows_of_table(table)
     mean, throughput = model.predict(mrows)
     low, high = model.interval(mrows, seed=seed)
@@ -405,6 +411,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
         out.append(entry)
     notes = prediction_notes(model, mrows, throughput,
                              lambda i: source.row_name(i, by_place=False))
+    if nodes != model.nodes:
+        notes.insert(0, resized_note(model, nodes))
     wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
@@ -415,18 +423,19 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0):
 
 
 def predict_table(model: NetworkModel | ClusterFit | str, query,
-                  seed: int = 0) -> pd.DataFrame:
+                  seed: int = 0, nodes: int | None = None) -> pd.DataFrame:
     """The query rows (a file or a DataFrame) with the `PREDICTED` columns: mean
     latency (ms), its 95% prediction interval and the throughput (ops/s), from
-    ``model`` (a `NetworkModel`, a `ClusterFit` or a model file). A DataFrame comes
-    back whole (its index, its columns, the predictions added); a file's columns come
-    back as numbers where they are numbers. What the prediction says besides the
-    numbers goes to `warnings.warn`."""
+    ``model`` (a `NetworkModel`, a `ClusterFit` or a model file), for the fitted
+    cluster or one of ``nodes`` nodes (`predicted_rows`). A DataFrame comes back whole
+    (its index, its columns, the predictions added); a file's columns come back as
+    numbers where they are numbers. What the prediction says besides the numbers goes
+    to `warnings.warn`."""
     if isinstance(model, ClusterFit):
         model = model.model
     elif not isinstance(model, NetworkModel):
         model = _model_file(model)
-    names, entries, _, notes = predicted_rows(model, query, seed)
+    names, entries, _, notes = predicted_rows(model, query, seed, nodes)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     if isinstance(query, pd.DataFrame):
@@ -486,6 +495,31 @@ def _model_file(path) -> NetworkModel:
                       "closed-network model)")
 
 
+def _check_resize(model: NetworkModel, nodes) -> int:
+    """The cluster size to predict (``nodes``, default the fitted one), or a
+    `ConfigError` saying why the model cannot predict it."""
+    from forkjoin_sim.model import check_cluster
+
+    if nodes is None or nodes == model.nodes:
+        return model.nodes
+    check_cluster(nodes, model.replicas)
+    if model.fit.geography is not None:
+        raise ConfigError(f"the model places its {model.nodes} nodes in data centres, so "
+                          f"it predicts that cluster only, not {nodes} nodes; calibrate "
+                          "a placement of that size (--datacentres) to predict it")
+    return int(nodes)
+
+
+def resized_note(model: NetworkModel, nodes: int) -> str:
+    """What a prediction for ``nodes`` nodes from a model fitted on another size rests
+    on."""
+    return (f"predicted for {counted(nodes, 'node')} from a model fitted on "
+            f"{model.nodes}: each node keeps its fitted work, lanes and cores, requests "
+            f"spread over all {nodes}, and the measured rows' corrections (anchors) are "
+            "read at the same load per node; no measured row of this size checks it, so "
+            "the change of size rests on the model's structure")
+
+
 def prediction_notes(model: NetworkModel, mrows, throughput,
                      row_name=lambda i: f"row {i + 1}") -> list[str]:
     """What a prediction says of its query rows (``mrows``, predicted ``throughput``;
@@ -526,7 +560,9 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     if unmeasured is not None:
         notes.append(unmeasured)
     known = fitted.threads[~fitted_open]
-    if np.any(closed) and len(known) and np.any(mrows["threads"][closed] > known.max()):
+    # a cluster of another size compared at the fitted one's load per node
+    threads = np.asarray(model.as_fitted(mrows)["threads"], float)
+    if np.any(closed) and len(known) and np.any(threads[closed] > known.max()):
         notes.append(f"rows past {counted(known.max(), 'thread')}, the most the model "
                      "was fitted at, are extrapolated (past the measured knee the "
                      "model's own curve decides)")
@@ -606,6 +642,8 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
         return float(np.max(carried[same] if np.any(same) else carried))
 
     reached = np.where(np.asarray(mrows["write"], bool), busiest(True), busiest(False))
+    # a cluster of another size carries more or less in proportion to its nodes
+    reached = reached * np.asarray(mrows.get("nodes", model.nodes), float) / model.nodes
     timed = model.with_outside(mrows)
     own = model.fit.predict(timed)[0]
     lone = model.fit.predict(dict(timed, threads=np.ones(len(own))))[0]
@@ -616,9 +654,11 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
     named = _listed(past, row_name)
     verb = "are" if len(past) > 1 else "is"
     most = " and ".join(f"{value:,.0f}" for value in sorted(set(reached[past])))
+    resized = np.any(np.asarray(mrows.get("nodes", model.nodes)) != model.nodes)
     return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
             f"ops/s, past the {most} ops/s of the busiest fitted row of their "
-            f"operation, where the model's own curve queues (up to "
+            f"operation{' (scaled to the cluster size asked)' if resized else ''}, "
+            f"where the model's own curve queues (up to "
             f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency): how "
             "much more the cluster carries, no fitted row measures, so there the latency "
             "rests on the model's structure")

@@ -276,7 +276,21 @@ class NetworkModel:
         if self.outside is None:
             return rows
         out = dict(rows)
-        out["think_ms"] = np.maximum(self.outside.correction(rows), 0.0)
+        out["think_ms"] = np.maximum(self.outside.correction(self.as_fitted(rows)), 0.0)
+        return out
+
+    def as_fitted(self, rows) -> dict:
+        """``rows`` as the anchors read them: a row of a cluster of another size than
+        the fitted one at the same load per node (its threads, or an open loop's rate,
+        times the fitted nodes over its nodes); ``rows`` itself when every row is of
+        the fitted size."""
+        nodes = np.asarray(rows.get("nodes", self.nodes), float)
+        if np.all(nodes == self.nodes):
+            return rows
+        scale = self.nodes / nodes
+        out = dict(rows, threads=np.asarray(rows["threads"], float) * scale)
+        if "rate" in rows:
+            out["rate"] = np.asarray(rows["rate"], float) * scale
         return out
 
     def predict(self, rows, anchored: bool = True):
@@ -286,11 +300,12 @@ class NetworkModel:
         rows = self.with_outside(rows)
         latency, throughput = self.fit.predict(rows)
         if anchored:
-            latency = latency * np.exp(self.anchors.correction(rows))
+            latency = latency * np.exp(self.anchors.correction(self.as_fitted(rows)))
             quorum = np.asarray(rows["quorum"], int)
             for k in range(1, int(quorum.max(initial=1))):
                 lower = dict(rows, quorum=np.minimum(quorum, k))
-                below = self.fit.predict(lower)[0] * np.exp(self.anchors.correction(lower))
+                below = self.fit.predict(lower)[0] * np.exp(
+                    self.anchors.correction(self.as_fitted(lower)))
                 latency = np.where(quorum > k, np.maximum(latency, below), latency)
             # a closed loop of one operation: throughput = threads / (latency + time
             # outside it); an open loop, or a mixed run (whose cycle holds the other
@@ -345,7 +360,7 @@ class NetworkModel:
         centre = np.log(self.predict(rows)[0])
         width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2
                         + extrapolation * (z * self.anchors.extrapolation(
-                            rows, fitted.prior.level_miss)) ** 2)
+                            self.as_fitted(rows), fitted.prior.level_miss)) ** 2)
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
             low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,
@@ -401,7 +416,7 @@ class NetworkModel:
                 if kept is not None:
                     point, anchors = kept
                     computed[d] = np.log(fitted.predict(part, point)[0]) \
-                        + anchors.correction(part)
+                        + anchors.correction(self.as_fitted(part))
             for j, i in enumerate(unique):
                 done[keys[i]] = computed[:, j]
         return np.stack([done[key] for key in keys], axis=1) if count \
@@ -417,7 +432,8 @@ class NetworkModel:
         and (that one + time outside) T / M / (1 - `THROUGHPUT_LOSS`) - time outside;
         both ends taken from the interval at M (``centre``: the predictions, which the
         band keeps holding)."""
-        threads, is_open = _load(rows)
+        # thread counts compared at the fitted cluster's load per node
+        threads, is_open = _load(self.as_fitted(rows))
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         closed = single_closed(rows) & ~is_open
@@ -432,7 +448,8 @@ class NetworkModel:
         if not beyond.any():
             return low, high
         at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
-        at_top["threads"] = tops[beyond]
+        # the largest fitted count, at the query row's own cluster size
+        at_top["threads"] = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
         top_low, top_high = self._interval(at_top, level, samples, seed, True, draws)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
         centre = centre[beyond]

@@ -499,8 +499,13 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
       "--out", "OUT", "--structure", "simulated", "--threads", "1,1"], "more than once"),
     (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
       "--out", "OUT", "--structure", "simulated", "--threads", "1,,2"], "--threads"),
+    # --nodes with --model asks for another cluster size, which a simulated model
+    # cannot give
     (["predict", "--model", "MODEL", "--nodes", "6", "--measurements", "GOOD"],
-     "cannot be combined with --nodes"),
+     "--nodes predicts another cluster size from a model of a closed-network "
+     "structure"),
+    (["predict", "--model", "MODEL", "--replicas", "3", "--measurements", "GOOD"],
+     "cannot be combined with --replicas"),
     (["predict", "--model", "MODEL"], "needs the rows to predict: --measurements"),
     (["predict", "--nodes", "6"], "give --nodes, --replicas and --policy"),
     (["predict", "--model", "GOOD", "--measurements", "GOOD"], "is not valid TOML"),

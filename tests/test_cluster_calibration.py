@@ -363,3 +363,77 @@ def test_a_grids_rows_are_named_by_what_they_ask(one_level_reads):
     assert len(notes) == 1
     assert notes[0].startswith("the 95% intervals of row 'write ALL, 1 thread', "
                                "row 'write ALL, 8 threads' span")
+
+
+def _lanes_rows(nodes: int, threads) -> pd.DataFrame:
+    """Reads at ONE, QUORUM and ALL of a `lanes` cluster of ``nodes`` nodes (3 replicas,
+    known demands) at ``threads``: the measurements a cluster of that size would give."""
+    from sizing.closed_network import Demands, predict
+
+    truth = Demands(client=0.3, hop_client=0.2, hop_replica=0.2, coordinate=0.3,
+                    message=0.02, work=1.0, digest_ratio=0.4, mutation_ratio=0.4,
+                    lanes=8.0)
+    count = len(threads)
+    parts = []
+    for name, quorum in (("ONE", 1), ("QUORUM", 2), ("ALL", 3)):
+        rows = dict(threads=np.asarray(threads, float), think_ms=np.zeros(count),
+                    nodes=np.full(count, nodes), replicas=np.full(count, 3),
+                    quorum=np.full(count, quorum), write=np.zeros(count, bool))
+        latency, per_ms = predict(truth, rows, "lanes")
+        parts.append(pd.DataFrame(dict(operation="read", consistency=name,
+                                       threads=threads, throughput=1000 * per_ms,
+                                       mean_ms=latency)))
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def three_nodes():
+    """A calibration on rows of a known 3-node `lanes` cluster, 10-400 threads."""
+    return calibrate_cluster(_lanes_rows(3, [10, 50, 100, 200, 400]), 3, 3)
+
+
+@pytest.mark.filterwarnings("ignore:.*(rest on the prior|are extrapolated)")
+@pytest.mark.parametrize("nodes", [6, 9])
+def test_a_larger_cluster_is_predicted_from_a_smaller_ones_fit(three_nodes, nodes):
+    # the cluster's own curve at that size, which the fit never saw: within 15% (the
+    # 3-node rows cannot split a lone request between its hops and its work, and the
+    # split moves with the chance that the coordinator holds a replica), inside the
+    # 95% bands, and twice the nodes carry more at 800 threads
+    truth = _lanes_rows(nodes, [10, 100, 400, 800])
+    with pytest.warns(UserWarning, match=f"predicted for {nodes} nodes from a model "
+                                         "fitted on 3"):
+        got = three_nodes.predict(truth[["operation", "consistency", "threads"]],
+                                  nodes=nodes)
+    error = got.predicted_mean_ms / truth.mean_ms - 1
+    assert np.max(np.abs(error)) < 0.15, error
+    assert np.all((truth.mean_ms >= got.predicted_ci_low_ms)
+                  & (truth.mean_ms <= got.predicted_ci_high_ms))
+    same = three_nodes.predict(truth[["operation", "consistency", "threads"]])
+    assert np.all(got.predicted_throughput[truth.threads == 800].to_numpy()
+                  > 1.3 * same.predicted_throughput[truth.threads == 800].to_numpy())
+
+
+def test_the_fitted_size_asked_by_name_predicts_as_without_it(three_nodes):
+    query = _lanes_rows(3, [20, 300, 900])[["operation", "consistency", "threads"]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pd.testing.assert_frame_equal(three_nodes.predict(query, nodes=3),
+                                      three_nodes.predict(query))
+    # and says nothing of another size
+    assert caught and not any("predicted for" in str(w.message) for w in caught)
+
+
+def test_a_cluster_too_small_for_the_replicas_is_refused(three_nodes):
+    with pytest.raises(ConfigError, match="replicas"):
+        three_nodes.predict(_lanes_rows(3, [10]), nodes=2)
+
+
+def test_a_model_placed_in_data_centres_predicts_its_own_size_only():
+    from sizing.geography import Geography
+
+    rows = _lanes_rows(3, [10, 50, 100, 200])
+    fit = calibrate_cluster(rows, 3, 3, datacentres=Geography(
+        (0, 1, 2), 3, {(0, 1): 30.0, (0, 2): 40.0, (1, 2): 35.0, (0, 3): 20.0,
+                       (1, 3): 45.0, (2, 3): 50.0}, "nearest"))
+    with pytest.raises(ConfigError, match="places its 3 nodes in data centres"):
+        fit.predict(rows, nodes=6)

@@ -200,6 +200,42 @@ def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys)
                                                           ["read", "ALL", "8"]]
 
 
+def test_predict_takes_another_cluster_size_for_a_calibrated_model(tmp_path, capsys):
+    model = _one_and_all_model(tmp_path)
+    capsys.readouterr()
+    rows = {}
+    for size in ("3", "6"):
+        assert main(["cassandra", "predict", "--model", str(model), "--threads", "50",
+                     "--consistency", "QUORUM", "--nodes", size]) == 0
+        out, err = capsys.readouterr()
+        rows[size] = out.splitlines()[1].split(",")
+        assert ("predicted for 6 nodes from a model fitted on 3" in err) == (size == "6")
+    # six nodes share the load of 50 threads: faster, and carrying more
+    assert float(rows["6"][3]) < float(rows["3"][3])
+    assert float(rows["6"][6]) > float(rows["3"][6])
+    for extra, words in ((["--nodes", "2"], "replicas"),
+                         (["--replicas", "3"], "cannot be combined with --replicas")):
+        assert main(["cassandra", "predict", "--model", str(model), "--threads", "50",
+                     *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err, err
+
+
+def test_a_simulated_models_size_cannot_be_changed(tmp_path, capsys):
+    from sizing.calibrated_model import CalibratedModel, write_model
+
+    path = tmp_path / "sim.toml"
+    write_model(CalibratedModel(nodes=6, replicas=3, threads=4, data_read_ms=0.8,
+                                digest_ratio=0.6, write_ms=0.5, overhead_ms=0.3,
+                                think_ms=0.0), str(path))
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,threads\nread,ONE,4\n")
+    assert main(["cassandra", "predict", "--model", str(path), "--measurements",
+                 str(query), "--nodes", "9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "calibrated with --structure simulated" in err
+
+
 def test_a_grid_takes_the_levels_a_measurement_file_takes(tmp_path, capsys):
     """LOCAL_QUORUM and a number of acknowledgements were refused on the command line
     though a file takes them: each now predicts as the level it asks."""
