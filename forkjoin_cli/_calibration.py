@@ -210,7 +210,7 @@ def cmd_predict_model(args) -> int:
 
         return _network_calibration.predict(args)
     model = read_model(args.model)  # a simulated model's, or what is wrong with the file
-    if getattr(args, "nodes", None) is not None:
+    if getattr(args, "nodes", None) not in (None, model.nodes):
         raise ConfigError("--nodes predicts another cluster size from a model of a "
                           f"closed-network structure; {args.model} was calibrated with "
                           "--structure simulated: calibrate again at the default "

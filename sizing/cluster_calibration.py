@@ -502,22 +502,26 @@ def _check_resize(model: NetworkModel, nodes) -> int:
 
     if nodes is None or nodes == model.nodes:
         return model.nodes
-    check_cluster(nodes, model.replicas)
     if model.fit.geography is not None:
         raise ConfigError(f"the model places its {model.nodes} nodes in data centres, so "
                           f"it predicts that cluster only, not {nodes} nodes; calibrate "
                           "a placement of that size (--datacentres) to predict it")
+    check_cluster(nodes, 1)  # a whole number of nodes
+    if nodes < model.replicas:
+        raise ConfigError(f"{nodes} nodes cannot hold the model's {model.replicas} "
+                          f"replicas of each key; give at least {model.replicas} nodes")
     return int(nodes)
 
 
 def resized_note(model: NetworkModel, nodes: int) -> str:
     """What a prediction for ``nodes`` nodes from a model fitted on another size rests
     on."""
-    return (f"predicted for {counted(nodes, 'node')} from a model fitted on "
-            f"{model.nodes}: each node keeps its fitted work, lanes and cores, requests "
-            f"spread over all {nodes}, and the measured rows' corrections (anchors) are "
-            "read at the same load per node; no measured row of this size checks it, so "
-            "the change of size rests on the model's structure")
+    return (f"predicted for {nodes:,} nodes from a model fitted on {model.nodes:,}: "
+            "each node keeps its fitted work, lanes and cores, the client machine stays "
+            f"as fitted, requests spread over all {nodes:,}, and the measured rows' "
+            "corrections (anchors) are read at the same load per node; no measured row "
+            "of this size checks it, so the change of size rests on the model's "
+            "structure (a query's measured mean_ms, if any, is taken as this size's)")
 
 
 def prediction_notes(model: NetworkModel, mrows, throughput,
@@ -563,8 +567,13 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     # a cluster of another size compared at the fitted one's load per node
     threads = np.asarray(model.as_fitted(mrows)["threads"], float)
     if np.any(closed) and len(known) and np.any(threads[closed] > known.max()):
-        notes.append(f"rows past {counted(known.max(), 'thread')}, the most the model "
-                     "was fitted at, are extrapolated (past the measured knee the "
+        sizes = np.unique(np.asarray(mrows.get("nodes", model.nodes)))
+        most = (f"{counted(known.max(), 'thread')}, the most the model was fitted at"
+                if np.all(sizes == model.nodes) else
+                f"{known.max() * sizes[0] / model.nodes:,.6g} threads at {sizes[0]:,} "
+                f"nodes, the same load per node as the most the model was fitted at "
+                f"({known.max():,.6g} threads on {model.nodes})")
+        notes.append(f"rows past {most}, are extrapolated (past the measured knee the "
                      "model's own curve decides)")
     flat = model.meta.get("flat_one_ms")
     if flat is not None and np.any(mrows["quorum"] > 1):

@@ -501,7 +501,7 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
       "--out", "OUT", "--structure", "simulated", "--threads", "1,,2"], "--threads"),
     # --nodes with --model asks for another cluster size, which a simulated model
     # cannot give
-    (["predict", "--model", "MODEL", "--nodes", "6", "--measurements", "GOOD"],
+    (["predict", "--model", "MODEL", "--nodes", "9", "--measurements", "GOOD"],
      "--nodes predicts another cluster size from a model of a closed-network "
      "structure"),
     (["predict", "--model", "MODEL", "--replicas", "3", "--measurements", "GOOD"],

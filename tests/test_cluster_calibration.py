@@ -437,3 +437,27 @@ def test_a_model_placed_in_data_centres_predicts_its_own_size_only():
                        (1, 3): 45.0, (2, 3): 50.0}, "nearest"))
     with pytest.raises(ConfigError, match="places its 3 nodes in data centres"):
         fit.predict(rows, nodes=6)
+
+
+def test_past_the_fitted_threads_another_size_counts_at_the_same_load_per_node(
+        three_nodes):
+    """The band past the largest fitted thread count reads the interval at that count,
+    which at another size came back a rounding error past it and asked again, for
+    ever (9 nodes at 1,600 threads: a RecursionError); and the note on rows past it
+    named the fitted count, not the asked size's."""
+    query = _lanes_rows(9, [1200, 1600])[["operation", "consistency", "threads"]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = three_nodes.predict(query, nodes=9)
+    assert np.all(np.isfinite(got[list(PREDICTED)].to_numpy()))
+    assert np.all((got.predicted_ci_low_ms <= got.predicted_mean_ms)
+                  & (got.predicted_mean_ms <= got.predicted_ci_high_ms))
+    notes = [str(w.message) for w in caught]
+    assert any(note.startswith("rows past 1,200 threads at 9 nodes, the same load per "
+                               "node as the most the model was fitted at (400 threads "
+                               "on 3)") for note in notes), notes
+    # 1,200 threads on 9 nodes is the fitted 400 on 3: nothing past it to name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        three_nodes.predict(query[query.threads == 1200], nodes=9)
+    assert not any("are extrapolated" in str(w.message) for w in caught)

@@ -213,7 +213,8 @@ def test_predict_takes_another_cluster_size_for_a_calibrated_model(tmp_path, cap
     # six nodes share the load of 50 threads: faster, and carrying more
     assert float(rows["6"][3]) < float(rows["3"][3])
     assert float(rows["6"][6]) > float(rows["3"][6])
-    for extra, words in ((["--nodes", "2"], "replicas"),
+    for extra, words in ((["--nodes", "2"], "2 nodes cannot hold the model's 3 replicas "
+                                            "of each key; give at least 3 nodes"),
                          (["--replicas", "3"], "cannot be combined with --replicas")):
         assert main(["cassandra", "predict", "--model", str(model), "--threads", "50",
                      *extra]) == 2
@@ -234,6 +235,9 @@ def test_a_simulated_models_size_cannot_be_changed(tmp_path, capsys):
                  str(query), "--nodes", "9"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "calibrated with --structure simulated" in err
+    # its own size asks for nothing new
+    assert main(["cassandra", "predict", "--model", str(path), "--measurements",
+                 str(query), "--nodes", "6"]) == 0
 
 
 def test_a_grid_takes_the_levels_a_measurement_file_takes(tmp_path, capsys):
