@@ -487,9 +487,8 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
             for r in range(min_replicas, min(max_replicas, n) + 1):
                 node_load = r * write_rate * mean_service / n
                 for level in dict.fromkeys(l.upper() for l in levels):
-                    try:
-                        k = consistency_level_to_k(level, r)
-                    except ValueError:
+                    k = _quorum(level, r)
+                    if k is None:
                         continue  # e.g. THREE with r = 2
                     if node_load >= UNSTABLE:
                         candidates.append(CapacityCandidate(
@@ -538,12 +537,7 @@ def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,
         for r in range(min_replicas, min(max_replicas, n) + 1):
             if r * work_rate / n >= UNSTABLE:
                 continue
-            quorums = set()
-            for level in dict.fromkeys(l.upper() for l in levels):
-                try:
-                    quorums.add(consistency_level_to_k(level, r))
-                except ValueError:
-                    continue
+            quorums = {_quorum(level, r) for level in levels} - {None}
             runs += len(quorums)
     return runs
 
