@@ -153,16 +153,7 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
         busy = np.zeros((node_count, threads.size)) if staged else np.zeros(node_count)
     done = 0
     path = None
-    # no bar where there is no stderr (pythonw, a closed stream): it would raise; and
-    # tqdm is imported only when a bar may show (its import is felt in short runs)
-    if progress and sys.stderr is not None:
-        from tqdm.auto import tqdm
-
-        bar_context = tqdm(total=jobs, unit="job", unit_scale=True, desc=desc,
-                           delay=PROGRESS_DELAY, leave=False)
-    else:
-        bar_context = contextlib.nullcontext(_NoBar())
-    with bar_context as bar:
+    with progress_bar(jobs, desc, "job", show=progress, unit_scale=True) as bar:
         while done < jobs:
             block = sampler.draw(min(size, jobs - done))
             path = getattr(block, "path", block)
@@ -178,10 +169,28 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
     return RunTotals(busy, float(path.arrivals[-1]), threads)
 
 
+def progress_bar(total: int, desc: str, unit: str, show: bool = True, **options):
+    """The progress bar the project's long runs draw on stderr: ``total`` items of
+    ``unit``, shown after `PROGRESS_DELAY` seconds and gone when done (tqdm, with its
+    ``options`` such as ``unit_scale``); one that counts nothing when not ``show``n or
+    where there is no stderr (pythonw, a closed stream: a bar would raise). tqdm is
+    imported only when a bar may show (its import is felt in short runs). Its
+    ``update(n)`` counts on."""
+    if not show or sys.stderr is None:
+        return contextlib.nullcontext(_NoBar())
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, delay=PROGRESS_DELAY, leave=False,
+                **options)
+
+
 class _NoBar:
     """Stands in for a progress bar that is not shown."""
 
-    def update(self, count: int) -> None:
+    def update(self, count: int = 1) -> None:
+        pass
+
+    def set_description(self, text: str) -> None:
         pass
 
 

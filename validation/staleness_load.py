@@ -20,9 +20,7 @@ ms of time), one thread per stage.
 
 from __future__ import annotations
 
-import sys
 import time
-from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -280,15 +278,10 @@ def read_table(path: Path) -> pd.DataFrame:
 
 
 def _progress_bar(total: int):
-    """A tqdm bar over the simulations on stderr (as the other long commands draw)."""
-    if sys.stderr is None:  # pythonw, a closed stream: a bar would raise
-        return nullcontext(None)
-    from tqdm.auto import tqdm
+    """The bar over the simulations on stderr (`forkjoin_sim.run.progress_bar`)."""
+    from forkjoin_sim.run import progress_bar
 
-    from forkjoin_sim.run import PROGRESS_DELAY
-
-    return tqdm(total=total, unit="run", desc="staleness-load", delay=PROGRESS_DELAY,
-                leave=False)
+    return progress_bar(total, "staleness-load", "run")
 
 
 def run(args) -> int:
@@ -297,7 +290,7 @@ def run(args) -> int:
     started = time.time()
     table = read_table(out / "load.csv") if args.plot_only else None
     with _progress_bar(simulations(args.plot_only)) as bar:
-        done = None if bar is None else bar.update
+        done = bar.update
         if table is None:
             table = experiment(args.operations, args.seed, args.wars_trials, done)
             with atomic_write(out / "load.csv", newline="") as handle:
