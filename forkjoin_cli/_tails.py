@@ -177,8 +177,9 @@ def _cmd_timeouts(args) -> int:
 
 
 #: plan-consistency's options for a rate-driven plan and their values when not given
-#: (``--model`` refuses them: the model fixes the cluster, the clients set the load).
-_RATE_OPTIONS = {"nodes": None, "replicas": None, "rate": None, "read_service": "exp",
+#: (``--model`` refuses them: the model fixes the replicas and the node's work, the
+#: clients set the load; ``--nodes`` there asks for another cluster size).
+_RATE_OPTIONS = {"replicas": None, "rate": None, "read_service": "exp",
                  "write_service": None, "mu": None, "percentile": None,
                  "objective": None, "validate": 0, "basic": None,
                  "jobs": 100_000, "staleness": None, "structure": None,
@@ -233,9 +234,14 @@ def _plan_consistency_model(args) -> int:
     if args.out:
         options.check_output_file(args.out, "--out", suffixes=(".csv",))
     model = read_network_model(args.model)
+    try:
+        nodes = model.size_asked(args.nodes)
+    except ConfigError as exc:
+        raise ConfigError(f"--nodes {args.nodes} with --model {args.model}: {exc}") \
+            from None
     operations = args.operations or 40_000
     rows = plan_strong_pairs(model, args.read_fraction, args.threads,
-                             operations=operations, seed=args.seed)
+                             operations=operations, seed=args.seed, nodes=nodes)
     best = next(row for row in rows if row["best"])
     others = ", ".join(f"{row['pair']} {row['overall_ms']:.4g}" for row in rows
                        if not row["best"])
@@ -248,14 +254,15 @@ def _plan_consistency_model(args) -> int:
            f"structure {model.fit.structure}: the model's own two-class loop, not "
            "simulated")
     print(f"fastest strong pair at {100 * args.read_fraction:g}% reads, "
-          f"{args.threads} threads: {best['pair']}, {best['overall_ms']:.4g} ms "
+          f"{args.threads} threads{_on_nodes(model, nodes)}: {best['pair']}, {best['overall_ms']:.4g} ms "
           f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
           f"{others} ms; {how}{tie})", file=sys.stderr)
-    for note in plan_notes(model, args.read_fraction, args.threads, rows):
+    for note in plan_notes(model, args.read_fraction, args.threads, rows, nodes):
         warnings.warn(note, UserWarning, stacklevel=1)
     if args.json:
         print(json_text({"model": args.model, "structure": model.fit.structure,
-                         "nodes": model.nodes, "replicas": model.replicas,
+                         "nodes": nodes, "fitted_nodes": model.nodes,
+                         "replicas": model.replicas,
                          "read_fraction": args.read_fraction, "threads": args.threads,
                          "operations": operations, "seed": args.seed,
                          "best": best["pair"], "pairs": rows}))
@@ -264,6 +271,11 @@ def _plan_consistency_model(args) -> int:
         return 0
     _emit(rows, args.out)
     return 0
+
+
+def _on_nodes(model, nodes: int) -> str:
+    """", on N nodes" when the plan asks for another size than the fitted one."""
+    return "" if nodes == model.nodes else f", on {nodes:,} nodes"
 
 
 def _plan_consistency_rate(args) -> int:
@@ -426,7 +438,9 @@ def register_plan_consistency(subparsers) -> None:
     p = subparsers.add_parser("plan-consistency", help="read/write quorums (R, W) with "
                               "R + W > r: predicted mean and percentile of the mix")
     # required unless --model (checked by the handler in argparse's words)
-    p.add_argument("--nodes", type=_size, help="(required unless --model)")
+    p.add_argument("--nodes", type=_size, help="(required unless --model; with "
+                   "--model: a cluster of this many nodes, each keeping the fitted "
+                   "node's work; default the fitted size)")
     p.add_argument("--replicas", type=_size, help="(required unless --model)")
     p.add_argument("--read-fraction", type=types.fraction, help="(required)")
     p.add_argument("--rate", type=types.positive_real,
@@ -462,8 +476,8 @@ def register_plan_consistency(subparsers) -> None:
                         "equal to overall_ms for lanes, which is not simulated), "
                         "eqs_13_15_ms (the weighted average of the pure curves) and "
                         "best (smallest overall_ms); --json adds model, structure, "
-                        "nodes, replicas, read_fraction, threads, operations, seed, "
-                        "best and the list pairs")
+                        "nodes, fitted_nodes, replicas, read_fraction, threads, "
+                        "operations, seed, best and the list pairs")
     p.add_argument("--threads", type=whole(1, MAX_THREADS, "--threads"),
                    help="--model: closed-loop client threads (no think time)")
     p.add_argument("--operations", type=whole(1, MAX_JOBS, "--operations"),

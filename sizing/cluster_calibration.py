@@ -393,7 +393,7 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     ``nodes``: the cluster the rows ask about (default: the fitted one's size), with
     the fitted replicas; another size keeps each node's work, lanes and cores and reads
     the anchors at the same load per node (`NetworkModel.as_fitted`), and says so."""
-    nodes = _check_resize(model, nodes)
+    nodes = model.size_asked(nodes)
     source = _measurement_rows(query, model.replicas, need_mean=False)
     rows, names = source.rows, source.names
     for doubt in source.doubts:
@@ -412,7 +412,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     notes = prediction_notes(model, mrows, throughput,
                              lambda i: source.row_name(i, by_place=False))
     if nodes != model.nodes:
-        notes.insert(0, resized_note(model, nodes))
+        notes.insert(0, model.resized_note(nodes) + " (a query's measured mean_ms, if "
+                     "any, is taken as this size's)")
     wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
@@ -493,35 +494,6 @@ def _model_file(path) -> NetworkModel:
     raise ConfigError(f"{path} was calibrated with --structure simulated; predict it with "
                       "forkjoin-sim cassandra predict --model (predict_table takes a "
                       "closed-network model)")
-
-
-def _check_resize(model: NetworkModel, nodes) -> int:
-    """The cluster size to predict (``nodes``, default the fitted one), or a
-    `ConfigError` saying why the model cannot predict it."""
-    from forkjoin_sim.model import check_cluster
-
-    if nodes is None or nodes == model.nodes:
-        return model.nodes
-    if model.fit.geography is not None:
-        raise ConfigError(f"the model places its {model.nodes} nodes in data centres, so "
-                          f"it predicts that cluster only, not {nodes} nodes; calibrate "
-                          "a placement of that size (--datacentres) to predict it")
-    check_cluster(nodes, 1)  # a whole number of nodes
-    if nodes < model.replicas:
-        raise ConfigError(f"{nodes} nodes cannot hold the model's {model.replicas} "
-                          f"replicas of each key; give at least {model.replicas} nodes")
-    return int(nodes)
-
-
-def resized_note(model: NetworkModel, nodes: int) -> str:
-    """What a prediction for ``nodes`` nodes from a model fitted on another size rests
-    on."""
-    return (f"predicted for {nodes:,} nodes from a model fitted on {model.nodes:,}: "
-            "each node keeps its fitted work, lanes and cores, the client machine stays "
-            f"as fitted, requests spread over all {nodes:,}, and the measured rows' "
-            "corrections (anchors) are read at the same load per node; no measured row "
-            "of this size checks it, so the change of size rests on the model's "
-            "structure (a query's measured mean_ms, if any, is taken as this size's)")
 
 
 def prediction_notes(model: NetworkModel, mrows, throughput,

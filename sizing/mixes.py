@@ -316,7 +316,7 @@ def _fold_messages(templates, classes, times) -> None:
 
 
 def _run(model, read_fraction, threads, read_level, write_level, operations, seed,
-         think_ms, messages):
+         think_ms, messages, nodes):
     """One closed-loop run: per operation (in issue order) its latency (ms), whether it
     is a read, and its cycle (latency plus work outside it)."""
     fit = model.fit
@@ -324,7 +324,7 @@ def _run(model, read_fraction, threads, read_level, write_level, operations, see
     laws, client_hop, outside = _laws(demands_of(fit.point), structure)
     digest = structure in DIGEST_STRUCTURES
     templates, classes, parties, times = cassandra_jobs(
-        model.nodes, model.replicas, write_level, laws, seed=seed, count=operations,
+        nodes, model.replicas, write_level, laws, seed=seed, count=operations,
         writes=1.0 - read_fraction, read_quorum=read_level if digest else None,
         client_hop=client_hop)
     templates = list(templates)
@@ -343,7 +343,7 @@ def _run(model, read_fraction, threads, read_level, write_level, operations, see
         answer = np.array([len(t.ops) - 1 for t in templates])[classes]
         times[np.arange(operations), answer + 1] = extra
         templates = [_with_outside(t) for t in templates]
-    layout = _layout(structure, model.nodes, fit.cores, fit.client_cores, int(threads),
+    layout = _layout(structure, nodes, fit.cores, fit.client_cores, int(threads),
                      model.replicas, messages == "queued")
     out = simulate(templates, layout, parties, times,
                    Closed(int(threads), np.full(operations, float(think_ms))),
@@ -376,7 +376,7 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
                 write_level: int, operations: int = 40_000, seed: int = 0,
                 warmup: float = 0.2, batches: int = 20, confidence: float = 0.95,
                 anchored: bool = True, think_ms: float = 0.0,
-                messages: str = "folded") -> MixPrediction:
+                messages: str = "folded", nodes: int | None = None) -> MixPrediction:
     """Mean latency of the reads (quorum ``read_level``), the writes (``write_level``)
     and all operations of a mix with a share ``read_fraction`` of reads, and its
     throughput, in a closed loop of ``threads`` clients on ``model``'s cluster.
@@ -387,6 +387,8 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     predictions (module docstring); else the simulation's own means. ``messages``:
     ``"folded"`` or ``"queued"`` (module docstring). ``think_ms``: each client's pause
     between an answer and its next request (the calibrated rows have none).
+    ``nodes``: a cluster of that many nodes (default the fitted size), each keeping
+    its fitted work (`NetworkModel.size_asked`).
     """
     _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches)
@@ -394,9 +396,10 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
         raise ConfigError(f"messages={messages!r}; use one of {', '.join(MESSAGES)}")
     if not think_ms >= 0:
         raise ConfigError(f"think_ms={think_ms}; give a pause >= 0")
+    nodes = model.size_asked(nodes)
     if model.fit.structure in ANALYTIC_STRUCTURES:
         return _analytic_mix(model, read_fraction, threads, read_level, write_level,
-                             anchored, think_ms, confidence)
+                             anchored, think_ms, confidence, nodes)
     if model.fit.geography is not None:
         raise ConfigError("the model places its nodes in data centres (--datacentres, "
                           "or rows that looked wide-area); mixes of its structure "
@@ -405,7 +408,8 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
                           "whose two-class loop places them, or predict each operation "
                           "and level with cassandra predict --model")
     latency, is_read, cycle = _run(model, read_fraction, threads, read_level,
-                                   write_level, operations, seed, think_ms, messages)
+                                   write_level, operations, seed, think_ms, messages,
+                                   nodes)
     drop = int(round(warmup * operations))
     latency, is_read, cycle = latency[drop:], is_read[drop:], cycle[drop:]
     per_class = {}
@@ -417,7 +421,7 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
         per_class[name] = (float(latency[mask].mean()), _batched(latency, mask, batches))
     if anchored:
         per_class = _anchor(model, per_class, threads, read_level, write_level,
-                            operations, seed, warmup, batches, think_ms, messages)
+                            operations, seed, warmup, batches, think_ms, messages, nodes)
     read = (_interval(*per_class["read"], confidence) if per_class["read"] else _NONE)
     write = (_interval(*per_class["write"], confidence) if per_class["write"]
              else _NONE)
@@ -446,12 +450,12 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
 
 
 def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchored,
-                  think_ms, confidence) -> MixPrediction:
+                  think_ms, confidence, nodes) -> MixPrediction:
     """`predict_mix` by the closed network's two classes in one loop (no simulation):
     each operation's mean from the model (anchored as its pure rows are), its interval
     the model's posterior interval, throughput by Little's law as `predict_mix`'s."""
     rows = dict(threads=np.full(2, float(threads)), think_ms=np.zeros(2),
-                nodes=np.full(2, model.nodes), replicas=np.full(2, model.replicas),
+                nodes=np.full(2, nodes), replicas=np.full(2, model.replicas),
                 quorum=np.array([read_level, write_level]),
                 other_quorum=np.array([write_level, read_level]),
                 write=np.array([False, True]), reads=np.full(2, float(read_fraction)))
@@ -459,7 +463,7 @@ def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchor
     timed["think_ms"] = timed["think_ms"] + think_ms
     latency = model.fit.predict(timed)[0]
     if anchored:
-        latency = latency * np.exp(model.anchors.correction(timed))
+        latency = latency * np.exp(model.anchors.correction(model.as_fitted(timed)))
     low, high = model.interval(rows, level=confidence)
     centre = model.predict(rows)[0]
     parts = {}
@@ -481,7 +485,7 @@ def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchor
 
 
 def _anchor(model, per_class, threads, read_level, write_level, operations, seed,
-            warmup, batches, think_ms, messages):
+            warmup, batches, think_ms, messages, nodes):
     """Each class's (mean, per-batch means) times the model's pure prediction over the
     same engine's pure run (paired by batch)."""
     out = {}
@@ -491,12 +495,12 @@ def _anchor(model, per_class, threads, read_level, write_level, operations, seed
             out[name] = None
             continue
         latency, _, _ = _run(model, fraction, threads, read_level, write_level,
-                             operations, seed, think_ms, messages)
+                             operations, seed, think_ms, messages, nodes)
         latency = latency[drop:]
         pure_mean = float(latency.mean())
         pure = np.array([b.mean() for b in np.array_split(latency, batches)])
         rows = dict(threads=np.array([float(threads)]), think_ms=np.array([think_ms]),
-                    nodes=np.array([model.nodes]), replicas=np.array([model.replicas]),
+                    nodes=np.array([nodes]), replicas=np.array([model.replicas]),
                     quorum=np.array([read_level if name == "read" else write_level]),
                     write=np.array([name == "write"]))
         target = float(model.predict(rows)[0][0])
@@ -506,19 +510,23 @@ def _anchor(model, per_class, threads, read_level, write_level, operations, seed
     return out
 
 
-def pure_rows(model, threads, level, write: bool) -> dict:
-    """Rows of ``model.predict``: a pure workload at ``level`` and each of ``threads``."""
+def pure_rows(model, threads, level, write: bool, nodes: int | None = None) -> dict:
+    """Rows of ``model.predict``: a pure workload at ``level`` and each of ``threads``
+    (on ``nodes`` nodes, default the fitted size)."""
     threads = np.atleast_1d(np.asarray(threads, float))
     n = len(threads)
-    return dict(threads=threads, think_ms=np.zeros(n), nodes=np.full(n, model.nodes),
+    nodes = model.nodes if nodes is None else nodes
+    return dict(threads=threads, think_ms=np.zeros(n), nodes=np.full(n, nodes),
                 replicas=np.full(n, model.replicas), quorum=np.full(n, int(level)),
                 write=np.full(n, bool(write)))
 
 
 def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
-                      samples: int = 256) -> list[MixPrediction]:
+                      samples: int = 256, nodes: int | None = None) -> list[MixPrediction]:
     """`weighted_average` of each ``(read_fraction, threads, read_level, write_level)``
-    of ``cases``, with one posterior sample for all of them (``samples`` draws)."""
+    of ``cases``, with one posterior sample for all of them (``samples`` draws), on
+    ``nodes`` nodes (default the fitted size)."""
+    nodes = model.size_asked(nodes)
     cases = [tuple(case) for case in cases]
     for fraction, threads, read_level, write_level in cases:
         _check(model, fraction, threads, read_level, write_level, 10 ** 6, 0.0, 2)
@@ -526,7 +534,7 @@ def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
                   | {(True, int(t), int(w)) for _, t, _, w in cases})
     n = len(keys)
     rows = dict(threads=np.array([k[1] for k in keys], float), think_ms=np.zeros(n),
-                nodes=np.full(n, model.nodes), replicas=np.full(n, model.replicas),
+                nodes=np.full(n, nodes), replicas=np.full(n, model.replicas),
                 quorum=np.array([k[2] for k in keys]),
                 write=np.array([k[0] for k in keys]))
     mean = model.predict(rows)[0]
@@ -550,16 +558,17 @@ def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
 
 def weighted_average(model, read_fraction: float, threads: int, read_level: int,
                      write_level: int, level: float = 0.95, seed: int = 0,
-                     samples: int = 256) -> MixPrediction:
+                     samples: int = 256, nodes: int | None = None) -> MixPrediction:
     """Karpenko et al.'s eqs. 13-15 on ``model``: the mix's latency is
     ``read_fraction * read-only latency(R) + (1 - read_fraction) * write-only
     latency(W)`` at the same threads, each from ``model.predict`` (anchored), with
     ``model.interval``'s prediction intervals (the mix's interval is the same weighted
     sum of the bounds: the two curves share the posterior draws, so their errors move
     together). Reads and writes keep their pure latencies: no interference. The
-    throughput is the closed loop's threads / latency."""
+    throughput is the closed loop's threads / latency. ``nodes``: as
+    `predict_mix`'s."""
     return weighted_averages(model, [(read_fraction, threads, read_level, write_level)],
-                             level, seed, samples)[0]
+                             level, seed, samples, nodes)[0]
 
 
 def _widened(value: Interval, spread: Interval) -> Interval:
@@ -579,19 +588,22 @@ def pair_name(read_level: int, write_level: int) -> str:
     return f"{read_level}R-{write_level}W"
 
 
-def plan_notes(model, read_fraction: float, threads: int, rows) -> list[str]:
+def plan_notes(model, read_fraction: float, threads: int, rows,
+               nodes: int | None = None) -> list[str]:
     """What a plan of `plan_strong_pairs` (``rows``) says besides its numbers, as
     `cassandra predict` says it of its query rows
     (`sizing.cluster_calibration.prediction_notes`: parameters resting on the prior,
     an operation the model was fitted without, threads or throughput past the fitted
     rows; `sizing.cluster_calibration.wide_intervals`: a pair's band wider than an
-    order of magnitude). The mixed run's read and write rows of every pair are asked
-    together, each named "1R-3W reads" and so on."""
+    order of magnitude; `NetworkModel.resized_note` for ``nodes`` other than the fitted
+    size). The mixed run's read and write rows of every pair are asked together, each
+    named "1R-3W reads" and so on."""
     import pandas as pd
 
     from sizing.cluster_calibration import prediction_notes, wide_intervals
     from sizing.network_model import rows_of_table
 
+    nodes = model.size_asked(nodes)
     asked = [(r, w, op) for r, w in strong_pairs(model.replicas)
              for op, share in (("read", read_fraction), ("write", 1.0 - read_fraction))
              if share > 0]
@@ -599,11 +611,13 @@ def plan_notes(model, read_fraction: float, threads: int, rows) -> list[str]:
         operation=[op for _, _, op in asked], threads=float(threads),
         quorum=[r if op == "read" else w for r, w, op in asked],
         other_quorum=[w if op == "read" else r for r, w, op in asked],
-        reads=read_fraction, nodes=model.nodes, replicas=model.replicas))
+        reads=read_fraction, nodes=nodes, replicas=model.replicas))
     mrows = rows_of_table(table)
     throughput = model.predict(mrows)[1]
     names = [f"{pair_name(r, w)} {op}s" for r, w, op in asked]
     notes = prediction_notes(model, mrows, throughput, lambda i: names[i])
+    if nodes != model.nodes:
+        notes.insert(0, model.resized_note(nodes))
     wide = wide_intervals([row["overall_low_ms"] for row in rows],
                           [row["overall_high_ms"] for row in rows],
                           lambda i: rows[i]["pair"])
@@ -612,9 +626,11 @@ def plan_notes(model, read_fraction: float, threads: int, rows) -> list[str]:
 
 def plan_strong_pairs(model, read_fraction: float, threads: int,
                       operations: int = 40_000, seed: int = 0, samples: int = 256,
-                      level: float = 0.95) -> list[dict]:
+                      level: float = 0.95, nodes: int | None = None) -> list[dict]:
     """Each strong pair's predicted mix (`predict_mix`, anchored) at ``read_fraction``
-    and ``threads``, fastest (smallest mean latency of all operations) marked ``best``.
+    and ``threads`` on ``nodes`` nodes (default the fitted size; another keeps each
+    node's fitted work, `NetworkModel.size_asked`), fastest (smallest mean latency of
+    all operations) marked ``best``.
 
     Per pair: ``pair``, ``read_level``, ``write_level``; ``read_ms``, ``write_ms``,
     ``overall_ms`` with ``*_low_ms`` / ``*_high_ms``: prediction intervals at
@@ -628,13 +644,15 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
     mix's ``overall_ms`` (no simulation error); ``eqs_13_15_ms``:
     the weighted average of the model's pure curves (no interference); ``best``.
     """
+    nodes = model.size_asked(nodes)
     pairs = strong_pairs(model.replicas)
     averages = weighted_averages(model, [(read_fraction, threads, r, w)
-                                         for r, w in pairs], level, seed, samples)
+                                         for r, w in pairs], level, seed, samples,
+                                 nodes)
     rows = []
     for (r, w), average in zip(pairs, averages):
         mix = predict_mix(model, read_fraction, threads, r, w, operations, seed,
-                          confidence=level)
+                          confidence=level, nodes=nodes)
         # a simulated mix gains the model's spread; an analytic one has it already
         widened = _widened if mix.operations else (lambda value, spread: value)
         overall = widened(mix.overall, average.overall)

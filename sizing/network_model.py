@@ -279,6 +279,37 @@ class NetworkModel:
         out["think_ms"] = np.maximum(self.outside.correction(self.as_fitted(rows)), 0.0)
         return out
 
+    def size_asked(self, nodes: int | None) -> int:
+        """The cluster size to predict (``nodes``, default the fitted one), or a
+        `ConfigError` saying why the model cannot predict it: another size keeps each
+        node's work, lanes and cores and reads the anchors at the same load per node
+        (`as_fitted`), which a placement in data centres cannot."""
+        from forkjoin_sim.model import check_cluster
+
+        if nodes is None or nodes == self.nodes:
+            return self.nodes
+        if self.fit.geography is not None:
+            raise ConfigError(f"the model places its {self.nodes} nodes in data centres, "
+                              f"so it predicts that cluster only, not {nodes} nodes; "
+                              "calibrate a placement of that size (--datacentres) to "
+                              "predict it")
+        check_cluster(nodes, 1)  # a whole number of nodes
+        if nodes < self.replicas:
+            raise ConfigError(f"{nodes} nodes cannot hold the model's {self.replicas} "
+                              f"replicas of each key; give at least {self.replicas} "
+                              "nodes")
+        return int(nodes)
+
+    def resized_note(self, nodes: int) -> str:
+        """What a prediction for ``nodes`` nodes from a model fitted on another size
+        rests on."""
+        return (f"predicted for {nodes:,} nodes from a model fitted on {self.nodes:,}: "
+                "each node keeps its fitted work, lanes and cores, the client machine "
+                f"stays as fitted, requests spread over all {nodes:,}, and the measured "
+                "rows' corrections (anchors) are read at the same load per node; no "
+                "measured row of this size checks it, so the change of size rests on "
+                "the model's structure")
+
     def as_fitted(self, rows) -> dict:
         """``rows`` as the anchors read them: a row of a cluster of another size than
         the fitted one at the same load per node (its threads, or an open loop's rate,

@@ -211,7 +211,9 @@ def test_plan_consistency_model_table(model_file, capsys):
     (["--read-fraction", "0.5", "--threads", "0"], "--threads"),
     (["--read-fraction", "0.5"], "--threads"),
     (["--read-fraction", "0.5", "--threads", "10", "--rate", "1"], "--rate"),
-    (["--read-fraction", "0.5", "--threads", "10", "--nodes", "3"], "--nodes"),
+    (["--read-fraction", "0.5", "--threads", "10", "--replicas", "3"], "--replicas"),
+    (["--read-fraction", "0.5", "--threads", "10", "--nodes", "2"],
+     "2 nodes cannot hold the model's 3 replicas"),
     (["--read-fraction", "0.5", "--threads", "10", "--validate", "100"], "--validate"),
     (["--read-fraction", "0.5", "--threads", "10", "--staleness", "t=1:0.9"],
      "--staleness"),
@@ -341,3 +343,65 @@ def test_a_lanes_model_mixes_by_its_own_two_class_loop():
     assert sum(row["best"] for row in rows) == 1
     best = min(rows, key=lambda row: row["overall_ms"])
     assert best["best"]
+
+
+# --- another cluster size ---------------------------------------------------------
+
+def test_a_mix_on_another_cluster_size_is_the_models_prediction_there():
+    """``nodes=6`` from a 3-node model: a lanes model's pure workload is the model's
+    own (anchored) prediction for 6 nodes; a simulated structure's run on 6 nodes
+    matches its MVA for 6 nodes within the MVA's 10% and the run's interval; the same
+    threads spread over twice the nodes wait less."""
+    model = _model("lanes", residual=0.1, lanes=2.0)
+    pure = predict_mix(model, 1.0, 60, 1, 3, nodes=6)
+    assert pure.read.mean == pytest.approx(
+        model.predict(pure_rows(model, 60, 1, False, nodes=6))[0][0], rel=1e-9)
+    assert pure.read.mean < predict_mix(model, 1.0, 60, 1, 3).read.mean
+    mix = predict_mix(model, 0.5, 60, 2, 2, nodes=6)
+    assert mix.overall.mean < predict_mix(model, 0.5, 60, 2, 2).overall.mean
+    simulated = _model("shared-digest-client")
+    run = predict_mix(simulated, 1.0, 60, 2, 2, operations=30_000, anchored=False,
+                      nodes=6).read
+    expected = simulated.fit.predict(pure_rows(simulated, 60, 2, False, nodes=6))[0][0]
+    assert abs(run.mean - expected) < 0.10 * expected + (run.high - run.low) / 2
+    average = weighted_average(model, 0.5, 60, 1, 3, nodes=6)
+    read, write = (model.predict(pure_rows(model, 60, level, w, nodes=6))[0][0]
+                   for level, w in ((1, False), (3, True)))
+    assert average.overall.mean == pytest.approx(0.5 * (read + write), rel=1e-9)
+
+
+def test_another_size_is_refused_where_the_model_cannot_predict_it():
+    from dataclasses import replace
+
+    from sizing.geography import Geography
+
+    model = _model("lanes", lanes=8.0)
+    with pytest.raises(ConfigError, match="2 nodes cannot hold the model's 3 replicas"):
+        predict_mix(model, 0.5, 10, 2, 2, nodes=2)
+    placed = replace(model, fit=replace(model.fit, geography=Geography(
+        (0, 1, 2), 0, {(0, 1): 40.0, (0, 2): 60.0, (1, 2): 80.0})))
+    with pytest.raises(ConfigError, match="places its 3 nodes in data centres"):
+        plan_strong_pairs(placed, 0.5, 10, nodes=6)
+    # its own size, asked by name, is fine
+    assert predict_mix(placed, 0.5, 10, 2, 2, nodes=3).overall.mean == pytest.approx(
+        predict_mix(placed, 0.5, 10, 2, 2).overall.mean, rel=1e-12)
+
+
+def test_plan_consistency_model_on_another_cluster_size(tmp_path, capsys):
+    """--nodes with --model plans a cluster of that size: the JSON says both sizes,
+    the pairs are `plan_strong_pairs(..., nodes=6)`'s, and a warning says that no
+    measured row of that size checks it."""
+    model = _model("lanes", lanes=8.0)
+    path = tmp_path / "lanes.toml"
+    path.write_text(model.to_toml())
+    assert main(["plan-consistency", "--model", str(path), "--read-fraction", "0.5",
+                 "--threads", "10", "--nodes", "6", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["nodes"], out["fitted_nodes"]) == (6, 3)
+    expected = plan_strong_pairs(model, 0.5, 10, nodes=6)
+    assert [p["overall_ms"] for p in out["pairs"]] == pytest.approx(
+        [p["overall_ms"] for p in expected], rel=1e-9)
+    assert "10 threads, on 6 nodes:" in captured.err
+    assert "predicted for 6 nodes from a model fitted on 3" in captured.err
+    assert "mean_ms" not in captured.err  # predict's query rows are not asked here
