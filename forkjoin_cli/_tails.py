@@ -254,7 +254,8 @@ def _plan_consistency_model(args) -> int:
            f"structure {model.fit.structure}: the model's own two-class loop, not "
            "simulated")
     print(f"fastest strong pair at {100 * args.read_fraction:g}% reads, "
-          f"{args.threads} threads{_on_nodes(model, nodes)}: {best['pair']}, {best['overall_ms']:.4g} ms "
+          f"{args.threads} threads{_on_nodes(model, nodes)}: {best['pair']}, "
+          f"{best['overall_ms']:.4g} ms "
           f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
           f"{others} ms; {how}{tie})", file=sys.stderr)
     for note in plan_notes(model, args.read_fraction, args.threads, rows, nodes):

@@ -58,7 +58,7 @@ from pathlib import Path
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.checks import check_input_file, plain_float
-from sizing.columns import COLUMNS, MAX_THREADS
+from sizing.columns import COLUMNS, whole_threads
 
 YCSB = "ycsb"
 CASSANDRA_STRESS = "cassandra-stress"
@@ -195,20 +195,6 @@ def _agree(given, found, what: str, where: str, source: str, given_by: str):
         raise ConfigError(f"{where}: {what} {given} was given ({given_by}) but "
                           f"{source} says {found}; {fix}")
     return given if given is not None else found
-
-
-def _threads(value, where: str, what: str = "threads") -> int:
-    """Client threads: a whole number >= 1, also written as one (``50.0``)."""
-    text = str(value).strip()
-    try:
-        number = plain_float(text)
-    except ValueError:
-        number = math.nan
-    if not (math.isfinite(number) and number == int(number)
-            and 1 <= number <= MAX_THREADS):
-        raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
-                          f"1..{MAX_THREADS:,} (client threads of the run)")
-    return int(number)
 
 
 def _row(operation: str, level: str, threads: int, throughput: float | None,
@@ -365,8 +351,8 @@ def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = 
     count = None
     if "threads" in stated:
         value, option, line = stated["threads"]
-        count = _threads(value, f"{where} line {line} ('Command line:')", option)
-    count = _agree(None if threads is None else _threads(threads, where), count,
+        count = whole_threads(value, f"{where} line {line} ('Command line:')", option)
+    count = _agree(None if threads is None else whole_threads(threads, where), count,
                    "threads", where, "the output's command line", given_by)
     given = None if consistency is None else _level(consistency, where, "given")
     levels = {}
@@ -484,7 +470,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     operations = {k.upper(): str(v).lower() for k, v in (operations or {}).items()}
     lines = text.splitlines()
     given_level = None if consistency is None else _level(consistency, where, "given")
-    given_threads = None if threads is None else _threads(threads, where)
+    given_threads = None if threads is None else whole_threads(threads, where)
     file_level, file_threads, single, rows = None, None, None, []
     for index, line in enumerate(lines):
         for pattern in _STRESS_LEVEL:
@@ -493,7 +479,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                                     "the output's settings")
         for pattern in _STRESS_THREADS:
             if match := pattern.search(line):
-                file_threads = _threads(match.group(1), f"{where} line {index + 1}")
+                file_threads = whole_threads(match.group(1), f"{where} line {index + 1}")
         if match := re.search(r"Running (\S+) with \d+ threads", line):
             single = match.group(1)
         if line.strip().lower() != "results:":
@@ -572,7 +558,7 @@ def read_side_table(path) -> dict[str, dict]:
                                   f"{seen[file.resolve()]}); keep one row per file")
             seen[file.resolve()] = line
             table[key] = {
-                "threads": _threads(row["threads"], where) if row.get("threads")
+                "threads": whole_threads(row["threads"], where) if row.get("threads")
                 else None,
                 "consistency": _level(row["consistency"], where, "side table")
                 if row.get("consistency") else None,

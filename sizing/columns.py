@@ -2,6 +2,11 @@
 the CSV reader (`measurements`) and the readers of benchmark output
 (`benchmark_formats`)."""
 
+import math
+
+from forkjoin_sim.checks import plain_float
+from forkjoin_sim.errors import ConfigError
+
 REQUIRED = ("operation", "consistency", "mean_ms")
 LOAD = ("threads", "rate")
 OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction")
@@ -10,3 +15,18 @@ PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")
 #: Most client threads a row may have (each is simulated as one closed-loop client).
 MAX_THREADS = 10_000
+
+
+def whole_threads(value, where: str, what: str = "threads") -> int:
+    """Client threads of one benchmark run: a whole number in 1..`MAX_THREADS`, also
+    written as one (``50.0``), or a `ConfigError` naming ``where`` and ``what``."""
+    text = str(value).strip()
+    try:
+        number = plain_float(text)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number == int(number)
+            and 1 <= number <= MAX_THREADS):
+        raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
+                          f"1..{MAX_THREADS:,} (client threads of one benchmark run)")
+    return int(number)

@@ -54,7 +54,8 @@ from forkjoin_sim.checks import plain_float
 from sizing.benchmark_formats import benchmark_rows
 
 from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F401
-                            OPTIONAL, PERCENTILE_COLUMNS, REQUIRED)  # (public here)
+                            OPTIONAL, PERCENTILE_COLUMNS, REQUIRED,  # (public here)
+                            whole_threads)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
@@ -117,7 +118,7 @@ class Measurement:
         return f"{self.operation} {self.consistency} {load}{mix}"
 
 
-def _number(text: str, column: str, where: str, whole: bool = False) -> float | None:
+def _number(text: str, column: str, where: str) -> float | None:
     text = (text or "").strip()
     if not text:
         return None
@@ -128,8 +129,6 @@ def _number(text: str, column: str, where: str, whole: bool = False) -> float | 
                           f"{column}=12.5 or leave it empty") from None
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{where}: {column}={text!r} must be a finite number >= 0")
-    if whole and value != int(value):
-        raise ConfigError(f"{where}: {column}={text!r} must be a whole number")
     return value
 
 
@@ -154,14 +153,13 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
         consistency_quorum(level, replicas)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    values = {c: _number(row.get(c), c, where, whole=(c == "threads"))
-              for c in COLUMNS if c not in ("operation", "consistency")}
+    values = {c: _number(row.get(c), c, where)
+              for c in COLUMNS if c not in ("operation", "consistency", "threads")}
+    threads = (row.get("threads") or "").strip()
+    values["threads"] = whole_threads(threads, where) if threads else None
     if (values["threads"] is None) == (values["rate"] is None):
         raise ConfigError(f"{where}: give exactly one of threads (closed loop: client "
                           "threads) and rate (open loop: operations per second)")
-    if values["threads"] is not None and not 1 <= values["threads"] <= MAX_THREADS:
-        raise ConfigError(f"{where}: threads must be a whole number in 1..{MAX_THREADS:,} "
-                          "(client threads of one benchmark run)")
     if values["rate"] is not None and values["rate"] <= 0:
         raise ConfigError(f"{where}: rate must be > 0 operations per second")
     if need_mean and not values["mean_ms"]:
