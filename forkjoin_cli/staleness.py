@@ -156,6 +156,22 @@ def _law(spec: str, what: str):
         raise ConfigError(f"{what}: {exc}") from None
 
 
+def _think(spec: str):
+    """``--think``: a law spec, or a bare mean Z (an exponential think time of mean Z,
+    as ``--think Z`` in simulate, mix and cassandra simulate)."""
+    from forkjoin_sim.checks import plain_float
+    from forkjoin_sim.laws.service import parse_service
+
+    try:
+        mean = plain_float(spec)
+    except ValueError:
+        return _law(spec, "--think")
+    if not (mean >= 0 and mean < float("inf")):
+        raise ConfigError(f"--think {spec}: give a mean think time >= 0 or a law spec "
+                          "such as exp:2")
+    return None if mean == 0 else parse_service("exp", mean=mean)
+
+
 def _delays(args):
     from forkjoin_sim.staleness.queueing import exponential_delays
     from forkjoin_sim.staleness.wars import MessageLaws
@@ -344,7 +360,7 @@ def _cmd_staleness(args) -> int:
                               "operations, too few to reach a steady state; give --jobs "
                               f">= {CLIENT_OPERATIONS * args.clients:,} or fewer clients")
 
-        think = None if args.think is None else _law(args.think, "--think")
+        think = None if args.think is None else _think(args.think)
         loop = ClosedLoop(args.clients, think)
     for key in keys:
         key.check_run(args.jobs)
@@ -776,7 +792,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--clients", type=types.whole(1, 100_000, "--clients"),
                    help="closed loop: client threads, each waiting for its operation "
                         "and thinking before the next (one run per (R, W))")
-    p.add_argument("--think", help="think time law of --clients (spec, e.g. exp:2); "
+    p.add_argument("--think", help="think time of --clients: a mean Z (exponential, "
+                                   "as in simulate) or a law spec (e.g. det:2); "
                                    "default none")
     p.add_argument("--write-share", type=types.fraction, default=0.5,
                    help="fraction of operations that are writes, strictly between 0 "

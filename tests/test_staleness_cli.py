@@ -125,6 +125,20 @@ def test_closed_loop_clients(capsys):
     assert "not both" in capsys.readouterr().out
 
 
+def test_a_bare_think_mean_is_an_exponential_think_time(capsys):
+    """``--think 2`` means what it means in simulate (mean 2, exponential): the same
+    numbers as ``--think exp:2``; a negative mean is one line, exit 2."""
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--clients", "4", "--jobs", "3000", "--json", "--think"]
+    assert run(argv + ["exp:2"]) == 0
+    spec = json.loads(capsys.readouterr().out)
+    assert run(argv + ["2"]) == 0
+    assert json.loads(capsys.readouterr().out) == spec
+    assert run(argv + ["-2"]) == 2
+    out = capsys.readouterr().out.strip()
+    assert len(out.splitlines()) == 1 and "--think -2" in out
+
+
 def test_more_clients_than_the_run_can_serve_is_refused_before_any_work(capsys,
                                                                       monkeypatch):
     import forkjoin_sim.staleness.queueing as queueing
