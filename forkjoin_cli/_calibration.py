@@ -124,14 +124,44 @@ def cmd_calibrate(args) -> int:
             raise ConfigError("--threads (effective threads per stage) goes with "
                               "--structure simulated; drop it, or add --structure "
                               "simulated")
+        _check_cores(args, structure)
         from forkjoin_cli import _network_calibration
 
         return _network_calibration.calibrate(args, structure)
-    for option in ("prior", "figure", "datacentres"):
+    for option in ("prior", "figure", "datacentres", "cores", "client_cores"):
         if getattr(args, option, None) is not None:
+            option = option.replace("_", "-")
             raise ConfigError(f"--{option} goes with a closed-network structure, not "
                               f"--structure simulated; drop --{option}")
     return _calibrate_simulated(args)
+
+
+#: Cores of a node and of the client machine when not given.
+DEFAULT_CORES = 4
+
+
+def _check_cores(args, structure: str) -> None:
+    """Refuse ``--cores`` or ``--client-cores`` where ``structure`` queues on no such
+    station (they would change nothing); fill in `DEFAULT_CORES` where not given.
+    ``auto`` takes them: its candidates may queue there."""
+    from sizing.closed_network import structure_of
+    from sizing.structure_choice import AUTO
+
+    if structure != AUTO:
+        layout = structure_of(structure)
+        for option, used, why in (
+                ("cores", not layout.lanes,
+                 "it fits its lanes per node instead of queueing on cores"),
+                ("client_cores", layout.client_station,
+                 "its client machine is not a queue")):
+            if getattr(args, option) is not None and not used:
+                flag = "--" + option.replace("_", "-")
+                raise ConfigError(f"{flag} does nothing with structure {structure} "
+                                  f"({why}); drop {flag}, or choose a structure that "
+                                  "uses it (--structure shared-digest-client queues on "
+                                  "both)")
+    args.cores = DEFAULT_CORES if args.cores is None else args.cores
+    args.client_cores = DEFAULT_CORES if args.client_cores is None else args.client_cores
 
 
 def _calibrate_simulated(args) -> int:

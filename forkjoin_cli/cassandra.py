@@ -410,12 +410,15 @@ def register(subparsers) -> None:
                    "flat ONE, or measured without ONE whose lowest and highest levels "
                    "are fixed delays a wide-area round trip apart, each node and the "
                    "client in one of its own with the times fitted)")
-    p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=4,
-                   help="cores per node of the measured cluster (default 4; the "
-                        "default structure, lanes, fits its lanes per node instead and "
-                        "does not use it)")
-    p.add_argument("--client-cores", type=whole(1, 4096, "--client-cores"), default=4,
-                   help="cores of the load generator's machine (default 4)")
+    p.add_argument("--cores", type=whole(1, 4096, "--cores"), default=None,
+                   help="cores per node of the measured cluster, for the structures "
+                        "that queue on them (default 4; the default structure, lanes, "
+                        "fits its lanes per node instead and refuses it)")
+    p.add_argument("--client-cores", type=whole(1, 4096, "--client-cores"),
+                   default=None,
+                   help="cores of the load generator's machine, for the structures "
+                        "that queue on it (shared-digest-client, client-bound, "
+                        "random-hops, lanes-client; default 4)")
     p.add_argument("--figure", help="FIT.png: measured rows and model curves with 95%% "
                                     "bands against client threads (open-loop rows: against the "
                                     "offered rate)")

@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from forkjoin_sim.errors import counted
-from sizing.closed_network import DEMANDS
+from sizing.closed_network import DEMANDS, structure_of
 from sizing.network_fit import COORDINATES, demands_of, unused_coordinates
 from sizing.network_model import NetworkModel, rows_of_table
 
@@ -30,6 +30,10 @@ COORDINATE_LABELS = {
     "lanes": "separate queues per node (structure lanes)",
     "hop_spread": "farthest / nearest fitted hop from the coordinating node"}
 
+#: The demand (`sizing.closed_network.DEMANDS`) a coordinate sets, where the names
+#: differ.
+_DEMAND_OF = {"outside_share": "client_outside"}
+
 #: Coordinates the model uses no lower than a floor (a lane per node; the farthest hop
 #: at least the nearest): the report's intervals stop there.
 USED_FROM = {"lanes": 1.0, "hop_spread": 1.0}
@@ -42,10 +46,11 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     plain = f.predict(rows)[0]
     z = 1.959963984540054
     parameters = {}
-    # no wide-area link in one data centre, the node's cores serving it rather than
-    # lanes, no fitted hops that differ: parameters and demands the model has no use for
-    hidden = unused_coordinates(f.structure, f.geography) & {"link_window", "lanes",
-                                                              "hop_spread"}
+    # parameters the structure has no use for (no wide-area link in one data centre,
+    # the node's cores rather than lanes, no client work outside the latency, ...): the
+    # fit leaves them at their prior, so they are not reported, nor their demands
+    hidden = unused_coordinates(f.structure, f.geography)
+    hidden_demands = {_DEMAND_OF.get(name, name) for name in hidden}
     for i, name in enumerate(COORDINATES):
         if name in hidden:
             continue
@@ -63,10 +68,11 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "structure": f.structure, "structure_choice": model.meta.get("structure_choice"),
             "nodes": model.nodes, "replicas": model.replicas,
             "cores": f.cores, "client_cores": f.client_cores,
+            "client_station": structure_of(f.structure).client_station,
             "prior": model.meta.get("prior_source"),
             "parameters": parameters,
             "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
-                           if k not in hidden},
+                           if k not in hidden_demands},
             "datacentres": None if f.geography is None else {
                 "file": model.meta.get("datacentres"), "source": f.geography.source,
                 "coordinator": f.geography.coordinator, "fitted": f.geography.fitted},
@@ -104,8 +110,9 @@ def report_markdown(report: dict) -> str:
                 "(fitted), "
                 if "lanes" in report["parameters"]
                 else f"{counted(report['cores'], 'core')} per node, ")
-             + f"{counted(report['client_cores'], 'client core')}. "
-             f"Prior: {report['prior']}. "
+             + (f"{counted(report['client_cores'], 'client core')}. "
+                if report.get("client_station") else "client machine not queued. ")
+             + f"Prior: {report['prior']}. "
              f"Fitted in {report['seconds']:.1f} s." + _places(report)
              + (f" Structure: {report['structure_choice']}."
                 if report.get("structure_choice") else ""), "",

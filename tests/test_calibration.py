@@ -511,6 +511,16 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     (["predict", "--model", "MODEL"], "needs the rows to predict: --measurements"),
     (["predict", "--nodes", "6"], "give --nodes, --replicas and --policy"),
     (["predict", "--model", "GOOD", "--measurements", "GOOD"], "is not valid TOML"),
+    # options the structure has no station for would change nothing
+    (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
+      "--out", "OUT", "--cores", "16"],
+     "--cores does nothing with structure lanes (it fits its lanes per node"),
+    (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
+      "--out", "OUT", "--structure", "shared-digest", "--client-cores", "2"],
+     "--client-cores does nothing with structure shared-digest (its client machine"),
+    (["calibrate", "--nodes", "6", "--replicas", "3", "--measurements", "GOOD",
+      "--out", "OUT", "--structure", "simulated", "--cores", "2"],
+     "--cores goes with a closed-network structure"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     files = {"BAD": _csv(tmp_path, "operation,consistency,threads,x\n", "b.csv"),

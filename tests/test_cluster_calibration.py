@@ -167,6 +167,14 @@ def test_the_report_and_figure_of_a_fit(from_file, tmp_path):
     assert len(report["rows"]) == 20
     # reads only: what a write costs rests on the prior, and the fit says so
     assert any("mutation_ratio" in note for note in fitted.warnings)
+    # a lanes model has no client work outside the latency, no wide-area links and
+    # no fitted hop spread: those parameters and their demands are not reported
+    assert fitted.model.fit.structure == "lanes"
+    for unused in ("outside_share", "link_window", "hop_spread"):
+        assert unused not in report["parameters"]
+    assert "client_outside" not in report["demands_ms"]
+    assert {"work", "lanes", "digest_ratio"} <= set(report["parameters"])
+    assert not report["client_station"]
     fitted.figure(str(tmp_path / "fit.png"), title="Karpenko C reads")
     assert (tmp_path / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -1186,7 +1186,8 @@ def test_one_of_a_thing_is_not_written_as_several(tmp_path, capsys):
     rows.write_text("operation,consistency,threads,throughput,mean_ms\nread,ONE,1,,1.0\n")
     out = tmp_path / "m.toml"
     assert main(["cassandra", "calibrate", "--nodes", "1", "--replicas", "1",
-                 "--cores", "1", "--client-cores", "1", "--structure", "shared-digest",
+                 "--cores", "1", "--client-cores", "1",
+                 "--structure", "shared-digest-client",
                  "--measurements", str(rows), "--out", str(out)]) == 0
     printed = capsys.readouterr()
     assert f"calibrate: 1 row from {rows}" in printed.err
