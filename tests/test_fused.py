@@ -79,6 +79,20 @@ def test_numbers_do_not_depend_on_the_worker_count():
     assert one.summary == two.summary and one.throughput == two.throughput
 
 
+def test_replications_are_the_runs_description_not_a_warning():
+    """How a fused run was split is part of its description (``replications``, the
+    report's jobs line), not a warning a user must tell apart from real doubts."""
+    model = ForkJoinModel(9, 3, 2, load=1.5)
+    result = simulate(model, jobs=40_000, seed=4, engine="fused", replications=4,
+                      workers=1)
+    assert result.replications == 4 and result.to_dict()["replications"] == 4
+    assert not any("replications" in note for note in result.warnings)
+    assert "4 independent replications of 10,000 jobs, each with its own warm-up" \
+        in result.report()
+    single = simulate(model, jobs=20_000, seed=4, engine="fast")
+    assert single.replications == 1 and "independent" not in single.report()
+
+
 def test_refusals_name_the_engine_to_use():
     staged = Workload(3, [JobClass("r", 1.0, 2, 1, kinds="read")], arrival_rate=0.5,
                       node=Stages())

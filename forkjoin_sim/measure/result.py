@@ -34,6 +34,8 @@ class SimulationResult:
     width_notes : those of ``notes`` that only say the interval of the mean is wider
         than asked for and how many jobs would narrow it, without doubting it
         (`forkjoin_sim.measure.convergence.ConvergenceNote`)
+    replications : independent replications the run was made of (the fused engine's
+        ``--replications``; each ``jobs // replications`` jobs with its own warm-up)
     """
 
     model: object
@@ -51,6 +53,7 @@ class SimulationResult:
     notes: tuple[str, ...] = ()
     engine_reason: str = ""
     width_notes: tuple[str, ...] = ()
+    replications: int = 1
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -109,7 +112,7 @@ class SimulationResult:
         out = dict(self.summary.to_dict())
         out["warnings"] = list(self.warnings)
         out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
-                   seed=self.seed)
+                   replications=self.replications, seed=self.seed)
         if self.engine_reason:
             out["engine_reason"] = self.engine_reason
         out.update(self.model.summary_fields())
@@ -126,11 +129,19 @@ class SimulationResult:
             out["classes"] = {name: s.to_dict() for name, s in self.classes.items()}
         return out
 
+    def _replicated(self) -> str:
+        """"8 independent replications of 250,000 jobs, each with its own warm-up, "
+        or "" for one run."""
+        if self.replications <= 1:
+            return ""
+        return (f"{self.replications} independent replications of "
+                f"{self.jobs // self.replications:,} jobs, each with its own warm-up, ")
+
     def report(self) -> str:
         s = self.summary
         lines = [self.model.describe(),
                  f"jobs simulated {self.jobs:,}, measured {s.jobs_measured:,} "
-                 f"({self.engine} engine, {self.seconds:.2f} s)",
+                 f"({self.engine} engine, {self._replicated()}{self.seconds:.2f} s)",
                  *([f"engine        {self.engine}: {self.engine_reason}"]
                    if self.engine_reason else []),
                  f"mean sojourn  {s.mean:.6g}  95% CI [{s.ci_low:.6g}, {s.ci_high:.6g}]",

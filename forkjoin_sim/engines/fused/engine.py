@@ -158,16 +158,14 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     rate, low, high = result.throughput()
     utilisation = result.utilisation()
     notes = overload_notes(utilisation, system.classes, open_load(model))
-    if replications > 1:
-        notes += (f"{replications} independent replications of {per:,} jobs, each with "
-                  f"its own warm-up",)
     return SimulationResult(model=model, engine="fused", jobs=per * replications,
                             seed=seed if isinstance(seed, (int, np.integer)) else -1,
                             sojourns=np.empty(0), summary=overall,
                             utilisation=utilisation,
                             seconds=time.perf_counter() - started, classes=classes,
                             throughput=Interval(float(rate), float(low), float(high)),
-                            speeds=np.asarray(system.node_speeds(seed)), notes=notes)
+                            speeds=np.asarray(system.node_speeds(seed)), notes=notes,
+                            replications=replications)
 
 
 def kernel_workers() -> int:
