@@ -40,8 +40,29 @@ class _Parser(argparse.ArgumentParser):
                   f"{self.prog}: error: {shorten(message)} (see {self.prog} --help)\n")
 
     def parse_known_args(self, args=None, namespace=None):
-        self._refuse_repeats(sys.argv[1:] if args is None else list(args))
+        given = sys.argv[1:] if args is None else list(args)
+        self._refuse_repeats(given)
+        self._refuse_unknown(given)
         return super().parse_known_args(args, namespace)
+
+    def _refuse_unknown(self, args) -> None:
+        """An option this command does not have, named before argparse would complain
+        of a required option missing (``--quor 2`` is not "--quorum is required"),
+        with the nearest it has; only a command's own parser knows its options."""
+        import difflib
+
+        if any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            return
+        for token in args:
+            if token == "--":
+                break
+            name = token.split("=", 1)[0]
+            if not name.startswith("--") or name in self._option_string_actions:
+                continue
+            near = difflib.get_close_matches(name, [o for o in self._option_string_actions
+                                                    if o.startswith("--")], n=1)
+            self.error(f"{name} is not an option of this command"
+                       + (f"; did you mean {near[0]}?" if near else ""))
 
     def _refuse_repeats(self, args) -> None:
         seen: dict[argparse.Action, str] = {}

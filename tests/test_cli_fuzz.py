@@ -411,7 +411,7 @@ EXAMPLES = int(os.environ.get("FORKJOIN_FUZZ_EXAMPLES", "40"))
 
 Q = ["--nodes", "5", "--replicas", "3", "--quorum", "2"]
 ISSUE_EXAMPLES = [
-    (["approx", *Q, "--rho", "0.5", "--seed", "1"], "unrecognized"),
+    (["approx", *Q, "--rho", "0.5", "--seed", "1"], "--seed is not an option of this command"),
     (["approx", "--nodes", "2000", "--replicas", "2000", "--quorum", "1", "--rho", "0.1"],
      "limit 200"),
     (["approx", *Q, "--rho", "0.5", "--mu", "1e-300"], "outside"),
@@ -494,7 +494,12 @@ ISSUE_EXAMPLES = [
     # ... an option twice or abbreviated ...
     (["simulate", *Q, "--rho", "0.5", "--jobs", "1000", "--jobs=2000"],
      "--jobs is given twice"),
-    (["simulate", *Q, "--rho", "0.5", "--job", "1000"], "unrecognized arguments: --job"),
+    (["simulate", *Q, "--rho", "0.5", "--job", "1000"],
+     "--job is not an option of this command; did you mean --jobs?"),
+    # ... named before a required option it was meant to be is called missing
+    (["simulate", "--nodes", "6", "--replicas", "3", "--quor", "2", "--rho", "0.5"],
+     "--quor is not an option of this command; did you mean --quorum?"),
+    (["cassandra", "calibrate", "--nodse", "3"], "did you mean --nodes?"),
     (["simulate", *Q, "--rho", "0.5", "--jobs", "1" * 5000], "has 5,000 digits"),
     # ... percentiles written as fractions (0.99 for p99) ...
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
