@@ -144,7 +144,7 @@ class ClusterFit:
         """`predict_table` of this fit's model: ``query`` (a file or a DataFrame) with
         the predicted mean latency, its 95% interval and the throughput, for the fitted
         cluster or one of ``nodes`` nodes."""
-        return predict_table(self.model, query, seed, nodes)
+        return _predict_table(self.model, query, seed, nodes)
 
     def save(self, path: str) -> None:
         """Write the model file (TOML, as ``cassandra calibrate --out`` does; read it
@@ -381,7 +381,8 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
     return notes
 
 
-def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None):
+def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
+                   _stacklevel: int = 2):
     """(the query's column names, one dict per query row: its cells as given and the
     `PREDICTED` columns, the query's table, what the prediction says besides the
     numbers: rows past capacity, parameters resting on the prior, extrapolation,
@@ -397,7 +398,7 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     source = _measurement_rows(query, model.replicas, need_mean=False)
     rows, names = source.rows, source.names
     for doubt in source.doubts:
-        warnings.warn(doubt, UserWarning, stacklevel=3)
+        warnings.warn(doubt, UserWarning, stacklevel=_stacklevel)
     table = table_of(rows, nodes, model.replicas)
     mrows = rows_of_table(table)
     mean, throughput = model.predict(mrows)
@@ -432,13 +433,19 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
     (its index, its columns, the predictions added); a file's columns come back as
     numbers where they are numbers. What the prediction says besides the numbers goes
     to `warnings.warn`."""
+    return _predict_table(model, query, seed, nodes)
+
+
+def _predict_table(model, query, seed, nodes) -> pd.DataFrame:
+    """`predict_table`, called by it or by `ClusterFit.predict`: its warnings point at
+    the line that called either (three frames up), not at the library's."""
     if isinstance(model, ClusterFit):
         model = model.model
     elif not isinstance(model, NetworkModel):
         model = _model_file(model)
-    names, entries, _, notes = predicted_rows(model, query, seed, nodes)
+    names, entries, _, notes = predicted_rows(model, query, seed, nodes, _stacklevel=4)
     for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=2)
+        warnings.warn(note, UserWarning, stacklevel=3)
     if isinstance(query, pd.DataFrame):
         frame = query.copy()
         for column in PREDICTED:

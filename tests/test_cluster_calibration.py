@@ -469,3 +469,16 @@ def test_past_the_fitted_threads_another_size_counts_at_the_same_load_per_node(
         warnings.simplefilter("always")
         three_nodes.predict(query[query.threads == 1200], nodes=9)
     assert not any("are extrapolated" in str(w.message) for w in caught)
+
+
+def test_prediction_warnings_point_at_the_users_line(from_file):
+    """`ClusterFit.predict` and `predict_table` warn from the caller's line (a query
+    past the fitted threads is extrapolated), not from inside the library."""
+    fitted, _ = from_file
+    query = pd.DataFrame({"operation": ["read"], "consistency": ["ALL"],
+                          "threads": [2000]})
+    for call in (lambda: fitted.predict(query), lambda: predict_table(fitted, query)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught and {Path(w.filename).name for w in caught} == {Path(__file__).name}
