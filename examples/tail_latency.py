@@ -2,7 +2,9 @@
 
 Prints model vs simulated p50/p95/p99 for three basic-queue sources (simulated
 with common random numbers, independent approximation, mean-matched
-approximation), whether the model's percentile is reliable, and a timeout table.
+approximation), whether the model's percentile is precise (column "precise": its CDF
+is free of sampling noise there, as an approximation's always is; how accurate the
+model is, the "error" column against simulation says), and a timeout table.
 
     python examples/tail_latency.py [--tiny]
 """
@@ -21,7 +23,7 @@ def main() -> None:
     jobs = 20_000 if args.tiny else 200_000
     queues = QUEUES[:2] if args.tiny else QUEUES
     print(f"{'basic':>12} {'queue':>16} {'p':>3} {'model':>8} {'bracket':>19} "
-          f"{'reliable':>8} {'simulated':>9} {'95% CI':>19} {'error':>7}")
+          f"{'precise':>8} {'simulated':>9} {'95% CI':>19} {'error':>7}")
     for basic in ("simulation", "independent", "mean-matched"):
         for row in compare_percentiles(queues, basic=basic, jobs=jobs, seed=1):
             queue = f"({row['nodes']},{row['replicas']},{row['quorum']}) {row['load']:g}"

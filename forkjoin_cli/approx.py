@@ -80,9 +80,12 @@ def register(subparsers) -> None:
     """Add ``approx`` to the ``forkjoin-sim`` sub-commands."""
     p = subparsers.add_parser(
         "approx", help="closed-form estimate and bounds of T(n,r,k; rho) (Theorem 3)",
-        description="Theorem 3 of Wang, Li & Shen for exponential service: NelsonT, "
-                    "LowT, UpT, the Theorem 2 lower bound and the estimate "
-                    "min(max(NelsonT, LowT), UpT).")
+        description="The mean sojourn time of an (n,r,k) queue with exponential "
+                    f"service: the estimate of --method (default {RECOMMENDED}, the "
+                    "most accurate against simulation), and the closed forms of "
+                    "Theorem 3 of Wang, Li & Shen: NelsonT, LowT, UpT, APP = "
+                    "min(max(NelsonT, LowT), UpT), and Theorem 2's 'tighter' form, "
+                    "which is not a valid bound.")
     p.add_argument("--nodes", type=types.count(MAX_NODES, "--nodes"), required=True,
                    help="n, number of nodes")
     p.add_argument("--replicas", type=types.count(MAX_REPLICAS, "--replicas"),
@@ -97,5 +100,8 @@ def register(subparsers) -> None:
                    help=f"the estimator reported as 'estimate' (default {RECOMMENDED}, "
                         "the most accurate against simulation; theorem3 = the paper)")
     p.add_argument("--json", action="store_true",
-                   help="print one JSON object with keys " + ", ".join(FIELDS))
+                   help="print one JSON object: " + "; ".join(
+                       f"{key} ({label})" for key, label in FIELDS.items())
+                   + "; method (--method), estimate (its value: the number to use), "
+                     "estimators (every estimator by name) and warnings")
     p.set_defaults(handler=_cmd_approx)

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
@@ -123,9 +123,14 @@ class StalenessPlan:
     options: pd.DataFrame = field(repr=False)
     best: tuple[int, int] | None
     warnings: tuple[str, ...] = ()
+    #: The user's cluster, when the key stands for one (`plan_from_args`); "" else.
+    cluster: str = ""
 
     def report(self) -> str:
-        lines = [self.key.describe(), f"constraint: {self.constraint.describe()}; "
+        key = self.key.describe()
+        if self.cluster:
+            key = f"{self.cluster}; modelled as one key's replicas: {key}"
+        lines = [key, f"constraint: {self.constraint.describe()}; "
                  f"fastest by the mix's {self._objective_name()}"]
         table = self.options.drop(columns="warnings", errors="ignore")
         table["pick"] = ["<- best" if (r, w) == self.best else ""
@@ -446,6 +451,9 @@ def plan_from_args(args, read_service, write_service, progress=None) -> Stalenes
                   MessageLaws(delay, delay, delay, delay))
     plan = plan_staleness(key, constraint, args.objective, args.percentile,
                           operations=args.jobs, seed=args.seed, progress=progress)
+    plan = replace(plan, cluster=f"{counted(args.nodes, 'node')}, "
+                                 f"{counted(args.replicas, 'replica')}, {args.rate:g} "
+                                 "ops per unit time in all")
     for note in plan.warnings:
         warnings.warn(note, UserWarning, stacklevel=2)
     return plan

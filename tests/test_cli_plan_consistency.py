@@ -59,3 +59,14 @@ def test_one_replica_has_one_pair_and_no_bar(capsys, monkeypatch):
     # R + W = 2 > 1 replica: the one pair is strict, so it meets any constraint
     assert plan.best == (1, 1) and len(plan.options) == 1
     assert "pair" not in capsys.readouterr().err  # nothing to count
+
+
+def test_the_report_names_the_users_cluster_before_the_one_key_model():
+    """The plan's header says the cluster asked about (6 nodes, rate 1 in all) and
+    then the one-key model standing for it (3 replicas at 1 x 3 / 6 = 0.5 each)."""
+    plan = staleness_plan(build_parser("plan-consistency").parse_args(STALENESS),
+                          stats.expon(), None)
+    header = plan.report().splitlines()[0]
+    assert header.startswith("6 nodes, 3 replicas, 1 ops per unit time in all; "
+                             "modelled as one key's replicas: 3 replicas, 0.5 ops per "
+                             "unit time")

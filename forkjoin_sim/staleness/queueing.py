@@ -230,7 +230,14 @@ class ReplicatedKey:
         return (f"{self.replicas} replicas{spread}, {pace}, "
                 f"{self.write_share:g} writes, {self.node.describe()}, work per "
                 f"replica {self.work_per_replica():.3g}, {self.channels} channels, "
-                f"{self.coordinators} coordinator(s) of {self.cluster_nodes} nodes")
+                f"{_COORDINATORS.get(self.coordinators, self.coordinators)} among "
+                f"{self.cluster_nodes} nodes")
+
+
+#: How `ReplicatedKey.describe` words each coordinator rule.
+_COORDINATORS = {"one": "one coordinating node",
+                 "random": "a random coordinator per operation",
+                 "token-aware": "a replica coordinating each operation"}
 
 
 @dataclass(frozen=True)
