@@ -19,7 +19,7 @@ def _cmd_fig2(args) -> int:
     options.check_jobs_fit(jobs, runs=args.workers or os.cpu_count() or 1)
     started = time.perf_counter()
     table = run_fig2(jobs=args.jobs, paper=args.paper, workers=args.workers,
-                     seed=args.seed, progress=sys.stderr.isatty())
+                     seed=args.seed, progress=True)
     seconds = time.perf_counter() - started
     csv_path, png_path = write_outputs(table, args.out)
     print(summary_text(table))

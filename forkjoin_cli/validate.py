@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from forkjoin_cli import types
 from forkjoin_sim import checks as options
 from pathlib import Path
@@ -34,7 +32,7 @@ def _cmd_validate(args) -> int:
     options.check_output_dir(assets, (*ASSET_FILES, EMPIRICAL_FILE))
     options.check_output_dir(md_path.parent, (md_path.name,))
     checks = run_checks(size, assets, args.workers, args.seed,
-                        progress=sys.stderr.isatty())
+                        progress=True)
     write_report(checks, md_path, assets, _command_line(args))
     print(fig2.summary_text(checks["fig2"]))
     print(f"{checks['points']} points in {checks['seconds']:.0f} s; wrote {md_path}")
