@@ -17,7 +17,7 @@ import warnings
 from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
-from forkjoin_cli.arguments import refuse_unused_write_threads
+from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
 from forkjoin_cli.types import whole
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write
@@ -158,7 +158,7 @@ def _common(p, jobs_default: int, jobs_low: int = 0) -> None:
                         "approximation (exponential service only)")
     p.add_argument("--jobs", type=_jobs("--jobs", jobs_low), default=jobs_default,
                    help="jobs per basic-queue simulation")
-    p.add_argument("--seed", type=types.seed, default=0)
+    p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
     p.add_argument("--out", help="CSV file to write (default: standard output)")
 
 
@@ -416,16 +416,20 @@ def register_timeouts(subparsers) -> None:
     """Add ``timeouts``."""
     p = subparsers.add_parser("timeouts", help="availability and waiting time under "
                               "client timeouts, model vs simulation")
-    p.add_argument("--nodes", type=_size, required=True)
-    p.add_argument("--replicas", type=_size, required=True)
-    p.add_argument("--quorum", type=_size, required=True)
+    p.add_argument("--nodes", type=_size, required=True, help="nodes n")
+    p.add_argument("--replicas", type=_size, required=True,
+                   help="replicas r: tasks per job")
+    p.add_argument("--quorum", type=_size, required=True,
+                   help="quorum k: completions a job waits for")
     p.add_argument("--loads", type=types.real_list(0.0, low_open=True, what="--loads"),
                    required=True,
                    help="job loads rho = lambda*E[X], comma-separated (per-node load "
                         "is r*rho/n)")
     p.add_argument("--timeouts", required=True, help="timeouts, comma-separated",
                    type=types.real_list(0.0, low_open=True, what="--timeouts"))
-    p.add_argument("--service", default="exp")
+    p.add_argument("--service", default="exp",
+                   help="service law of a task (a spec, e.g. exp, lognormal:1; default "
+                        "exp)")
     p.add_argument("--mu", type=types.positive_real, default=None,
                    help="service rate (mean 1/mu, default 1)")
     p.add_argument("--sim-jobs", type=_jobs("--sim-jobs", low=2), default=100_000,
@@ -447,7 +451,8 @@ def register_plan_consistency(subparsers) -> None:
     p.add_argument("--rate", type=types.positive_real,
                    help="requests (reads + writes) per unit time (required unless "
                         "--model)")
-    p.add_argument("--read-service", default="exp")
+    p.add_argument("--read-service", default="exp",
+                   help="service law of a read task (a spec; default exp)")
     p.add_argument("--write-service", default=None,
                    help="default: the read service")
     p.add_argument("--mu", type=types.positive_real, default=None,
@@ -500,8 +505,10 @@ def register_plan_capacity(subparsers) -> None:
                    help="writes per unit time (lambda)")
     p.add_argument("--target", type=types.positive_real, required=True,
                    help="latency the percentile must not exceed")
-    p.add_argument("--percentile", type=types.percentile, default=99)
-    p.add_argument("--service", default="exp")
+    p.add_argument("--percentile", type=types.percentile, default=99,
+                   help="the percentile held to --target (default 99)")
+    p.add_argument("--service", default="exp",
+                   help="service law of a task (a spec; default exp)")
     p.add_argument("--mu", type=types.positive_real, default=None,
                    help="service rate of parametric services (mean 1/mu, default 1)")
     p.add_argument("--levels", default=list(DEFAULT_LEVELS),
@@ -509,10 +516,11 @@ def register_plan_capacity(subparsers) -> None:
                    help="allowed consistency levels, comma-separated (default "
                         f"{','.join(DEFAULT_LEVELS)})")
     p.add_argument("--min-replicas", type=types.count(MAX_NODES, "--min-replicas"),
-                   default=1)
+                   default=1, help="fewest replicas searched (default 1)")
     p.add_argument("--max-replicas", type=types.count(MAX_NODES, "--max-replicas"),
-                   default=5)
-    p.add_argument("--min-nodes", type=types.count(MAX_NODES, "--min-nodes"), default=1)
+                   default=5, help="most replicas searched (default 5)")
+    p.add_argument("--min-nodes", type=types.count(MAX_NODES, "--min-nodes"), default=1,
+                   help="fewest nodes searched (default 1)")
     p.add_argument("--max-nodes", type=types.count(MAX_NODES, "--max-nodes"), default=20,
                    help=f"largest cluster searched (at most {MAX_NODES:,})")
     p.add_argument("--validate", type=_validate_jobs, default=0, metavar="JOBS",

@@ -10,6 +10,9 @@ import sys
 from forkjoin_sim.errors import ConfigError
 
 EXIT_BAD_INPUT = 2
+#: The help of every --seed.
+SEED_HELP = ("seed of every random stream of the run (the same seed gives the same "
+             "numbers on any machine and worker count; default %(default)s)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,7 +113,10 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--service", default="exp",
                    help="exp | erlang:K | lognormal:SIGMA | weibull:SHAPE | gamma:SHAPE | "
                         "deterministic | empirical:PATH | NAME:ARGS (scipy.stats)")
-    p.add_argument("--placement", choices=["random", "ring"], default="random")
+    p.add_argument("--placement", choices=["random", "ring"], default="random",
+                   help="where a job's tasks go: random (r distinct nodes drawn per "
+                        "job, the paper's model) or ring (r consecutive nodes from a "
+                        "random one, as a token ring places replicas; default random)")
     p.add_argument("--purging", action="store_true",
                    help="cancel unfinished tasks at the k-th completion (SimPy engine)")
     p.add_argument("--jobs", type=parse_jobs, default=200_000,
@@ -120,7 +126,8 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
                    help="fraction of jobs dropped as warm-up, or 'auto' (MSER-5)")
     p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1,
                    help="keep every s-th job after warm-up (the paper uses 10)")
-    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
+    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0,
+                   help=SEED_HELP)
     p.add_argument("--engine", choices=["auto", "fast", "fused", "simpy"], default="auto",
                    help="auto (default): fused for long runs of a model it covers, else "
                         "fast (simpy for purging); the output says which and why. "

@@ -18,6 +18,7 @@ from forkjoin_sim.files.io import json_text
 from forkjoin_sim.checks import is_plain_whole, plain_float
 from forkjoin_cli.types import choice_list, level_list, real, real_list, seed, whole, \
     whole_list
+from forkjoin_cli.arguments import SEED_HELP
 from sizing.columns import MAX_THREADS
 from forkjoin_sim.laws.service import check_mean_applies, describe_service, parse_service
 
@@ -430,13 +431,15 @@ def register(subparsers) -> None:
     p.add_argument("--workers", type=whole(1, 1024, "--workers"), default=None,
                    help="--structure auto: processes for its held-out calibrations "
                         "(the same numbers on any count; default: every core)")
-    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_cmd_calibrate)
 
     p = sub.add_parser("simulate", help="simulate one Cassandra write configuration")
-    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), required=True)
-    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"), required=True)
+    p.add_argument("--nodes", type=whole(1, 10 ** 6, "--nodes"), required=True,
+                   help="nodes n of the cluster")
+    p.add_argument("--replicas", type=whole(1, 10 ** 6, "--replicas"), required=True,
+                   help="replication factor r")
     p.add_argument("--consistency", required=True,
                    help="ONE | TWO | THREE | QUORUM | ALL | a whole number k")
     p.add_argument("--policy", required=True, help=POLICY_HELP)
@@ -458,9 +461,11 @@ def register(subparsers) -> None:
                                     "hops per pair)")
     p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"), default=200_000,
                    help="writes to simulate")
-    p.add_argument("--warmup", default="0.1")
-    p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1)
-    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--warmup", default="0.1",
+                   help="fraction of writes dropped as warm-up, or 'auto' (MSER-5)")
+    p.add_argument("--sample-every", type=whole(1, None, "--sample-every"), default=1,
+                   help="keep every s-th write after warm-up")
+    p.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (the keys of forkjoin-sim simulate --json)")
     add_closed_loop_arguments(p)
@@ -484,6 +489,6 @@ def register(subparsers) -> None:
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
     p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"),
                    help="writes per run (default by --quick)")
-    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
     p.add_argument("--json", action="store_true", help="print the written paths as JSON")
     p.set_defaults(handler=_cmd_validate)

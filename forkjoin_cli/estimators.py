@@ -20,6 +20,7 @@ import numpy as np
 from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
+from forkjoin_cli.arguments import SEED_HELP
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write
 
@@ -186,8 +187,9 @@ def register(subparsers) -> None:
                           "the same points at the paper's run size; six-three: (6,3,k); "
                           "offgrid: up to 20 nodes and 15 replicas")
     ref.add_argument("--out", required=True, help="CSV file to write")
-    ref.add_argument("--seed", type=types.seed, default=2019)
-    ref.add_argument("--workers", type=types.workers, default=2)
+    ref.add_argument("--seed", type=types.seed, default=2019, help=SEED_HELP)
+    ref.add_argument("--workers", type=types.workers, default=2,
+                     help="processes (the same numbers on any count; default 2)")
     ref.set_defaults(handler=_cmd_referee)
 
     acc = actions.add_parser("accuracy", help="errors of every estimator on a referee table")

@@ -9,7 +9,7 @@ import importlib
 from pathlib import Path
 
 from forkjoin_cli import types
-from forkjoin_cli.arguments import _Parser
+from forkjoin_cli.arguments import SEED_HELP, _Parser
 
 
 #: Files each experiment writes into its output directory.
@@ -67,17 +67,21 @@ def register(subparsers) -> None:
                        "(docs/staleness/load.md)")
     p.add_argument("--operations", type=types.whole(2, 10**9, "--operations"), default=400_000,
                         help="operations per queueing run (one run serves every pair)")
-    p.add_argument("--wars-trials", type=types.whole(1, 10**9, "--wars-trials"), default=400_000)
-    p.add_argument("--seed", type=types.seed, default=2026)
-    p.add_argument("--out-dir", default="docs/staleness")
+    p.add_argument("--wars-trials", type=types.whole(1, 10**9, "--wars-trials"),
+                   default=400_000, help="trials of the load-free WARS model per pair "
+                                         "(default 400,000)")
+    p.add_argument("--seed", type=types.seed, default=2026, help=SEED_HELP)
+    p.add_argument("--out-dir", default="docs/staleness",
+                   help="where load.csv and the figures go (default docs/staleness)")
     p.add_argument("--plot-only", action="store_true",
                         help="redraw the figures from OUT_DIR/load.csv")
     p.set_defaults(handler=_run, module="staleness_load")
 
     p = sub.add_parser("pbs-reproduction", help="PBS's published t-visibility, reproduced "
                        "(docs/staleness/pbs_reproduction.md)")
-    p.add_argument("--trials", type=types.whole(1, 10**9, "--trials"), default=2_000_000)
-    p.add_argument("--seed", type=types.seed, default=2012)
+    p.add_argument("--trials", type=types.whole(1, 10**9, "--trials"), default=2_000_000,
+                   help="WARS trials per configuration (default 2,000,000)")
+    p.add_argument("--seed", type=types.seed, default=2012, help=SEED_HELP)
     p.add_argument("--out", type=Path, help="write the comparison as CSV here")
     p.set_defaults(handler=_run, module="pbs_reproduction")
 
@@ -86,13 +90,15 @@ def register(subparsers) -> None:
     p.add_argument("files", nargs="*")
     p.add_argument("--write-synthetic", metavar="PATH",
                         help="write the synthetic 30-row file with known parameters")
-    p.add_argument("--nodes", type=types.whole(1, 10**9, "--nodes"), default=3)
-    p.add_argument("--replicas", type=types.whole(1, 10**9, "--replicas"), default=3)
+    p.add_argument("--nodes", type=types.whole(1, 10**9, "--nodes"), default=3,
+                   help="nodes of the measured cluster (default 3)")
+    p.add_argument("--replicas", type=types.whole(1, 10**9, "--replicas"), default=3,
+                   help="replication factor of the measured cluster (default 3)")
     p.add_argument("--scenarios", type=_scenarios, default=_SCENARIOS,
                    help="which hold-outs, letters from abc: (a) fit ONE, predict QUORUM "
                         "and ALL; (b) fit ONE and ALL, predict QUORUM; (c) fit the two "
                         "smallest thread counts, predict the larger")
-    p.add_argument("--seed", type=types.seed, default=0)
+    p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
     p.add_argument("--summary-only", action="store_true",
                         help="print only the MAPE table at the end")
     p.set_defaults(handler=_run, module="calibration_holdout")

@@ -138,18 +138,21 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "mix", help="a Cassandra read/write mix: read path, stages, open or closed loop",
         description=__doc__.splitlines()[0])
+    from forkjoin_cli.arguments import SEED_HELP
     from forkjoin_cli.main import MAX_NODES, parse_jobs
     from forkjoin_sim.checks import SEED_LIMIT
     from forkjoin_cli.types import real, whole
 
-    p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True)
+    p.add_argument("--nodes", type=whole(1, MAX_NODES, "--nodes"), required=True,
+                   help="nodes n of the cluster")
     p.add_argument("--replicas", type=whole(1, MAX_NODES, "--replicas"), required=True,
                    help="replication factor r")
     p.add_argument("--reads", default="C",
                    help="share of reads in [0, 1], or YCSB A (0.5), B (0.95), C (1)")
     p.add_argument("--read-consistency", default="ONE",
                    help="ONE | TWO | THREE | QUORUM | ALL | k")
-    p.add_argument("--write-consistency", default="ONE")
+    p.add_argument("--write-consistency", default="ONE",
+                   help="ONE | TWO | THREE | QUORUM | ALL | k (default ONE)")
     p.add_argument("--data-read", default="exp", help="service of a data read (spec)")
     p.add_argument("--data-mean", type=real(0.0, low_open=True, what="--data-mean"),
                    help="mean of a data read (default 1)")
@@ -174,8 +177,10 @@ def register(subparsers) -> None:
     add_closed_loop_arguments(p)
     p.add_argument("--jobs", type=parse_jobs, default=200_000,
                    help="operations to simulate, or 'auto' (a +-1%% interval)")
-    p.add_argument("--warmup", default="0.1")
-    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0)
+    p.add_argument("--warmup", default="0.1",
+                   help="fraction of operations dropped as warm-up, or 'auto' (MSER-5)")
+    p.add_argument("--seed", type=whole(0, SEED_LIMIT - 1, "--seed"), default=0,
+                   help=SEED_HELP)
     p.add_argument("--engine", choices=["auto", "fast", "fused", "simpy"], default="auto",
                    help="auto (default): fused for long runs the kernel covers, else "
                         "fast; the output says which and why")

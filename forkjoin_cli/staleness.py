@@ -25,7 +25,7 @@ import math
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
 from forkjoin_cli._progress import progress_bar
-from forkjoin_cli.arguments import refuse_unused_write_threads
+from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import json_text, strict_json
 
@@ -856,7 +856,7 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
     p.add_argument("--warmup", type=types.real(0.0, 1.0, high_open=True,
                                                  what="--warmup"),
                    default=0.1, help="fraction of operations not measured")
-    p.add_argument("--seed", type=types.seed, default=0)
+    p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
     p.add_argument("--out", help="results file, .csv or .json (written atomically)")
     p.add_argument("--figure", help="t-visibility figure (.png, .pdf or .svg)")
     p.add_argument("--json", action="store_true", help="print one JSON list")

@@ -95,6 +95,26 @@ def test_hopeless_runs_are_refused_before_any_job_runs(change, fragment):
     assert fragment in proc.stderr
 
 
+def test_every_option_of_every_command_says_what_it_is():
+    """--help explains every option: none is listed bare."""
+    import argparse
+
+    from forkjoin_cli.main import build_parser
+
+    bare = []
+
+    def walk(parser, name):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    walk(child, f"{name} {sub}")
+            elif action.option_strings and not action.help:
+                bare.append(f"{name} {action.option_strings[-1]}")
+
+    walk(build_parser(every=True), "forkjoin-sim")
+    assert bare == []
+
+
 def test_the_cli_and_the_model_share_one_cluster_limit():
     from forkjoin_sim import system
     from forkjoin_cli import main as cli
