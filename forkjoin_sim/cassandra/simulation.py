@@ -65,7 +65,7 @@ class CassandraResult:
         m = self.model
         out = dict(self.summary.to_dict())
         out.update(engine=self.engine, engine_reason=self.engine_reason,
-                   seconds=round(self.seconds, 6), jobs=self.jobs,
+                   seconds=round(self.seconds, 6), jobs=self.jobs, replications=1,
                    seed=self.seed, nodes=m.nodes, replicas=m.replicas, quorum=m.quorum,
                    rho=(None if m.arrival_rate is None
                         else m.arrival_rate * float(m.remote_service.mean())),
