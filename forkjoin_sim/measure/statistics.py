@@ -268,8 +268,10 @@ def percentiles(x: ArrayLike, qs: tuple[float, ...] = SUMMARY_PERCENTILES) -> di
 class Summary:
     """Steady-state statistics of the measured jobs of one run.
 
-    ``warmup_dropped`` counts jobs before the first measured one (in arrival order);
-    after it every ``sample_every``-th job is measured. ``warnings`` holds
+    ``warmup_dropped`` counts jobs before the first measured one (in arrival order;
+    in one class's summary of a run of several classes, the run's jobs of every class
+    before the cut, which is the run's); after it every ``sample_every``-th job is
+    measured. ``warnings`` holds
     human-readable doubts about the run (too short a run, too short batches).
     """
 
