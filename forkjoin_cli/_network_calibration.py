@@ -62,7 +62,8 @@ def calibrate(args, structure: str) -> int:
     # the model last: a figure or report that cannot be written (its place taken
     # since the check before the fit) leaves the old model file in place
     if args.figure:
-        fitted.figure(args.figure, title=f"calibrate {args.measurements}")
+        fitted.figure(args.figure, title=f"calibrate {args.measurements}",
+                      seed=args.seed)
     if args.report:
         with atomic_write(args.report) as handle:
             handle.write(json_text(report, indent=1) if args.report.endswith(".json")
@@ -93,6 +94,7 @@ def predict(args) -> int:
 
         size = getattr(args, "nodes", None)
         draw(args.figure, model, table, title=f"predict {args.measurements or 'a grid'}"
-             + (f" for {size} nodes" if size not in (None, model.nodes) else ""))
+             + (f" for {size} nodes" if size not in (None, model.nodes) else ""),
+             seed=args.seed)
     emit_rows(args, names + list(PREDICTED), out)
     return 0

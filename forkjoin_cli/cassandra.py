@@ -431,7 +431,10 @@ def register(subparsers) -> None:
     p.add_argument("--workers", type=whole(1, 1024, "--workers"), default=None,
                    help="--structure auto: processes for its held-out calibrations "
                         "(the same numbers on any count; default: every core)")
-    p.add_argument("--seed", type=seed, default=0, help=SEED_HELP)
+    p.add_argument("--seed", type=seed, default=0,
+                   help="seed of the --figure bands' posterior draws (a closed-network "
+                        "fit itself draws nothing) and of --structure simulated's runs "
+                        "(default 0)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_cmd_calibrate)
 

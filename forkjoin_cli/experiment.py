@@ -89,7 +89,9 @@ def register(subparsers) -> None:
                        "judged on the others (docs/cassandra/calibration.md)")
     p.add_argument("files", nargs="*")
     p.add_argument("--write-synthetic", metavar="PATH",
-                        help="write the synthetic 30-row file with known parameters")
+                        help="write the synthetic 30-row file with known parameters "
+                             "(always the same file, 'measured' with its own seed 99, "
+                             "not --seed)")
     p.add_argument("--nodes", type=types.whole(1, 10**9, "--nodes"), default=3,
                    help="nodes of the measured cluster (default 3)")
     p.add_argument("--replicas", type=types.whole(1, 10**9, "--replicas"), default=3,

@@ -65,7 +65,7 @@ POINTS = 30
 
 
 def curves(fit, measured: pd.DataFrame, points: int = POINTS,
-           level: float = 0.95) -> pd.DataFrame:
+           level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """The model curves that `draw` plots: one row per grid point.
 
     Per configuration of ``measured`` (operation, consistency, quorum, nodes, replicas,
@@ -107,7 +107,7 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
                 reads=grid.reads.to_numpy(float),
                 write=(grid.operation == "write").to_numpy())
     latency, throughput = fit.predict(rows)
-    low, high = fit.interval(rows, level=level)
+    low, high = fit.interval(rows, level=level, seed=seed)
     grid["mean_ms"], grid["low_ms"], grid["high_ms"] = latency, low, high
     grid["throughput"] = throughput
     # a calibrated model's own curve, before its anchors move it onto the rows
@@ -177,12 +177,13 @@ def _before_anchoring(ax, load: np.ndarray, plain: np.ndarray, colour: str) -> N
 
 
 def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
-         points: int = POINTS) -> None:
+         points: int = POINTS, seed: int = 0) -> None:
     """Write a PNG of the model curves of ``fit`` (``points`` grid points each) with 95%
     bands and the ``measured`` rows (see `curves`) to ``path``, atomically.
 
     ``fit`` has ``predict(rows) -> (latency_ms, throughput_ops_per_s)`` and
-    ``interval(rows, level) -> (low_ms, high_ms)``, e.g. `sizing.network_fit.Fit`.
+    ``interval(rows, level, seed) -> (low_ms, high_ms)``, e.g. `sizing.network_fit.Fit`
+    (``seed``: of the bands' posterior draws).
     A band reaching past twice the highest curve or measured point runs off its panel
     (the panel stops there), so that the curves stay readable.
     """
@@ -191,7 +192,7 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
     from matplotlib.figure import Figure
 
     table = _checked(measured)
-    grid = curves(fit, table, points)
+    grid = curves(fit, table, points, seed=seed)
     operations = [op for op in _OPERATIONS if op in set(table.operation)]
     several = table[["nodes", "replicas"]].drop_duplicates().shape[0] > 1
     levels = (table[["quorum", "consistency", "nodes", "replicas"]]

@@ -156,14 +156,15 @@ class ClusterFit:
         with atomic_write(str(path)) as handle:
             handle.write(self.model.to_toml())
 
-    def figure(self, path: str, title: str = "") -> None:
+    def figure(self, path: str, title: str = "", seed: int = 0) -> None:
         """Write the PNG of the fitted rows, the model's curves and their 95% bands
-        (`sizing.calibration_figure.draw`) to ``path`` (a ``.png``, checked first)."""
+        (`sizing.calibration_figure.draw`; ``seed``: of the bands' posterior draws) to
+        ``path`` (a ``.png``, checked first)."""
         from forkjoin_sim.checks import check_output_file
         from sizing.calibration_figure import draw
 
         check_output_file(str(path), "figure", (".png",))
-        draw(path, self.model, self.table, title=title)
+        draw(path, self.model, self.table, title=title, seed=seed)
 
 
 @dataclass(frozen=True)

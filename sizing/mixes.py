@@ -399,7 +399,7 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     nodes = model.size_asked(nodes)
     if model.fit.structure in ANALYTIC_STRUCTURES:
         return _analytic_mix(model, read_fraction, threads, read_level, write_level,
-                             anchored, think_ms, confidence, nodes)
+                             anchored, think_ms, confidence, nodes, seed)
     if model.fit.geography is not None:
         raise ConfigError("the model places its nodes in data centres (--datacentres, "
                           "or rows that looked wide-area); mixes of its structure "
@@ -450,7 +450,7 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
 
 
 def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchored,
-                  think_ms, confidence, nodes) -> MixPrediction:
+                  think_ms, confidence, nodes, seed) -> MixPrediction:
     """`predict_mix` by the closed network's two classes in one loop (no simulation):
     each operation's mean from the model (anchored as its pure rows are), its interval
     the model's posterior interval, throughput by Little's law as `predict_mix`'s."""
@@ -464,7 +464,7 @@ def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchor
     latency = model.fit.predict(timed)[0]
     if anchored:
         latency = latency * np.exp(model.anchors.correction(model.as_fitted(timed)))
-    low, high = model.interval(rows, level=confidence)
+    low, high = model.interval(rows, level=confidence, seed=seed)
     centre = model.predict(rows)[0]
     parts = {}
     for i, (name, share) in enumerate((("read", read_fraction),

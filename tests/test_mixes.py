@@ -405,3 +405,13 @@ def test_plan_consistency_model_on_another_cluster_size(tmp_path, capsys):
     assert "10 threads, on 6 nodes:" in captured.err
     assert "predicted for 6 nodes from a model fitted on 3" in captured.err
     assert "mean_ms" not in captured.err  # predict's query rows are not asked here
+
+
+def test_a_lanes_mix_draws_its_interval_with_the_seed_asked():
+    """The analytic mix's band comes from posterior draws: past the fitted threads
+    (10) another seed draws another band around the same mean; the same seed, the
+    same band."""
+    model = _model("lanes", lanes=8.0)
+    a, b, c = (predict_mix(model, 0.5, 40, 2, 2, seed=seed).overall for seed in (0, 0, 1))
+    assert a == b
+    assert c.mean == a.mean and (c.low, c.high) != (a.low, a.high)

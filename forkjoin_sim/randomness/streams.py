@@ -66,6 +66,16 @@ STEP_PURPOSES.update({"staleness_kind": (30,), "staleness_key": (31,),
                       "staleness_second_read_response": (41,),
                       "staleness_pause": (42,)})
 
+#: The fused kernel (`engines.fused.rng`): one xoshiro256** state per purpose and
+#: replication, seeded from child ``(replication, purpose)`` of the run's
+#: SeedSequence (its numbers differ from the numpy engines' for the same seed).
+FUSED_ARRIVAL, FUSED_CLASS, FUSED_PLACEMENT, FUSED_SERVICE = range(4)
+
+#: Work made of several runs (a sweep's points, a calibration's candidates, a
+#: planner's pairs, a validation's checks) gives each run its own seed, a child of
+#: the work's seed spawned where the runs are made (``SeedSequence.spawn``); each run
+#: then draws by this table.
+
 #: Retired: the purposes of the engine staleness under load had of its own (before
 #: it moved onto the steps engine, whose purposes are above). Nothing draws from them
 #: now; they stay so that no number is ever given to another purpose.

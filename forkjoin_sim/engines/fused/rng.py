@@ -21,8 +21,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-#: Stream (row of the state array) of each purpose.
-ARRIVAL, CLASS, PLACEMENT, SERVICE = 0, 1, 2, 3
+from forkjoin_sim.randomness.streams import (FUSED_ARRIVAL as ARRIVAL,
+                                             FUSED_CLASS as CLASS,
+                                             FUSED_PLACEMENT as PLACEMENT,
+                                             FUSED_SERVICE as SERVICE)
+
+#: Streams (rows of the state array): one per purpose of the one table.
 STREAMS = 4
 _LOW = np.uint64(0xFFFFFFFF)
 _TWO_M53 = 2.0 ** -53
