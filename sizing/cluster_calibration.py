@@ -611,6 +611,10 @@ PAST_BUSIEST = 1.1
 #: ... while the model's own curve there is more than this many times a lone
 #: request's latency (its queues, not its fixed delays, set the row).
 QUEUED = 1.5
+#: Past this many times the busiest fitted row's throughput a row is named whatever
+#: the model's curve does there: a curve that does not queue yet may hold a capacity
+#: that no row measured.
+FAR_PAST_BUSIEST = 2.0
 
 
 def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted_open,
@@ -636,21 +640,25 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
     timed = model.with_outside(mrows)
     own = model.fit.predict(timed)[0]
     lone = model.fit.predict(dict(timed, threads=np.ones(len(own))))[0]
+    queued = own > QUEUED * lone
     past = np.flatnonzero(closed & (throughput > PAST_BUSIEST * reached)
-                          & (own > QUEUED * lone))
+                          & (queued | (throughput > FAR_PAST_BUSIEST * reached)))
     if not len(past):
         return None
     named = _listed(past, row_name)
     verb = "are" if len(past) > 1 else "is"
     most = " and ".join(f"{value:,.0f}" for value in sorted(set(reached[past])))
     resized = np.any(np.asarray(mrows.get("nodes", model.nodes)) != model.nodes)
+    where = (f"where the model's own curve queues (up to "
+             f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency)"
+             if np.all(queued[past]) else
+             f"up to {np.max(throughput[past] / reached[past]):.2g} times as much, where "
+             "the model's own curve does not yet queue as it would near a capacity")
     return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
             f"ops/s, past the {most} ops/s of the busiest fitted row of their "
             f"operation{' (scaled to the cluster size asked)' if resized else ''}, "
-            f"where the model's own curve queues (up to "
-            f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency): how "
-            "much more the cluster carries, no fitted row measures, so there the latency "
-            "rests on the model's structure")
+            f"{where}: how much more the cluster carries, no fitted row measures, so "
+            "there the latency rests on the model's structure")
 
 
 def lone_misses(path: str, table: pd.DataFrame, model_ms,

@@ -482,3 +482,25 @@ def test_prediction_warnings_point_at_the_users_line(from_file):
             warnings.simplefilter("always")
             call()
         assert caught and {Path(w.filename).name for w in caught} == {Path(__file__).name}
+
+
+def test_a_throughput_far_past_every_fitted_row_is_named_even_without_queues():
+    """One row per level at 200 threads on 5 nodes: ONE at 800 threads comes out at
+    about 3.7 times the one ONE row's throughput on a curve that barely queues yet; the
+    prediction says that no fitted row measures such a throughput. At 250 threads
+    (1.25 times, not queued) it says nothing of the kind."""
+    rows = pd.DataFrame({"operation": "read", "consistency": ["ONE", "TWO", "THREE", "ALL"],
+                         "threads": 200, "throughput": [33444.8, 25726.8, 20903.0, 15202.2],
+                         "mean_ms": [5.98, 7.774, 9.568, 13.156]})
+    fitted = calibrate_cluster(rows, nodes=5, replicas=5)
+    for threads, named in ((800, True), (250, False)):
+        query = pd.DataFrame({"operation": ["read"], "consistency": ["ONE"],
+                              "threads": [threads]})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame = fitted.predict(query)
+        notes = [str(w.message) for w in caught if "busiest fitted row" in str(w.message)]
+        assert bool(notes) == named, notes
+        if named:
+            assert frame.predicted_throughput.iloc[0] > 2.0 * 33444.8
+            assert "does not yet queue" in notes[0]
