@@ -338,6 +338,12 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     return ClusterFit(replace(model, meta=meta), table)
 
 
+def _level_name(quorum: int, replicas: int) -> str:
+    """A level's name as a user writes it (ONE, QUORUM, ALL), else its quorum."""
+    names = {1: "ONE", replicas // 2 + 1: "QUORUM", replicas: "ALL"}
+    return names.get(quorum, f"{quorum} of {replicas} replicas")
+
+
 def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int,
                geography, source: _Source) -> list[str]:
     """What `calibrate_cluster` says of a fit besides the parameters resting on the
@@ -366,9 +372,11 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
             grows = "" if prior.level_step_scale == 0 else (
                 f": the prior's step, scaled to this ONE as ONE^"
                 f"{prior.level_step_scale:g}")
+            measured = _level_name(int(mine.quorum.iloc[0]), int(mine.replicas.max()))
             notes.append(
-                f"the {operation}s were measured at one level: what the others cost "
-                f"rests on the prior (a lone {operation}, {one:.3g} ms at ONE, pays "
+                f"the {operation}s were measured at one level, {measured}: what the "
+                f"others cost rests on the prior (a lone {operation}, {one:.3g} ms at ONE "
+                f"in the model, pays "
                 f"about {extra:.3g} ms more at ALL, within a factor "
                 f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
     lone = lone_misses(source.name, table,
@@ -664,9 +672,9 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
 def lone_misses(path: str, table: pd.DataFrame, model_ms,
                 row_name=lambda i: f"row {i + 1}") -> str | None:
     """The note naming the rows of ``table`` (read from ``path``; ``row_name(i)`` names
-    the i-th, by default its place among the rows) that the model's own curve ``model_ms`` misses far more than the others (rule:
-    `LONE_MISS_RATIO`, `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row
-    of another run."""
+    the i-th, by default its place among the rows) that the model's own curve
+    ``model_ms`` misses far more than the others (rule: `LONE_MISS_RATIO`,
+    `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row of another run."""
     miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))
     if len(miss) < LONE_MISS_ROWS or not np.all(np.isfinite(miss)):
         return None

@@ -641,8 +641,8 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
     assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
                  "--measurements", fitted, "--out", str(out), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["warnings"]
-    assert any(n.startswith("the reads were measured at one level: what the others "
-                            "cost rests on the prior") for n in notes)
+    assert any(n.startswith("the reads were measured at one level, ONE: what the "
+                            "others cost rests on the prior") for n in notes)
     # the step it names is the built-in prior's at the cluster's own lone ONE: on a
     # cluster ten times slower, sqrt(10) times as long (level_step_scale 0.5)
     named = []
@@ -652,7 +652,7 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
                      "--measurements", path, "--out", str(out), "--json"]) == 0
         note = next(n for n in json.loads(capsys.readouterr().out)["warnings"]
                     if "measured at one level" in n)
-        found = re.search(r"a lone read, ([0-9.e+-]+) ms at ONE, pays about "
+        found = re.search(r"a lone read, ([0-9.e+-]+) ms at ONE in the model, pays about "
                           r"([0-9.e+-]+) ms more at ALL", note)
         named.append((float(found.group(1)), float(found.group(2))))
     prior = default_prior()[0]
@@ -668,6 +668,12 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
                  "--measurements", both, "--out", str(out), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["warnings"]
     assert not any("measured at one level" in n for n in notes)
+    # measured at QUORUM only, the note says so (ONE is the model's, not measured)
+    quorum = _measurement_file(tmp_path, [("QUORUM", t) for t in THREADS], "q.csv")
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", quorum, "--out", str(out), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(n.startswith("the reads were measured at one level, QUORUM:") for n in notes)
 
 
 def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_allows():
