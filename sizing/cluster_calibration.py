@@ -619,9 +619,9 @@ PAST_BUSIEST = 1.1
 #: ... while the model's own curve there is more than this many times a lone
 #: request's latency (its queues, not its fixed delays, set the row).
 QUEUED = 1.5
-#: Past this many times the busiest fitted row's throughput a row is named whatever
-#: the model's curve does there: a curve that does not queue yet may hold a capacity
-#: that no row measured.
+#: Past this many times the busiest fitted row of its operation's throughput a row is
+#: named whatever the model's curve does there: a curve that does not queue yet may
+#: hold a capacity that no row measured.
 FAR_PAST_BUSIEST = 2.0
 
 
@@ -649,8 +649,13 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
     own = model.fit.predict(timed)[0]
     lone = model.fit.predict(dict(timed, threads=np.ones(len(own))))[0]
     queued = own > QUEUED * lone
+    # far past: only against rows of the same operation (a read may well carry twice
+    # what a write does; a fit without reads says so in a note of its own)
+    write = np.asarray(mrows["write"], bool)
+    own_operation = np.where(write, np.any(fitted.write), np.any(~fitted.write))
     past = np.flatnonzero(closed & (throughput > PAST_BUSIEST * reached)
-                          & (queued | (throughput > FAR_PAST_BUSIEST * reached)))
+                          & (queued | (own_operation
+                                       & (throughput > FAR_PAST_BUSIEST * reached))))
     if not len(past):
         return None
     named = _listed(past, row_name)

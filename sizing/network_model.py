@@ -455,22 +455,24 @@ class NetworkModel:
 
     def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed,
                                    draws: "_Draws"):
-        """``low`` and ``high`` of the closed-loop rows of one operation past the largest
-        fitted thread count of their operation and level (else operation) narrowed to
-        what a closed loop allows from there: more threads never lower the latency,
-        and the throughput falls by at most `THROUGHPUT_LOSS` past saturation, so the
-        mean latency at T threads lies between the one at the largest fitted count M
-        and (that one + time outside) T / M / (1 - `THROUGHPUT_LOSS`) - time outside;
-        both ends taken from the interval at M (``centre``: the predictions, which the
-        band keeps holding)."""
-        # thread counts compared at the fitted cluster's load per node
+        """``low`` and ``high`` of the rows of one operation past the largest fitted
+        load of their operation, loop and level (else operation and loop) narrowed to
+        what the loop allows from there. More threads, or a higher offered rate, never
+        lower the latency: the lower end is at least the one at the largest fitted
+        load M. A closed loop's throughput falls by at most `THROUGHPUT_LOSS` past
+        saturation, so its mean latency at T threads is at most (the one at M + time
+        outside) T / M / (1 - `THROUGHPUT_LOSS`) - time outside (an open loop's has no
+        such ceiling: near its capacity it grows without bound). Both ends are taken
+        from the interval at M (``centre``: the predictions, which the band keeps
+        holding)."""
+        # loads compared at the fitted cluster's load per node
         threads, is_open = _load(self.as_fitted(rows))
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
-        closed = single_closed(rows) & ~is_open
+        pure = one_operation(rows)
         tops = np.full(len(threads), np.nan)
-        for i in np.flatnonzero(closed):
-            mine = self.anchors._kind(write[i], False)
+        for i in np.flatnonzero(pure):
+            mine = self.anchors._kind(write[i], bool(is_open[i]))
             same = mine & (self.anchors.quorum == quorum[i])
             group = same if same.any() else mine
             if group.any():
@@ -480,15 +482,19 @@ class NetworkModel:
         if not beyond.any():
             return low, high
         at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
-        # the largest fitted count, at the query row's own cluster size
-        at_top["threads"] = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
+        # the largest fitted load, at the query row's own cluster size
+        top = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
+        opened = is_open[beyond]
+        at_top["threads"] = np.where(opened, at_top["threads"], top)
+        if "rate" in at_top:
+            at_top["rate"] = np.where(opened, top, at_top["rate"])
         top_low, top_high = self._interval(at_top, level, samples, seed, True, draws)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
         centre = centre[beyond]
         low, high = low.copy(), high.copy()
         low[beyond] = np.minimum(np.maximum(low[beyond], top_low), centre)
-        ceiling = (top_high + outside) * threads[beyond] / tops[beyond] \
-            / (1.0 - THROUGHPUT_LOSS) - outside
+        ceiling = np.where(opened, np.inf, (top_high + outside) * threads[beyond]
+                           / tops[beyond] / (1.0 - THROUGHPUT_LOSS) - outside)
         high[beyond] = np.maximum(np.minimum(high[beyond], ceiling), centre)
         return low, high
 

@@ -696,6 +696,32 @@ def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_al
     assert np.all(high <= top_high * 100 / (1 - THROUGHPUT_LOSS) * (1 + 1e-12))
 
 
+def test_intervals_past_the_fitted_rates_never_reach_below_the_top_fitted_rate():
+    """Open-loop rows (M/M/1-like, mean 2 / (1 - rate / 30,000) ms) fitted at 2,000 to
+    20,000 ops/s: asked at 25,000 and 28,000 the lower end is at least the one at
+    20,000 (a higher offered rate never lowers the latency), the band holds the
+    prediction, and no closed-loop ceiling cuts the upper end near capacity."""
+    rates = [2000.0, 5000.0, 10000.0, 15000.0, 20000.0]
+    mean = [2.0 / (1 - r / 30000.0) for r in rates]
+    table = pd.DataFrame({"operation": "read", "quorum": 1, "threads": np.nan,
+                          "rate": rates, "nodes": 3, "replicas": 3, "throughput": rates,
+                          "mean_ms": mean})
+    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+
+    def rows(rate):
+        n = len(rate)
+        return dict(threads=np.full(n, np.nan), rate=np.asarray(rate, float),
+                    think_ms=np.zeros(n), nodes=np.full(n, 3), replicas=np.full(n, 3),
+                    quorum=np.ones(n, int), write=np.zeros(n, bool))
+    far = rows([25000.0, 28000.0])
+    low, high = model.interval(far)
+    top_low, _ = model.interval(rows([20000.0]))
+    centre = model.predict(far)[0]
+    assert np.all(low <= centre) and np.all(centre <= high)
+    assert np.all(low >= top_low[0] * (1 - 1e-12))
+    assert high[1] > high[0]
+
+
 def _lanes_of_one_and_all():
     """The default structure calibrated (vague prior) on the truth's ONE and ALL reads."""
     pairs = [(lv, t) for lv in ("ONE", "ALL") for t in THREADS]
@@ -1041,7 +1067,7 @@ def test_calibrate_replaces_the_model_only_when_every_output_is_written(
     out = tmp_path / "m.toml"
     out.write_text("# the old model\n")
 
-    def taken(self, path, title=""):
+    def taken(self, path, title="", seed=0):
         raise ConfigError(f"figure {path} is a directory; give a file name")
     monkeypatch.setattr(ClusterFit, "figure", taken)
     code = main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
