@@ -335,7 +335,13 @@ def _check_consistency_jobs(args, read_mean: float, write_mean: float) -> None:
     plan simulates: not those it finds unstable)."""
     from sizing.planning import consistency_jobs, consistency_load, validation_jobs
 
-    reads = f"{100 * args.read_fraction:g}% reads"
+    # enough digits that 99.999999999% is not written 100%
+    reads = f"{100 * args.read_fraction:.12g}% reads"
+    try:
+        validation_jobs(args.read_fraction)
+    except ConfigError as exc:
+        raise ConfigError(f"--read-fraction {args.read_fraction:g}: {exc}; give a read "
+                          "fraction further from 0 and 1") from None
     if args.validate:
         fewest = validation_jobs(args.read_fraction)
         if args.validate < fewest:

@@ -84,30 +84,40 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
 
     check_input_file(path, "--basic-csv")
     local, remote = None, {}
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-    except FileNotFoundError:
-        raise ConfigError(f"basic-input CSV {path} does not exist") from None
-    if not rows or not {"kind", "size", "mean"} <= set(rows[0]):
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        lines = [(number, fields) for number, fields in
+                 enumerate(csv.reader(handle), start=1) if any(f.strip() for f in fields)]
+    if not lines:
+        raise ConfigError(f"{path} is empty; it needs a header kind,size,mean and a row "
+                          "per basic input")
+    header = [name.strip() for name in lines[0][1]]
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise ConfigError(f"{path}: column {twice[0]!r} appears twice in the header; "
+                          "keep one")
+    if not {"kind", "size", "mean"} <= set(header) or len(lines) < 2:
         raise ConfigError(f"{path} needs columns kind, size, mean (kind local or "
-                          "remote, size = i of RT(i,i,i))")
-    for row in rows:
-        kind, size = row["kind"].strip(), row["size"].strip()
-        mean = _number(row["mean"], f"{path}: mean of {kind} {size}")
+                          "remote, size = i of RT(i,i,i)) and a row per basic input")
+    for number, fields in lines[1:]:
+        if len(fields) != len(header):
+            raise ConfigError(f"{path} line {number} has {len(fields)} fields where the "
+                              f"header has {len(header)}; give every row each column")
+        row = dict(zip(header, (field.strip() for field in fields)))
+        kind, size = row["kind"], row["size"]
+        mean = _number(row["mean"], f"{path} line {number}: mean of {kind} {size}")
         if kind == "local":
             if local is not None:
                 raise ConfigError(f"{path} has several local rows; keep one "
                                   "configuration's rows (e.g. one level and load)")
             local = mean
-        elif kind == "remote" and is_plain_whole(size):
+        elif kind == "remote" and is_plain_whole(size) and int(size) >= 1:
             if int(size) in remote:
                 raise ConfigError(f"{path} has several rows for RT({size},{size},{size});"
                                   " keep one configuration's rows")
             remote[int(size)] = mean
         else:
-            raise ConfigError(f"{path}: row kind={kind!r} size={size!r}; use kind local "
-                              "or remote and a whole size")
+            raise ConfigError(f"{path} line {number}: kind={kind!r} size={size!r}; use "
+                              "kind local, or kind remote with a whole size >= 1")
     return local, remote
 
 

@@ -37,6 +37,9 @@ CLIENT_JOBS = 10
 #: Expected measured jobs of the rarest class below which a multi-class run is refused
 #: before it starts (its summary needs at least 2, and an interval many more).
 CLASS_JOBS = 10
+#: Most jobs a run is asked to make for its rarest class (past it the class is too
+#: rare to measure: a larger fraction is the fix, not a longer run).
+MOST_JOBS = 10 ** 12
 #: Runs estimated to take longer show a progress bar when ``progress`` is None.
 LONG_RUN_SECONDS = 10.0
 
@@ -176,11 +179,15 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
         measured = jobs * (1 - warmup) / sample_every
         rarest = min(classes, key=lambda c: c.fraction)
         if measured * rarest.fraction < CLASS_JOBS:
-            raise ConfigError(f"class {rarest.name!r} (fraction {rarest.fraction:g}) would "
-                              f"get about {measured * rarest.fraction:.0f} measured jobs "
-                              f"of {int(jobs):,}; run at least "
-                              f"{math.ceil(CLASS_JOBS * jobs / (measured * rarest.fraction)):,}"
-                              " jobs")
+            needed = CLASS_JOBS / ((1 - warmup) / sample_every * rarest.fraction)
+            gets = (f"class {rarest.name!r} (fraction {rarest.fraction:g}) would get "
+                    f"about {measured * rarest.fraction:.0f} measured jobs of "
+                    f"{int(jobs):,}")
+            if not needed <= MOST_JOBS:
+                about = f" (about {needed:.3g} jobs)" if math.isfinite(needed) else ""
+                raise ConfigError(f"{gets}, and no run is long enough for it{about}; "
+                                  "give the class a larger fraction")
+            raise ConfigError(f"{gets}; run at least {math.ceil(needed):,} jobs")
     first_run = AUTO_FIRST_JOBS if jobs == "auto" else int(jobs)
     check_clock_of(model, first_run)
     from forkjoin_sim.run import check_work, tasks_per_job

@@ -551,6 +551,9 @@ def _kinds(anchors: Anchors) -> list[str]:
 def _anchors_of(table: dict, values: str) -> Anchors:
     """Anchors read from a model file's table (``values``: the key of the values)."""
     kinds = [None, None, None]
+    for flag in ("write", "open"):
+        if flag in table and not all(isinstance(v, bool) for v in table[flag]):
+            raise ValueError(f"{flag} must be a list of true and false")
     if "open" in table:
         kinds = [np.array(table["open"], bool), np.array(table["reads"], float),
                  np.array(table["other_quorum"], int)]
@@ -658,19 +661,30 @@ def _whole(model: dict, key: str, path: str) -> int:
     return value
 
 
+#: Highest offered rate (ops/s) an open-loop anchor may hold.
+MOST_RATE = 1e12
+
+
 def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
                    values: str) -> None:
     """Refuse anchors of a hand-edited model file whose values no calibration writes:
     a non-finite value, a load below one thread (or a rate <= 0), a quorum outside
     1..replicas."""
+    from sizing.columns import MAX_THREADS
+
     loads_ok = np.all(np.isfinite(anchors.threads)) and np.all(
-        np.where(anchors._open(), anchors.threads > 0, anchors.threads >= 1))
+        np.where(anchors._open(), (anchors.threads > 0) & (anchors.threads <= MOST_RATE),
+                 (anchors.threads >= 1) & (anchors.threads <= MAX_THREADS)))
     if not np.all(np.isfinite(anchors.residual)):
         raise ConfigError(f"--model {path}: [{name}] {values} must be finite numbers; "
                           "recalibrate")
+    if name == "anchors" and np.any(np.abs(anchors.residual) > LOG_LIMIT):
+        raise ConfigError(f"--model {path}: [anchors] residual (a log correction) must "
+                          f"lie within +-{LOG_LIMIT:g}; recalibrate")
     if not loads_ok:
-        raise ConfigError(f"--model {path}: [{name}] threads must be at least 1 (an "
-                          "open loop's rate above 0); recalibrate")
+        raise ConfigError(f"--model {path}: [{name}] threads must lie in 1..{MAX_THREADS:,} "
+                          f"(an open loop's rate in (0, {MOST_RATE:.0e}] ops/s); "
+                          "recalibrate")
     if np.any((anchors.quorum < 1) | (anchors.quorum > replicas)) or (
             anchors.other_quorum is not None and np.any(
                 (anchors.other_quorum < 1) | (anchors.other_quorum > replicas))):
@@ -791,9 +805,9 @@ def read_network_model(path: str) -> NetworkModel:
         raise ConfigError(f"--model {path}: the [anchors] lists differ in length; "
                           "recalibrate")
     if not (np.all(np.isfinite(point)) and np.all(np.isfinite(sd)) and np.all(sd >= 0)
-            and np.all(np.abs(point) <= LOG_LIMIT)):
+            and np.all(np.abs(point) <= LOG_LIMIT) and np.all(sd <= LOG_LIMIT)):
         raise ConfigError(f"--model {path}: [posterior] needs finite means within "
-                          f"+-{LOG_LIMIT:g} and sd >= 0; recalibrate")
+                          f"+-{LOG_LIMIT:g} and sds in 0..{LOG_LIMIT:g}; recalibrate")
     if not 1 <= replicas <= nodes:
         raise ConfigError(f"--model {path}: replicas={replicas} nodes={nodes}; need "
                           "1 <= replicas <= nodes")
@@ -804,4 +818,22 @@ def read_network_model(path: str) -> NetworkModel:
     if outside is not None:
         _check_anchors(outside, replicas, path, "outside", "ms")
     _check_demands(table, point, path)
-    return NetworkModel(fit, found, nodes, replicas, dict(table.get("fit", {})), outside)
+    out = NetworkModel(fit, found, nodes, replicas, dict(table.get("fit", {})), outside)
+    _check_predicts(out, path)
+    return out
+
+
+def _check_predicts(model: NetworkModel, path: str) -> None:
+    """Refuse a hand-edited model whose parameters or anchors, each within its bounds,
+    together give no finite, positive latency for the model's own fitted rows (a
+    branch_cv of e^20, an anchor of e^300)."""
+    rows = model.anchor_rows()
+    try:
+        with np.errstate(all="ignore"):
+            latency = model.predict(rows)[0]
+    except (ArithmeticError, ValueError):
+        latency = np.array([np.nan])
+    if not np.all(np.isfinite(latency) & (latency > 0)):
+        raise ConfigError(f"--model {path}: its parameters and anchors give no finite "
+                          "latency for its own fitted rows (a value edited out of "
+                          "range?); undo the edit, or recalibrate")

@@ -66,6 +66,11 @@ def _sections(samples, batches: int) -> tuple[np.ndarray, np.ndarray]:
     return x, x[x.size - batches * size:].reshape(batches, size)
 
 
+#: Most jobs `section_jobs` counts to (far past any run: a class rarer than this
+#: allows gets no interval).
+MOST_SECTION_JOBS = 10 ** 12
+
+
 def section_jobs(share: float = 1.0, batches: int = QUANTILE_BATCHES,
                  warmup: float = WARMUP, risk: float = SHORTFALL_RISK) -> int:
     """Fewest jobs of a run whose class of probability ``share`` gets a percentile
@@ -77,6 +82,11 @@ def section_jobs(share: float = 1.0, batches: int = QUANTILE_BATCHES,
     if not 0 < share <= 1:
         raise ConfigError(f"share={share!r} must be in (0, 1]")
     need = 2 * batches
+    if need / share > MOST_SECTION_JOBS:
+        raise ConfigError(f"a class of {share:.3g} of the jobs would need about "
+                          f"{need / share:.3g} jobs for its percentile interval, more "
+                          f"than any run ({MOST_SECTION_JOBS:.0e}); give it a share of "
+                          f"at least {need / MOST_SECTION_JOBS:.3g}")
     measured = need
     if share < 1:
         enough = lambda m: stats.binom.ppf(risk, m, share) >= need  # noqa: E731

@@ -1000,7 +1000,14 @@ def _edited(text: str, table: str, key: str, new: str) -> str:
     ("anchors", "residual", "[nan, 0.0, 0.0, 0.0, 0.0, 0.0]",
      "[anchors] residual must be finite"),
     ("anchors", "threads", "[-100.0, 8.0, 32.0, 1.0, 8.0, 32.0]",
-     "[anchors] threads must be at least 1"),
+     "[anchors] threads must lie in 1..10,000"),
+    ("anchors", "threads", "[1e300, 8.0, 32.0, 1.0, 8.0, 32.0]",
+     "[anchors] threads must lie in 1..10,000"),
+    ("anchors", "residual", "[1e308, 0.0, 0.0, 0.0, 0.0, 0.0]",
+     "[anchors] residual (a log correction) must lie within +-30"),
+    ("anchors", "write", '["no", false, false, false, false, false]',
+     "write must be a list of true and false"),
+    ("posterior", "work", "{ mean = 0.0, sd = 1e300 }", "sds in 0..30"),
     ("anchors", "quorum", "[1, 1, 1, 4, 3, 3]",
      "[anchors] quorum and other_quorum must lie in 1..3"),
     ("model", "nodes", "true", "[model] nodes = True; give a whole number"),
@@ -1025,11 +1032,28 @@ def test_a_hand_edited_model_file_is_refused_not_misread(tmp_path, table, key, n
     path.write_text(text)
     read_network_model(str(path))  # as written: read
     work = re.search(r"\nwork = (.*)\n", text.split("[demands_ms]")[1])[1]
-    path.write_text(_edited(text, table, key, new.replace("%WORK%", work)))
+    edited = _edited(text, table, key, new.replace("%WORK%", work))
+    if table == "posterior":  # [demands_ms] would be stale: the edit shows without it
+        edited = re.sub(r"\[demands_ms\]\n(.+\n)+", "", edited)
+    path.write_text(edited)
     with pytest.raises(ConfigError, match=re.escape(words)):
         read_network_model(str(path))
     path.write_text(text.replace("[demands_ms]", "[demand_ms]"))
     with pytest.raises(ConfigError, match="unknown table\\(s\\) demand_ms"):
+        read_network_model(str(path))
+
+
+def test_an_edit_each_within_bounds_that_breaks_the_arithmetic_is_refused(tmp_path):
+    """A branch's coefficient of variation of e^20 (its log within +-30) made every
+    prediction divide by zero; the file is refused when read."""
+    from sizing.cluster_calibration import calibrate_cluster
+
+    karpenko = Path(__file__).resolve().parent.parent / "docs/data/karpenko2021"
+    text = calibrate_cluster(str(karpenko / "cluster_c.csv"), 3, 3).model.to_toml()
+    text = re.sub(r"\[demands_ms\]\n(.+\n)+", "", text)
+    path = tmp_path / "m.toml"
+    path.write_text(_edited(text, "posterior", "branch_cv", "{ mean = 20.0, sd = 1.0 }"))
+    with pytest.raises(ConfigError, match="give no finite latency for its own fitted"):
         read_network_model(str(path))
 
 
