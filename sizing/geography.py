@@ -56,6 +56,11 @@ COORDINATOR_RULES = ("nearest", "random", "one")
 WIDE_AREA_MS = 20.0
 
 
+#: Longest one-way time (ms) a hop between data centres may have: a minute, far past
+#: any network on Earth (a value past it is a unit slip, and overflows the model).
+MOST_ONE_WAY_MS = 60_000.0
+
+
 def _mean_time(law) -> float:
     return float(law) if isinstance(law, (int, float)) else float(law.mean())
 
@@ -162,6 +167,13 @@ class Geography:
             raise ConfigError(f"{error} (or set times = \"fitted\" to fit the pairs left "
                               "out)") from None
         one_way = {pair: _mean_time(law) for pair, law in placed.hops.items()}
+        slow = [(pair, t) for pair, t in one_way.items() if not t <= MOST_ONE_WAY_MS]
+        if slow:
+            (a, b), time = slow[0]
+            raise ConfigError(f'[datacentres.hops] "{a}-{b}" = {time:.6g} ms is '
+                              f"not a time between data centres (at most "
+                              f"{MOST_ONE_WAY_MS:,.0f} ms one way); give the mean one-way "
+                              "time in milliseconds")
         coordinator = table.get("coordinator", "nearest")
         source = table.get("source", "")
         if not isinstance(coordinator, str) or not isinstance(source, str):

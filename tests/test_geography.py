@@ -61,6 +61,9 @@ def test_the_nearest_node_coordinates_by_default():
     ('[other]\nx = 1\n', "one [datacentres] table"),
     ('[datacentres]\nnodes = [0, 1]\nclient = 0\nclinet = 1\n[datacentres.hops]\n'
      '"0-1" = 5\n', "unknown key.s. clinet; the keys are nodes, client, coordinator"),
+    # a time no network takes (a unit slip) overflowed the fit
+    ('[datacentres]\nnodes = [0, 1]\nclient = 0\n[datacentres.hops]\n"0-1" = 1e308\n',
+     '"0-1" = 1e.308 ms is not a time between data centres'),
 ])
 def test_a_bad_file_gets_one_line_naming_the_fix(tmp_path, text, words):
     with pytest.raises(ConfigError, match=words.replace("[", r"\[")):
