@@ -404,9 +404,15 @@ class CapacityPlan:
 def fewest_stable_nodes(work_rate: float, replicas: int) -> int:
     """Fewest nodes on which ``replicas`` copies of ``work_rate`` (writes per unit
     time times E[X]) load each node below 1."""
+    if not math.isfinite(replicas * work_rate / UNSTABLE):
+        raise ConfigError(f"{replicas} replica(s) of {work_rate:g} units of work per "
+                          "unit time overflow a float; give a write rate (or service "
+                          "mean) that a cluster of at most 10^300 nodes could carry")
     nodes = math.floor(replicas * work_rate / UNSTABLE) + 1
     while replicas * work_rate / nodes >= UNSTABLE:
-        nodes += 1
+        # one node more changes nothing a float can see past 2^53 nodes: step by a
+        # part in 10^12 there (a count past any cluster anyway)
+        nodes += max(1, nodes // 10 ** 12)
     return nodes
 
 

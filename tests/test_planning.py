@@ -206,6 +206,14 @@ def test_fewest_stable_nodes_is_where_the_load_drops_below_one():
         nodes = fewest_stable_nodes(work, replicas)
         assert replicas * work / nodes < 1
         assert nodes == 1 or replicas * work / (nodes - 1) >= 1
+    # past 2^53 nodes one more changed nothing a float sees: this never returned
+    from sizing.planning import UNSTABLE
+
+    for work in (1e100, 1e300):
+        nodes = fewest_stable_nodes(work, 3)
+        assert 3 * work / nodes < UNSTABLE and nodes < 3 * work / UNSTABLE * (1 + 1e-9)
+    with pytest.raises(ConfigError, match="overflow a float"):
+        fewest_stable_nodes(1e308, 3)  # 3e308 is past the largest float
 
 
 @pytest.fixture
