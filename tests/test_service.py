@@ -230,6 +230,7 @@ def test_subnormal_measurements_are_refused():
 @pytest.mark.parametrize("spec, fragment", [
     ("gamma:1e-300", "coefficient of variation"),   # almost every draw is 0
     ("lognormal:6", "coefficient of variation"),    # CV = sqrt(e^36 - 1), about 6.6e7
+    ("weibull:0.01", "variance overflows a float"),  # E[X^2] = Gamma(201), about 1e375
     ("lognormal:1e300", "mean of inf"),
     ("weibull:1e-300", "mean of inf"),
     ("erlang:1e300", "use deterministic"),

@@ -172,6 +172,13 @@ def _check_spread(law: Any, spec: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean, variance = float(law.mean()), float(law.var())
+    if math.isnan(variance):
+        # the second moment overflowed (weibull:0.01's is Gamma(201), about 1e375): a
+        # spread far past MAX_VARIATION, not a heavy tail with an infinite variance
+        raise ConfigError(f"service {spec!r}: its variance overflows a float, a "
+                          f"coefficient of variation far above {MAX_VARIATION:g}; its "
+                          "mean rests on draws too rare to simulate: choose a less "
+                          "extreme shape")
     if math.isfinite(variance) and math.sqrt(variance) > MAX_VARIATION * mean:
         raise ConfigError(f"service {spec!r}: coefficient of variation "
                           f"{math.sqrt(variance) / mean:.3g} is above {MAX_VARIATION:g}; "
