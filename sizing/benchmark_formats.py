@@ -15,6 +15,10 @@ Two formats are read, told apart by `detect_format`:
     A failed operation is counted once: by the ``Return=`` codes other than OK of
     its operation when there are any, else by the ``Operations`` of its
     ``[READ-FAILED]`` (...) section (YCSB 0.17 prints both for the same failures).
+    A run of more than 2^31 operations wraps YCSB's 32-bit operation counter and
+    prints a throughput short by 2^32 operations over its run time (negative, even):
+    the sections' operation counts restore it, with a warning; sections that count
+    fewer operations than the run time and throughput give are doubted in one.
 ``cassandra-stress``
     Each ``Results:`` block (``Op rate``, ``Latency mean``, ``Latency median``,
     ``Latency 95th percentile``, ``Latency 99th percentile``, ``Total errors``;
@@ -56,7 +60,7 @@ import warnings
 from pathlib import Path
 
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted as counted_text
 from forkjoin_sim.checks import check_input_file, plain_float
 from sizing.columns import COLUMNS, whole_threads
 
@@ -67,6 +71,9 @@ FORMATS = (YCSB, CASSANDRA_STRESS)
 #: single-data-centre equivalents and refuses EACH_QUORUM, saying why).
 LEVELS = tuple(CONSISTENCY_LEVELS) + ("LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM")
 #: Operation kinds of each tool that this project models, by operation class.
+#: Share of a YCSB run's operations ([OVERALL] run time x throughput) its sections may
+#: leave uncounted before the summary is doubted (`_check_complete`).
+COUNT_SHORTFALL = 0.02
 YCSB_OPERATIONS = {"READ": "read", "UPDATE": "write", "INSERT": "write",
                    "DELETE": "write"}
 STRESS_OPERATIONS = {"READ": "read", "COUNTER_READ": "read", "WRITE": "write",
@@ -263,15 +270,68 @@ def _ycsb_command_line(text: str) -> dict:
     return found
 
 
-def _ycsb_sections(text: str) -> dict[str, dict[str, tuple[str, int]]]:
-    """{section: {metric: (value, line number)}} of YCSB's summary lines."""
+def _ycsb_sections(text: str, where: str = _YCSB_TEXT
+                   ) -> dict[str, dict[str, tuple[str, int]]]:
+    """{section: {metric: (value, line number)}} of YCSB's summary lines; a metric
+    given twice (two runs' summaries in one file) is refused."""
     sections: dict[str, dict[str, tuple[str, int]]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         match = _YCSB_LINE.match(line.strip())
         if match:
-            sections.setdefault(match.group(1), {})[match.group(2)] = (match.group(3),
-                                                                       number)
+            metrics = sections.setdefault(match.group(1), {})
+            if match.group(2) in metrics:
+                raise ConfigError(f"{where} line {number}: a second '[{match.group(1)}], "
+                                  f"{match.group(2)}' line (the first is line "
+                                  f"{metrics[match.group(2)][1]}): two runs' summaries "
+                                  "in one file; give each run its own file")
+            metrics[match.group(2)] = (match.group(3), number)
     return sections
+
+
+def _run_throughput(sections: dict, where: str) -> float:
+    """The run's throughput (ops/s): ``[OVERALL], Throughput(ops/sec)``, or, where YCSB's
+    32-bit operation counter wrapped (a run of more than 2^31 operations prints a
+    throughput short by a multiple of 2^32 over its run time, negative even), the
+    printed one plus those wraps, which the sections' operation counts fix (with a
+    warning). A summary whose sections count fewer operations than its run time and
+    throughput give (a file cut short, a section renamed) is doubted in a warning:
+    unedited long runs fall a few per cent short too (benchANT's 5.8e9-operation
+    Aerospike runs by 5%). A read-modify-write is counted in its read and its update
+    too, so only a shortfall says anything."""
+    value, line = sections["OVERALL"]["Throughput(ops/sec)"]
+    printed_at = f"{where} line {line}"
+    runtime = sections["OVERALL"].get("RunTime(ms)")
+    if runtime is None:
+        return _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
+    try:
+        printed = plain_float(value.replace(",", ""))
+    except ValueError:
+        printed = math.nan
+    seconds = _positive(runtime[0], "[OVERALL], RunTime(ms)",
+                        f"{where} line {runtime[1]}") / 1000.0
+    counted = sum(_number(metrics["Operations"][0], f"[{name}], Operations",
+                          f"{where} line {metrics['Operations'][1]}")
+                  for name, metrics in sections.items() if "Operations" in metrics and (
+                      name in YCSB_OPERATIONS or name == "SCAN" or name.endswith("-FAILED")))
+    done = printed * seconds
+    wraps = round((counted - done) / 2 ** 32) if math.isfinite(done) else 0
+    if wraps >= 1 and abs(done + wraps * 2 ** 32 - counted) <= COUNT_SHORTFALL * counted:
+        throughput = (done + wraps * 2 ** 32) / seconds
+        warnings.warn(f"{printed_at}: YCSB's 32-bit operation counter wrapped "
+                      f"{counted_text(wraps, 'time')} in this run of {counted:,.0f} "
+                      f"operations, so it printed a throughput of {value}; taken as "
+                      f"{throughput:,.6g} ops/s (the printed value plus "
+                      f"{wraps} x 2^32 operations over the run time)", UserWarning,
+                      stacklevel=3)
+        return throughput
+    throughput = _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
+    if counted < (1 - COUNT_SHORTFALL) * done:
+        warnings.warn(f"{where}: its operation sections count {counted:,.0f} operations "
+                      f"where [OVERALL] gives {done:,.0f} (run time x throughput), "
+                      f"{100 * (1 - counted / done):.0f}% fewer: is a section missing or "
+                      "renamed (a file cut short)? Each row carries the whole run's "
+                      "throughput", UserWarning, stacklevel=3)
+    return throughput
 
 
 def _ycsb_failed(sections: dict, where: str) -> float:
@@ -302,13 +362,10 @@ def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = 
     """
     name = "<file>" if where == _YCSB_TEXT else Path(where).name
     given_by = listed_in or "by the caller"
-    sections = _ycsb_sections(text)
+    sections = _ycsb_sections(text, where)
     if "Throughput(ops/sec)" not in sections.get("OVERALL", {}):
         raise ConfigError(f"{where}: no '[OVERALL], Throughput(ops/sec), ...' line; "
                           "give the summary YCSB prints at the end of a run")
-    value, line = sections["OVERALL"]["Throughput(ops/sec)"]
-    throughput = _positive(value, "[OVERALL], Throughput(ops/sec)",
-                           f"{where} line {line}")
     if "Operations" in sections.get("SCAN", {}):
         value, line = sections["SCAN"]["Operations"]
         if _number(value, "[SCAN], Operations", f"{where} line {line}") > 0:
@@ -342,6 +399,7 @@ def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = 
         raise ConfigError(f"{where}: no [READ], [UPDATE] or [INSERT] summary lines "
                           "with operations; give the output of a YCSB 'run' (not only "
                           "its [OVERALL] lines or status lines)")
+    throughput = _run_throughput(sections, where)
     failed = _ycsb_failed(sections, where)
     if failed:
         warnings.warn(f"{where}: {failed:g} operations failed; depending on the YCSB "

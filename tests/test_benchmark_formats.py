@@ -526,3 +526,37 @@ def test_a_side_table_contradicting_the_output_names_its_row(tmp_path):
     _one_line_error(lambda: read_measurements(str(table), replicas=3),
                     "threads 200", f"side table {table} line 2", "says 100",
                     "cell empty")
+
+
+def test_a_ycsb_summary_cut_short_or_doubled_is_refused():
+    """A file cut after its [READ] section carried the whole run's throughput on its
+    read rows, silently (now a warning: unedited long runs fall a few per cent short
+    too); two runs' summaries in one file were read as one (now refused)."""
+    text = (Path(__file__).parent / "data" / "ycsb_workloada_run.txt").read_text()
+    cut = text[:text.index("[UPDATE]")]
+    with pytest.warns(UserWarning, match="count 250,112 operations where \\[OVERALL\\] "
+                      "gives 500,000 .run time x throughput., 50% fewer"):
+        parse_ycsb(cut, threads=64, consistency="ONE")
+    _one_line_error(lambda: parse_ycsb(text + text, threads=64, consistency="ONE"),
+                    "a second '[OVERALL], RunTime(ms)' line")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_ycsb(text, threads=64, consistency="ONE")  # whole, once: no doubt
+
+
+def test_a_wrapped_ycsb_operation_counter_is_read_as_the_run_went():
+    """benchANT's Cassandra run of 2.8e9 operations at 100 threads: YCSB's 32-bit
+    counter wrapped once, so it printed a throughput of -50,522.56 ops/s, which was
+    refused as a number no run prints. Its sections count 2.8e9 operations over
+    29,590.094 s: 94,626.26 ops/s, as the transcription in docs/data has it."""
+    text = ("[OVERALL], RunTime(ms), 29590094\n"
+            "[OVERALL], Throughput(ops/sec), -50522.55988101964\n"
+            "[READ], Operations, 1400030228\n[READ], AverageLatency(us), 1309.27\n"
+            "[UPDATE], Operations, 1399969772\n[UPDATE], AverageLatency(us), 800.098\n")
+    with pytest.warns(UserWarning, match="32-bit operation counter wrapped 1 time"):
+        rows = parse_ycsb(text, threads=100, consistency="QUORUM")
+    assert float(rows[0]["throughput"]) == pytest.approx(2.8e9 / 29590.094, rel=1e-9)
+    assert float(rows[0]["throughput"]) == pytest.approx(94626.262, rel=1e-7)
+    # a negative throughput that no wrap explains is still refused
+    _one_line_error(lambda: parse_ycsb(text.replace("1399969772", "9"), threads=100,
+                                       consistency="QUORUM"), "below 0")
