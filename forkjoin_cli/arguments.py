@@ -46,7 +46,17 @@ class _Parser(argparse.ArgumentParser):
         given = sys.argv[1:] if args is None else list(args)
         self._refuse_repeats(given)
         self._refuse_unknown(given)
-        return super().parse_known_args(args, namespace)
+        namespace, extras = super().parse_known_args(args, namespace)
+        self._refuse_empty(namespace)
+        return namespace, extras
+
+    def _refuse_empty(self, namespace) -> None:
+        """An option given an empty value (``--out ''``) is refused, not read as not
+        given (no option's default is empty, and none means anything by it)."""
+        for action in self._actions:
+            value = getattr(namespace, action.dest, None)
+            if action.option_strings and isinstance(value, str) and not value.strip():
+                self.error(f"{action.option_strings[-1]} is empty; give a value")
 
     def _refuse_unknown(self, args) -> None:
         """An option this command does not have, named before argparse would complain

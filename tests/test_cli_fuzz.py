@@ -450,7 +450,7 @@ ISSUE_EXAMPLES = [
     (["validate", "--docs", "--out", "x"], "drop --out"),
     (["estimators", "referee", "--out", "adir"], "is a directory"),
     # Found by a fuzz campaign after the issue: unclear messages ...
-    (["sweep", "spec.txt", "--out", "o.csv", "--dask", ""], "not a scheduler address"),
+    (["sweep", "spec.txt", "--out", "o.csv", "--dask", ""], "--dask is empty; give a value"),
     (["sweep", "spec_replications0.txt", "--out", "o.csv"], "'replications' must be"),
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
       "--rate", "1", "--staleness", "t=5:0.9", "--read-threads", "0"],
@@ -487,7 +487,7 @@ ISSUE_EXAMPLES = [
     (["staleness", "--replicas", "3", "--rate", "1", "--read-quorum", "1",
       "--write-quorum", "1", "--out", ".csv"], "has only an extension"),
     (["sweep", "spec.txt", "--out", ".parquet"], "has only an extension"),
-    (["fig2", "--out", ""], "is empty; give a directory"),
+    (["fig2", "--out", ""], "--out is empty; give a value"),
     # ... service times the run's clock cannot resolve (found by this test) ...
     (["plan-capacity", "--write-rate", "1", "--target", "1", "--mu",
       "99999999999999999999", "--max-nodes", "3", "--jobs", "100"], "too coarse"),
@@ -552,3 +552,18 @@ def test_the_fuzz_covers_every_command_of_main():
     assert fuzzed == set(REGISTERED)
     for group in ("cassandra", "estimators", "experiment"):
         assert sum(words[0] == group and len(words) > 1 for words, _ in COMMANDS) >= 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["timeouts", "--nodes", "3", "--replicas", "3", "--quorum", "2", "--loads", "0.5",
+     "--timeouts", "1", "--out", ""],
+    ["plan-capacity", "--write-rate", "1", "--target", "5", "--out", " "],
+    ["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+     "m.csv", "--out", "m.toml", "--report", ""]])
+def test_an_empty_option_value_is_refused_not_read_as_not_given(argv, capsys):
+    """``--out ''`` wrote to standard output, as if no --out had been given."""
+    from forkjoin_cli.main import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is empty; give a value" in err
