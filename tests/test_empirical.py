@@ -296,6 +296,14 @@ def test_ycsb_operation_errors_list_what_exists(tmp_path):
         Empirical.from_file(path)
 
 
+def test_an_operation_of_a_file_that_is_not_ycsb_output_is_refused(tmp_path):
+    """operation= on a CSV (column= makes it one) was ignored: every row was read."""
+    path = write(tmp_path, "e.csv", "latency,op\n1.0,READ\n2.0,READ\n1.5,UPDATE\n")
+    with pytest.raises(ConfigError, match="operation=SCAN picks an operation of YCSB "
+                       "raw output, but the file is read as csv"):
+        Empirical.from_file(path, column="latency", operation="SCAN")
+
+
 def test_units_convert_from_file_unit_to_target(tmp_path):
     path = write(tmp_path, "ycsb.txt", YCSB)
     in_ms = Empirical.from_file(path, operation="INSERT", unit="us", to="ms")

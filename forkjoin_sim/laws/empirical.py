@@ -111,6 +111,10 @@ class Empirical:
         if format is None:
             format = ("csv" if column is not None else "ycsb" if operation is not None
                       else _detect_format(lines))
+        if operation is not None and format != "ycsb":
+            raise ConfigError(f"{name}: operation={operation} picks an operation of YCSB "
+                              f"raw output, but the file is read as {format}; drop "
+                              "operation (or column, which makes it a CSV)")
         if format == "lines":
             linenos, tokens, hint = _lines_tokens(name, lines)
         elif format == "csv":
