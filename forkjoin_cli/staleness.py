@@ -457,6 +457,11 @@ def _check_options(args) -> None:
         args.percentiles = list(DEFAULT_PERCENTILES)
 
 
+#: Fewest expected operations of the rarer kind (reads or writes) a run under load
+#: is started with.
+RAREST_OPERATIONS = 10
+
+
 def _check_load_options(args) -> None:
     """Refuse options of the run under load that would do nothing or measure
     nothing, before any work; fill in the defaults left unset to tell them apart."""
@@ -466,6 +471,16 @@ def _check_load_options(args) -> None:
         raise ConfigError(needs_reads_and_writes(
             "--write-share", args.write_share,
             otherwise="use forkjoin-sim plan-consistency"))
+    rarer = min(args.write_share, 1 - args.write_share)
+    if args.jobs * rarer < RAREST_OPERATIONS:
+        kind = "writes" if args.write_share < 0.5 else "reads"
+        needed = RAREST_OPERATIONS / rarer
+        fix = (f"give --jobs {math.ceil(needed):,} or more, or " if needed <= 1e12
+               else "give ")
+        raise ConfigError(f"--write-share {args.write_share:g} with --jobs {args.jobs:,} "
+                          f"gives about {args.jobs * rarer:.3g} {kind}, too few to "
+                          f"measure staleness; {fix}a --write-share further from 0 "
+                          "and 1")
     refuse_unused_write_threads(args)
     if args.keys == 1 and args.zipf != 0:
         raise ConfigError(f"--zipf {args.zipf:g} sets how the keys' popularity differs, "

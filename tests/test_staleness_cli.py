@@ -480,3 +480,16 @@ def test_a_negative_list_after_a_space_is_refused_as_after_an_equals_sign(
     (line,) = errors[0].strip().splitlines()
     option = spaced[0]
     assert f"argument {option}: {option} -" in line and "must be >" in line
+
+
+def test_a_share_too_small_for_the_run_is_refused_before_it(capsys):
+    """--write-share 1e-17 ran and warned that 0 reads were measured; the run is now
+    refused, saying how many operations would do."""
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--rate", "0.5"]
+    assert run(argv + ["--write-share", "0.001", "--jobs", "5000"]) == 2
+    out = capsys.readouterr().out.strip()
+    assert len(out.splitlines()) == 1 and "about 5 writes" in out
+    assert "give --jobs 10,000 or more" in out
+    assert run(argv + ["--write-share", "1e-17"]) == 2
+    assert "further from 0 and 1" in capsys.readouterr().out
