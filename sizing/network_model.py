@@ -672,6 +672,9 @@ def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
     1..replicas."""
     from sizing.columns import MAX_THREADS
 
+    if not len(anchors.threads):
+        raise ConfigError(f"--model {path}: the [{name}] lists are empty (a calibrated "
+                          "model keeps one entry per fitted row); recalibrate")
     loads_ok = np.all(np.isfinite(anchors.threads)) and np.all(
         np.where(anchors._open(), (anchors.threads > 0) & (anchors.threads <= MOST_RATE),
                  (anchors.threads >= 1) & (anchors.threads <= MAX_THREADS)))
@@ -756,6 +759,11 @@ def read_network_model(path: str) -> NetworkModel:
             n: {"mean": LEGACY_VALUES[n], "sd": 0.0} if n in LEGACY_VALUES else
             {"mean": prior.mean[COORDINATES.index(n)], "sd": prior.sd[COORDINATES.index(n)]}
             for n in older})
+        for n in COORDINATES:
+            if not isinstance(posterior[n], dict):
+                raise ConfigError(f"--model {path}: [posterior] {n} = {posterior[n]!r}; "
+                                  "give a table { mean = ..., sd = ... } (natural logs), "
+                                  "or recalibrate")
         point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
         sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
         covariance = posterior.get("covariance")

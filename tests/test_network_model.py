@@ -297,7 +297,7 @@ def test_a_bad_threads_grid_is_one_line(tmp_path, capsys, extra, message):
 
 @pytest.mark.parametrize("extra, message", [
     (["--structure", "nope"], "use one of"),
-    (["--structure", ""], "use one of"),
+    (["--structure", ""], "--structure is empty; give a value"),
     (["--threads", "4"], "goes with --structure simulated"),
     (["--structure", "simulated", "--prior", "p.toml"], "--prior goes with"),
     (["--prior", "missing.toml"], "missing.toml"),
@@ -1008,6 +1008,7 @@ def _edited(text: str, table: str, key: str, new: str) -> str:
     ("anchors", "write", '["no", false, false, false, false, false]',
      "write must be a list of true and false"),
     ("posterior", "work", "{ mean = 0.0, sd = 1e300 }", "sds in 0..30"),
+    ("posterior", "work", "2.4", "[posterior] work = 2.4; give a table { mean"),
     ("anchors", "quorum", "[1, 1, 1, 4, 3, 3]",
      "[anchors] quorum and other_quorum must lie in 1..3"),
     ("model", "nodes", "true", "[model] nodes = True; give a whole number"),
@@ -1040,6 +1041,22 @@ def test_a_hand_edited_model_file_is_refused_not_misread(tmp_path, table, key, n
         read_network_model(str(path))
     path.write_text(text.replace("[demands_ms]", "[demand_ms]"))
     with pytest.raises(ConfigError, match="unknown table\\(s\\) demand_ms"):
+        read_network_model(str(path))
+
+
+def test_a_model_without_anchors_is_refused_in_its_own_words(tmp_path):
+    """Every [anchors] list emptied was refused as 'measurement file the DataFrame is
+    empty'."""
+    fitted = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    f = fit(_rows(fitted), _truth(fitted), "shared-digest", Prior.vague(), 4, 4,
+            max_evaluations=20)
+    text = NetworkModel(f, Anchors.of(f, _rows(fitted), _truth(fitted)), 3, 3).to_toml()
+    head, rest = text.split("[anchors]\n", 1)
+    table, tail = rest.split("\n\n", 1) if "\n\n" in rest else (rest, "")
+    emptied = "\n".join(line.split(" = ")[0] + " = []" for line in table.splitlines())
+    path = tmp_path / "m.toml"
+    path.write_text(head + "[anchors]\n" + emptied + "\n\n" + tail)
+    with pytest.raises(ConfigError, match=re.escape("the [anchors] lists are empty")):
         read_network_model(str(path))
 
 
