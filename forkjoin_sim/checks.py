@@ -285,7 +285,8 @@ def check_output_dir(path, names=(), what: str = "output directory") -> Path:
                 raise ConfigError(f"{path / name} is a directory, but the command writes "
                                   "a file there; remove it or choose another --out")
     else:
-        _writable_place(path / "x", what)
+        # a directory to create: its place must take new entries, as a file's does
+        _writable_place(path, what)
     return path
 
 
