@@ -446,3 +446,12 @@ def test_devices_and_pipes_are_refused_before_reading(tmp_path):
             Empirical.from_file(path)
         with pytest.raises(ConfigError, match="not a regular file"):
             check_input_file(path, "--basic-csv")
+
+
+def test_a_latency_a_billion_times_the_median_names_its_line(tmp_path):
+    """One line of 1e308 among 200 latencies near 1 made the run refuse its arrival
+    rate; the line is named instead."""
+    path = write(tmp_path, "l.txt", "\n".join(["1.5"] * 200 + ["1e308"]) + "\n")
+    with pytest.raises(ConfigError, match="l.txt line 201: '1e308' is 6.67e.307 times "
+                       "the median latency"):
+        Empirical.from_file(path)

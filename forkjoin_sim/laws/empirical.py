@@ -475,6 +475,11 @@ def _ycsb_tokens(name: str, lines: list[str], operation: str | None):
     return numbers, tokens, _YCSB_HINT
 
 
+#: A latency more than this many times the file's median is refused as a corrupt line
+#: or a unit slip (measured tails reach 10^3-10^5 times the median, not 10^9).
+OUTLIER_FACTOR = 1e9
+
+
 def _latencies(name: str, linenos: list[int], tokens: list[str], hint: str) -> np.ndarray:
     """The tokens as latencies, or ConfigError naming the file and line of a bad one."""
     if not tokens:
@@ -503,4 +508,11 @@ def _latencies(name: str, linenos: list[int], tokens: list[str], hint: str) -> n
     if not np.any(values > 0):
         raise ConfigError(f"{name}: all {values.size} latencies are 0; an empirical "
                           "distribution needs a positive one (is the unit too coarse?)")
+    typical = float(np.median(values[values > 0]))
+    i = int(np.argmax(values))
+    if values[i] > OUTLIER_FACTOR * typical:
+        raise ConfigError(f"{name} line {linenos[i]}: {tokens[i]!r} is "
+                          f"{values[i] / typical:.3g} times the median latency "
+                          f"({typical:.6g}); no measured tail is that long: a corrupt "
+                          "line or another unit? Fix or remove it")
     return values
