@@ -65,7 +65,8 @@ def _read_referee(path: str):
 
     options.check_input_file(path, "referee table")
     try:
-        referee = pd.read_csv(path)
+        # only an empty cell is missing: a written "nan" is a value to name
+        referee = pd.read_csv(path, keep_default_na=False, na_values=[""])
     except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"referee table {path!r} is not a CSV table ({reason}); make "

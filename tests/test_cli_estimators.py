@@ -18,6 +18,7 @@ GOOD = "6,3,2,1.0,1.2,1.1,1.3\n"
     ("6,3,2,1.2,,1.0,1.4\n", "line 3 column 'sim_mean' is empty"),
     ("6,3,2,1.2,inf,1.0,1.4\n", "line 3 column 'sim_mean' is not finite \\('inf'\\)"),
     ("6,3,2,1.2,abc,1.0,1.4\n", "line 3 column 'sim_mean' is not a number \\('abc'\\)"),
+    ("6,3,2,1.2,nan,1.0,1.4\n", "line 3 column 'sim_mean' is not a number \\('nan'\\)"),
 ])
 def test_impossible_referee_values_are_one_line_naming_file_line_and_column(
         tmp_path, capsys, row, says):
