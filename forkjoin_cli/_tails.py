@@ -375,8 +375,9 @@ def _check_search_space(args, mean_service: float) -> None:
     work = args.write_rate * mean_service
     if args.min_replicas * work / args.max_nodes >= UNSTABLE:
         fewest = fewest_stable_nodes(work, args.min_replicas)
-        fix = (f"raise --max-nodes to at least {fewest:,}" if fewest <= MAX_NODES else
-               f"it needs {fewest:.3g} nodes, beyond the limit {MAX_NODES:,}: lower "
+        count = f"{fewest:,}" if fewest < 10 ** 15 else f"{fewest:.3g}"
+        fix = (f"raise --max-nodes to at least {count}" if fewest <= MAX_NODES else
+               f"it needs {count} nodes, beyond the limit {MAX_NODES:,}: lower "
                "--write-rate")
         raise ConfigError(
             f"every cluster of up to --max-nodes {args.max_nodes} is overloaded at "
