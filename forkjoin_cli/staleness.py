@@ -471,11 +471,13 @@ def _check_load_options(args) -> None:
         raise ConfigError(needs_reads_and_writes(
             "--write-share", args.write_share,
             otherwise="use forkjoin-sim plan-consistency"))
+    from forkjoin_sim.simulation import MOST_JOBS  # the longest run a message proposes
+
     rarer = min(args.write_share, 1 - args.write_share)
     if args.jobs * rarer < RAREST_OPERATIONS:
         kind = "writes" if args.write_share < 0.5 else "reads"
         needed = RAREST_OPERATIONS / rarer
-        fix = (f"give --jobs {math.ceil(needed):,} or more, or " if needed <= 1e12
+        fix = (f"give --jobs {math.ceil(needed):,} or more, or " if needed <= MOST_JOBS
                else "give ")
         raise ConfigError(f"--write-share {args.write_share:g} with --jobs {args.jobs:,} "
                           f"gives about {args.jobs * rarer:.3g} {kind}, too few to "

@@ -70,10 +70,10 @@ FORMATS = (YCSB, CASSANDRA_STRESS)
 #: Levels a benchmark may name (`sizing.measurements` reads the LOCAL_* forms as their
 #: single-data-centre equivalents and refuses EACH_QUORUM, saying why).
 LEVELS = tuple(CONSISTENCY_LEVELS) + ("LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM")
-#: Operation kinds of each tool that this project models, by operation class.
 #: Share of a YCSB run's operations ([OVERALL] run time x throughput) its sections may
-#: leave uncounted before the summary is doubted (`_check_complete`).
+#: leave uncounted before the summary is doubted (`_run_throughput`).
 COUNT_SHORTFALL = 0.02
+#: Operation kinds of each tool that this project models, by operation class.
 YCSB_OPERATIONS = {"READ": "read", "UPDATE": "write", "INSERT": "write",
                    "DELETE": "write"}
 STRESS_OPERATIONS = {"READ": "read", "COUNTER_READ": "read", "WRITE": "write",
@@ -292,16 +292,24 @@ def _run_throughput(sections: dict, where: str) -> float:
     """The run's throughput (ops/s): ``[OVERALL], Throughput(ops/sec)``, or, where YCSB's
     32-bit operation counter wrapped (a run of more than 2^31 operations prints a
     throughput short by a multiple of 2^32 over its run time, negative even), the
-    printed one plus those wraps, which the sections' operation counts fix (with a
-    warning). A summary whose sections count fewer operations than its run time and
+    printed one plus the wraps that the sections' operation counts show, with a
+    warning. The wraps are read off while the sections miss fewer than 2^31
+    operations. A summary whose sections count fewer operations than its run time and
     throughput give (a file cut short, a section renamed) is doubted in a warning:
     unedited long runs fall a few per cent short too (benchANT's 5.8e9-operation
     Aerospike runs by 5%). A read-modify-write is counted in its read and its update
-    too, so only a shortfall says anything."""
+    too, so its own count is taken off; without any ``Operations`` line nothing is
+    compared."""
     value, line = sections["OVERALL"]["Throughput(ops/sec)"]
     printed_at = f"{where} line {line}"
     runtime = sections["OVERALL"].get("RunTime(ms)")
-    if runtime is None:
+    counts = {name: _number(metrics["Operations"][0], f"[{name}], Operations",
+                            f"{where} line {metrics['Operations'][1]}")
+              for name, metrics in sections.items() if "Operations" in metrics}
+    counted = (sum(count for name, count in counts.items()
+                   if name in YCSB_OPERATIONS or name == "SCAN" or name.endswith("-FAILED"))
+               - counts.get("READ-MODIFY-WRITE", 0.0))
+    if runtime is None or counted <= 0:
         return _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
     try:
         printed = plain_float(value.replace(",", ""))
@@ -309,22 +317,19 @@ def _run_throughput(sections: dict, where: str) -> float:
         printed = math.nan
     seconds = _positive(runtime[0], "[OVERALL], RunTime(ms)",
                         f"{where} line {runtime[1]}") / 1000.0
-    counted = sum(_number(metrics["Operations"][0], f"[{name}], Operations",
-                          f"{where} line {metrics['Operations'][1]}")
-                  for name, metrics in sections.items() if "Operations" in metrics and (
-                      name in YCSB_OPERATIONS or name == "SCAN" or name.endswith("-FAILED")))
     done = printed * seconds
     wraps = round((counted - done) / 2 ** 32) if math.isfinite(done) else 0
-    if wraps >= 1 and abs(done + wraps * 2 ** 32 - counted) <= COUNT_SHORTFALL * counted:
+    if wraps >= 1:
         throughput = (done + wraps * 2 ** 32) / seconds
         warnings.warn(f"{printed_at}: YCSB's 32-bit operation counter wrapped "
-                      f"{counted_text(wraps, 'time')} in this run of {counted:,.0f} "
-                      f"operations, so it printed a throughput of {value}; taken as "
-                      f"{throughput:,.6g} ops/s (the printed value plus "
+                      f"{counted_text(wraps, 'time')} in this run of about "
+                      f"{counted:,.0f} operations, so it printed a throughput of {value}; "
+                      f"taken as {throughput:,.6g} ops/s (the printed value plus "
                       f"{wraps} x 2^32 operations over the run time)", UserWarning,
                       stacklevel=3)
-        return throughput
-    throughput = _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
+        done += wraps * 2 ** 32
+    else:
+        throughput = _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
     if counted < (1 - COUNT_SHORTFALL) * done:
         warnings.warn(f"{where}: its operation sections count {counted:,.0f} operations "
                       f"where [OVERALL] gives {done:,.0f} (run time x throughput), "

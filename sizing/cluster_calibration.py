@@ -338,12 +338,6 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     return ClusterFit(replace(model, meta=meta), table)
 
 
-def _level_name(quorum: int, replicas: int) -> str:
-    """A level's name as a user writes it (ONE, QUORUM, ALL), else its quorum."""
-    names = {1: "ONE", replicas // 2 + 1: "QUORUM", replicas: "ALL"}
-    return names.get(quorum, f"{quorum} of {replicas} replicas")
-
-
 def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int,
                geography, source: _Source) -> list[str]:
     """What `calibrate_cluster` says of a fit besides the parameters resting on the
@@ -372,7 +366,7 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
             grows = "" if prior.level_step_scale == 0 else (
                 f": the prior's step, scaled to this ONE as ONE^"
                 f"{prior.level_step_scale:g}")
-            measured = _level_name(int(mine.quorum.iloc[0]), int(mine.replicas.max()))
+            measured = " and ".join(sorted({str(level) for level in mine.consistency}))
             notes.append(
                 f"the {operation}s were measured at one level, {measured}: what the "
                 f"others cost rests on the prior (a lone {operation}, {one:.3g} ms at ONE "

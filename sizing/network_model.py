@@ -365,8 +365,10 @@ class NetworkModel:
         model misses measured rows) and, with
         ``extrapolation``, by the anchors' own error where the row is an extrapolation
         (`Anchors.extrapolation`), is laid on the log scale around the fitted model's
-        prediction; past the fitted thread counts, narrowed to what a closed loop
-        allows from there (`_within_closed_loop_bounds`); above ONE, its lower end
+        prediction; past the fitted loads (thread counts, or an open loop's rates),
+        narrowed to what the loop allows from there (`_within_closed_loop_bounds`:
+        never below the band at the largest fitted load, and for a closed loop no
+        higher than its threads allow); above ONE, its lower end
         never below that of the level below at the same row (waiting for more
         replicas is never faster, as in `predict`).
         """
@@ -839,7 +841,7 @@ def _check_predicts(model: NetworkModel, path: str) -> None:
     try:
         with np.errstate(all="ignore"):
             latency = model.predict(rows)[0]
-    except (ArithmeticError, ValueError):
+    except (ArithmeticError, FloatingPointError):
         latency = np.array([np.nan])
     if not np.all(np.isfinite(latency) & (latency > 0)):
         raise ConfigError(f"--model {path}: its parameters and anchors give no finite "
