@@ -544,15 +544,25 @@ def test_a_ycsb_summary_cut_short_or_doubled_is_refused():
         assert parse_ycsb(text, threads=64, consistency="ONE")  # whole, once: no doubt
 
 
+def _summary(runtime_ms, throughput, **sections) -> str:
+    """A YCSB summary: [OVERALL] run time and throughput, and per section (a keyword,
+    READ_MODIFY_WRITE for READ-MODIFY-WRITE) its (operations, average latency in us)."""
+    lines = [f"[OVERALL], RunTime(ms), {runtime_ms}",
+             f"[OVERALL], Throughput(ops/sec), {throughput!r}"]
+    for name, (operations, average) in sections.items():
+        name = name.replace("_", "-")
+        lines += [f"[{name}], Operations, {operations}",
+                  f"[{name}], AverageLatency(us), {average}"]
+    return "\n".join(lines) + "\n"
+
+
 def test_a_wrapped_ycsb_operation_counter_is_read_as_the_run_went():
     """benchANT's Cassandra run of 2.8e9 operations at 100 threads: YCSB's 32-bit
     counter wrapped once, so it printed a throughput of -50,522.56 ops/s, which was
     refused as a number no run prints. Its sections count 2.8e9 operations over
     29,590.094 s: 94,626.26 ops/s, as the transcription in docs/data has it."""
-    text = ("[OVERALL], RunTime(ms), 29590094\n"
-            "[OVERALL], Throughput(ops/sec), -50522.55988101964\n"
-            "[READ], Operations, 1400030228\n[READ], AverageLatency(us), 1309.27\n"
-            "[UPDATE], Operations, 1399969772\n[UPDATE], AverageLatency(us), 800.098\n")
+    text = _summary(29590094, -50522.55988101964, READ=(1400030228, 1309.27),
+                    UPDATE=(1399969772, 800.098))
     with pytest.warns(UserWarning, match="32-bit operation counter wrapped 1 time"):
         rows = parse_ycsb(text, threads=100, consistency="QUORUM")
     assert float(rows[0]["throughput"]) == pytest.approx(2.8e9 / 29590.094, rel=1e-9)
@@ -567,21 +577,14 @@ def test_wraps_are_read_off_a_read_modify_write_run_and_a_run_counted_short():
     """A read-modify-write is in [READ] and [UPDATE] too (its own count comes off),
     and a long run's sections may fall a few per cent short: the wraps are still read
     off, where a 2% tolerance left both printed throughputs, 4x too low, silently."""
-    rmw = ("[OVERALL], RunTime(ms), 60000000\n"
-           "[OVERALL], Throughput(ops/sec), 28417.2117333\n"
-           "[READ], Operations, 6000000000\n[READ], AverageLatency(us), 1000\n"
-           "[UPDATE], Operations, 3000000000\n[UPDATE], AverageLatency(us), 800\n"
-           "[READ-MODIFY-WRITE], Operations, 3000000000\n"
-           "[READ-MODIFY-WRITE], AverageLatency(us), 1900\n")
+    rmw = _summary(60000000, 28417.2117333, READ=(6000000000, 1000),
+                   UPDATE=(3000000000, 800), READ_MODIFY_WRITE=(3000000000, 1900))
     with pytest.warns(UserWarning, match="wrapped 1 time"):
         rows = parse_ycsb(rmw, threads=100, consistency="ONE")
     assert float(rows[0]["throughput"]) == pytest.approx(6e9 / 60000, rel=1e-9)
     total, seconds = 5.8e9, 50000.0
-    short = (f"[OVERALL], RunTime(ms), {int(seconds * 1000)}\n"
-             f"[OVERALL], Throughput(ops/sec), {(total - 2 ** 32) / seconds!r}\n"
-             f"[READ], Operations, {int(total * 0.95 / 2)}\n[READ], AverageLatency(us), 9\n"
-             f"[INSERT], Operations, {int(total * 0.95 / 2)}\n"
-             "[INSERT], AverageLatency(us), 8\n")
+    short = _summary(int(seconds * 1000), (total - 2 ** 32) / seconds,
+                     READ=(int(total * 0.95 / 2), 9), INSERT=(int(total * 0.95 / 2), 8))
     with pytest.warns(UserWarning) as caught:
         rows = parse_ycsb(short, threads=100, consistency="ONE")
     assert float(rows[0]["throughput"]) == pytest.approx(total / seconds, rel=1e-9)
