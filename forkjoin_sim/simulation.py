@@ -37,8 +37,9 @@ CLIENT_JOBS = 10
 #: Expected measured jobs of the rarest class below which a multi-class run is refused
 #: before it starts (its summary needs at least 2, and an interval many more).
 CLASS_JOBS = 10
-#: Most jobs a run is asked to make for its rarest class (past it the class is too
-#: rare to measure: a larger fraction is the fix, not a longer run).
+#: Most jobs any refusal asks a run to make (for its rarest class, its percentile
+#: sections, its rarer operation): past it the class is too rare to measure, and a
+#: larger share is the fix, not a longer run.
 MOST_JOBS = 10 ** 12
 #: Runs estimated to take longer show a progress bar when ``progress`` is None.
 LONG_RUN_SECONDS = 10.0

@@ -29,7 +29,7 @@ from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, quor
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.run import simulate_nested_basic
-from forkjoin_sim.simulation import simulate
+from forkjoin_sim.simulation import MOST_JOBS, simulate
 from forkjoin_sim.measure.statistics import Interval, batch_means_ci, warmup_count
 
 #: Basic-queue sources: "simulation" or an analytic approximation's name.
@@ -66,11 +66,6 @@ def _sections(samples, batches: int) -> tuple[np.ndarray, np.ndarray]:
     return x, x[x.size - batches * size:].reshape(batches, size)
 
 
-#: Most jobs `section_jobs` counts to (far past any run: a class rarer than this
-#: allows gets no interval).
-MOST_SECTION_JOBS = 10 ** 12
-
-
 def section_jobs(share: float = 1.0, batches: int = QUANTILE_BATCHES,
                  warmup: float = WARMUP, risk: float = SHORTFALL_RISK) -> int:
     """Fewest jobs of a run whose class of probability ``share`` gets a percentile
@@ -82,11 +77,11 @@ def section_jobs(share: float = 1.0, batches: int = QUANTILE_BATCHES,
     if not 0 < share <= 1:
         raise ConfigError(f"share={share!r} must be in (0, 1]")
     need = 2 * batches
-    if need / share > MOST_SECTION_JOBS:
+    if need / share > MOST_JOBS:
         raise ConfigError(f"a class of {share:.3g} of the jobs would need about "
                           f"{need / share:.3g} jobs for its percentile interval, more "
-                          f"than any run ({MOST_SECTION_JOBS:.0e}); give it a share of "
-                          f"at least {need / MOST_SECTION_JOBS:.3g}")
+                          f"than any run ({MOST_JOBS:.0e}); give it a share of "
+                          f"at least {need / MOST_JOBS:.3g}")
     measured = need
     if share < 1:
         enough = lambda m: stats.binom.ppf(risk, m, share) >= need  # noqa: E731
