@@ -11,10 +11,16 @@ Two formats are read, told apart by `detect_format`:
     counts. Client threads come from the caller, a side table, or the
     ``Command line:`` line YCSB prints (``-threads N``, ``-p threadcount=N``);
     consistency levels from the caller, a side table, or that line
-    (``cassandra.readconsistencylevel=...``, ``cassandra.writeconsistencylevel``).
-    A failed operation is counted once: by the ``Return=`` codes other than OK of
-    its operation when there are any, else by the ``Operations`` of its
-    ``[READ-FAILED]`` (...) section (YCSB 0.17 prints both for the same failures).
+    (``cassandra.readconsistencylevel=...``, ``cassandra.writeconsistencylevel``, or
+    the ScyllaDB binding's ``scylla.*consistencylevel``). A run held to a rate
+    (``-target N``, reached within `PACED`) gives open-loop rows at that rate. A
+    run spread over several YCSB clients is several files, each one client's threads
+    and throughput: add them up into one measurement row, as the cluster saw them.
+    A failed operation is counted once (YCSB 0.17 prints it both as a ``Return=``
+    code of its operation and in its ``[READ-FAILED]`` (...) section); a read that
+    found no row (``Return=NOT_FOUND``) completed, and counts in the share of reads.
+    Workload F's throughput is the database's reads and updates per second, not
+    YCSB's read-modify-writes.
     A run of more than 2^31 operations wraps YCSB's 32-bit operation counter and
     prints a throughput short by 2^32 operations over its run time (negative, even):
     the sections' operation counts restore it, with a warning; sections that count
@@ -73,6 +79,9 @@ LEVELS = tuple(CONSISTENCY_LEVELS) + ("LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM"
 #: Share of a YCSB run's operations ([OVERALL] run time x throughput) its sections may
 #: leave uncounted before the summary is doubted (`_run_throughput`).
 COUNT_SHORTFALL = 0.02
+#: A YCSB run with ``-target`` whose throughput is within this share of the target was
+#: paced by it: its rows are an open loop at that rate.
+PACED = 0.02
 #: Operation kinds of each tool that this project models, by operation class.
 YCSB_OPERATIONS = {"READ": "read", "UPDATE": "write", "INSERT": "write",
                    "DELETE": "write"}
@@ -84,7 +93,9 @@ _YCSB_LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?)\s*,\s*(\S+)\s*$")
 _YCSB_LATENCY = re.compile(r"^(Average|\d+(?:\.\d+)?)(?:th)?(?:Percentile)?Latency"
                            r"\((us|ms)\)$")
 _STRESS_THREADS = (re.compile(r"Running with (\d+) threadCount"),
-                   re.compile(r"Running \S+ with (\d+) threads"),
+                   # "Running WRITE with 4 threads", "Running [READ, WRITE] with 50
+                   # threads" (3.0-3.9: a mixed run or a profile's several operations)
+                   re.compile(r"Running (?:\[[^\]]*\]|\S+) with (\d+) threads"),
                    re.compile(r"^\s*Thread Count:\s*(\d+)\s*$"))
 _STRESS_LEVEL = (re.compile(r"^\s*Consistency Level:\s*([A-Za-z_]+)\s*$"),
                  re.compile(r"(?:^|\s)cl=([A-Za-z_]+)(?=\s|$)"))
@@ -231,8 +242,10 @@ def _merge(parts: list[dict], where: str) -> dict:
 
 
 def _rows(classes: dict, levels: dict, threads: int, throughput,
-          where: str) -> list[dict]:
-    """Rows of one run from its merged operation classes (levels all known)."""
+          where: str, unfinished: dict | None = None) -> list[dict]:
+    """Rows of one run from its merged operation classes (levels all known);
+    ``unfinished``: operations per class attempted but not in its count (`_unfinished`),
+    which count in the share of reads."""
     fraction = None
     if len(classes) == 2:
         reads, writes = classes["read"].get("count"), classes["write"].get("count")
@@ -240,6 +253,9 @@ def _rows(classes: dict, levels: dict, threads: int, throughput,
             raise ConfigError(f"{where}: a mixed run without operation counts per "
                               "kind; give the full summary so the share of reads is "
                               "known")
+        unfinished = unfinished or {}
+        reads, writes = reads + unfinished.get("read", 0.0), \
+            writes + unfinished.get("write", 0.0)
         fraction = reads / (reads + writes)
     out = []
     for operation in ("read", "write"):
@@ -260,12 +276,16 @@ def _ycsb_command_line(text: str) -> dict:
         for i, word in enumerate(words):
             if word == "-threads" and i + 1 < len(words):
                 found["threads"] = (words[i + 1], "-threads", number)
+            if word == "-target" and i + 1 < len(words):
+                found["target"] = (words[i + 1], "-target", number)
             key, _, value = word.partition("=")
             if key == "threadcount":
                 found["threads"] = (value, "threadcount", number)
-            elif key == "cassandra.readconsistencylevel":
+            # the Cassandra binding's keys, and the ScyllaDB binding's (ScyllaCQLClient)
+            elif key in ("cassandra.readconsistencylevel", "scylla.readconsistencylevel"):
                 found["read"] = (value, key, number)
-            elif key == "cassandra.writeconsistencylevel":
+            elif key in ("cassandra.writeconsistencylevel",
+                         "scylla.writeconsistencylevel"):
                 found["write"] = (value, key, number)
     return found
 
@@ -298,17 +318,20 @@ def _run_throughput(sections: dict, where: str) -> float:
     throughput give (a file cut short, a section renamed) is doubted in a warning:
     unedited long runs fall a few per cent short too (benchANT's 5.8e9-operation
     Aerospike runs by 5%). A read-modify-write is counted in its read and its update
-    too, so its own count is taken off; without any ``Operations`` line nothing is
-    compared."""
+    too, so its own count is taken off for these checks, and the throughput returned
+    is the database's: its reads and updates per second, as the share of reads counts
+    them (workload F's throughput is 1.5 times what YCSB prints). Without any
+    ``Operations`` line nothing is compared."""
     value, line = sections["OVERALL"]["Throughput(ops/sec)"]
     printed_at = f"{where} line {line}"
     runtime = sections["OVERALL"].get("RunTime(ms)")
     counts = {name: _number(metrics["Operations"][0], f"[{name}], Operations",
                             f"{where} line {metrics['Operations'][1]}")
               for name, metrics in sections.items() if "Operations" in metrics}
-    counted = (sum(count for name, count in counts.items()
-                   if name in YCSB_OPERATIONS or name == "SCAN" or name.endswith("-FAILED"))
-               - counts.get("READ-MODIFY-WRITE", 0.0))
+    rmw = counts.get("READ-MODIFY-WRITE", 0.0)
+    counted = sum(count for name, count in counts.items()
+                  if name in YCSB_OPERATIONS or name == "SCAN"
+                  or name.endswith("-FAILED")) - rmw
     if runtime is None or counted <= 0:
         return _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
     try:
@@ -336,13 +359,19 @@ def _run_throughput(sections: dict, where: str) -> float:
                       f"{100 * (1 - counted / done):.0f}% fewer: is a section missing or "
                       "renamed (a file cut short)? Each row carries the whole run's "
                       "throughput", UserWarning, stacklevel=3)
-    return throughput
+    # YCSB counts a read-modify-write once; the database served its read and its
+    # update, as the rows' share of reads counts them
+    return throughput * (counted + rmw) / counted
 
 
 def _ycsb_failed(sections: dict, where: str) -> float:
     """Failed operations, each counted once: YCSB 0.17 records a failure both as a
-    ``Return=ERROR`` of its operation and in the ``[READ-FAILED]`` section."""
-    returned, failed_sections = {}, {}
+    ``Return=ERROR`` of its operation and in the ``[READ-FAILED]`` section. A read
+    that found no row (``Return=NOT_FOUND``, common under ``requestdistribution=
+    latest``) completed: it is not a failure, though YCSB lists it in
+    ``[READ-FAILED]`` too. Per operation: the larger of its error returns and its
+    ``-FAILED`` count less its NOT_FOUND returns."""
+    errors, not_found, failed_sections = {}, {}, {}
     for name, metrics in sections.items():
         if name.endswith("-FAILED"):
             value, line = metrics.get("Operations", ("0", 0))
@@ -351,10 +380,26 @@ def _ycsb_failed(sections: dict, where: str) -> float:
             continue
         for metric, (value, line) in metrics.items():
             if metric.startswith("Return=") and metric[7:] not in ("OK", "0"):
-                returned[name] = returned.get(name, 0.0) + _number(
+                kind = not_found if metric[7:] == "NOT_FOUND" else errors
+                kind[name] = kind.get(name, 0.0) + _number(
                     value, f"[{name}], {metric}", f"{where} line {line}")
-    return sum(returned.get(name) or failed_sections.get(name, 0.0)
-               for name in set(returned) | set(failed_sections))
+    return sum(max(errors.get(name, 0.0),
+                   failed_sections.get(name, 0.0) - not_found.get(name, 0.0))
+               for name in set(errors) | set(failed_sections))
+
+
+def _unfinished(sections: dict, where: str) -> dict[str, float]:
+    """Per operation class, the operations YCSB lists in its ``-FAILED`` sections and
+    not in ``Operations`` (errors, and reads that found no row): attempted operations
+    of that kind, so they count in the share of reads."""
+    out: dict[str, float] = {}
+    for name, metrics in sections.items():
+        kind = YCSB_OPERATIONS.get(name.removesuffix("-FAILED"))
+        if name.endswith("-FAILED") and kind and "Operations" in metrics:
+            value, line = metrics["Operations"]
+            out[kind] = out.get(kind, 0.0) + _number(value, f"[{name}], Operations",
+                                                     f"{where} line {line}")
+    return out
 
 
 def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = None,
@@ -432,10 +477,24 @@ def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = 
         missing["threads"] = "'Command line:' with -threads N"
     if unstated := [op for op in classes if levels[op] is None]:
         missing["consistency"] = " or ".join(
-            f"-p cassandra.{op}consistencylevel=..." for op in unstated)
+            f"-p cassandra.{op}consistencylevel=... (scylla.{op}consistencylevel)"
+            for op in unstated)
     if missing:
         _not_stated(where, missing, name, listed_in)
-    return _rows(classes, levels, count, throughput, where)
+    rows = _rows(classes, levels, count, throughput, where, _unfinished(sections, where))
+    if "target" in stated:
+        value, option, line = stated["target"]
+        target = _positive(value, option, f"{where} line {line} ('Command line:')")
+        if throughput >= (1 - PACED) * target:
+            # YCSB paced each thread to reach the target: requests arrive at the rate
+            # asked, not when the previous one returns, so the run is an open loop
+            warnings.warn(f"{where}: the run was held to -target {value} ops/s and "
+                          f"reached {throughput:,.6g}: its rows are read as an open loop "
+                          f"at that rate (rate), not as {count} closed-loop threads",
+                          UserWarning, stacklevel=2)
+            for row in rows:
+                row["rate"], row["threads"] = row["throughput"], ""
+    return rows
 
 
 def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:

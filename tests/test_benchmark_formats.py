@@ -581,7 +581,8 @@ def test_wraps_are_read_off_a_read_modify_write_run_and_a_run_counted_short():
                    UPDATE=(3000000000, 800), READ_MODIFY_WRITE=(3000000000, 1900))
     with pytest.warns(UserWarning, match="wrapped 1 time"):
         rows = parse_ycsb(rmw, threads=100, consistency="ONE")
-    assert float(rows[0]["throughput"]) == pytest.approx(6e9 / 60000, rel=1e-9)
+    # 6e9 transactions, each a read and an update: 9e9 database operations
+    assert float(rows[0]["throughput"]) == pytest.approx(9e9 / 60000, rel=1e-9)
     total, seconds = 5.8e9, 50000.0
     short = _summary(int(seconds * 1000), (total - 2 ** 32) / seconds,
                      READ=(int(total * 0.95 / 2), 9), INSERT=(int(total * 0.95 / 2), 8))
@@ -599,3 +600,40 @@ def test_a_summary_without_operation_counts_is_not_doubted():
         warnings.simplefilter("error")
         rows = parse_ycsb(text, threads=100, consistency="ONE")
     assert float(rows[0]["throughput"]) == 100000
+
+
+def test_a_stress_run_of_several_operations_states_its_threads():
+    """cassandra-stress 3.0-3.9 writes a mixed run's operations as a list: "Running
+    [READ, WRITE] with 50 threads"; the threads were not found."""
+    text = OLD_STRESS.replace("Running WRITE with 200 threads",
+                              "Running [READ, WRITE] with 50 threads")
+    (row,) = parse_cassandra_stress(text, consistency="ONE")
+    assert row["threads"] == "50"
+
+
+def test_ycsb_as_benchants_scylladb_runs_print_it():
+    """Found in benchANT's ScyllaDB runs: the ScyllaDB binding names its levels
+    scylla.*consistencylevel, per operation; reads that found no row
+    (Return=NOT_FOUND, also in [READ-FAILED]) completed, so they count in the share
+    of reads and are no failure; -target N held the run to a rate, so its rows are an
+    open loop at that rate."""
+    text = ("Command line: -db site.ycsb.db.scylla.ScyllaCQLClient -p "
+            "scylla.writeconsistencylevel=QUORUM -p scylla.readconsistencylevel=ONE "
+            "-threads 100 -target 3000 -t\n"
+            + _summary(10000, 2990.0, READ=(2400, 3000), INSERT=(27000, 2500))
+            + "[READ], Return=OK, 2400\n[READ], Return=NOT_FOUND, 600\n"
+              "[READ-FAILED], Operations, 600\n[READ-FAILED], AverageLatency(us), 900\n")
+    with pytest.warns(UserWarning) as caught:
+        rows = parse_ycsb(text)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "held to -target 3000 ops/s" in messages and "failed" not in messages
+    read, write = rows
+    assert (read["consistency"], write["consistency"]) == ("ONE", "QUORUM")
+    assert float(read["read_fraction"]) == pytest.approx(3000 / 30000)
+    assert (read["threads"], float(read["rate"])) == ("", 2990.0)
+    # the same run unpaced (its throughput well below the target): 100 threads
+    unpaced = text.replace("-target 3000", "-target 9000")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read, _ = parse_ycsb(unpaced)
+    assert read["threads"] == "100" and "rate" not in read
