@@ -36,8 +36,10 @@ Two formats are read, told apart by `detect_format`:
     (a write) are named read or write by the caller or a side table.
 
 A side table names outputs that do not state everything: a CSV with the header
-``file`` and any of ``threads``, ``consistency``, ``operations`` (`SIDE_TABLE_COLUMNS`;
-empty cells: stated in the output). ``file`` is a path relative to the table's own
+``file`` and any of ``threads``, ``consistency``, ``operations``, ``read_consistency``,
+``write_consistency`` (`SIDE_TABLE_COLUMNS`; empty cells: stated in the output; the
+last two give a YCSB run's reads and writes levels of their own, as a read ONE /
+write QUORUM run has). ``file`` is a path relative to the table's own
 folder (or absolute); ``threads`` a whole number (``50.0`` is 50); ``operations``
 pairs ``name=read`` or ``name=write`` separated by spaces, for a cassandra-stress
 user profile (``insert=write simple1=read``). Given in place of a measurement file,
@@ -87,7 +89,8 @@ YCSB_OPERATIONS = {"READ": "read", "UPDATE": "write", "INSERT": "write",
                    "DELETE": "write"}
 STRESS_OPERATIONS = {"READ": "read", "COUNTER_READ": "read", "WRITE": "write",
                      "COUNTER_WRITE": "write", "INSERT": "write"}
-SIDE_TABLE_COLUMNS = ("file", "threads", "consistency", "operations")
+SIDE_TABLE_COLUMNS = ("file", "threads", "consistency", "operations", "read_consistency",
+                      "write_consistency")
 _TO_MS = {"us": 1e-3, "ms": 1.0}
 _YCSB_LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?)\s*,\s*(\S+)\s*$")
 _YCSB_LATENCY = re.compile(r"^(Average|\d+(?:\.\d+)?)(?:th)?(?:Percentile)?Latency"
@@ -402,9 +405,13 @@ def _unfinished(sections: dict, where: str) -> dict[str, float]:
     return out
 
 
-def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = None,
-               where: str = _YCSB_TEXT, *, listed_in: str | None = None) -> list[dict]:
+def parse_ycsb(text: str, threads: int | None = None,
+               consistency: str | dict | None = None, where: str = _YCSB_TEXT, *,
+               listed_in: str | None = None) -> list[dict]:
     """Measurement rows of one YCSB run's summary (see the module docstring).
+
+    ``consistency``: one level for reads and writes, or ``{"read": ..., "write":
+    ...}`` (None where the output states it).
 
     ``threads`` and ``consistency`` (one level for reads and writes) are needed unless
     the output's ``Command line:`` states them; given both ways, they must agree.
@@ -462,9 +469,12 @@ def parse_ycsb(text: str, threads: int | None = None, consistency: str | None = 
         count = whole_threads(value, f"{where} line {line} ('Command line:')", option)
     count = _agree(None if threads is None else whole_threads(threads, where), count,
                    "threads", where, "the output's command line", given_by)
-    given = None if consistency is None else _level(consistency, where, "given")
+    given_levels = consistency if isinstance(consistency, dict) else \
+        {"read": consistency, "write": consistency}
     levels = {}
     for op in ("read", "write"):
+        given = given_levels.get(op)
+        given = None if given is None else _level(given, where, "given")
         found = None
         if op in stated:
             value, key, line = stated[op]
@@ -679,11 +689,19 @@ def read_side_table(path) -> dict[str, dict]:
                 raise ConfigError(f"{where}: file {key!r} is listed twice (also line "
                                   f"{seen[file.resolve()]}); keep one row per file")
             seen[file.resolve()] = line
+            both = _level(row["consistency"], where, "side table") \
+                if row.get("consistency") else None
+            levels = {op: _agree(both, _level(row[f"{op}_consistency"], where,
+                                               "side table")
+                                 if row.get(f"{op}_consistency") else None,
+                                 "consistency", where, f"its {op}_consistency cell",
+                                 "in its consistency cell")
+                      for op in ("read", "write")}
             table[key] = {
                 "threads": whole_threads(row["threads"], where) if row.get("threads")
                 else None,
-                "consistency": _level(row["consistency"], where, "side table")
-                if row.get("consistency") else None,
+                "consistency": both if levels["read"] == levels["write"] else None,
+                "levels": levels,
                 "operations": _operations(row.get("operations", ""), where),
                 "path": file, "row": where}
     if header is None:
@@ -738,12 +756,20 @@ def read_benchmark_output(path, threads: int | None = None,
             mapping[op] = _agree(mapping.get(op), kind, f"operation {op}", where,
                                  listed_in, "by the caller")
         operations = mapping
+    levels = (entry or {}).get("levels") or {}
     if detect_format(text, where) == YCSB:
         if entry is not None and entry.get("operations"):
             raise ConfigError(f"{entry['row']}: operations is for cassandra-stress "
                               "user profiles; YCSB names its own ([READ], [UPDATE], "
                               "...): leave that cell empty")
+        if levels.get("read") != levels.get("write"):
+            per = {op: _agree(consistency, levels.get(op), "consistency", where,
+                              listed_in, "by the caller") for op in ("read", "write")}
+            return parse_ycsb(text, threads, per, where, listed_in=listed_in)
         return parse_ycsb(text, threads, consistency, where, listed_in=listed_in)
+    if levels.get("read") != levels.get("write"):
+        raise ConfigError(f"{entry['row']}: a cassandra-stress run has one consistency "
+                          "level (cl=); give it in the consistency cell")
     return parse_cassandra_stress(text, consistency, threads, operations, where,
                                   listed_in=listed_in)
 

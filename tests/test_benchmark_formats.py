@@ -637,3 +637,26 @@ def test_ycsb_as_benchants_scylladb_runs_print_it():
         warnings.simplefilter("error")
         read, _ = parse_ycsb(unpaced)
     assert read["threads"] == "100" and "rate" not in read
+
+
+def test_a_side_table_gives_reads_and_writes_levels_of_their_own(tmp_path):
+    """A read ONE / write QUORUM run whose output states no level could only be given
+    one level, and a write row came out at ONE; read_consistency and
+    write_consistency name each, and a consistency cell that disagrees is refused."""
+    (tmp_path / "run.txt").write_text(
+        _summary(10000, 3000.0, READ=(15000, 2400), UPDATE=(15000, 1800)))
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,read_consistency,write_consistency\n"
+                     "run.txt,400,ONE,QUORUM\n")
+    measured, _ = read_measurements(str(table), replicas=3)
+    assert {(m.operation, m.consistency) for m in measured} == {("read", "ONE"),
+                                                                ("write", "QUORUM")}
+    table.write_text("file,threads,consistency,read_consistency\nrun.txt,400,QUORUM,ONE\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3),
+                    "consistency QUORUM was given (in its consistency cell) but its "
+                    "read_consistency cell says ONE")
+    (tmp_path / "stress.txt").write_text(OLD_STRESS)
+    table.write_text("file,threads,read_consistency,write_consistency\n"
+                     "stress.txt,200,ONE,QUORUM\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3),
+                    "a cassandra-stress run has one consistency level")
