@@ -311,7 +311,14 @@ def _ycsb_sections(text: str, where: str = _YCSB_TEXT
     return sections
 
 
-def _run_throughput(sections: dict, where: str) -> float:
+def _operation_counts(sections: dict, where: str) -> dict[str, float]:
+    """{section: its ``Operations`` count} of every section that has one."""
+    return {name: _number(metrics["Operations"][0], f"[{name}], Operations",
+                          f"{where} line {metrics['Operations'][1]}")
+            for name, metrics in sections.items() if "Operations" in metrics}
+
+
+def _run_throughput(sections: dict, counts: dict, where: str) -> float:
     """The run's throughput (ops/s): ``[OVERALL], Throughput(ops/sec)``, or, where YCSB's
     32-bit operation counter wrapped (a run of more than 2^31 operations prints a
     throughput short by a multiple of 2^32 over its run time, negative even), the
@@ -324,13 +331,10 @@ def _run_throughput(sections: dict, where: str) -> float:
     too, so its own count is taken off for these checks, and the throughput returned
     is the database's: its reads and updates per second, as the share of reads counts
     them (workload F's throughput is 1.5 times what YCSB prints). Without any
-    ``Operations`` line nothing is compared."""
+    ``Operations`` line nothing is compared (``counts``: `_operation_counts`)."""
     value, line = sections["OVERALL"]["Throughput(ops/sec)"]
     printed_at = f"{where} line {line}"
     runtime = sections["OVERALL"].get("RunTime(ms)")
-    counts = {name: _number(metrics["Operations"][0], f"[{name}], Operations",
-                            f"{where} line {metrics['Operations'][1]}")
-              for name, metrics in sections.items() if "Operations" in metrics}
     rmw = counts.get("READ-MODIFY-WRITE", 0.0)
     counted = sum(count for name, count in counts.items()
                   if name in YCSB_OPERATIONS or name == "SCAN"
@@ -367,19 +371,18 @@ def _run_throughput(sections: dict, where: str) -> float:
     return throughput * (counted + rmw) / counted
 
 
-def _ycsb_failed(sections: dict, where: str) -> float:
+def _ycsb_failed(sections: dict, counts: dict, where: str) -> float:
     """Failed operations, each counted once: YCSB 0.17 records a failure both as a
     ``Return=ERROR`` of its operation and in the ``[READ-FAILED]`` section. A read
     that found no row (``Return=NOT_FOUND``, common under ``requestdistribution=
     latest``) completed: it is not a failure, though YCSB lists it in
     ``[READ-FAILED]`` too. Per operation: the larger of its error returns and its
-    ``-FAILED`` count less its NOT_FOUND returns."""
-    errors, not_found, failed_sections = {}, {}, {}
+    ``-FAILED`` count less its NOT_FOUND returns (``counts``: `_operation_counts`)."""
+    errors, not_found = {}, {}
+    failed_sections = {name.removesuffix("-FAILED"): counts.get(name, 0.0)
+                       for name in sections if name.endswith("-FAILED")}
     for name, metrics in sections.items():
         if name.endswith("-FAILED"):
-            value, line = metrics.get("Operations", ("0", 0))
-            failed_sections[name[:-len("-FAILED")]] = _number(
-                value, f"[{name}], Operations", f"{where} line {line}")
             continue
         for metric, (value, line) in metrics.items():
             if metric.startswith("Return=") and metric[7:] not in ("OK", "0"):
@@ -391,17 +394,16 @@ def _ycsb_failed(sections: dict, where: str) -> float:
                for name in set(errors) | set(failed_sections))
 
 
-def _unfinished(sections: dict, where: str) -> dict[str, float]:
+def _unfinished(counts: dict) -> dict[str, float]:
     """Per operation class, the operations YCSB lists in its ``-FAILED`` sections and
     not in ``Operations`` (errors, and reads that found no row): attempted operations
-    of that kind, so they count in the share of reads."""
+    of that kind, so they count in the share of reads (``counts``:
+    `_operation_counts`)."""
     out: dict[str, float] = {}
-    for name, metrics in sections.items():
+    for name, count in counts.items():
         kind = YCSB_OPERATIONS.get(name.removesuffix("-FAILED"))
-        if name.endswith("-FAILED") and kind and "Operations" in metrics:
-            value, line = metrics["Operations"]
-            out[kind] = out.get(kind, 0.0) + _number(value, f"[{name}], Operations",
-                                                     f"{where} line {line}")
+        if name.endswith("-FAILED") and kind:
+            out[kind] = out.get(kind, 0.0) + count
     return out
 
 
@@ -423,21 +425,16 @@ def parse_ycsb(text: str, threads: int | None = None,
     if "Throughput(ops/sec)" not in sections.get("OVERALL", {}):
         raise ConfigError(f"{where}: no '[OVERALL], Throughput(ops/sec), ...' line; "
                           "give the summary YCSB prints at the end of a run")
-    if "Operations" in sections.get("SCAN", {}):
-        value, line = sections["SCAN"]["Operations"]
-        if _number(value, "[SCAN], Operations", f"{where} line {line}") > 0:
-            raise ConfigError(f"{where} line {line}: the run has [SCAN] operations, "
-                              "which the model has no counterpart for; run a workload "
-                              "without scans (scanproportion=0)")
+    counts = _operation_counts(sections, where)
+    if counts.get("SCAN", 0.0) > 0:
+        raise ConfigError(f"{where} line {sections['SCAN']['Operations'][1]}: the run "
+                          "has [SCAN] operations, which the model has no counterpart "
+                          "for; run a workload without scans (scanproportion=0)")
     parts: dict[str, list[dict]] = {}
     for section, metrics in sections.items():
         if section not in YCSB_OPERATIONS:
             continue
-        stats = {"count": None}
-        if "Operations" in metrics:
-            value, line = metrics["Operations"]
-            stats["count"] = _number(value, f"[{section}], Operations",
-                                     f"{where} line {line}")
+        stats = {"count": counts.get(section)}
         if stats["count"] == 0:
             continue
         for metric, (value, line) in metrics.items():
@@ -456,8 +453,8 @@ def parse_ycsb(text: str, threads: int | None = None,
         raise ConfigError(f"{where}: no [READ], [UPDATE] or [INSERT] summary lines "
                           "with operations; give the output of a YCSB 'run' (not only "
                           "its [OVERALL] lines or status lines)")
-    throughput = _run_throughput(sections, where)
-    failed = _ycsb_failed(sections, where)
+    throughput = _run_throughput(sections, counts, where)
+    failed = _ycsb_failed(sections, counts, where)
     if failed:
         warnings.warn(f"{where}: {failed:g} operations failed; depending on the YCSB "
                       "version their latencies are in the averages", UserWarning,
@@ -491,7 +488,7 @@ def parse_ycsb(text: str, threads: int | None = None,
             for op in unstated)
     if missing:
         _not_stated(where, missing, name, listed_in)
-    rows = _rows(classes, levels, count, throughput, where, _unfinished(sections, where))
+    rows = _rows(classes, levels, count, throughput, where, _unfinished(counts))
     if "target" in stated:
         value, option, line = stated["target"]
         target = _positive(value, option, f"{where} line {line} ('Command line:')")
