@@ -338,16 +338,14 @@ def _check_consistency_jobs(args, read_mean: float, write_mean: float) -> None:
     # enough digits that 99.999999999% is not written 100%
     reads = f"{100 * args.read_fraction:.12g}% reads"
     try:
-        validation_jobs(args.read_fraction)
+        fewest = validation_jobs(args.read_fraction)
     except ConfigError as exc:
         raise ConfigError(f"--read-fraction {args.read_fraction:g}: {exc}; give a read "
                           "fraction further from 0 and 1") from None
-    if args.validate:
-        fewest = validation_jobs(args.read_fraction)
-        if args.validate < fewest:
-            raise ConfigError(
-                f"--validate {args.validate} is too few at {reads}: the rarer class "
-                f"needs {_WHY_MIN}; give --validate {fewest:,} or more")
+    if args.validate and args.validate < fewest:
+        raise ConfigError(
+            f"--validate {args.validate} is too few at {reads}: the rarer class "
+            f"needs {_WHY_MIN}; give --validate {fewest:,} or more")
     if args.basic in (None, "simulation"):
         fewest = consistency_jobs(args.replicas, args.read_fraction, lambda R: (
             consistency_load(args.nodes, args.replicas, args.read_fraction, args.rate,
