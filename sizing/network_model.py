@@ -366,7 +366,7 @@ class NetworkModel:
         ``extrapolation``, by the anchors' own error where the row is an extrapolation
         (`Anchors.extrapolation`), is laid on the log scale around the fitted model's
         prediction; past the fitted loads (thread counts, or an open loop's rates),
-        narrowed to what the loop allows from there (`_within_closed_loop_bounds`:
+        narrowed to what the loop allows from there (`_within_loop_bounds`:
         never below the band at the largest fitted load, and for a closed loop no
         higher than its threads allow); above ONE, its lower end
         never below that of the level below at the same row (waiting for more
@@ -396,7 +396,7 @@ class NetworkModel:
                             self.as_fitted(rows), fitted.prior.level_miss)) ** 2)
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
-            low, high = self._within_closed_loop_bounds(rows, np.exp(centre), low, high,
+            low, high = self._within_loop_bounds(rows, np.exp(centre), low, high,
                                                         level, samples, seed, draws)
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
@@ -455,7 +455,7 @@ class NetworkModel:
         return np.stack([done[key] for key in keys], axis=1) if count \
             else np.full((samples, 0), np.nan)
 
-    def _within_closed_loop_bounds(self, rows, centre, low, high, level, samples, seed,
+    def _within_loop_bounds(self, rows, centre, low, high, level, samples, seed,
                                    draws: "_Draws"):
         """``low`` and ``high`` of the rows of one operation past the largest fitted
         load of their operation, loop and level (else operation and loop) narrowed to
