@@ -397,7 +397,7 @@ class NetworkModel:
         low, high = np.exp(centre - width), np.exp(centre + width)
         if extrapolation:
             low, high = self._within_loop_bounds(rows, np.exp(centre), low, high,
-                                                        level, samples, seed, draws)
+                                                 level, samples, seed, draws)
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
         if higher.any():
