@@ -211,7 +211,7 @@ def _level(level, where: str, source: str) -> str:
 def _agree(given, found, what: str, where: str, source: str, given_by: str):
     """The caller's value, the file's, or refuse when both are given and differ."""
     if None not in (given, found) and str(given).upper() != str(found).upper():
-        fix = ("correct it, or leave that cell empty to take the output's"
+        fix = ("correct it, or leave that cell empty to take the output's value"
                if given_by.startswith("side table") else "correct one or drop one")
         raise ConfigError(f"{where}: {what} {given} was given ({given_by}) but "
                           f"{source} says {found}; {fix}")
@@ -266,6 +266,29 @@ def _rows(classes: dict, levels: dict, threads: int, throughput,
             out.append(_row(operation, levels[operation], threads, throughput,
                             classes[operation], fraction))
     return out
+
+
+def _one_level_for_two(consistency, stated: dict, where: str, given_by: str) -> None:
+    """Refuse one level given for a YCSB run whose command line sets its reads and
+    writes at two different levels, naming both and the columns that take them."""
+    found = {op: stated[op] for op in ("read", "write") if op in stated}
+    if consistency is None or len(found) < 2:
+        return
+    levels = {op: _level(value, f"{where} line {line}", f"{key} on the command line")
+              for op, (value, key, line) in found.items()}
+    if levels["read"] == levels["write"]:
+        return
+    column = given_by.startswith("side table")
+    fix = ("give read_consistency and write_consistency columns in the side table "
+           "instead, or leave the consistency cell empty to take the levels the output "
+           "states" if column else
+           "give consistency={'read': ..., 'write': ...}, or none to take the levels "
+           "the output states")
+    raise ConfigError(
+        f"{where}: consistency {consistency} was given ({given_by}) for reads and "
+        f"writes, but the output's command line sets reads at {levels['read']} and "
+        f"writes at {levels['write']} ({found['read'][1]}, {found['write'][1]}, line "
+        f"{found['write'][2]}); {fix}")
 
 
 def _ycsb_command_line(text: str) -> dict:
@@ -468,6 +491,8 @@ def parse_ycsb(text: str, threads: int | None = None,
                    "threads", where, "the output's command line", given_by)
     given_levels = consistency if isinstance(consistency, dict) else \
         {"read": consistency, "write": consistency}
+    if not isinstance(consistency, dict):
+        _one_level_for_two(consistency, stated, where, given_by)
     levels = {}
     for op in ("read", "write"):
         given = given_levels.get(op)

@@ -654,7 +654,9 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
         return None
     named = _listed(past, row_name)
     verb = "are" if len(past) > 1 else "is"
-    most = " and ".join(f"{value:,.0f}" for value in sorted(set(reached[past])))
+    # one number per figure printed (a mixed run's read and write rows carry one)
+    most = " and ".join(dict.fromkeys(f"{value:,.0f}" for value in
+                                      sorted(reached[past])))
     resized = np.any(np.asarray(mrows.get("nodes", model.nodes)) != model.nodes)
     where = (f"where the model's own curve queues (up to "
              f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency)"
@@ -662,8 +664,9 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
              f"up to {np.max(throughput[past] / reached[past]):.2g} times as much, where "
              "the model's own curve does not yet queue as it would near a capacity")
     return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
-            f"ops/s, past the {most} ops/s of the busiest fitted row of their "
-            f"operation{' (scaled to the cluster size asked)' if resized else ''}, "
+            f"ops/s, past the {most} ops/s it gives the busiest fitted row of their "
+            f"operation{' (scaled to the cluster size asked)' if resized else ''} (the "
+            "model's throughputs, not measured ones), "
             f"{where}: how much more the cluster carries, no fitted row measures, so "
             "there the latency rests on the model's structure")
 

@@ -660,3 +660,31 @@ def test_a_side_table_gives_reads_and_writes_levels_of_their_own(tmp_path):
                      "stress.txt,200,ONE,QUORUM\n")
     _one_line_error(lambda: read_measurements(str(table), replicas=3),
                     "a cassandra-stress run has one consistency level")
+
+
+def test_one_level_for_a_run_of_two_levels_points_to_the_two_columns(tmp_path):
+    """Found on benchANT's ScyllaDB runs: a side table's consistency ONE for a run
+    whose command line sets reads at ONE and writes at QUORUM was refused as "the
+    output's command line says QUORUM", half of what it says, without naming the
+    read_consistency and write_consistency columns that take such a run."""
+    (tmp_path / "run.txt").write_text(
+        "Command line: -db site.ycsb.db.scylla.ScyllaCQLClient -p "
+        "scylla.readconsistencylevel=ONE -p scylla.writeconsistencylevel=QUORUM "
+        "-threads 400 -t\n"
+        + _summary(10000, 3000.0, READ=(15000, 2400), UPDATE=(15000, 1800)))
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nrun.txt,400,ONE\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3),
+                    "consistency ONE was given", "sets reads at ONE and writes at QUORUM",
+                    "read_consistency and write_consistency")
+    # the two columns, or no level at all, read it
+    for header, cells in (("read_consistency,write_consistency", "ONE,QUORUM"),
+                          ("consistency", "")):
+        table.write_text(f"file,threads,{header}\nrun.txt,400,{cells}\n")
+        measured, _ = read_measurements(str(table), replicas=3)
+        assert {(m.operation, m.consistency) for m in measured} == {
+            ("read", "ONE"), ("write", "QUORUM")}
+    # from Python, one level for both is refused the same way
+    text = (tmp_path / "run.txt").read_text()
+    _one_line_error(lambda: parse_ycsb(text, consistency="QUORUM"),
+                    "sets reads at ONE and writes at QUORUM", "consistency={'read'")

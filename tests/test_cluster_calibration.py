@@ -504,3 +504,18 @@ def test_a_throughput_far_past_every_fitted_row_is_named_even_without_queues():
         if named:
             assert frame.predicted_throughput.iloc[0] > 2.0 * 33444.8
             assert "does not yet queue" in notes[0]
+
+
+def test_a_mixed_runs_busiest_row_is_named_once_as_the_models_throughput():
+    """Found on benchANT's runs: a mixed run's read and write rows share one run's
+    throughput, and the note printed it twice ("past the 152,439 and 152,439 ops/s"),
+    a number in neither input file without saying it is the model's."""
+    fitted = calibrate_cluster(str(DATA / "benchant_cassandra5/runs.csv"), nodes=6,
+                               replicas=3)
+    _, notes = _busiest_notes(fitted, {"operation": ["read", "write"],
+                                       "consistency": "QUORUM", "threads": [1600, 1600],
+                                       "read_fraction": [0.5, 0.5]})
+    (note,) = notes
+    figure = note.split("past the ")[1].split(" ops/s")[0]
+    assert " and " not in figure and float(figure.replace(",", "")) > 0
+    assert "the model's throughputs, not measured ones" in note
