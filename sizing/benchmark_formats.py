@@ -188,12 +188,17 @@ def _how_to_give(columns: dict, name: str, listed_in: str | None) -> str:
 def _not_stated(where: str, missing: dict, name: str, listed_in: str | None):
     """Refuse an output that does not state ``missing`` ({column: what the output
     would say it with}), naming all at once."""
+    raise ConfigError(f"{where}: the output does not state the run's "
+                      + _unstated(missing, name, listed_in))
+
+
+def _unstated(missing: dict, name: str, listed_in: str | None) -> str:
+    """What an output does not state (``missing`` as in `_not_stated`), and how to give
+    it."""
     labels = {"threads": "client threads", "consistency": "consistency level"}
-    raise ConfigError(
-        f"{where}: the output does not state the run's "
-        f"{' or '.join(labels[c] for c in missing)} (no "
-        f"{' or '.join(missing.values())}); "
-        + _how_to_give({c: _PLACEHOLDERS[c] for c in missing}, name, listed_in))
+    return (f"{' or '.join(labels[c] for c in missing)} (no "
+            f"{' or '.join(missing.values())}); "
+            + _how_to_give({c: _PLACEHOLDERS[c] for c in missing}, name, listed_in))
 
 
 def _level(level, where: str, source: str) -> str:
@@ -643,12 +648,19 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
         source = "the output"
         count = _agree(given_threads, file_threads, "threads", run, source, given_by)
         level = _agree(given_level, file_level, "consistency", run, source, given_by)
-        classes = _stress_classes(block, single, operations, run, name, listed_in)
         missing = {}
         if count is None:
             missing["threads"] = "'Running with N threadCount' line before the results"
         if level is None:
             missing["consistency"] = "'Consistency Level:' setting or cl=..."
+        try:
+            classes = _stress_classes(block, single, operations, run, name, listed_in)
+        except ConfigError as error:
+            if not missing:
+                raise
+            # one refusal naming all that is missing, not one per attempt
+            raise ConfigError(f"{error}; nor does it state the run's "
+                              + _unstated(missing, name, listed_in)) from None
         if missing:
             _not_stated(run, missing, name, listed_in)
         errors = block.get("errors", (0, {}))[0]

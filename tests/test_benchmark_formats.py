@@ -688,3 +688,17 @@ def test_one_level_for_a_run_of_two_levels_points_to_the_two_columns(tmp_path):
     text = (tmp_path / "run.txt").read_text()
     _one_line_error(lambda: parse_ycsb(text, consistency="QUORUM"),
                     "sets reads at ONE and writes at QUORUM", "consistency={'read'")
+
+
+def test_a_stress_output_lacking_its_operation_and_level_is_refused_once():
+    """An output that names neither its operation nor its level was refused for the
+    operation, and, once mended, again for the level: one refusal names both."""
+    import re
+    text = re.sub(r" \[WRITE:[\d.]+\]", "", OLD_STRESS)
+    text = text.replace("Running WRITE with 200 threads", "Running with 200 threads")
+    message = _one_line_error(lambda: parse_cassandra_stress(text),
+                              "do not say which operation ran", "consistency level")
+    # with the level given, only the operation is named
+    message = _one_line_error(lambda: parse_cassandra_stress(text, consistency="ONE"),
+                              "do not say which operation ran")
+    assert "consistency level" not in message
