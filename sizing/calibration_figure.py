@@ -79,11 +79,11 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     ``plain_ms`` (a model with anchors: its latency before anchoring; else NaN).
 
     The throughput band of a closed loop of one operation follows from the latency
-    band by Little's law, ``threads = throughput (think + cycle)``, holding the share of
-    the cycle that is measured latency at the fitted point's (exact when no client work
-    lies outside the measured latency). An open loop's throughput is its offered rate
-    up to the model's capacity, and a mixed run's cycle holds the other operation's
-    latency too: their band is the curve.
+    band by Little's law, ``threads = throughput (think + outside + latency)``, the
+    clients' time outside the measured latency (``outside``, what the model's
+    throughput leaves beside its latency and the think time) held at the model's. An
+    open loop's throughput is its offered rate up to the model's capacity, and a mixed
+    run's cycle holds the other operation's latency too: their band is the curve.
     """
     table = _checked(measured)
     pieces = []
@@ -116,13 +116,16 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
                         else np.full(len(grid), np.nan))
     plain = single_closed(rows)
     threads = np.where(plain, rows["threads"], 1.0)
-    cycle_ms = threads * 1000.0 / throughput - rows["think_ms"]
-    measured_share = latency / cycle_ms
+    # the clients' time between requests beside the think time: it does not move
+    # with the latency (scaling it with the latency made a JMeter loop with 108 ms
+    # outside carry 414 ops/s from 50 threads)
+    waits = rows["think_ms"] + np.maximum(
+        threads * 1000.0 / throughput - rows["think_ms"] - latency, 0.0)
     # more latency, less throughput: the band's high end is the throughput's low end
-    grid["throughput_low"] = np.where(plain, threads * 1000.0 / (
-        rows["think_ms"] + high / measured_share), throughput)
-    grid["throughput_high"] = np.where(plain, threads * 1000.0 / (
-        rows["think_ms"] + low / measured_share), throughput)
+    grid["throughput_low"] = np.where(plain, threads * 1000.0 / (waits + high),
+                                      throughput)
+    grid["throughput_high"] = np.where(plain, threads * 1000.0 / (waits + low),
+                                       throughput)
     return grid
 
 
@@ -147,6 +150,10 @@ def _lone(values: np.ndarray) -> np.ndarray:
     return finite & ~before & ~after
 
 
+#: The ``gid`` of a band's edge lines (told apart from the curves).
+BAND_EDGE = "band edge"
+
+
 def _model(ax, load: np.ndarray, value: np.ndarray, low: np.ndarray, high: np.ndarray,
            colour: str, label: str) -> None:
     """The model's ``value`` against ``load`` on ``ax``: a line in a filled band
@@ -157,6 +164,10 @@ def _model(ax, load: np.ndarray, value: np.ndarray, low: np.ndarray, high: np.nd
     if joined.any():
         ax.plot(load, value, "-", color=colour, label=label)
         ax.fill_between(load, low, high, color=colour, alpha=0.2, linewidth=0)
+        # the band's edges in its colour: overlapping bands stay told apart
+        for edge in (low, high):
+            ax.plot(load, edge, "-", color=colour, linewidth=0.5, alpha=0.6,
+                    gid=BAND_EDGE)
     if lone.any():
         # a band that missed its value would make a negative arm, which errorbar
         # refuses: that arm then ends at the value (NaN arms stay undrawn)
@@ -176,6 +187,81 @@ def _before_anchoring(ax, load: np.ndarray, plain: np.ndarray, colour: str) -> N
         ax.plot(load[lone], plain[lone], "x", color=colour, ms=6)
 
 
+#: Colour of each named level in every figure (a fit's and its prediction's agree);
+#: levels named by a number, and the same level of several clusters, take the next
+#: free colours.
+LEVEL_COLOURS = {"ONE": "C0", "LOCAL_ONE": "C0", "QUORUM": "C1", "LOCAL_QUORUM": "C1",
+                 "ALL": "C2", "TWO": "C3", "THREE": "C4"}
+
+
+def _colours(levels: pd.DataFrame) -> dict:
+    """{(quorum, consistency, nodes, replicas): colour} of the levels drawn."""
+    out, used = {}, set()
+    for level in levels.itertuples(index=False):
+        colour = LEVEL_COLOURS.get(str(level.consistency).upper())
+        if colour is None or colour in used:
+            colour = next(f"C{i}" for i in range(5, 100) if f"C{i}" not in used) \
+                if len(used) < 95 else "k"
+        used.add(colour)
+        out[tuple(level)] = colour
+    return out
+
+
+def _fitted(fit, table: pd.DataFrame) -> np.ndarray:
+    """Which rows of ``table`` a calibrated model (``fit`` with ``anchors``) was fitted
+    to: its operation, level, loop, load and mix (all False without anchors)."""
+    anchors = getattr(fit, "anchors", None)
+    found = np.zeros(len(table), bool)
+    if anchors is None or not len(anchors.threads):
+        return found
+    is_open = (np.zeros(len(anchors.threads), bool) if anchors.open is None
+               else anchors.open)
+    reads = (np.where(anchors.write, 0.0, 1.0) if anchors.reads is None
+             else anchors.reads)
+    for i, row in enumerate(table.itertuples(index=False)):
+        found[i] = bool(np.any(
+            (anchors.write == (row.operation == "write"))
+            & (anchors.quorum == row.quorum) & (is_open == bool(row.open))
+            & np.isclose(anchors.threads, row.load, rtol=1e-9)
+            & np.isclose(reads, row.reads, atol=1e-9)))
+    return found
+
+
+def _clipped(ax, load: np.ndarray, high: np.ndarray, colour: str) -> float:
+    """Marks with a small triangle on the top edge of ``ax`` the loads where a band
+    (``high``) runs past the panel; the highest such end, or 0."""
+    top = ax.get_ylim()[1]
+    past = np.isfinite(high) & (high > top)
+    if past.any():
+        ax.plot(load[past], np.full(past.sum(), top), "^", color=colour, ms=5,
+                clip_on=False)
+    return float(np.max(high[past])) if past.any() else 0.0
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters."""
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width, break_long_words=True,
+                                   break_on_hyphens=False))
+
+
+def _described(fit, title: str = "") -> str:
+    """What a calibrated model is, for a figure's title: structure, cluster, data
+    centres and the rows it was fitted on unless ``title`` names them ("" for a bare
+    fit)."""
+    meta, inner = getattr(fit, "meta", None), getattr(fit, "fit", fit)
+    parts = []
+    if getattr(inner, "structure", None):
+        parts.append(f"structure {inner.structure}")
+    if getattr(fit, "nodes", None):
+        parts.append(f"{fit.nodes} nodes, {fit.replicas} replicas")
+    if meta and meta.get("datacentres"):
+        parts.append(f"data centres {meta['datacentres']}")
+    if meta and meta.get("measurements") and str(meta["measurements"]) not in title:
+        parts.append(f"fitted on {meta['measurements']}")
+    return "; ".join(parts)
+
+
 def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
          points: int = POINTS, seed: int = 0) -> None:
     """Write a PNG of the model curves of ``fit`` (``points`` grid points each) with 95%
@@ -183,29 +269,34 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
 
     ``fit`` has ``predict(rows) -> (latency_ms, throughput_ops_per_s)`` and
     ``interval(rows, level, seed) -> (low_ms, high_ms)``, e.g. `sizing.network_fit.Fit`
-    (``seed``: of the bands' posterior draws).
-    A band reaching past twice the highest curve or measured point runs off its panel
-    (the panel stops there), so that the curves stay readable.
+    (``seed``: of the bands' posterior draws). Rows a calibrated model was fitted to
+    are hollow circles, the others filled, with a dotted line at the largest fitted
+    load where rows reach past it; each level keeps its colour in every figure
+    (`LEVEL_COLOURS`). A band reaching past twice the highest curve or measured point
+    runs off its panel (the panel stops there, so that the curves stay readable): a
+    triangle on the top edge marks where, and the panel says how far it reaches.
     """
     # matplotlib only here: the command line's start-up must not pay for it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     table = _checked(measured)
     grid = curves(fit, table, points, seed=seed)
+    table["fitted"] = _fitted(fit, table)
     operations = [op for op in _OPERATIONS if op in set(table.operation)]
     several = table[["nodes", "replicas"]].drop_duplicates().shape[0] > 1
     levels = (table[["quorum", "consistency", "nodes", "replicas"]]
               .drop_duplicates().sort_values(["nodes", "replicas", "quorum"]))
-    # a level keeps its colour in every panel
-    colours = {tuple(level): f"C{i % 10}" for i, level in enumerate(levels.itertuples(index=False))}
+    colours = _colours(levels)
+    anchors = getattr(fit, "anchors", None)
 
-    anchored = np.isfinite(grid.plain_ms.to_numpy(float)).any()
     fig = Figure(figsize=(5.0 * len(operations), 7.5))
     FigureCanvasAgg(fig)  # a canvas of its own: no pyplot, no global backend switch
     axes = fig.subplots(2, len(operations), squeeze=False, sharex="col")
     for column, operation in enumerate(operations):
         top, bottom = axes[0, column], axes[1, column]
+        bands = []  # (axes, load, high, colour) of every band, for the top edge
         for key, curve in grid[grid.operation == operation].groupby(_CURVE, sort=False,
                                                                      dropna=False):
             configuration = dict(zip(_CURVE, key))
@@ -222,30 +313,39 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             _model(bottom, load, curve.throughput.to_numpy(float),
                    curve.throughput_low.to_numpy(float),
                    curve.throughput_high.to_numpy(float), colour, label)
-            shown = rows[np.isfinite(rows.mean_ms.to_numpy(float))]
-            top.plot(shown.load, shown.mean_ms, "o", color=colour, ms=4)
-            shown = rows[np.isfinite(rows.throughput.to_numpy(float))]
-            bottom.plot(shown.load, shown.throughput, "o", color=colour, ms=4)
+            bands += [(top, load, curve.high_ms.to_numpy(float), colour),
+                      (bottom, load, curve.throughput_high.to_numpy(float), colour)]
+            for ax, column_name in ((top, "mean_ms"), (bottom, "throughput")):
+                shown = rows[np.isfinite(rows[column_name].to_numpy(float))]
+                for fitted, face in ((True, "none"), (False, colour)):
+                    part = shown[shown.fitted == fitted]
+                    ax.plot(part.load, part[column_name], "o", color=colour, mfc=face,
+                            ms=4)
         shown = grid[grid.operation == operation]
         at = table[table.operation == operation]
         alone = any(_lone(curve.mean_ms.to_numpy(float)).any()
                     for _, curve in shown.groupby(_CURVE, sort=False, dropna=False))
+        plain, mean = shown.plain_ms.to_numpy(float), shown.mean_ms.to_numpy(float)
+        # the dashed curve is named only where it shows beside the solid one
+        anchored = bool(np.any(np.abs(plain / mean - 1.0) > 0.005))
         top.set_title(f"{operation}s: model (line, 95% band)"
                       + (" and measured (dots)" if at.mean_ms.notna().any() else "")
                       + ("\na lone load: diamond and 95% bar"
                          + (" (x: before anchoring)" if anchored else "")
                          if alone else "")
-                      + ("\ndashed: the model before anchoring on the rows"
+                      + ("\ndashed: the model before anchoring on the fitted rows"
                          if anchored else ""), fontsize=9)
         top.set_ylabel("mean latency (ms)")
-        bottom.set_ylabel("throughput (ops/s)")
+        mixed = bool(np.any((at.reads > 0.0) & (at.reads < 1.0)))
+        bottom.set_ylabel("throughput of the whole run, reads and writes (ops/s)"
+                          if mixed else "throughput (ops/s)")
         loops = set(table[table.operation == operation].open)
         bottom.set_xlabel({frozenset([False]): "client threads",
                            frozenset([True]): "offered load (ops/s)"}.get(
             frozenset(loops), "client threads (closed loop) or offered ops/s (open)"))
-        for ax, curves_drawn, measured in (
-                (top, (shown.mean_ms, shown.plain_ms), at.mean_ms),
-                (bottom, (shown.throughput,), at.throughput)):
+        for ax, curves_drawn, measured, unit in (
+                (top, (shown.mean_ms, shown.plain_ms), at.mean_ms, "ms"),
+                (bottom, (shown.throughput,), at.throughput, "ops/s")):
             ax.grid(alpha=0.3)
             # the panel starts at zero, so its margin is a share of all its height (else
             # a lone point, whose data span no height, would sit on the top edge)
@@ -255,8 +355,35 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             highest = np.nanmax(np.concatenate(
                 [c.to_numpy(float) for c in (*curves_drawn, measured)]))
             ax.set_ylim(0, min(ax.get_ylim()[1], 2.0 * highest))
-        top.legend(title="consistency", fontsize=8, title_fontsize=8)
-    if title:
-        fig.suptitle(title)
+            reach = max([_clipped(a, load, high, colour)
+                         for a, load, high, colour in bands if a is ax] or [0.0])
+            if reach:
+                ax.text(0.02, 0.97, f"\u25b2 a band runs past the top, to {reach:,.4g} "
+                        f"{unit}", transform=ax.transAxes, va="top", fontsize=7)
+        # where the fitted rows end and the rows asked go on
+        if anchors is not None and len(anchors.threads):
+            mine = (anchors.write == (operation == "write"))
+            closed = mine if anchors.open is None else mine & ~anchors.open
+            beyond = at.load[~at.open & ~at.fitted]
+            if closed.any() and len(beyond) and beyond.max() > anchors.threads[closed].max():
+                for ax in (top, bottom):
+                    ax.axvline(anchors.threads[closed].max(), ls=":", color="grey",
+                               lw=0.8)
+        handles, _ = top.get_legend_handles_labels()
+        kinds = set(at.fitted[at.mean_ms.notna()])
+        if anchors is not None:
+            handles += [Line2D([], [], ls="", marker="o", color="grey", mfc=face, ms=4,
+                               label=text)
+                        for fitted, face, text in (
+                            (True, "none", "measured, fitted"),
+                            (False, "grey", "measured, not fitted"))
+                        if fitted in kinds]
+            if any(line.get_linestyle() == ":" for line in top.get_lines()):
+                handles.append(Line2D([], [], ls=":", color="grey", lw=0.8,
+                                      label="largest fitted load"))
+        top.legend(handles=handles, title="consistency", fontsize=8, title_fontsize=8)
+    heading = "; ".join(part for part in (title, _described(fit, title)) if part)
+    if heading:
+        fig.suptitle(_wrapped(heading, int(11 * 5.0 * len(operations))), fontsize=9)
     fig.tight_layout()
     atomic_save(path, fig.savefig, dpi=120)

@@ -8,7 +8,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.container import ErrorbarContainer
 
 import sizing.calibration_figure
-from sizing.calibration_figure import POINTS, curves, draw
+from sizing.calibration_figure import BAND_EDGE, POINTS, curves, draw
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_save
 from sizing.closed_network import predict
@@ -235,7 +235,8 @@ def test_curves_of_several_loads_keep_their_line_and_band_beside_a_lone_one(
     for ax in (top, bottom):
         # ONE's line over the grid and its band; ALL, at 30 threads only, a marker
         lines = [line for line in ax.get_lines()
-                 if line.get_linestyle() == "-" and len(line.get_xdata()) > 1]
+                 if line.get_linestyle() == "-" and len(line.get_xdata()) > 1
+                 and line.get_gid() != BAND_EDGE]
         assert len(lines) == 1 and len(lines[0].get_xdata()) >= 10
         assert [c for c in ax.collections if isinstance(c, PolyCollection)]
         (bar,) = _bars(ax)
@@ -259,3 +260,80 @@ def test_a_calibrated_models_own_value_at_a_lone_load_is_a_cross(
             crosses, np.sort(plain[(query.operation == operation).to_numpy()]),
             rtol=1e-9)
         assert len(_bars(ax)) == len(crosses)
+
+
+def test_only_the_latency_moves_the_throughput_band():
+    """A closed loop's cycle is its think time, its clients' time outside the measured
+    latency and the latency: along the band only the latency moves (the band scaled
+    the whole cycle, so a JMeter loop with 108 ms outside its latency was drawn
+    carrying up to 414 ops/s from 50 threads)."""
+    from sizing.cluster_calibration import calibrate_cluster
+
+    path = "docs/data/measurements/saulolks2022_rows1000_think100_run1.csv"
+    fitted = calibrate_cluster(path, nodes=3, replicas=3)
+    grid = curves(fitted.model, fitted.table, points=5)
+    threads = grid.threads.to_numpy(float)
+    cycle = threads * 1000.0 / grid.throughput.to_numpy(float)
+    # the clients' time outside the latency is a large share of these cycles
+    assert np.median((cycle - grid.mean_ms) / cycle) > 0.25
+    for bound, latency in (("throughput_low", "high_ms"), ("throughput_high", "low_ms")):
+        longer = threads * 1000.0 / grid[bound].to_numpy(float) - cycle
+        np.testing.assert_allclose(longer, grid[latency] - grid.mean_ms, rtol=1e-9,
+                                   atol=1e-9)
+
+
+def test_fitted_and_held_out_rows_are_told_apart(anchored, monkeypatch, tmp_path):
+    """Drawn with rows the model was not fitted to, the fitted rows are hollow, the
+    others filled, and a dotted line marks the largest fitted load."""
+    model, table = anchored
+    small = table[table.threads <= 30].reset_index(drop=True)
+    from sizing.network_fit import Prior
+    from sizing.network_model import calibrated
+
+    part = calibrated(small, "shared-digest", Prior.vague(), 4, 4)
+    figure = _figure(monkeypatch, tmp_path / "pred.png", part, table)
+    top = _panels(figure)[("read", "latency")]
+    markers = [line for line in top.get_lines() if line.get_marker() == "o"]
+    hollow = sum(len(line.get_xdata()) for line in markers if line.get_mfc() == "none")
+    filled = sum(len(line.get_xdata()) for line in markers if line.get_mfc() != "none")
+    reads = table[(table.operation == "read") & table.mean_ms.notna()]
+    assert hollow == (reads.threads <= 30).sum() and filled == (reads.threads > 30).sum()
+    (edge,) = [line for line in top.get_lines() if line.get_linestyle() == ":"]
+    assert edge.get_xdata()[0] == 30
+
+
+def test_a_level_keeps_its_colour_in_every_figure():
+    from sizing.calibration_figure import _colours
+
+    def colours(levels):
+        return {c: colour for (_, c, _, _), colour in _colours(pd.DataFrame(
+            {"quorum": [{"ONE": 1, "QUORUM": 2, "ALL": 3}[c] for c in levels],
+             "consistency": levels, "nodes": 3, "replicas": 3})).items()}
+
+    assert colours(["ONE", "QUORUM", "ALL"]) == {"ONE": "C0", "QUORUM": "C1", "ALL": "C2"}
+    assert colours(["QUORUM", "ALL"]) == {"QUORUM": "C1", "ALL": "C2"}
+
+
+def test_a_band_past_the_panel_is_marked_and_its_reach_said(fitted, monkeypatch,
+                                                            tmp_path):
+    """A band reaching far past the curves runs off the panel (which stops at twice
+    their height): a triangle on the top edge marks it, and the panel says how far."""
+    model, table = fitted
+
+    class Wide:
+        def predict(self, rows, anchored=True):
+            return model.predict(rows)
+
+        def interval(self, rows, level=0.95, seed=0):
+            latency = model.predict(rows)[0]
+            return latency / 2, latency * 1000
+
+    figure = _figure(monkeypatch, tmp_path / "wide.png", Wide(), table)
+    top = _panels(figure)[("read", "latency")]
+    texts = [t.get_text() for t in top.texts]
+    assert any("a band runs past the top" in t for t in texts)
+    assert any(line.get_marker() == "^" for line in top.get_lines())
+    said = next(t for t in texts if "past the top" in t).split("to ")[1].split()[0]
+    reach = float(said.replace(",", ""))
+    expected = 1000 * table[table.operation == "read"].mean_ms.max()
+    assert reach == pytest.approx(expected, rel=0.05) or reach > expected
