@@ -433,11 +433,9 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
                  else sum(share * value[1] for share, value in parts))
     overall = _interval(centre, per_batch, confidence)
     if anchored:
-        # a closed loop without work outside the latency, as NetworkModel.predict
-        scale = 1000.0 * threads
-        mean = scale / (overall.mean + think_ms)
-        throughput = Interval(mean, scale / (overall.high + think_ms),
-                              scale / (overall.low + think_ms))
+        # as NetworkModel.predict: threads / (latency + the time outside it)
+        throughput = _closed_throughput(threads, overall, think_ms + waits_ms(
+            model, read_fraction, threads, read_level, write_level, nodes))
     else:
         # Little's law on the clients' cycles
         cycles = np.array([c.mean() for c in np.array_split(cycle, batches)])
@@ -449,16 +447,46 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
                          int(operations))
 
 
+def _two_classes(model, read_fraction, threads, read_level, write_level,
+                 nodes) -> dict:
+    """The read row and the write row of one mixed closed run (no think time), as
+    `sizing.closed_network.predict` takes them."""
+    return dict(threads=np.full(2, float(threads)), think_ms=np.zeros(2),
+                nodes=np.full(2, nodes), replicas=np.full(2, model.replicas),
+                quorum=np.array([read_level, write_level]),
+                other_quorum=np.array([write_level, read_level]),
+                write=np.array([False, True]), reads=np.full(2, float(read_fraction)))
+
+
+def waits_ms(model, read_fraction, threads, read_level, write_level,
+             nodes=None) -> float:
+    """A mixed closed run's mean time per request outside its measured latency: the
+    clients' work between requests that the model read off the fitted rows'
+    throughputs (`NetworkModel.with_outside`), each operation's by its share; 0 for a
+    model fitted without throughputs. A cycle is this, the think time and the
+    latency."""
+    rows = _two_classes(model, read_fraction, threads, read_level, write_level,
+                        model.size_asked(nodes))
+    outside = model.with_outside(rows)["think_ms"]
+    return float(sum(share * outside[i] for i, share in
+                     enumerate((read_fraction, 1.0 - read_fraction)) if share > 0))
+
+
+def _closed_throughput(threads, overall: Interval, waits: float) -> Interval:
+    """A closed loop's throughput (ops/s) by Little's law from its latency ``overall``
+    (ms) and the time per request outside it (``waits``): the band's high latency is
+    its low throughput."""
+    scale = 1000.0 * threads
+    return Interval(scale / (overall.mean + waits), scale / (overall.high + waits),
+                    scale / (overall.low + waits))
+
+
 def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchored,
                   think_ms, confidence, nodes, seed) -> MixPrediction:
     """`predict_mix` by the closed network's two classes in one loop (no simulation):
     each operation's mean from the model (anchored as its pure rows are), its interval
     the model's posterior interval, throughput by Little's law as `predict_mix`'s."""
-    rows = dict(threads=np.full(2, float(threads)), think_ms=np.zeros(2),
-                nodes=np.full(2, nodes), replicas=np.full(2, model.replicas),
-                quorum=np.array([read_level, write_level]),
-                other_quorum=np.array([write_level, read_level]),
-                write=np.array([False, True]), reads=np.full(2, float(read_fraction)))
+    rows = _two_classes(model, read_fraction, threads, read_level, write_level, nodes)
     timed = model.with_outside(rows)
     timed["think_ms"] = timed["think_ms"] + think_ms
     latency = model.fit.predict(timed)[0]
@@ -475,10 +503,8 @@ def _analytic_mix(model, read_fraction, threads, read_level, write_level, anchor
     shares = [(read_fraction, parts["read"]), (1.0 - read_fraction, parts["write"])]
     overall = Interval(*(sum(share * getattr(value, end) for share, value in shares
                              if share > 0) for end in ("mean", "low", "high")))
-    scale = 1000.0 * threads
-    throughput = Interval(scale / (overall.mean + think_ms),
-                          scale / (overall.high + think_ms),
-                          scale / (overall.low + think_ms))
+    throughput = _closed_throughput(threads, overall, think_ms + waits_ms(
+        model, read_fraction, threads, read_level, write_level, nodes))
     return MixPrediction(float(read_fraction), int(threads), int(read_level),
                          int(write_level), parts["read"], parts["write"], overall,
                          throughput, 0)
@@ -547,12 +573,12 @@ def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
         write = pure[(True, int(threads), int(write_level))]
         overall = Interval(*(fraction * read[i] + (1.0 - fraction) * write[i]
                              for i in range(3)))
-        scale = 1000.0 * threads
         out.append(MixPrediction(float(fraction), int(threads), int(read_level),
                                  int(write_level), read if fraction > 0 else _NONE,
                                  write if fraction < 1 else _NONE, overall,
-                                 Interval(scale / overall.mean, scale / overall.high,
-                                          scale / overall.low)))
+                                 _closed_throughput(threads, overall, waits_ms(
+                                     model, fraction, threads, read_level,
+                                     write_level, nodes))))
     return out
 
 
@@ -565,7 +591,7 @@ def weighted_average(model, read_fraction: float, threads: int, read_level: int,
     ``model.interval``'s prediction intervals (the mix's interval is the same weighted
     sum of the bounds: the two curves share the posterior draws, so their errors move
     together). Reads and writes keep their pure latencies: no interference. The
-    throughput is the closed loop's threads / latency. ``nodes``: as
+    throughput is the closed loop's threads / (latency + `waits_ms`). ``nodes``: as
     `predict_mix`'s."""
     return weighted_averages(model, [(read_fraction, threads, read_level, write_level)],
                              level, seed, samples, nodes)[0]
@@ -638,7 +664,7 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
     of a simulated one, the simulation's batch-means interval and the model's own
     (``NetworkModel.interval`` of the pure curves, ``samples`` posterior draws) added
     in quadrature on the log scale; ``throughput`` (operations/s, closed loop: threads
-    / latency) with ``throughput_low`` / ``throughput_high``; ``simulation_low_ms`` /
+    / (latency + `waits_ms`)) with ``throughput_low`` / ``throughput_high``; ``simulation_low_ms`` /
     ``simulation_high_ms``: a simulated mix's interval of ``overall_ms`` alone (the
     pairs share the model's error, so this is what tells them apart), an analytic
     mix's ``overall_ms`` (no simulation error); ``eqs_13_15_ms``:
@@ -656,14 +682,15 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
         # a simulated mix gains the model's spread; an analytic one has it already
         widened = _widened if mix.operations else (lambda value, spread: value)
         overall = widened(mix.overall, average.overall)
-        scale = 1000.0 * threads
+        throughput = _closed_throughput(threads, overall, waits_ms(
+            model, read_fraction, threads, r, w, nodes))
         rows.append(dict(pair=pair_name(r, w), read_level=r, write_level=w,
                          **_flat("read", widened(mix.read, average.read)),
                          **_flat("write", widened(mix.write, average.write)),
                          **_flat("overall", overall),
-                         throughput=scale / overall.mean,
-                         throughput_low=scale / overall.high,
-                         throughput_high=scale / overall.low,
+                         throughput=throughput.mean,
+                         throughput_low=throughput.low,
+                         throughput_high=throughput.high,
                          # an analytic mix has no simulation error of its own
                          simulation_low_ms=mix.overall.low if mix.operations
                          else mix.overall.mean,
