@@ -327,25 +327,44 @@ class NetworkModel:
     def predict(self, rows, anchored: bool = True):
         """Mean latency (ms) and throughput (ops/s) per row; anchored by default, and
         then never below the same row's anchored latency at a lower level (waiting
-        for more replicas is never faster; anchors of noisy rows could say so)."""
+        for more replicas is never faster; anchors of noisy rows could say so), and a
+        closed loop's throughput the threads over its clients' cycle (Little's law):
+        the time outside the latency and the anchored latency, in a mixed run of each
+        operation by its share. An open loop keeps the model's throughput."""
         rows = self.with_outside(rows)
         latency, throughput = self.fit.predict(rows)
         if anchored:
-            latency = latency * np.exp(self.anchors.correction(self.as_fitted(rows)))
-            quorum = np.asarray(rows["quorum"], int)
-            for k in range(1, int(quorum.max(initial=1))):
-                lower = dict(rows, quorum=np.minimum(quorum, k))
-                below = self.fit.predict(lower)[0] * np.exp(
-                    self.anchors.correction(self.as_fitted(lower)))
-                latency = np.where(quorum > k, np.maximum(latency, below), latency)
-            # a closed loop of one operation: throughput = threads / (latency + time
-            # outside it); an open loop, or a mixed run (whose cycle holds the other
-            # operation's latency too), keeps the model's throughput
+            latency = self._anchored(rows, latency)
             think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
-            threads = _load(rows)[0]
-            throughput = np.where(single_closed(rows), 1000.0 * threads / (latency + think),
-                                  throughput)
+            cycle = latency + think
+            load, is_open = _load(rows)
+            mixed = np.flatnonzero(~is_open & ~single_closed(rows))
+            if len(mixed):
+                # the other operation's row of the same run: its share of the cycle
+                write = np.asarray(rows["write"], bool)
+                other = {key: np.asarray(value)[mixed] for key, value in rows.items()}
+                other.update(write=~write[mixed], quorum=other["other_quorum"],
+                             other_quorum=np.asarray(rows["quorum"])[mixed])
+                other = self.with_outside(other)
+                theirs = self._anchored(other, self.fit.predict(other)[0]) \
+                    + np.asarray(other["think_ms"], float)
+                reads = reads_of(rows)[mixed]
+                own = np.where(write[mixed], 1.0 - reads, reads)
+                cycle[mixed] = own * cycle[mixed] + (1.0 - own) * theirs
+            throughput = np.where(is_open, throughput, 1000.0 * load / cycle)
         return latency, throughput
+
+    def _anchored(self, rows, latency):
+        """The model's ``latency`` of ``rows`` anchored, never below the row's anchored
+        latency at a lower level."""
+        latency = latency * np.exp(self.anchors.correction(self.as_fitted(rows)))
+        quorum = np.asarray(rows["quorum"], int)
+        for k in range(1, int(quorum.max(initial=1))):
+            lower = dict(rows, quorum=np.minimum(quorum, k))
+            below = self.fit.predict(lower)[0] * np.exp(
+                self.anchors.correction(self.as_fitted(lower)))
+            latency = np.where(quorum > k, np.maximum(latency, below), latency)
+        return latency
 
     def anchor_rows(self) -> dict:
         """The fitted rows behind the anchors, as `sizing.closed_network.predict` takes
