@@ -287,22 +287,40 @@ forkjoin-sim plan-consistency --model c.toml --read-fraction 0.3 --threads 800 [
 ```
 
 prints, per strong pair, `read_ms`, `write_ms`, `overall_ms` (each with `*_low_ms` and
-`*_high_ms`: 95% prediction intervals, the simulation's and the model's spread added on
-the log scale), `throughput` (operations/s, with `throughput_low`, `throughput_high`),
-`simulation_low_ms` / `simulation_high_ms` (the simulation's interval of `overall_ms`
-alone: the pairs share the model's error, so this is what separates them),
+`*_high_ms`: 95% prediction intervals; for the default `lanes` the mix is evaluated,
+not simulated, and its band is the model's posterior; for a simulated structure the
+simulation's and the model's spread added on the log scale), `throughput`
+(operations/s, with `throughput_low`, `throughput_high`: threads over the cycle, which
+holds the latency and, for a model fitted on rows with throughputs, the clients' time
+outside it), `simulation_low_ms` /
+`simulation_high_ms` (for a simulated structure the simulation's interval of
+`overall_ms` alone: the pairs share the model's error, so this is what separates them;
+for `lanes` both equal `overall_ms`, there being no simulation error),
 `eqs_13_15_ms` and `best` (the smallest `overall_ms`); `--json` wraps the rows as
-`pairs` beside `model`, `structure`, `nodes`, `replicas`, `read_fraction`, `threads`,
-`operations`, `seed` and `best`. `--operations` sets the operations simulated per pair
-(default 40,000, about half a second each).
+`pairs` beside `model`, `structure`, `nodes`, `fitted_nodes`, `replicas`,
+`read_fraction`, `threads`, `operations`, `seed` and `best`. `--operations` sets the
+operations simulated per pair for a simulated structure (default 40,000, about half a
+second each; unused by `lanes`).
+
+`--nodes N` plans a cluster of N nodes from a model calibrated on another size, as
+`cassandra predict --nodes` predicts one (`docs/cassandra/calibration.md`, "Another
+cluster size"): each node keeps its fitted work, lanes and cores, requests spread over
+all N, the anchors are read at the same load per node, and a warning says that no
+measured row of that size checks the plan (Python: `plan_strong_pairs(model, F, N_threads,
+nodes=N)`, and `nodes=` on `predict_mix` and `weighted_average`). On the Karpenko C model
+above at 50% reads and 500 threads, 3 nodes give 1R-3W at 13.55 ms [11.76, 15.62], 6
+nodes 1R-3W at 8.378 ms [6.264, 11.54]. A model placed in data centres plans its own
+size only.
 
 ## What is approximated or missing
 
 - The model is fitted on pure runs only; interference is its structure (shared node
   cores, FCFS lines) extrapolated, not measured. No published mixed run exists to check
   it against.
-- Intervals: the mix's is the simulation's alone (paired by batch with its pure runs,
-  common random numbers); eqs. 13-15's is the model's posterior and anchor spread.
+- Intervals: for `lanes` the mix's is the model's posterior (evaluated, not simulated);
+  for a simulated structure the simulation's alone (paired by batch with its pure runs,
+  common random numbers), then widened by the model's spread. Eqs. 13-15's is the
+  model's posterior and anchor spread.
   `forkjoin-sim plan-consistency --model MODEL.toml --read-fraction F --threads N`
   combines the two for each strong pair and marks the fastest.
 """
