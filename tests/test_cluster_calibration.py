@@ -521,6 +521,7 @@ def test_a_mixed_runs_busiest_row_is_named_once_as_the_models_throughput():
     assert "the model's throughputs, not measured ones" in note
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
 def test_a_mixed_runs_throughput_is_threads_over_its_anchored_cycle():
     """A mixed run's read and write rows share one cycle: each operation's share of
     (time outside the latency + anchored latency). Predicted at the fitted rows of

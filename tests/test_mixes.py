@@ -418,7 +418,7 @@ def test_a_lanes_mix_draws_its_interval_with_the_seed_asked():
     assert c.mean == a.mean and (c.low, c.high) != (a.low, a.high)
 
 
-@pytest.mark.filterwarnings("ignore:the model misses its own rows")
+@pytest.mark.filterwarnings("ignore::UserWarning")
 def test_a_mixes_throughput_counts_the_clients_time_outside_the_latency():
     """Fitted on JMeter rows whose throughputs show about 108 ms per request outside
     the measured latency, plan-consistency gave 1R-3W at 50 threads 658 ops/s (threads
