@@ -4,7 +4,6 @@ checked before any work, and the progress bar, the files and what is printed."""
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 from forkjoin_sim.errors import ConfigError, counted
@@ -33,10 +32,10 @@ def calibrate(args, structure: str) -> int:
         check_writable(args.figure, "--figure", (".png",), inputs=(*sources, args.out))
     from tqdm.auto import tqdm
 
-    from forkjoin_sim.run import PROGRESS_DELAY
+    from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
 
     with tqdm(total=1, unit="eval", desc="calibrate", delay=PROGRESS_DELAY,
-              leave=False, disable=sys.stderr is None) as bar:
+              leave=False, disable=not bar_shown()) as bar:
         def advance(done, budget):
             bar.total = budget
             bar.update(done - bar.n)

@@ -10,6 +10,7 @@ and account each node's busy time.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -35,6 +36,23 @@ BYTES_PER_TASK = 64
 #: Seconds a progress bar waits before it first shows: a run that ends (or fails)
 #: sooner leaves nothing on stderr but its result or its one error line.
 PROGRESS_DELAY = 1.0
+#: An environment variable: "1" draws progress bars where standard error is not a
+#: terminal too (a log file, a pipe), which they otherwise leave alone.
+PROGRESS_ENV = "FORKJOIN_SIM_PROGRESS"
+
+
+def bar_shown() -> bool:
+    """Whether a progress bar may draw on standard error: it exists (not pythonw, not
+    closed) and is a terminal, whose line a bar redraws in place; in a log or a pipe
+    each redraw would stay as clutter, unless `PROGRESS_ENV` is "1"."""
+    if sys.stderr is None:
+        return False
+    if os.environ.get(PROGRESS_ENV) == "1":
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a stand-in stream, or a closed one
+        return False
 
 
 #: Tasks per second and thread each engine manages at least on the machine of
@@ -173,10 +191,10 @@ def progress_bar(total: int, desc: str, unit: str, show: bool = True, **options)
     """The progress bar the project's long runs draw on stderr: ``total`` items of
     ``unit``, shown after `PROGRESS_DELAY` seconds and gone when done (tqdm, with its
     ``options`` such as ``unit_scale``); one that counts nothing when not ``show``n or
-    where there is no stderr (pythonw, a closed stream: a bar would raise). tqdm is
+    where no bar may draw (`bar_shown`). tqdm is
     imported only when a bar may show (its import is felt in short runs). Its
     ``update(n)`` counts on."""
-    if not show or sys.stderr is None:
+    if not show or not bar_shown():
         return contextlib.nullcontext(_NoBar())
     from tqdm.auto import tqdm
 

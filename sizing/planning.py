@@ -483,9 +483,9 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
         print(f"plan-capacity: at most {worst:,} basic-queue simulations of {jobs:,} jobs "
               f"(nodes {max(min_nodes, min_replicas)}..{max_nodes}); the search stops "
               "at the first node count that meets the target", file=sys.stderr)
-    from forkjoin_sim.run import PROGRESS_DELAY
+    from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
 
-    with tqdm(total=worst, disable=not (progress and worst) or sys.stderr is None, unit="run", leave=False,
+    with tqdm(total=worst, disable=not (progress and worst) or not bar_shown(), unit="run", leave=False,
               delay=PROGRESS_DELAY,
               desc="plan-capacity basic queues") as bar:
         for n in range(max(min_nodes, min_replicas), max_nodes + 1):

@@ -17,6 +17,7 @@ def test_the_staleness_plan_shows_a_progress_bar_over_the_pairs(capsys, monkeypa
     from sizing.staleness_planning import plan_from_args
 
     monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
+    monkeypatch.setenv(forkjoin_sim.run.PROGRESS_ENV, "1")  # captured stderr: no terminal
     args = build_parser("plan-consistency").parse_args(STALENESS)
     plan = staleness_plan(args, stats.expon(), None)
     err = capsys.readouterr().err

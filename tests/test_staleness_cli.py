@@ -75,6 +75,17 @@ def test_csv_has_a_row_per_rate_and_pair_and_a_figure(tmp_path, capsys):
     assert "P(stale)" in capsys.readouterr().out
 
 
+def _no_work(monkeypatch):
+    """Any simulation fails while the test runs. The planner is imported first: a
+    first import under the patch would bind None for the rest of the session (a
+    test that ran the planner after this one then failed, by the order of tests)."""
+    import forkjoin_sim.staleness.queueing as queueing
+    import sizing.staleness_planning as planning
+
+    for module in (queueing, planning):
+        monkeypatch.setattr(module, "simulate_queues", None)
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--read-quorum", "4", "--write-quorum", "1"], "--read-quorum 4 is outside 1..N=3"),
     (["--read-quorum", "1", "--write-quorum", "0"], "--write-quorum 0 is outside"),
@@ -86,10 +97,8 @@ def test_csv_has_a_row_per_rate_and_pair_and_a_figure(tmp_path, capsys):
 ])
 def test_bad_input_is_one_line_before_any_work(extra, message, capsys, tmp_path,
                                                monkeypatch):
-    import forkjoin_sim.staleness.queueing as queueing
-
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(queueing, "simulate_queues", None)  # any work would fail
+    _no_work(monkeypatch)
     argv = BASE + extra
     if "RATE" in extra:  # this case replaces the rate of BASE
         argv = BASE[:4] + [extra[2]] + BASE[5:] + extra[:1]
@@ -99,11 +108,9 @@ def test_bad_input_is_one_line_before_any_work(extra, message, capsys, tmp_path,
 
 
 def test_unwritable_output_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
-    import forkjoin_sim.staleness.queueing as queueing
-
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    monkeypatch.setattr(queueing, "simulate_queues", None)
+    _no_work(monkeypatch)
     assert run(BASE + ["--all-pairs", "--out", str(blocker / "s.csv")]) == 2
     assert "not a directory" in capsys.readouterr().out
 
@@ -457,6 +464,7 @@ def test_a_progress_bar_counts_the_pairs(load, capsys, monkeypatch):
     import forkjoin_sim.run
 
     monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
+    monkeypatch.setenv(forkjoin_sim.run.PROGRESS_ENV, "1")  # captured stderr: no terminal
     assert run(["staleness", "--replicas", "2", "--all-pairs", "--jobs", "500",
                 "--t-grid", "0"] + load) == 0
     err = capsys.readouterr().err

@@ -69,6 +69,7 @@ def test_progress_counts_every_simulation(monkeypatch, capsys, tmp_path):
     # bar is tqdm's on stderr.
     monkeypatch.setattr(experiment, "_progress_bar", real)
     monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
+    monkeypatch.setenv(forkjoin_sim.run.PROGRESS_ENV, "1")  # captured stderr: no terminal
     capsys.readouterr()
     assert cli.main(argv + ["--plot-only"]) == 0
     assert "staleness-load:   0%|          | 0/7" in capsys.readouterr().err

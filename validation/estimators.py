@@ -121,16 +121,15 @@ def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_
     tasks = sorted(((n, r, rho, long_jobs(n, r, rho, scale, cap), seed)
                     for n, r, rho in configs),
                    key=lambda t: -t[3] * t[1])
-    import sys
 
     from tqdm.auto import tqdm
 
-    from forkjoin_sim.run import PROGRESS_DELAY
+    from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
 
     def done(results):
         # a bar over the configurations, shown when a run takes long (as other commands')
         return tqdm(results, total=len(tasks), unit="config", desc="referee",
-                    delay=PROGRESS_DELAY, leave=False, disable=sys.stderr is None)
+                    delay=PROGRESS_DELAY, leave=False, disable=not bar_shown())
     if workers == 1:
         rows = [row for result in done(map(_quorum_sweep_task, tasks)) for row in result]
     else:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 import traceback
 from typing import Iterable, Iterator
 
@@ -411,12 +410,12 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     todo = [p for p in points if point_identity(p) not in done]
     journal = None if out is None else Journal(journal_path(out), list(done.values()))
     rows = list(done.values())
-    from forkjoin_sim.run import PROGRESS_DELAY
+    from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
 
     try:
         # No stderr (closed, or pythonw): the bar would fail on its first write.
         with tqdm(total=len(points), initial=len(done),
-                  disable=not progress or sys.stderr is None,
+                  disable=not progress or not bar_shown(),
                   delay=PROGRESS_DELAY,
                   unit="point", desc="sweep", dynamic_ncols=True) as bar, \
                 closing(run_points(todo, backend, workers, annotate, address)) as results:

@@ -11,7 +11,6 @@ names the fast engine.
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
@@ -119,11 +118,12 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     measured = kernel.measured_count(per, start, every)
     batches = min(DEFAULT_BATCHES, max(2, measured // 2))
     bar = None
-    if progress and sys.stderr is not None:
+    # run imports the engines, so not at the top
+    from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
+
+    if progress and bar_shown():
         # tqdm only when a bar may show: its import is a fiftieth of a run's start-up
         from tqdm.auto import tqdm
-
-        from forkjoin_sim.run import PROGRESS_DELAY
 
         bar = tqdm(total=per * replications, unit="job", unit_scale=True,
                    desc=getattr(model, "progress_label", "simulate"),
