@@ -63,9 +63,10 @@ JSON_KEYS = {
     "reads": "measured reads (after warm-up, with a committed version before them)",
     "writes": "measured writes",
     "stale, stale_low, stale_high": "P(read older than the latest commit before it) "
-                                    "and its 95% Wilson interval",
+                                    "and its 95% interval (Wilson's, widened by the "
+                                    "correlation of successive reads under load)",
     "visibility": "t-visibility rows: t_low, t_high (bin of time since that commit), "
-                  "reads, consistent, probability, low, high (95% Wilson)",
+                  "reads, consistent, probability, low, high (95%, as stale's)",
     "k_staleness": "rows k, probability (read among the k latest committed versions), "
                    "low, high",
     "latency": "rows percentile, read, read_low, read_high, write, write_low, "

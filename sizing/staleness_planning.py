@@ -33,7 +33,8 @@ from scipy import stats
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.nodes import SharedQueue, Stages
-from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
+from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays, inflation,
+                                             share, simulate_queues)
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,14 @@ class StalenessConstraint:
         return (f"P(at most {self.versions_behind} version(s) behind) >= "
                 f"{self.probability:g}")
 
-    def measure(self, result) -> tuple[int, int]:
-        """(successes, reads) of this constraint in a ``StalenessResult``."""
+    def measure(self, result) -> np.ndarray:
+        """Per read this constraint counts in a ``StalenessResult`` (in issue order),
+        whether it met it."""
         if self.t is not None:
             inside = ((result.since_commit >= self.t)
                       & (result.since_commit < self.t + self.window))
-            return int(result.consistent[inside].sum()), int(inside.sum())
-        return int((result.versions_behind <= self.versions_behind).sum()), result.reads
+            return result.consistent[inside]
+        return result.versions_behind <= self.versions_behind
 
 
 _CONSTRAINT = re.compile(r"^\s*(t|behind)\s*=\s*([^:]+?)\s*(?:,\s*window\s*=\s*([^:]+?))?"
@@ -212,8 +214,12 @@ def _undecided_notes(table: pd.DataFrame, best, speed: str,
         return []
     names = ", ".join(f"({r}, {w})" for r, w in zip(undecided.read_quorum,
                                                   undecided.write_quorum))
-    needs = [_reads_to_decide(round(p * reads), reads, constraint.probability)
-             for p, reads in zip(undecided.probability.fillna(0), undecided.reads)]
+    # correlated reads are worth fewer independent ones: as many more are needed
+    needs = [None if need is None else math.ceil(need * correlated)
+             for need, correlated in zip(
+                 (_reads_to_decide(round(p * reads), reads, constraint.probability)
+                  for p, reads in zip(undecided.probability.fillna(0), undecided.reads)),
+                 undecided.inflation)]
     if all(needs):
         longest = max(math.ceil(operations * need / reads)
                       for need, reads in zip(needs, undecided.reads))
@@ -332,12 +338,10 @@ def _check_measured(result, operations: int, warmup: float, percentile: float) -
 def _option(result, constraint: StalenessConstraint, percentile: float) -> dict[str, Any]:
     n = result.key.replicas
     strict = result.read_quorum + result.write_quorum > n
-    successes, reads = constraint.measure(result)
-    if reads:
-        ci = stats.binomtest(successes, reads).proportion_ci(0.95, method="wilson")
-        estimate, low, high = successes / reads, float(ci.low), float(ci.high)
-    else:
-        estimate = low = high = math.nan
+    met = constraint.measure(result)
+    reads = int(met.size)
+    estimate, low, high = share(met)  # NaN for no read
+    correlated = inflation(met)
     if strict:
         verdict = "meets"  # exact: a read quorum meets every write quorum
     elif reads and low >= constraint.probability:
@@ -349,7 +353,7 @@ def _option(result, constraint: StalenessConstraint, percentile: float) -> dict[
     mix = np.concatenate([result.read_latency, result.write_latency])
     return {"read_quorum": result.read_quorum, "write_quorum": result.write_quorum,
             "strict": strict, "reads": reads, "probability": estimate, "low": low,
-            "high": high, "verdict": verdict,
+            "high": high, "verdict": verdict, "inflation": correlated,
             "read_percentile": float(np.percentile(result.read_latency, percentile)),
             "write_percentile": float(np.percentile(result.write_latency, percentile)),
             "mix_percentile": float(np.percentile(mix, percentile)),

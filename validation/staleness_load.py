@@ -60,13 +60,6 @@ def pairs(replicas: int) -> list[tuple[int, int]]:
     return partial + [(majority, majority)]
 
 
-def _interval(count: int, total: int) -> tuple[float, float]:
-    if total == 0:
-        return np.nan, np.nan
-    ci = stats.binomtest(count, total).proportion_ci(0.95, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
 def simulations(plot_only: bool = False) -> int:
     """Simulations (WARS and queueing runs) the experiment makes: the unit of its
     progress bar."""
@@ -119,19 +112,17 @@ def _row(result, wars, structure: str, load: float) -> dict:
            "pbs_stale": float(1 - pbs.mean()),
            "closed_form_consistent": p_consistent(key.replicas, result.read_quorum,
                                                   result.write_quorum)}
+    # the library's own bins and intervals (widened by the correlation of reads)
     bins = np.searchsorted(EDGES, result.since_commit, side="right") - 1
-    for j, left in enumerate(EDGES):
+    for j, bin_row in result.visibility(EDGES).iterrows():
+        name = f"visible_{bin_row.t_low:g}"
+        row[name] = bin_row.probability
+        row[f"{name}_low"], row[f"{name}_high"] = bin_row.low, bin_row.high
         inside = bins == j
-        count, total = int(result.consistent[inside].sum()), int(inside.sum())
-        name = f"visible_{left:g}"
-        row[name] = count / total if total else np.nan
-        row[f"{name}_low"], row[f"{name}_high"] = _interval(count, total)
-        row[f"pbs_{name}"] = float(pbs[inside].mean()) if total else np.nan
-    for k in VERSIONS:
-        if k > 1:
-            count = int((result.versions_behind < k).sum())
-            row[f"k_{k}"] = count / result.reads
-            row[f"k_{k}_low"], row[f"k_{k}_high"] = _interval(count, result.reads)
+        row[f"pbs_{name}"] = float(pbs[inside].mean()) if inside.any() else np.nan
+    for k_row in result.k_staleness([k for k in VERSIONS if k > 1]).itertuples():
+        row[f"k_{k_row.k}"] = k_row.probability
+        row[f"k_{k_row.k}_low"], row[f"k_{k_row.k}_high"] = k_row.low, k_row.high
     row["read_p99"] = float(np.percentile(result.read_latency, 99))
     row["write_p99"] = float(np.percentile(result.write_latency, 99))
     row["pbs_read_p99"] = float(np.percentile(wars.read_latency, 99))

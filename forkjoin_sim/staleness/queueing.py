@@ -321,8 +321,13 @@ class LoadRun:
         reads = staleness(ops, read_quorum, write_quorum)
         measured, start = self._measured()
         is_write = ops.is_write
-        measured_reads = measured[~is_write] & (reads.latest > 0)
-        measured_writes = measured[is_write]
+        # each in issue order: the intervals' batch means need it
+        measured_reads = np.flatnonzero(measured[~is_write] & (reads.latest > 0))
+        measured_reads = measured_reads[np.argsort(ops.issue[~is_write][measured_reads],
+                                                   kind="stable")]
+        measured_writes = np.flatnonzero(measured[is_write])
+        measured_writes = measured_writes[np.argsort(ops.issue[is_write][measured_writes],
+                                                     kind="stable")]
         last = float(ops.issue.max())
         return StalenessResult(
             self.key, read_quorum, write_quorum,
@@ -518,8 +523,14 @@ def _run(key: ReplicatedKey, jobs: int, seed, warmup: float, quorums=None,
 
 @dataclass(frozen=True)
 class StalenessResult:
-    """Per measured read: consistent or not, versions behind, time since the latest
-    committed version committed, latency; per measured write: commit latency."""
+    """Per measured read (in issue order): consistent or not, versions behind, time
+    since the latest committed version committed, latency; per measured write (in
+    issue order): commit latency.
+
+    Its intervals hold the correlation of successive operations: queues make a run
+    of stale reads, or of slow ones, come together, so the Wilson and order-statistic
+    intervals of independent draws are widened by the variance that batch means show
+    beyond theirs (`inflation`)."""
 
     key: ReplicatedKey
     read_quorum: int
@@ -538,16 +549,15 @@ class StalenessResult:
         return int(self.consistent.size)
 
     def stale(self, confidence: float = 0.95) -> tuple[float, float, float]:
-        """P(stale) over all measured reads, with its Wilson interval."""
-        count = int(self.reads - self.consistent.sum())
-        return _proportion(count, self.reads, confidence)
+        """P(stale) over all measured reads, with its interval (`share`)."""
+        return share(~self.consistent, confidence)
 
     def visibility(self, grid: Sequence[float], confidence: float = 0.95) -> pd.DataFrame:
         """t-visibility: P(consistent | read issued t after the latest commit), with
         reads binned by t into [grid[j], grid[j+1]) (the last bin [grid[-1], inf)).
 
         Columns ``t_low``, ``t_high``, ``reads``, ``consistent``, ``probability``,
-        ``low``, ``high`` (Wilson interval at ``confidence``).
+        ``low``, ``high`` (interval at ``confidence``, `share`).
         """
         edges = _grid(grid)
         bins = np.searchsorted(edges, self.since_commit, side="right") - 1
@@ -555,7 +565,7 @@ class StalenessResult:
         for j, left in enumerate(edges):
             inside = bins == j
             count, total = int(self.consistent[inside].sum()), int(inside.sum())
-            p, low, high = _proportion(count, total, confidence)
+            p, low, high = share(self.consistent[inside], confidence)
             rows.append({"t_low": float(left),
                          "t_high": float(edges[j + 1]) if j + 1 < edges.size else math.inf,
                          "reads": total, "consistent": count, "probability": p,
@@ -569,15 +579,15 @@ class StalenessResult:
         rows = []
         for k in versions:
             k = _whole(k, "versions k", 1)
-            p, low, high = _proportion(int((self.versions_behind < k).sum()), self.reads,
-                                       confidence)
+            p, low, high = share(self.versions_behind < k, confidence)
             rows.append({"k": k, "probability": p, "low": low, "high": high})
         return pd.DataFrame(rows)
 
     def latency_percentiles(self, percentiles: Sequence[float] = (50, 99, 99.9),
                             confidence: float = 0.95) -> pd.DataFrame:
         """Read (R-th reply - issue) and write (commit - issue) latency percentiles,
-        with distribution-free intervals (``scipy.stats.quantile_test``)."""
+        with distribution-free intervals (``scipy.stats.quantile_test``) widened by the
+        correlation of successive operations (`inflation`)."""
         rows = []
         for percentile in percentiles:
             if not 0 < percentile < 100:
@@ -589,8 +599,13 @@ class StalenessResult:
                     continue
                 q = percentile / 100
                 ci = stats.quantile_test(sample, p=q).confidence_interval(confidence)
-                row[name] = float(np.quantile(sample, q))
-                row[f"{name}_low"], row[f"{name}_high"] = float(ci.low), float(ci.high)
+                value = float(np.quantile(sample, q))
+                # a sample quantile's variance is its indicator's over the density
+                # squared: correlation widens both arms by the indicator's inflation
+                widen = math.sqrt(inflation(sample <= value))
+                row[name] = value
+                row[f"{name}_low"] = max(value - (value - float(ci.low)) * widen, 0.0)
+                row[f"{name}_high"] = value + (float(ci.high) - value) * widen
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -623,10 +638,48 @@ class StalenessResult:
 MAX_KEYS = 10_000_000
 
 
-def _proportion(count: int, total: int, confidence: float) -> tuple[float, float, float]:
+#: Consecutive batches (in issue order) whose means show how far a run's successive
+#: operations are correlated (`inflation`).
+CORRELATION_BATCHES = 20
+
+
+def inflation(values, batches: int = CORRELATION_BATCHES) -> float:
+    """How many times the variance of the mean of ``values`` (in issue order) is that
+    of as many independent draws, by batch means: the batch size times the variance of
+    the batch means over the variance of the values; at least 1 (1 where there are too
+    few values or no spread). A queue that makes stale or slow operations come in runs
+    shows as more than 1 (the interval of a share or a percentile widens by its square
+    root); independent draws give about 1."""
+    values = np.asarray(values, float)
+    size = values.size // batches
+    if size < 2:
+        return 1.0
+    used = values[: size * batches]
+    spread = used.var(ddof=1)
+    if not spread > 0:
+        return 1.0
+    means = used.reshape(batches, size).mean(axis=1)
+    return max(1.0, size * means.var(ddof=1) / spread)
+
+
+def share(outcomes, confidence: float = 0.95) -> tuple[float, float, float]:
+    """The share of true ``outcomes`` (one per operation, in issue order) and its
+    interval at ``confidence``: Wilson's, widened by their correlation
+    (`inflation`); NaN for none."""
+    outcomes = np.asarray(outcomes, bool)
+    return _proportion(int(outcomes.sum()), int(outcomes.size), confidence,
+                       inflation(outcomes))
+
+
+def _proportion(count: int, total: int, confidence: float,
+                inflated: float = 1.0) -> tuple[float, float, float]:
+    """The share ``count / total`` and its Wilson interval at ``confidence``, of the
+    sample size ``total / inflated`` that correlated draws are worth."""
     if total == 0:
         return math.nan, math.nan, math.nan
-    ci = stats.binomtest(count, total).proportion_ci(confidence, method="wilson")
+    worth = max(int(round(total / inflated)), 1)
+    ci = stats.binomtest(min(int(round(count / inflated)), worth), worth).proportion_ci(
+        confidence, method="wilson")
     return count / total, float(ci.low), float(ci.high)
 
 
