@@ -314,7 +314,7 @@ def _write(summaries: list[dict], path) -> None:
 def _cmd_staleness(args) -> int:
     from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, simulate_closed,
                                                  simulate_queues, simulate_sessions)
-    from sizing.staleness_planning import latency_warnings
+    from sizing.staleness_planning import latency_warnings, saturation_note
 
     _check_options(args)
     if args.rate is None and args.clients is None:
@@ -376,6 +376,7 @@ def _cmd_staleness(args) -> int:
                     notes, need = latency_warnings(_reads_in_issue_order(run, r),
                                                    run.outcome(r, w).write_latency,
                                                    args.jobs)
+                    notes += saturation_note(float(run.utilisation.max()))
                     summaries.append({**summary, "warnings": notes})
                     needs.append(need)
                     bar.update()
@@ -391,6 +392,7 @@ def _cmd_staleness(args) -> int:
             for result in results:
                 notes, need = latency_warnings(result.read_latency,
                                                result.write_latency, args.jobs)
+                notes += saturation_note(float(result.utilisation.max()))
                 summaries.append({**result.summary(args.t_grid, args.versions,
                                                    args.percentiles),
                                   "warnings": notes})
@@ -510,6 +512,8 @@ def _warn(summaries: list[dict], needs: list, args) -> None:
     """One warning line per rate (or closed loop) whose pairs doubt their run."""
     import warnings
 
+    from sizing.staleness_planning import SATURATION_START
+
     groups: dict = {}
     for summary, need in zip(summaries, needs):
         groups.setdefault(summary["rate"], []).append((summary, need))
@@ -524,10 +528,15 @@ def _warn(summaries: list[dict], needs: list, args) -> None:
         longest = max((need for _, need in doubtful if need is not None), default=None)
         more = ("" if longest is None or longest <= args.jobs else
                 f"; about --jobs {longest:,} would give a +-1% mean interval")
-        warnings.warn(f"at {pace} (utilisation {busiest:.2f}) {len(doubtful)} of "
-                      f"{len(items)} (R, W) pair(s) doubt the run, e.g. R="
-                      f"{first['read_quorum']}, W={first['write_quorum']}: "
-                      f"{first['warnings'][0]}; so the intervals printed are too narrow{more}",
+        # near saturation is said once, whatever else the first pair doubts
+        saturated = next((note for s, _ in doubtful for note in s["warnings"]
+                          if note.startswith(SATURATION_START)), None)
+        said = [note for note in first["warnings"] if note != saturated][:1]
+        doubts = (f"{len(doubtful)} of {len(items)} (R, W) pair(s) doubt the run, e.g. "
+                  f"R={first['read_quorum']}, W={first['write_quorum']}: {said[0]}; so "
+                  f"the intervals printed are too narrow{more}" if said else "")
+        warnings.warn(f"at {pace} (utilisation {busiest:.2f}) "
+                      + "; ".join(part for part in (doubts, saturated) if part),
                       UserWarning, stacklevel=1)
 
 

@@ -436,6 +436,20 @@ def test_a_nearly_saturated_short_run_warns_and_says_how_long_it_should_be(capsy
     (line,) = lines
     need = int(line.split("about --jobs ")[1].split()[0].replace(",", ""))
     assert need > 100 * 2000 and "intervals printed are too narrow" in line
+    # and near saturation is said, once (a review: 50 closed-loop clients at 99.5%
+    # gave P(stale) 0.455 and 0.471 at 200,000 and 800,000 operations, unwarned)
+    assert any(note.startswith("the busiest stage is busy 98") for note in
+               summary["warnings"])
+    assert line.count("the busiest stage is busy") == 1
+
+
+def test_a_saturated_closed_loop_is_named(capsys):
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--clients", "50", "--jobs", "20000", "--seed", "1", "--json"]
+    (summary,), lines = summaries_and_warnings(argv, capsys)
+    assert summary["utilisation"] > 0.95
+    (line,) = lines
+    assert "so near saturation the queues drift" in line
 
 
 def test_a_light_long_run_has_no_warnings(capsys):
