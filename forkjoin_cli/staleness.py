@@ -141,9 +141,10 @@ def _epilog() -> str:
             "one object per (R, W):\n" + lines(NO_LOAD_KEYS) + "\n\nWith --session, "
             "one object per (R, W):\n" + lines(SESSION_KEYS) + "\n\nWith --session and "
             "load, one object per (rate, R, W):\n" + lines(LOAD_SESSION_KEYS)
-            + "\n--out FILE.csv then writes one row per (R, W) without the nested "
-            "rows; --figure plots P(stale) or P(violated) against the time between "
-            "write and read.")
+            + "\nWithout load and with --session, --out FILE.csv writes one row per "
+            "(rate,) R, W without the nested rows (the t-visibility of a run without "
+            "load, by_gap): --out FILE.json keeps them; --figure plots P(stale) or "
+            "P(violated) against the time between write and read.")
 
 
 def _law(spec: str, what: str):
