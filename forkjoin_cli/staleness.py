@@ -499,8 +499,9 @@ def _check_load_options(args) -> None:
 
 
 def _reads_in_issue_order(run, read_quorum: int):
-    """The latencies of a session run's reads after its warm-up, in issue order (its
-    ``outcome`` lists a session's second reads after all first operations)."""
+    """The latencies of every read of a session run after its warm-up (a session's
+    second reads too, each its R-th reply), in issue order: what its latency warnings
+    judge (its ``outcome`` keeps only reads with a commit before them)."""
     import numpy as np
 
     ops = run.operations

@@ -214,12 +214,12 @@ def _undecided_notes(table: pd.DataFrame, best, speed: str,
         return []
     names = ", ".join(f"({r}, {w})" for r, w in zip(undecided.read_quorum,
                                                   undecided.write_quorum))
-    # correlated reads are worth fewer independent ones: as many more are needed
-    needs = [None if need is None else math.ceil(need * correlated)
-             for need, correlated in zip(
-                 (_reads_to_decide(round(p * reads), reads, constraint.probability)
-                  for p, reads in zip(undecided.probability.fillna(0), undecided.reads)),
-                 undecided.inflation)]
+    needs = []
+    for p, reads, correlated in zip(undecided.probability.fillna(0), undecided.reads,
+                                    undecided.inflation):
+        need = _reads_to_decide(round(p * reads), reads, constraint.probability)
+        # correlated reads are worth fewer independent ones: as many more are needed
+        needs.append(None if need is None else math.ceil(need * correlated))
     if all(needs):
         longest = max(math.ceil(operations * need / reads)
                       for need, reads in zip(needs, undecided.reads))
@@ -361,8 +361,8 @@ def _option(result, constraint: StalenessConstraint, percentile: float) -> dict[
     strict = result.read_quorum + result.write_quorum > n
     met = constraint.measure(result)
     reads = int(met.size)
-    estimate, low, high = share(met)  # NaN for no read
     correlated = inflation(met)
+    estimate, low, high = share(met, inflated=correlated)  # NaN for no read
     if strict:
         verdict = "meets"  # exact: a read quorum meets every write quorum
     elif reads and low >= constraint.probability:

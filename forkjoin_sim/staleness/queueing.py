@@ -662,13 +662,14 @@ def inflation(values, batches: int = CORRELATION_BATCHES) -> float:
     return max(1.0, size * means.var(ddof=1) / spread)
 
 
-def share(outcomes, confidence: float = 0.95) -> tuple[float, float, float]:
+def share(outcomes, confidence: float = 0.95,
+          inflated: float | None = None) -> tuple[float, float, float]:
     """The share of true ``outcomes`` (one per operation, in issue order) and its
-    interval at ``confidence``: Wilson's, widened by their correlation
-    (`inflation`); NaN for none."""
+    interval at ``confidence``: Wilson's, widened by their correlation (``inflated``,
+    by default their `inflation`); NaN for none."""
     outcomes = np.asarray(outcomes, bool)
     return _proportion(int(outcomes.sum()), int(outcomes.size), confidence,
-                       inflation(outcomes))
+                       inflation(outcomes) if inflated is None else inflated)
 
 
 def _proportion(count: int, total: int, confidence: float,

@@ -413,7 +413,7 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
 
     try:
-        # No stderr (closed, or pythonw): the bar would fail on its first write.
+        # a bar only on a terminal (`bar_shown`: no stderr, a log or a pipe get none)
         with tqdm(total=len(points), initial=len(done),
                   disable=not progress or not bar_shown(),
                   delay=PROGRESS_DELAY,

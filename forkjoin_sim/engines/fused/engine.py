@@ -11,7 +11,6 @@ names the fast engine.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError
