@@ -147,13 +147,13 @@ def _epilog() -> str:
             "P(violated) against the time between write and read.")
 
 
-def _law(spec: str, what: str):
+def _law(spec: str, what: str, delay: bool = False):
     from forkjoin_sim.laws.service import parse_service
 
     if spec.strip().lower() == "none":
         return None
     try:
-        return parse_service(spec)
+        return parse_service(spec, delay=delay)
     except ConfigError as exc:
         raise ConfigError(f"{what}: {exc}") from None
 
@@ -188,7 +188,8 @@ def _delays(args):
                                ("ack", args.delay_a, "--delay-a"),
                                ("read", args.delay_r, "--delay-r"),
                                ("response", args.delay_s, "--delay-s")):
-        laws.append(getattr(default, role) if spec is None else _law(spec, option))
+        laws.append(getattr(default, role) if spec is None
+                    else _law(spec, option, delay=True))
         if laws[-1] is None:
             raise ConfigError(f"{option} none: message delays cannot be absent; give a "
                               "law such as exp:0.5")

@@ -468,7 +468,7 @@ def plan_from_args(args, read_service, write_service, progress=None) -> Stalenes
 
     _fill_defaults(args)
     constraint = parse_constraint(args.staleness)
-    delay = parse_service(args.delays)
+    delay = parse_service(args.delays, delay=True)
     key = key_for(args.replicas, args.rate * args.replicas / args.nodes,
                   1 - args.read_fraction, args.structure, args.read_threads,
                   args.write_threads, read_service,

@@ -515,3 +515,14 @@ def test_a_share_too_small_for_the_run_is_refused_before_it(capsys):
     assert "give --jobs 10,000 or more" in out
     assert run(argv + ["--write-share", "1e-17"]) == 2
     assert "further from 0 and 1" in capsys.readouterr().out
+
+
+def test_a_heavy_tailed_message_delay_is_taken(capsys):
+    """PBS's LNKD-DISK write delay (a Pareto of ALPHA 1.51 in a mixture) as --delay-w:
+    refused before as a service time would be; a delay only needs a finite mean."""
+    assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+                "1", "--jobs", "2000", "--delay-w",
+                "mix:0.38*pareto:1.51,scale=1.05;0.62*exp:rate=0.183"]) == 0
+    assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+                "1", "--rate", "0.5", "--read-service", "pareto:1.51"]) == 2
+    assert "use ALPHA > 2" in capsys.readouterr().out

@@ -35,8 +35,13 @@ SPEC_FORMS = ("exp", "exp:MEAN", "erlang:K", "lognormal:SIGMA", "weibull:SHAPE",
 
 
 
-def parse_service(spec: str, mean: float = 1.0) -> Any:
+def parse_service(spec: str, mean: float = 1.0, *, delay: bool = False) -> Any:
     """The service distribution named by ``spec``, with mean ``mean``.
+
+    ``delay``: the law of a delay that never queues (a message's), which needs a
+    finite mean only: "pareto:ALPHA" then takes ALPHA > 1 (PBS's LNKD-DISK write
+    delay has ALPHA 1.51), and a scipy law an infinite variance. A service time
+    needs a finite variance too, or the waits behind it have an infinite mean.
 
     Forms (see ``SPEC_FORMS``): "exp" (or "exp:MEAN", whose explicit MEAN wins over
     ``mean``), "erlang:K" (whole K >= 1), "lognormal:SIGMA", "weibull:SHAPE",
@@ -85,7 +90,7 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
         return _empirical(argument.strip(), spec)
     argument = argument.strip()
     if name == "mix":
-        return _mixture(argument, spec, mean)
+        return _mixture(argument, spec, mean, delay)
     if name == "netem":
         return _netem(argument, spec)
     if name == "exp":
@@ -106,10 +111,12 @@ def parse_service(spec: str, mean: float = 1.0) -> Any:
         name = name.strip().lower()
         argument = argument.strip()
     argument, placement = _placement(argument, spec)
-    if name in _SHORTHANDS and not explicit_scipy:
+    if name == "pareto" and not explicit_scipy:
+        dist = _pareto(argument, spec, delay)
+    elif name in _SHORTHANDS and not explicit_scipy:
         dist = _SHORTHANDS[name](argument, spec)
     else:
-        dist = _scipy_distribution(name, argument, spec)
+        dist = _scipy_distribution(name, argument, spec, delay)
     law = _placed(dist, placement, spec) if placement else _finite_mean(dist, spec)
     _check_spread(law, spec)
     return law if placement else rescale(law, mean)
@@ -293,7 +300,7 @@ def _placed(dist: Any, placement: dict[str, float], spec: str) -> Any:
     return placed
 
 
-def _mixture(argument: str, spec: str, mean: float) -> Any:
+def _mixture(argument: str, spec: str, mean: float, delay: bool = False) -> Any:
     from forkjoin_sim.laws.mixture import Mixture
 
     if not argument:
@@ -310,7 +317,7 @@ def _mixture(argument: str, spec: str, mean: float) -> Any:
                               "multiply the weights out into one mix:..., or build "
                               "nested ones with forkjoin_sim.laws.mixture.Mixture")
         weights.append(_number(weight.strip(), spec, "mixture weight"))
-        components.append(parse_service(component.strip(), mean))
+        components.append(parse_service(component.strip(), mean, delay=delay))
     try:
         return Mixture(components, weights)
     except ConfigError as exc:
@@ -337,11 +344,15 @@ def _erlang(text: str, spec: str) -> Any:
 MAX_ERLANG_PHASES = 1_000_000
 
 
-def _pareto(text: str, spec: str) -> Any:
+def _pareto(text: str, spec: str, delay: bool = False) -> Any:
     alpha = _positive(text, spec, "ALPHA")
-    if alpha <= 2:
+    if delay and alpha <= 1:
+        raise ConfigError(f"delay {spec!r}: Pareto ALPHA={alpha:g} gives an infinite "
+                          "mean; use ALPHA > 1")
+    if not delay and alpha <= 2:
         raise ConfigError(f"service {spec!r}: Pareto ALPHA={alpha:g} gives an infinite "
-                          "variance (and waiting times of infinite mean); use ALPHA > 2")
+                          "variance (and waiting times of infinite mean); use ALPHA > 2 "
+                          "(a message delay, which never queues, takes ALPHA > 1)")
     from scipy import stats
 
     return stats.pareto(alpha)
@@ -364,7 +375,8 @@ def _scipy_stats() -> Any:
     return stats
 
 
-def _scipy_distribution(name: str, argument: str, spec: str) -> Any:
+def _scipy_distribution(name: str, argument: str, spec: str,
+                        delay: bool = False) -> Any:
     stats = _scipy_stats()
     family = getattr(stats, name, None) if name.isidentifier() else None
     if isinstance(family, stats.rv_discrete):
@@ -392,7 +404,10 @@ def _scipy_distribution(name: str, argument: str, spec: str) -> Any:
                           f"{lowest:g}, but service times must be >= 0; choose a "
                           "distribution on [0, inf)")
     mean, variance = (float(v) for v in dist.stats(moments="mv"))
-    if not (math.isfinite(mean) and math.isfinite(variance)):
+    if delay and not math.isfinite(mean):
+        raise ConfigError(f"delay {spec!r}: mean {mean:g}; a delay needs a finite mean; "
+                          "choose other shapes")
+    if not delay and not (math.isfinite(mean) and math.isfinite(variance)):
         raise ConfigError(f"service {spec!r}: mean {mean:g} and variance {variance:g}; "
                           "a service time needs a finite mean and variance (waiting "
                           "times have infinite mean otherwise); choose other shapes")
