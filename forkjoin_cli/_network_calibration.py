@@ -4,8 +4,6 @@ checked before any work, and the progress bar, the files and what is printed."""
 
 from __future__ import annotations
 
-import warnings
-
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import atomic_write, json_text
 from forkjoin_sim.sweep.runner import default_workers
@@ -55,9 +53,7 @@ def calibrate(args, structure: str) -> int:
             args.cores, args.client_cores, getattr(args, "datacentres", None),
             workers=args.workers or default_workers(), progress=advance,
             announce=announce, phase=phase)
-    report = fitted.report()
-    for note in fitted.warnings:
-        warnings.warn(note, UserWarning, stacklevel=1)
+    report = fitted.report()  # calibrate_cluster warned its doubts (fitted.warnings)
     # the model last: a figure or report that cannot be written (its place taken
     # since the check before the fit) leaves the old model file in place
     if args.figure:

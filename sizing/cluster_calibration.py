@@ -277,7 +277,8 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     with (evaluations done, budget); ``announce``: with the number of rows read,
     before the fit; ``phase``: with "choosing the structure" and "fitting" as each
     begins (``structure="auto"``). Raises `ConfigError` on bad input, before any
-    work."""
+    work. What the fit doubts (``ClusterFit.warnings``) also comes as `UserWarning`s,
+    as `predict_table`'s do."""
     from forkjoin_sim.model import check_cluster
 
     check_cluster(nodes, replicas)
@@ -335,6 +336,9 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
                 **({"flat_one_ms": round(signature[1], 3)} if signature is not None
                    and signature[0] == "flat" and geography is None else {}),
                 seconds=round(seconds, 3))
+    # as predict_table's: a notebook sees them (the list stays in .warnings)
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
     return ClusterFit(replace(model, meta=meta), table)
 
 

@@ -538,3 +538,15 @@ def test_a_mixed_runs_throughput_is_threads_over_its_anchored_cycle():
     alone = predict_table(fitted, reads[["operation", "consistency", "threads",
                                          "read_fraction"]])
     np.testing.assert_allclose(alone.predicted_throughput, reads.throughput, rtol=1e-6)
+
+
+def test_calibrate_clusters_doubts_come_as_python_warnings_too():
+    """A notebook user saw predict_table's doubts as warnings but calibrate_cluster's
+    only in a list: each note of ``.warnings`` is now also a UserWarning."""
+    table = pd.read_csv(KARPENKO_C)
+    ones = table[(table.operation == "read") & (table.consistency == "ONE")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = calibrate_cluster(ones.reset_index(drop=True), nodes=3, replicas=3)
+    said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert fitted.warnings and all(note in said for note in fitted.warnings)
