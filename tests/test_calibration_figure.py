@@ -14,6 +14,9 @@ from forkjoin_sim.files.io import atomic_save
 from sizing.closed_network import predict
 from sizing.network_fit import demands_of, fit
 
+# calibrate_cluster warns its doubts (tested where they matter); here they are noise
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
 THREADS = np.array([1, 8, 30, 90])
 LEVELS = {"ONE": 1, "ALL": 3}
 DEMANDS = demands_of(np.log([0.3, 0.5, 0.1, 0.4, 0.5, 0.5, 1.0, 0.2, 1.0, 1000.0, 1.0, 32.0,

@@ -14,6 +14,9 @@ from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster,
 from sizing.measurements import read_measurements
 from sizing.network_model import read_network_model, rows_of_table
 
+# calibrate_cluster warns its doubts (tested where they matter); here they are noise
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
 KARPENKO_C = Path(__file__).resolve().parent.parent / "docs/data/karpenko2021/cluster_c.csv"
 
 

@@ -16,6 +16,9 @@ from sizing.network_fit import COORDINATES, LEGACY_VALUES, Fit, Prior, default_p
 from sizing.network_model import THROUGHPUT_LOSS, Anchors, NetworkModel, calibrated, \
     is_network_model, read_network_model
 
+# calibrate_cluster warns its doubts (tested where they matter); here they are noise
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
 LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}
 TRUTH = Demands(client=0.05, hop_client=0.3, hop_replica=0.3, coordinate=0.1,
                 message=0.01, work=0.2, digest_ratio=0.5)
