@@ -592,3 +592,27 @@ def test_a_loaded_share_of_stale_reads_has_a_wider_interval_than_wilsons():
     assert (high - low) / (wilson.high - wilson.low) == pytest.approx(factor ** 0.5,
                                                                       rel=0.05)
     assert low < stale < high
+
+
+def test_sessions_under_load_widen_their_interval_but_trials_without_load_do_not():
+    from forkjoin_sim.staleness.queueing import inflation
+
+    key = ReplicatedKey(3, 0.8, 0.5, node=Stages(), read_service=stats.expon(scale=0.7),
+                        write_service=stats.expon(scale=0.7))
+    loaded = simulate_sessions(key, 1, 1, Session("read-your-writes"), None, 60_000,
+                               seed=1).sessions(1, 1)
+    assert loaded.correlated
+    summary = loaded.summary()
+    wilson = stats.binomtest(summary["violations"], summary["sessions"]).proportion_ci(
+        0.95, method="wilson")
+    factor = inflation(loaded.violated)
+    assert factor > 1.0
+    assert (summary["high"] - summary["low"]) / (wilson.high - wilson.low) \
+        == pytest.approx(factor ** 0.5, rel=0.05)
+    alone = read_your_writes(exponential_delays(0.5), 3, 1, 1, trials=20_000, seed=2)
+    assert not alone.correlated
+    mine = alone.summary()
+    plain = stats.binomtest(mine["violations"], mine["sessions"]).proportion_ci(
+        0.95, method="wilson")
+    assert (mine["low"], mine["high"]) == pytest.approx((plain.low, plain.high),
+                                                        rel=1e-12)

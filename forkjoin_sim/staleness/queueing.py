@@ -361,11 +361,14 @@ class LoadRun:
             violated = returned[later] < ops.versions()[earlier]
         else:
             violated = returned[later] < returned[earlier]
-        keep = measured[earlier]
+        # measured sessions, in the issue order of their first operation
+        keep = np.flatnonzero(measured[earlier])
+        keep = keep[np.argsort(ops.issue[earlier][keep], kind="stable")]
         key = self.key
         return SessionResult(self.session.guarantee, key.replicas, read_quorum,
                              write_quorum, key.channels, key.coordinators,
-                             key.cluster_nodes, self.pause[keep], violated[keep])
+                             key.cluster_nodes, self.pause[keep], violated[keep],
+                             correlated=True)
 
 
 def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,

@@ -25,7 +25,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.randomness.streams import WARS_COORDINATOR, WARS_READ, WARS_READ_DELAY
@@ -45,7 +44,10 @@ _SECOND = 1
 @dataclass(frozen=True)
 class SessionResult:
     """Per session: the time between the write and the (first) read, and whether
-    the guarantee was violated."""
+    the guarantee was violated; ``correlated``: sessions of one run under load, in
+    issue order, whose queues make violations come in runs, so their intervals are
+    widened as a loaded run's shares are (`forkjoin_sim.staleness.queueing.share`);
+    else independent trials (Wilson's interval)."""
 
     guarantee: str
     replicas: int
@@ -56,16 +58,26 @@ class SessionResult:
     nodes: int
     gap: np.ndarray = field(repr=False)
     violated: np.ndarray = field(repr=False)
+    correlated: bool = False
 
     @property
     def trials(self) -> int:
         """Number of sessions simulated."""
         return int(self.violated.size)
 
+    def _share(self, violated: np.ndarray, confidence: float) -> dict:
+        """Count, total, fraction and its interval (NaN without sessions)."""
+        from forkjoin_sim.staleness.queueing import share
+
+        _check_level(confidence, "confidence")
+        p, low, high = share(violated, confidence, None if self.correlated else 1.0)
+        return {"sessions": int(violated.size), "violations": int(violated.sum()),
+                "probability": p, "low": low, "high": high}
+
     def summary(self, confidence: float = 0.95) -> dict:
-        """``violations``, ``sessions``, ``probability`` and its Wilson interval
-        ``low``, ``high``."""
-        return _proportion(int(self.violated.sum()), self.trials, confidence)
+        """``violations``, ``sessions``, ``probability`` and its interval ``low``,
+        ``high``."""
+        return self._share(self.violated, confidence)
 
     def by_gap(self, edges: Sequence[float], confidence: float = 0.95) -> pd.DataFrame:
         """P(violated) per bin [edges[j], edges[j+1]) of the gap (the last bin is
@@ -79,8 +91,7 @@ class SessionResult:
         for j, low in enumerate(edges):
             high = edges[j + 1] if j + 1 < len(edges) else None
             inside = (self.gap >= low) & (True if high is None else self.gap < high)
-            row = _proportion(int(self.violated[inside].sum()), int(inside.sum()),
-                              confidence)
+            row = self._share(self.violated[inside], confidence)
             rows.append({"gap_low": low, "gap_high": high, **row})
         return pd.DataFrame(rows)
 
@@ -182,13 +193,4 @@ def _second(think: Any, trials: int, seed) -> np.ndarray:
                           "rvs(size, random_state) on [0, inf)") from None
 
 
-def _proportion(count: int, total: int, confidence: float) -> dict:
-    """Count, total, fraction and its Wilson interval (NaN without trials)."""
-    _check_level(confidence, "confidence")
-    if total:
-        ci = stats.binomtest(count, total).proportion_ci(confidence, method="wilson")
-        low, high, p = float(ci.low), float(ci.high), count / total
-    else:
-        low = high = p = float("nan")
-    return {"sessions": total, "violations": count, "probability": p, "low": low,
-            "high": high}
+
