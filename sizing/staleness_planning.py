@@ -33,8 +33,8 @@ from scipy import stats
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.nodes import SharedQueue, Stages
-from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays, inflation,
-                                             share, simulate_queues)
+from forkjoin_sim.staleness.intervals import inflation, share
+from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
 
 
 @dataclass(frozen=True)

@@ -531,7 +531,7 @@ def test_load_free_limit_with_channels_and_coordinators_is_the_no_load_model(coo
 # --- intervals of correlated operations ------------------------------------------------
 
 def test_inflation_is_one_for_independent_draws_and_the_run_length_for_runs():
-    from forkjoin_sim.staleness.queueing import inflation
+    from forkjoin_sim.staleness.intervals import inflation
 
     rng = np.random.default_rng(3)
     independent = rng.random(60_000) < 0.2
@@ -579,7 +579,7 @@ def test_a_loaded_share_of_stale_reads_has_a_wider_interval_than_wilsons():
     """Stale reads under load come in runs (a queue holds several reads behind the
     same write): the interval of P(stale) is wider than the Wilson interval of as
     many independent reads, by about the square root of the inflation."""
-    from forkjoin_sim.staleness.queueing import inflation
+    from forkjoin_sim.staleness.intervals import inflation
 
     key = ReplicatedKey(3, 1.0, 0.5, node=Stages(), read_service=stats.expon(scale=0.9),
                         write_service=stats.expon(scale=0.9))
@@ -595,7 +595,7 @@ def test_a_loaded_share_of_stale_reads_has_a_wider_interval_than_wilsons():
 
 
 def test_sessions_under_load_widen_their_interval_but_trials_without_load_do_not():
-    from forkjoin_sim.staleness.queueing import inflation
+    from forkjoin_sim.staleness.intervals import inflation
 
     key = ReplicatedKey(3, 0.8, 0.5, node=Stages(), read_service=stats.expon(scale=0.7),
                         write_service=stats.expon(scale=0.7))

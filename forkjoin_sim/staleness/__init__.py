@@ -16,6 +16,7 @@ published production latency profiles.
 ``simulate_staleness``     ``simulate_queues(...).outcome(R, W)`` -> ``StalenessResult``
 ``simulate_closed``        closed-loop clients (``ClosedLoop``) -> ``StalenessResult``
 ``simulate_sessions``      sessions under load (``Session``) -> ``LoadRun``
+``intervals``              shares of correlated operations (``share``, ``inflation``)
 =========================  ======================================================
 """
 

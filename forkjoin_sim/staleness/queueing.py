@@ -56,6 +56,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.nodes import READ, WRITE, SharedQueue, Stages
 from forkjoin_sim.staleness import graphs
 from forkjoin_sim.staleness.channels import CHANNELS, COORDINATORS
+from forkjoin_sim.staleness.intervals import inflation, share
 from forkjoin_sim.staleness.versions import Operations, staleness
 from forkjoin_sim.staleness.wars import MessageLaws
 
@@ -639,52 +640,6 @@ class StalenessResult:
 
 #: Most keys a group may hold (the key-popularity table is built per run).
 MAX_KEYS = 10_000_000
-
-
-#: Consecutive batches (in issue order) whose means show how far a run's successive
-#: operations are correlated (`inflation`).
-CORRELATION_BATCHES = 20
-
-
-def inflation(values, batches: int = CORRELATION_BATCHES) -> float:
-    """How many times the variance of the mean of ``values`` (in issue order) is that
-    of as many independent draws, by batch means: the batch size times the variance of
-    the batch means over the variance of the values; at least 1 (1 where there are too
-    few values or no spread). A queue that makes stale or slow operations come in runs
-    shows as more than 1 (the interval of a share or a percentile widens by its square
-    root); independent draws give about 1."""
-    values = np.asarray(values, float)
-    size = values.size // batches
-    if size < 2:
-        return 1.0
-    used = values[: size * batches]
-    spread = used.var(ddof=1)
-    if not spread > 0:
-        return 1.0
-    means = used.reshape(batches, size).mean(axis=1)
-    return max(1.0, size * means.var(ddof=1) / spread)
-
-
-def share(outcomes, confidence: float = 0.95,
-          inflated: float | None = None) -> tuple[float, float, float]:
-    """The share of true ``outcomes`` (one per operation, in issue order) and its
-    interval at ``confidence``: Wilson's, widened by their correlation (``inflated``,
-    by default their `inflation`); NaN for none."""
-    outcomes = np.asarray(outcomes, bool)
-    return _proportion(int(outcomes.sum()), int(outcomes.size), confidence,
-                       inflation(outcomes) if inflated is None else inflated)
-
-
-def _proportion(count: int, total: int, confidence: float,
-                inflated: float = 1.0) -> tuple[float, float, float]:
-    """The share ``count / total`` and its Wilson interval at ``confidence``, of the
-    sample size ``total / inflated`` that correlated draws are worth."""
-    if total == 0:
-        return math.nan, math.nan, math.nan
-    worth = max(int(round(total / inflated)), 1)
-    ci = stats.binomtest(min(int(round(count / inflated)), worth), worth).proportion_ci(
-        confidence, method="wilson")
-    return count / total, float(ci.low), float(ci.high)
 
 
 def _grid(grid) -> np.ndarray:

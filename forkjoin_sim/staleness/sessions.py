@@ -29,6 +29,7 @@ import pandas as pd
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.randomness.streams import WARS_COORDINATOR, WARS_READ, WARS_READ_DELAY
 from forkjoin_sim.randomness.streams import WARS_RESPONSE, child_rng
+from forkjoin_sim.staleness.intervals import share
 from forkjoin_sim.staleness.channels import (_check_level, _read_delays, _trace,
                                              read_messages, read_outcome,
                                              simulate_wars_ordered)
@@ -46,7 +47,7 @@ class SessionResult:
     """Per session: the time between the write and the (first) read, and whether
     the guarantee was violated; ``correlated``: sessions of one run under load, in
     issue order, whose queues make violations come in runs, so their intervals are
-    widened as a loaded run's shares are (`forkjoin_sim.staleness.queueing.share`);
+    widened as a loaded run's shares are (`forkjoin_sim.staleness.intervals.share`);
     else independent trials (Wilson's interval)."""
 
     guarantee: str
@@ -67,8 +68,6 @@ class SessionResult:
 
     def _share(self, violated: np.ndarray, confidence: float) -> dict:
         """Count, total, fraction and its interval (NaN without sessions)."""
-        from forkjoin_sim.staleness.queueing import share
-
         _check_level(confidence, "confidence")
         p, low, high = share(violated, confidence, None if self.correlated else 1.0)
         return {"sessions": int(violated.size), "violations": int(violated.sum()),
