@@ -293,7 +293,9 @@ def brute_force(run, read_quorum, write_quorum):
         earlier = np.flatnonzero(~run.second & (run.job == run.job[later]))[0]
         if ops.issue[earlier] >= start:
             before = version[earlier] if ops.is_write[earlier] else seen[earlier]
-            violated.append(seen[later] < before)
+            violated.append((ops.issue[earlier], seen[later] < before))
+    # sessions in the issue order of their first operation (ties as found)
+    violated = [v for _, v in sorted(violated, key=lambda pair: pair[0])]
     return rows, writes_measured, violated
 
 
