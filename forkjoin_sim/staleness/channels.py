@@ -37,12 +37,12 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.randomness.streams import WARS_COORDINATOR as _COORDINATOR
 from forkjoin_sim.randomness.streams import WARS_READ_DELAY as _READ_DELAY
 from forkjoin_sim.randomness.streams import child_rng
+from forkjoin_sim.staleness.intervals import wilson
 from forkjoin_sim.staleness.wars import MessageLaws
 
 CHANNELS = ("fifo", "independent")
@@ -96,12 +96,7 @@ class OrderedResult:
                 ("stale", int(self.stale.sum()), self.trials),
                 ("in_flight", int(flight.sum()), self.trials),
                 ("new_in_flight", int((self.new & flight).sum()), int(flight.sum()))):
-            if total:
-                ci = stats.binomtest(count, total).proportion_ci(confidence,
-                                                                 method="wilson")
-                low, high, p = ci.low, ci.high, count / total
-            else:
-                low = high = p = float("nan")
+            p, low, high = wilson(count, total, confidence)
             rows.append({"event": event, "count": count, "of": total,
                          "probability": p, "low": low, "high": high})
         return pd.DataFrame(rows)

@@ -45,14 +45,15 @@ def share(outcomes, confidence: float = 0.95,
     interval at ``confidence``: Wilson's, widened by their correlation (``inflated``,
     by default their `inflation`); NaN for none."""
     outcomes = np.asarray(outcomes, bool)
-    return _proportion(int(outcomes.sum()), int(outcomes.size), confidence,
-                       inflation(outcomes) if inflated is None else inflated)
+    return wilson(int(outcomes.sum()), int(outcomes.size), confidence,
+                  inflation(outcomes) if inflated is None else inflated)
 
 
-def _proportion(count: int, total: int, confidence: float,
-                inflated: float = 1.0) -> tuple[float, float, float]:
+def wilson(count: int, total: int, confidence: float,
+           inflated: float = 1.0) -> tuple[float, float, float]:
     """The share ``count / total`` and its Wilson interval at ``confidence``, of the
-    sample size ``total / inflated`` that correlated draws are worth."""
+    sample size ``total / inflated`` that correlated draws are worth (1: independent
+    draws, the plain Wilson interval); NaN for no draw."""
     if total == 0:
         return math.nan, math.nan, math.nan
     worth = max(int(round(total / inflated)), 1)

@@ -30,6 +30,7 @@ from scipy import stats
 
 from forkjoin_sim.errors import ConfigError, numbers_in_range
 from forkjoin_sim.randomness.streams import child_rng
+from forkjoin_sim.staleness.intervals import wilson
 
 # Child streams of the seed, one per purpose, so that e.g. changing the read quorum
 # leaves the write delays of every trial unchanged (common random numbers).
@@ -99,7 +100,7 @@ class WarsResult:
 
         Columns ``t``, ``consistent`` (count), ``trials``, ``probability`` and the
         Wilson score interval ``low``, ``high`` at ``confidence``
-        (``scipy.stats.binomtest(...).proportion_ci``).
+        (`forkjoin_sim.staleness.intervals.wilson`).
         """
         times = np.atleast_1d(np.asarray(times, dtype=float))
         if times.ndim != 1 or not np.all(np.isfinite(times)) or np.any(times < 0):
@@ -107,12 +108,11 @@ class WarsResult:
                               f"{times.tolist()}")
         _check_level(confidence, "confidence")
         counts = np.searchsorted(self.waits, times, side="right")
-        intervals = [stats.binomtest(int(c), self.trials).proportion_ci(
-            confidence, method="wilson") for c in counts]
+        intervals = [wilson(int(c), self.trials, confidence) for c in counts]
         return pd.DataFrame({
             "t": times, "consistent": counts, "trials": self.trials,
             "probability": counts / self.trials,
-            "low": [ci.low for ci in intervals], "high": [ci.high for ci in intervals]})
+            "low": [ci[1] for ci in intervals], "high": [ci[2] for ci in intervals]})
 
     def visibility_time(self, probability: float) -> float:
         """The t-visibility for ``probability``: the smallest t >= 0 with
