@@ -182,8 +182,11 @@ class Anchors:
                 out[i] += (step * (threads[i] - loads[-1]) / spacing) ** 2
         return np.sqrt(out)
 
-    def correction(self, rows) -> np.ndarray:
-        """Log factor per query row (the rule of the module docstring)."""
+    def correction(self, rows, across_operations: bool = False) -> np.ndarray:
+        """Log factor per query row (the rule of the module docstring); with
+        ``across_operations``, a row of an operation with no anchors of its own takes
+        those of the other operations of its loop kind (as rule 2 within an operation)
+        instead of none."""
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         threads, is_open = _load(rows)
@@ -192,6 +195,8 @@ class Anchors:
         known = np.isfinite(threads)
         for kind in {(bool(w), bool(o)) for w, o in zip(write, is_open)}:
             same_op = self._kind(*kind)
+            if across_operations and not same_op.any():
+                same_op = self._open() == kind[1]
             query = np.flatnonzero((write == kind[0]) & (is_open == kind[1]) & known)
             if not same_op.any() or not len(query):
                 continue
@@ -267,7 +272,9 @@ class NetworkModel:
     meta: dict = field(default_factory=dict)
     #: Per fitted row with a measured throughput, the clients' time outside the
     #: measured latency (ms, Little's law: threads / throughput - latency, at least 0),
-    #: interpolated to other rows by the anchors' rule; None: no throughput measured.
+    #: interpolated to other rows by the anchors' rule (an operation without rows of
+    #: its own takes the other's: the time is the client's); None: no throughput
+    #: measured.
     outside: Anchors | None = None
 
     def with_outside(self, rows) -> dict:
@@ -276,7 +283,10 @@ class NetworkModel:
         if self.outside is None:
             return rows
         out = dict(rows)
-        out["think_ms"] = np.maximum(self.outside.correction(self.as_fitted(rows)), 0.0)
+        # the time is the client's, not the operation's: an operation the model did
+        # not measure takes the other's
+        out["think_ms"] = np.maximum(self.outside.correction(self.as_fitted(rows),
+                                                             across_operations=True), 0.0)
         return out
 
     def size_asked(self, nodes: int | None) -> int:

@@ -1343,3 +1343,30 @@ def test_calibrate_help_names_every_structure(capsys):
     shown = re.sub(r"-\s+", "-", " ".join(capsys.readouterr().out.split()))
     missing = [s for s in STRUCTURES if not re.search(rf"\b{re.escape(s)}[,)]", shown)]
     assert missing == []
+
+
+def test_an_operation_not_measured_takes_the_clients_time_outside_from_the_other():
+    """The time outside the latency is the client's (the tool's work, its think time),
+    not the operation's: a model fitted on reads with throughputs keeps that time for
+    writes, at the same threads and level, while the writes' latency anchors (the
+    model's miss of the reads) stay none."""
+    pairs = [("ONE", t) for t in THREADS]
+    rows = _rows(pairs)
+    truth = predict(TRUTH, rows, "shared-digest", 4, 4)[0]
+    f = fit(rows, truth, "shared-digest", Prior.vague(), 4, 4, max_evaluations=30)
+    outside = Anchors.at(rows, np.array([2.0, 5.0, 11.0]))
+    model = NetworkModel(f, Anchors.of(f, rows, 1.2 * truth), 3, 3, outside=outside)
+    writes = _rows([("ONE", 4), ("ONE", 40), ("QUORUM", 64), ("ALL", 100)], write=True)
+    # along threads between the fitted counts (16 -> 64: 5 -> 11 ms), constant past
+    # the ends, and the one level fitted for every level
+    expected = [2.0, 5.0 + 6.0 * (40 - 16) / (64 - 16), 11.0, 11.0]
+    np.testing.assert_allclose(model.with_outside(writes)["think_ms"], expected,
+                               rtol=1e-12)
+    np.testing.assert_array_equal(model.anchors.correction(writes), np.zeros(4))
+    # the reads keep their own
+    np.testing.assert_allclose(model.with_outside(rows)["think_ms"], [2.0, 5.0, 11.0],
+                               rtol=1e-12)
+    # and the predicted throughput of a write is threads over that cycle
+    latency, throughput = model.predict(writes)
+    np.testing.assert_allclose(throughput, 1000 * writes["threads"]
+                               / (latency + np.array(expected)), rtol=1e-9)
