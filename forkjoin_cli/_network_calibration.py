@@ -10,7 +10,7 @@ from forkjoin_sim.sweep.runner import default_workers
 
 from sizing.calibration_report import report_markdown
 from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_rows, \
-    query_grid
+    prediction_figure, query_grid
 from sizing.network_model import read_network_model
 
 from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
@@ -85,11 +85,7 @@ def predict(args) -> int:
     for note in notes:
         to_stderr(f"predict: warning: {note}")
     if args.figure:
-        from sizing.calibration_figure import draw
-
-        size = getattr(args, "nodes", None)
-        draw(args.figure, model, table, title=f"predict {args.measurements or 'a grid'}"
-             + (f" for {size} nodes" if size not in (None, model.nodes) else ""),
-             seed=args.seed)
+        prediction_figure(args.figure, model, table,
+                          title=f"predict {args.measurements or 'a grid'}", seed=args.seed)
     emit_rows(args, names + list(PREDICTED), out)
     return 0

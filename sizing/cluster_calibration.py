@@ -140,11 +140,13 @@ class ClusterFit:
         """The fit report (`report_dict`): parameters, intervals, each row's miss."""
         return report_dict(self.model, self.table)
 
-    def predict(self, query, seed: int = 0, nodes: int | None = None) -> pd.DataFrame:
+    def predict(self, query, seed: int = 0, nodes: int | None = None,
+                figure: str | None = None) -> pd.DataFrame:
         """`predict_table` of this fit's model: ``query`` (a file or a DataFrame) with
         the predicted mean latency, its 95% interval and the throughput, for the fitted
-        cluster or one of ``nodes`` nodes."""
-        return _predict_table(self.model, query, seed, nodes)
+        cluster or one of ``nodes`` nodes; with ``figure``, the PNG of them written
+        there as ``cassandra predict --figure`` draws it."""
+        return _predict_table(self.model, query, seed, nodes, figure)
 
     def save(self, path: str) -> None:
         """Write the model file (TOML, as ``cassandra calibrate --out`` does; read it
@@ -432,27 +434,51 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
 
 
 def predict_table(model: NetworkModel | ClusterFit | str, query,
-                  seed: int = 0, nodes: int | None = None) -> pd.DataFrame:
+                  seed: int = 0, nodes: int | None = None,
+                  figure: str | None = None) -> pd.DataFrame:
     """The query rows (a file or a DataFrame) with the `PREDICTED` columns: mean
     latency (ms), its 95% prediction interval and the throughput (ops/s), from
     ``model`` (a `NetworkModel`, a `ClusterFit` or a model file), for the fitted
     cluster or one of ``nodes`` nodes (`predicted_rows`). A DataFrame comes back whole
     (its index, its columns, the predictions added); a file's columns come back as
     numbers where they are numbers. What the prediction says besides the numbers goes
-    to `warnings.warn`."""
-    return _predict_table(model, query, seed, nodes)
+    to `warnings.warn`. With ``figure`` (a ``.png``, checked before any work), the
+    query rows' predictions and bands, with their measured values where given, are
+    drawn there (`prediction_figure`)."""
+    return _predict_table(model, query, seed, nodes, figure)
 
 
-def _predict_table(model, query, seed, nodes) -> pd.DataFrame:
+def prediction_figure(path: str, model: NetworkModel, table: pd.DataFrame,
+                      title: str = "", seed: int = 0) -> None:
+    """Write the PNG of ``model``'s curves through the query rows ``table`` (as
+    `predicted_rows` returns it) with their 95% bands and measured values
+    (`sizing.calibration_figure.draw`) to ``path``; the title says the cluster size
+    when it is not the fitted one."""
+    from sizing.calibration_figure import draw
+
+    size = int(table.nodes.max()) if len(table) else model.nodes
+    draw(path, model, table, title=title + (f" for {size} nodes" if size != model.nodes
+                                             else ""), seed=seed)
+
+
+def _predict_table(model, query, seed, nodes, figure=None) -> pd.DataFrame:
     """`predict_table`, called by it or by `ClusterFit.predict`: its warnings point at
     the line that called either (three frames up), not at the library's."""
+    if figure is not None:
+        from forkjoin_sim.checks import check_output_file
+
+        check_output_file(str(figure), "figure", (".png",))
     if isinstance(model, ClusterFit):
         model = model.model
     elif not isinstance(model, NetworkModel):
         model = _model_file(model)
-    names, entries, _, notes = predicted_rows(model, query, seed, nodes, _stacklevel=4)
+    names, entries, table, notes = predicted_rows(model, query, seed, nodes,
+                                                  _stacklevel=4)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=3)
+    if figure is not None:
+        prediction_figure(figure, model, table, title="predict " + (
+            query if isinstance(query, str) else "a table"), seed=seed)
     if isinstance(query, pd.DataFrame):
         frame = query.copy()
         for column in PREDICTED:

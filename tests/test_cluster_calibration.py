@@ -182,6 +182,45 @@ def test_the_report_and_figure_of_a_fit(from_file, tmp_path):
     assert (tmp_path / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_prediction_figure_from_python_is_the_commands(from_file, tmp_path,
+                                                         monkeypatch):
+    """`predict_table(..., figure=)` (and `ClusterFit.predict`) draw what `cassandra
+    predict --figure` draws: the same query rows, model, title and draws' seed; a name
+    that is not a PNG is refused before anything is predicted."""
+    import sizing.calibration_figure
+    from forkjoin_cli.main import main
+
+    fitted, _ = from_file
+    drawn = []
+    monkeypatch.setattr(sizing.calibration_figure, "draw",
+                        lambda path, model, table, title="", seed=0:
+                        drawn.append((path, model, table, title, seed)))
+    model_path, query_path = tmp_path / "m.toml", tmp_path / "q.csv"
+    fitted.save(str(model_path))
+    pd.DataFrame({"operation": "read", "consistency": ["QUORUM", "QUORUM"],
+                  "threads": [150, 650], "mean_ms": [7.5, 17.5]}).to_csv(query_path,
+                                                                        index=False)
+    frame = predict_table(str(model_path), str(query_path), seed=3,
+                          figure=str(tmp_path / "api.png"))
+    assert main(["cassandra", "predict", "--model", str(model_path), "--measurements",
+                 str(query_path), "--figure", str(tmp_path / "cli.png"), "--seed", "3",
+                 "--out", str(tmp_path / "p.csv")]) == 0
+    assert len(drawn) == 2
+    api, cli = drawn
+    assert api[0].endswith("api.png") and cli[0].endswith("cli.png")
+    assert api[3] == cli[3] == f"predict {query_path}" and api[4] == cli[4] == 3
+    pd.testing.assert_frame_equal(api[2], cli[2])
+    assert list(api[2].mean_ms) == [7.5, 17.5]  # the measured values are drawn
+    assert len(frame) == 2
+    fitted.predict(str(query_path), figure=str(tmp_path / "fit.png"))
+    assert len(drawn) == 3 and drawn[2][2].equals(api[2])
+    # refused before any prediction
+    monkeypatch.setattr("sizing.cluster_calibration.predicted_rows",
+                        lambda *a, **k: pytest.fail("predicted before the check"))
+    with pytest.raises(ConfigError, match="must end in .png"):
+        predict_table(fitted, str(query_path), figure=str(tmp_path / "p.pdf"))
+
+
 def test_a_dataframe_query_comes_back_whole(from_file):
     fitted, _ = from_file
     query = pd.DataFrame({"operation": "read", "consistency": ["ONE", "ALL"],
