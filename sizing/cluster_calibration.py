@@ -373,11 +373,12 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
                 f": the prior's step, scaled to this ONE as ONE^"
                 f"{prior.level_step_scale:g}")
             measured = " and ".join(sorted({str(level) for level in mine.consistency}))
+            replicas = int(mine.replicas.max())
             notes.append(
                 f"the {operation}s were measured at one level, {measured}: what the "
                 f"others cost rests on the prior (a lone {operation}, {one:.3g} ms at ONE "
-                f"in the model, pays "
-                f"about {extra:.3g} ms more at ALL, within a factor "
+                f"(1 replica) in the model, pays about {extra:.3g} ms more at ALL (all "
+                f"{replicas} replicas), within a factor "
                 f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
     lone = lone_misses(source.name, table,
                        model.predict(rows_of_table(table), anchored=False)[0],

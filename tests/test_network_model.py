@@ -655,8 +655,9 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
                      "--measurements", path, "--out", str(out), "--json"]) == 0
         note = next(n for n in json.loads(capsys.readouterr().out)["warnings"]
                     if "measured at one level" in n)
-        found = re.search(r"a lone read, ([0-9.e+-]+) ms at ONE in the model, pays about "
-                          r"([0-9.e+-]+) ms more at ALL", note)
+        found = re.search(r"a lone read, ([0-9.e+-]+) ms at ONE \(1 replica\) in the "
+                          r"model, pays about ([0-9.e+-]+) ms more at ALL \(all 3 "
+                          r"replicas\)", note)
         named.append((float(found.group(1)), float(found.group(2))))
     prior = default_prior()[0]
     assert prior.level_step_scale == 0.5
