@@ -33,11 +33,14 @@ it equals QUORUM and can be written so.
 
 Beyond each value's own range a row must be possible: ``p50_ms <= p95_ms <= p99_ms``;
 a mean of at least 1 microsecond; in a closed loop at most ``threads`` requests in
-flight by Little's law (``throughput * mean_ms / 1000``, with `IN_FLIGHT_SLACK` for
-measurement noise); in an open loop a throughput at most the offered ``rate`` (same
-slack). Rows that are possible but suspect are read with a warning: under
-`FEW_IN_FLIGHT` of the threads in flight (long think time, or a unit error), and two
-rows of one configuration whose results differ by more than `CONFLICT_FACTOR`.
+flight by Little's law (``throughput * mean_ms / 1000``, each value taken at the low
+end of its printed rounding: cassandra-stress prints 0.45 ms as 0.5), up to a factor
+1 + `IN_FLIGHT_REFUSED` (past it, a unit error); in an open loop a throughput at most
+that factor over the offered ``rate``. Rows that are possible but suspect are read
+with a warning: past 1 + `IN_FLIGHT_SLACK` of that bound (noise, or values read off a
+figure), under `FEW_IN_FLIGHT` of the threads in flight (long think time, or a unit
+error), and two rows of one configuration whose results differ by more than
+`CONFLICT_FACTOR`.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from __future__ import annotations
 import csv
 import math
 import warnings
+from decimal import Decimal, InvalidOperation
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -60,8 +64,13 @@ from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F40
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
 #: Share by which throughput * mean may exceed the threads (closed loop), or
-#: throughput the offered rate (open loop): rounding, warm-up, timer jitter.
+#: throughput the offered rate (open loop), unwarned: warm-up, timer jitter (beyond the
+#: rounding of the printed values, which is allowed for apart).
 IN_FLIGHT_SLACK = 0.10
+#: Share past which the excess is refused as a unit error (microseconds, per minute,
+#: several clients summed: factors of 2 and more); between the two a row is read with
+#: a warning (noise, or values read off a published figure).
+IN_FLIGHT_REFUSED = 0.50
 #: Below this share of the threads in flight a closed-loop row is suspect: each thread
 #: would wait 100 times as long between requests as for them.
 FEW_IN_FLIGHT = 0.01
@@ -182,7 +191,7 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                           "writes; a write row needs read_fraction < 1 (the run's share "
                           "of reads, e.g. 0.5) or empty for a writes-only run")
     own_share = share if operation == "read" else 1.0 - share
-    doubt = _check_possible(values, where, own_share)
+    doubt = _check_possible(values, where, own_share, row)
     if doubt and notes is None:
         warnings.warn(doubt, UserWarning, stacklevel=2)
     elif doubt:
@@ -195,12 +204,26 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                        float(share), extra, dict(row))
 
 
-def _check_possible(values: dict, where: str, own_share: float = 1.0) -> str | None:
+def _half_unit(text, value: float) -> float:
+    """Half a unit of the last digit ``text`` (a value as written: '0.5' -> 0.05,
+    '4386' -> 0.5; ``value``'s shortest form when there is no text) was rounded to."""
+    try:
+        exponent = Decimal(str(value if text is None else text).strip()).as_tuple() \
+            .exponent
+    except InvalidOperation:
+        return 0.0
+    return 0.5 * 10.0 ** exponent if isinstance(exponent, int) else 0.0
+
+
+def _check_possible(values: dict, where: str, own_share: float = 1.0,
+                    texts: dict | None = None) -> str | None:
     """Refuse a row no benchmark can have measured; the doubt about a suspect one.
 
     ``own_share`` is this operation's share of the run's throughput: in a mixed run
     only that share of the operations is in flight with this row's mean latency
-    (Little's law per operation), the others with theirs."""
+    (Little's law per operation), the others with theirs. ``texts``: the row's cells
+    as written (their rounding is allowed for)."""
+    texts = texts or {}
     given = [(c, values[c]) for c in PERCENTILE_COLUMNS if values[c] is not None]
     for (low_name, low), (high_name, high) in zip(given, given[1:]):
         if low > high:
@@ -214,26 +237,43 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0) -> str | N
                           f"(was it written in seconds? then mean_ms={mean * 1e3:g})")
     if throughput is None:
         return None
+    # the smallest values the printed ones can stand for
+    low_throughput = throughput - _half_unit(texts.get("throughput"), throughput)
     if values["rate"] is not None:
-        if throughput > (1 + IN_FLIGHT_SLACK) * values["rate"]:
+        rate = values["rate"]
+        if low_throughput > (1 + IN_FLIGHT_REFUSED) * rate:
             raise ConfigError(f"{where}: throughput {throughput:g}/s exceeds the offered "
-                              f"rate {values['rate']:g}/s; an open loop cannot complete "
+                              f"rate {rate:g}/s; an open loop cannot complete "
                               "more operations than it is offered: check both are per "
                               "second")
+        if low_throughput > (1 + IN_FLIGHT_SLACK) * rate:
+            return (f"{where}: throughput {throughput:g}/s is "
+                    f"{100 * (throughput / rate - 1):.0f}% over the offered rate "
+                    f"{rate:g}/s, more than timer noise explains; the row is read as "
+                    "measured: check both are per second if it is not noise")
         return None
     if not mean:
         return None
     threads = values["threads"]
-    in_flight = own_share * throughput * mean / 1000.0  # Little's law: ops/ms * ms
+    low_mean = mean - _half_unit(texts.get("mean_ms"), mean)
+    # Little's law (ops/ms * ms), at the low ends of the printed values
+    in_flight = own_share * low_throughput * low_mean / 1000.0
+    shown = own_share * throughput * mean / 1000.0
     share_text = "" if own_share == 1 else f" x this operation's share {own_share:g}"
-    if in_flight > (1 + IN_FLIGHT_SLACK) * threads:
-        raise ConfigError(f"{where}: throughput {throughput:g}/s{share_text} x mean_ms "
-                          f"{mean:g} ms = "
-                          f"{in_flight:.4g} requests in flight, but "
+    product = (f"throughput {throughput:g}/s{share_text} x mean_ms {mean:g} ms = "
+               f"{shown:.4g} requests in flight")
+    if in_flight > (1 + IN_FLIGHT_REFUSED) * threads:
+        raise ConfigError(f"{where}: {product}, but "
                           f"{counted(threads, 'thread')} can have at most "
                           f"{threads:g} (Little's law); check the units "
                           "(mean in microseconds? throughput per minute or summed over "
                           "several clients?)")
+    if in_flight > (1 + IN_FLIGHT_SLACK) * threads:
+        return (f"{where}: {product}, {100 * (shown / threads - 1):.0f}% more than "
+                f"the {counted(threads, 'thread')} can have (Little's law), more than "
+                "rounding or timer noise explains; the row is fitted with no time "
+                "outside the latency: check the values if they were read off a figure, "
+                "or the units if they were not")
     # the doubt is about units, so it reads the row as if every operation took this
     # mean: a rare operation of a mix is not suspect for being rare
     as_if_all = throughput * mean / 1000.0
