@@ -283,7 +283,8 @@ def _line(x_fit, y_fit, x):
 def naive(table, protocol, fitted, held):
     """The naive guess of ``protocol`` for the held-out rows."""
     def at(level, threads):
-        s = table[table.consistency == level].set_index("threads").mean_ms
+        # repeated runs of one point: their mean
+        s = table[table.consistency == level].groupby("threads").mean_ms.mean()
         return s.reindex(threads).to_numpy()
     if protocol == "a":
         return at("ONE", held.threads.to_numpy())
@@ -302,7 +303,7 @@ def naive(table, protocol, fitted, held):
         return out
     if protocol == "d":
         # writes = reads at the same level and threads (``table``: the reads)
-        return table.set_index(["consistency", "threads"]).mean_ms.reindex(
+        return table.groupby(["consistency", "threads"]).mean_ms.mean().reindex(
             pd.MultiIndex.from_frame(held[["consistency", "threads"]])).to_numpy()
     raise ValueError(protocol)
 

@@ -374,12 +374,20 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
                 f"{prior.level_step_scale:g}")
             measured = " and ".join(sorted({str(level) for level in mine.consistency}))
             replicas = int(mine.replicas.max())
+            others = table[(table.operation != operation)
+                           & ~table.quorum.isin(set(mine.quorum))]
+            shared = "" if others.empty else (
+                f"; under load the {others.operation.iloc[0]}s, measured at "
+                + " and ".join(sorted({str(level) for level in others.consistency}))
+                + ", set it too (the replicas' work is shared): calibrate the "
+                f"{operation} rows alone to predict their levels from the prior "
+                "only")
             notes.append(
                 f"the {operation}s were measured at one level, {measured}: what the "
                 f"others cost rests on the prior (a lone {operation}, {one:.3g} ms at ONE "
                 f"(1 replica) in the model, pays about {extra:.3g} ms more at ALL (all "
                 f"{replicas} replicas), within a factor "
-                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows})")
+                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows}){shared}")
     lone = lone_misses(source.name, table,
                        model.predict(rows_of_table(table), anchored=False)[0],
                        source.row_name)

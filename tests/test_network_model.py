@@ -678,6 +678,19 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
                  "--measurements", quorum, "--out", str(out), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["warnings"]
     assert any(n.startswith("the reads were measured at one level, QUORUM:") for n in notes)
+    assert not any("set it too" in n for n in notes)
+    # reads at ONE beside writes at ALL: the writes' level sets the reads' under load
+    # (shared replica work), and the note says so and how to keep them apart
+    text = Path(fitted).read_text() + "".join(f"write,ALL,{t},,{0.9 + 0.02 * t}\n"
+                                              for t in THREADS)
+    Path(fitted).write_text(text)
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(out), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["warnings"]
+    assert any(n.startswith("the reads were measured at one level, ONE") and n.endswith(
+        "; under load the writes, measured at ALL, set it too (the replicas' work is "
+        "shared): calibrate the read rows alone to predict their levels from the prior "
+        "only") for n in notes)
 
 
 def test_intervals_far_past_the_fitted_threads_stay_within_what_a_closed_loop_allows():
