@@ -102,7 +102,7 @@ def test_no_modules_import_each_other_in_a_circle():
 def test_the_rules_see_the_ties_they_judge(tmp_path):
     # the reader finds a lazy import (inside a function) and a plain one, and resolves
     # relative imports and names taken from a package to the module they load
-    assert "sizing.calibration_figure" in IMPORTS["forkjoin_cli._network_calibration"]
+    assert "sizing.calibration_figure" in IMPORTS["sizing.cluster_calibration"]
     assert "forkjoin_sim.errors" in IMPORTS["sizing.closed_network"]
     assert len(MODULES) > 100 and sum(map(len, IMPORTS.values())) > 300
     fake = tmp_path / "fake.py"
