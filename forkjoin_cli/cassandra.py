@@ -416,6 +416,7 @@ def register(subparsers) -> None:
                                    "the built-in prior fitted on the published clusters)")
     p.add_argument("--datacentres", help="DC.toml: a [datacentres] table placing the "
                    "nodes and the client machine in data centres with the one-way times "
+                   "in milliseconds (half a ping round trip) "
                    "between them (nodes, client, hops, optional coordinator = nearest|"
                    "random|one and times = given|fitted; docs/cassandra/calibration.md); "
                    "the model then queues each wide-area link (default: one data centre, "

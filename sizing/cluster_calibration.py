@@ -34,7 +34,7 @@ import pandas as pd
 from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
-from sizing.geography import Geography, placement
+from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
@@ -193,6 +193,32 @@ class _Source:
             f"row {i + 1}"
 
 
+def _local_level(level, geography, where: str, fix: str) -> str | None:
+    """Why a LOCAL_ONE or LOCAL_QUORUM ``level`` cannot be asked of a model placing
+    its nodes in data centres (``geography`` not None; ``where``: which input placed
+    them; ``fix``: what to do): their replicas are the coordinator's data centre's,
+    while the model's levels count every replica, wherever it is (in one data centre
+    they are ONE and QUORUM); None when it can."""
+    level = str(level or "").strip().upper()
+    if geography is None or not level.startswith("LOCAL_"):
+        return None
+    return (f"{level} asks the replicas of the coordinator's own data centre, which "
+            f"{where} does not describe (its levels count every replica, wherever it "
+            f"stands); {fix}")
+
+
+def _no_local_levels(source: "_Source", geography, where: str, fix: str) -> None:
+    """Refuse the first row of ``source`` at a level `_local_level` refuses."""
+    for i, row in enumerate(source.rows):
+        why = _local_level(row.raw.get("consistency"), geography, where, fix)
+        if why is not None:
+            raise ConfigError(f"{source.name} {source.row_name(i)}: {why}")
+
+
+#: What to give instead of a LOCAL_* level, where the model has data centres.
+_GLOBAL_LEVELS = "give ONE, QUORUM or ALL, the levels of the model's placement"
+
+
 def _spread_unused(names) -> list[str]:
     """The note that a file's spread columns (std_ms, p50_ms, p95_ms, p99_ms) are read
     but neither fitted nor predicted by a closed-network model, if it has any."""
@@ -303,6 +329,15 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     if merged is not None:
         doubts.append(merged)
     geography, signature = placement(table, nodes, replicas, given)
+    _no_local_levels(source, geography, "--datacentres" if given is not None else
+                     "the wide-area placement these rows call for",
+                     "give ONE, QUORUM or ALL, or, for a cluster in one data centre, "
+                     + ("leave out --datacentres" if given is not None else
+                        "check the rows"))
+    if given is not None:
+        doubt = checked_against(given, table)
+        if doubt is not None:
+            doubts.append(doubt)
     if signature is not None:
         doubts.append(_wide_area_note(signature, geography is not None))
     if announce is not None:
@@ -414,6 +449,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     the anchors at the same load per node (`NetworkModel.as_fitted`), and says so."""
     nodes = model.size_asked(nodes)
     source = _measurement_rows(query, model.replicas, need_mean=False)
+    _no_local_levels(source, model.fit.geography, "the model's placement in data "
+                     "centres", _GLOBAL_LEVELS)
     rows, names = source.rows, source.names
     for doubt in source.doubts:
         warnings.warn(doubt, UserWarning, stacklevel=_stacklevel)
@@ -501,19 +538,25 @@ def _predict_table(model, query, seed, nodes, figure=None) -> pd.DataFrame:
     return frame
 
 
-def query_grid(model: NetworkModel, threads, levels=None,
+def query_grid(model: "NetworkModel | ClusterFit", threads, levels=None,
                operations=None) -> pd.DataFrame:
-    """Query rows for every operation (default: those ``model`` was fitted on), level
-    (default ONE, QUORUM, ALL) and thread count, for `predict_table`, each labelled by
-    what it asks ("read ONE, 8 threads": the name a note gives it); a level the
-    model's replicas cannot wait for is a `ConfigError`."""
+    """Query rows for every operation (default: those ``model`` (or a `ClusterFit`'s)
+    was fitted on), level (default ONE, QUORUM, ALL) and thread count, for
+    `predict_table`, each labelled by what it asks ("read ONE, 8 threads": the name a
+    note gives it); a level the model's replicas cannot wait for is a `ConfigError`."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
+    if isinstance(model, ClusterFit):
+        model = model.model
     if operations is None:
         operations = [op for op, write in (("read", False), ("write", True))
                       if np.any(model.anchors.write == write)]
     levels = levels or ["ONE", "QUORUM", "ALL"]
     for level in levels:
+        why = _local_level(level, model.fit.geography, "the model's placement in data "
+                           "centres", _GLOBAL_LEVELS)
+        if why is not None:
+            raise ConfigError(why)
         try:
             consistency_quorum(level_asked(level), model.replicas)
         except ConfigError as exc:

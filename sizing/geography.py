@@ -349,6 +349,49 @@ def _step_without_one(rows) -> float | None:
     return step if step >= WIDE_AREA_MS else None
 
 
+#: Share by which a measured mean may undercut the client's round trip to its
+#: coordinator (a ping's median against a benchmark's mean: jitter, rounding).
+ROUND_TRIP_SLACK = 0.05
+#: A one-way time (ms) under which no pair of data centres of a file lies when its
+#: rows look wide-area: the file is then likely in seconds.
+LOCAL_ONE_WAY_MS = 1.0
+
+
+def checked_against(given: Geography, table) -> str | None:
+    """Refuse a ``--datacentres`` file the measured rows (``table``: ``mean_ms`` and
+    ``label`` per row) cannot have come from: a row faster than the client's round
+    trip to the nearest node that may coordinate (times given as round trips, or in
+    another unit); the doubt about a file all of whose times are local while the
+    rows look wide-area (`wide_area_signature`): seconds, not milliseconds. Before
+    any fit."""
+    weight, client = given.arrays()[:2]
+    reach = np.where(np.isnan(client), 0.0, client)
+    floor = float(reach[weight > 0].min())
+    fastest = int(np.argmin(table.mean_ms.to_numpy(float)))
+    mean = float(table.mean_ms.iloc[fastest])
+    if mean * (1 + ROUND_TRIP_SLACK) < floor:
+        raise ConfigError(
+            f"the row {table.label.iloc[fastest]} took {mean:.4g} ms, less than the "
+            f"client's round trip to its coordinator in --datacentres, {floor:.4g} ms "
+            "(twice the one-way time): no request returns before its round trip; the "
+            "hops are one-way times in milliseconds (half a ping's round trip), check "
+            "they are not round trips and that the client's data centre is right")
+    signature = wide_area_signature(table)
+    apart = [t for (a, b), t in given.one_way.items() if a != b]
+    if signature is not None and apart and max(apart) < LOCAL_ONE_WAY_MS:
+        return (f"the rows look wide-area ({_signature_text(signature)}) but the "
+                f"longest one-way time in --datacentres is {max(apart):.3g} ms: the hops "
+                "are in milliseconds (seconds x 1000); with these the fit lays the "
+                "wide-area time on the client machine or the nodes")
+    return None
+
+
+def _signature_text(signature) -> str:
+    kind, ms = signature
+    return (f"a level costs {ms:.3g} ms more at the fewest threads" if kind == "step"
+            else f"ONE stays at {ms:.3g} ms or more whatever the threads")
+
+
 def placement(table, nodes: int, replicas: int, given=None):
     """(geography, signature) a calibration of ``table`` uses: ``given`` (from
     ``--datacentres``) if any; else `Geography.wide_area` when the rows show the

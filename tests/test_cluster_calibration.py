@@ -482,9 +482,11 @@ def test_a_model_placed_in_data_centres_predicts_its_own_size_only():
     from sizing.geography import Geography
 
     rows = _lanes_rows(3, [10, 50, 100, 200])
+    # data centres close enough for the rows' 2.3 ms and up (a client round trip
+    # longer than the fastest row is refused)
     fit = calibrate_cluster(rows, 3, 3, datacentres=Geography(
-        (0, 1, 2), 3, {(0, 1): 30.0, (0, 2): 40.0, (1, 2): 35.0, (0, 3): 20.0,
-                       (1, 3): 45.0, (2, 3): 50.0}, "nearest"))
+        (0, 1, 2), 3, {(0, 1): 0.3, (0, 2): 0.4, (1, 2): 0.35, (0, 3): 0.2,
+                       (1, 3): 0.45, (2, 3): 0.5}, "nearest"))
     with pytest.raises(ConfigError, match="places its 3 nodes in data centres"):
         fit.predict(rows, nodes=6)
 
@@ -592,3 +594,31 @@ def test_calibrate_clusters_doubts_come_as_python_warnings_too():
         fitted = calibrate_cluster(ones.reset_index(drop=True), nodes=3, replicas=3)
     said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert fitted.warnings and all(note in said for note in fitted.warnings)
+
+
+def test_local_levels_are_refused_where_the_model_places_data_centres(tmp_path):
+    """LOCAL_ONE/LOCAL_QUORUM count the coordinator's own data centre's replicas; a
+    model with data centres counts every replica. Refused in the fitted rows (before
+    the fit), in a query file and in a grid; a grid is built from a `ClusterFit` as
+    from its model."""
+    table = pd.read_csv(Path(__file__).resolve().parent.parent
+                        / "docs/data/karpenko2021/cluster_d.csv")
+    one = table[(table.operation == "read") & (table.consistency == "ONE")]
+    places = str(Path(__file__).resolve().parent.parent
+                 / "docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
+    with pytest.raises(ConfigError, match=r"the DataFrame row \d+: LOCAL_ONE asks the "
+                       "replicas of the coordinator's own data centre, which "
+                       "--datacentres does not describe"):
+        calibrate_cluster(one.assign(consistency="LOCAL_ONE"), nodes=3, replicas=3,
+                          datacentres=places)
+    fitted = calibrate_cluster(one, nodes=3, replicas=3, datacentres=places)
+    query = pd.DataFrame({"operation": ["read"], "consistency": ["LOCAL_QUORUM"],
+                          "threads": [100]})
+    with pytest.raises(ConfigError, match="row 0: LOCAL_QUORUM asks the replicas"):
+        predict_table(fitted, query)
+    with pytest.raises(ConfigError, match="give ONE, QUORUM or ALL, the levels of the "
+                       "model's placement"):
+        query_grid(fitted, [100], ["LOCAL_QUORUM"])
+    grid = query_grid(fitted, [100, 200], ["QUORUM"])
+    assert grid.equals(query_grid(fitted.model, [100, 200], ["QUORUM"]))
+    assert len(predict_table(fitted, grid)) == 2

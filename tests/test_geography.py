@@ -234,3 +234,34 @@ def test_a_source_with_any_character_survives_the_model_file(tmp_path):
     place = Geography((0, 1), 2, {(0, 1): 1.0, (0, 2): 2.0, (1, 2): 3.0}, "nearest",
                       'line one\nline "two"\t\\ three')
     assert Geography.read(_write(tmp_path, place.to_toml())) == place
+
+
+def test_a_file_the_rows_contradict_is_refused_or_doubted_before_any_fit():
+    """Karpenko D's reads with its published placement (client in ap-south-1) pass
+    without a word; the same file with the client's nearest time doubled (a round
+    trip given as one-way) makes the nearest coordinator's round trip 216 ms, longer
+    than the fastest row (126 ms): refused, naming the row and both times. Every time
+    in seconds (x 1e-3) is doubted, since the rows look wide-area."""
+    from dataclasses import replace
+
+    from sizing.geography import checked_against
+
+    d = _published("docs/data/karpenko2021/cluster_d.csv").query("operation == 'read'")
+    placed = Geography.read("docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
+    assert checked_against(placed, d) is None
+    fastest = d.mean_ms.min()
+    assert 2 * placed.one_way[(1, 3)] < fastest < 2 * placed.one_way[(0, 3)]
+    doubled = replace(placed, one_way={**placed.one_way,
+                                       (1, 3): 2 * placed.one_way[(1, 3)]})
+    with pytest.raises(ConfigError, match=(
+            rf"the row read ONE \d+ threads took {fastest:.4g} ms, less than the "
+            rf"client's round trip to its coordinator in --datacentres, "
+            rf"{2 * placed.one_way[(0, 3)]:.4g} ms")):
+        checked_against(doubled, d)
+    seconds = replace(placed, one_way={k: t / 1000 for k, t in placed.one_way.items()})
+    doubt = checked_against(seconds, d)
+    assert doubt.startswith("the rows look wide-area (a level costs") and \
+        "the longest one-way time in --datacentres is 0.151 ms" in doubt
+    # rows that do not look wide-area (cluster C) leave short times alone
+    c = _published("docs/data/karpenko2021/cluster_c.csv")
+    assert checked_against(replace(seconds, source="C"), c) is None
