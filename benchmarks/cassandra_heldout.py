@@ -220,10 +220,11 @@ def with_window(prior, sets, points, leave_out_cluster=None):
     name) of the geo-distributed data sets outside ``leave_out_cluster`` (unchanged if
     there are none)."""
     i = COORDINATES.index("link_window")
-    windows = [points[n][i] for n, data in sets.items()
-               if data[4] != (None,) and data[0] != leave_out_cluster]
-    return _carried(prior, "link_window", windows, WINDOW_SD_FLOOR,
-                    "link window of the geo-distributed data sets' full fits")
+    names = [n for n, data in sets.items()
+             if data[4] != (None,) and data[0] != leave_out_cluster]
+    return _carried(prior, "link_window", [points[n][i] for n in names],
+                    WINDOW_SD_FLOOR, "link window of the full fits of the "
+                    f"geo-distributed {', '.join(names)}")
 
 
 #: Smallest spread (log units) of the mutation-ratio prior: one or two clusters say
@@ -261,9 +262,10 @@ def with_mutation(prior, joints, leave_out_cluster=None):
     """``prior`` with the ``mutation_ratio`` of the joint read-and-write fits
     (``joints``, by cluster) outside ``leave_out_cluster`` (unchanged if none)."""
     i = COORDINATES.index("mutation_ratio")
-    ratios = [point[i] for cluster, point in joints.items() if cluster != leave_out_cluster]
-    return _carried(prior, "mutation_ratio", ratios, MUTATION_SD_FLOOR,
-                    "mutation ratio of the joint read and write fits")
+    clusters = [cluster for cluster in joints if cluster != leave_out_cluster]
+    return _carried(prior, "mutation_ratio", [joints[c][i] for c in clusters],
+                    MUTATION_SD_FLOOR, "mutation ratio of the joint read and write fits "
+                    f"of cluster(s) {', '.join(c.upper() for c in clusters)}")
 
 
 def rows_of(table):
