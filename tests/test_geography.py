@@ -265,3 +265,47 @@ def test_a_file_the_rows_contradict_is_refused_or_doubted_before_any_fit():
     # rows that do not look wide-area (cluster C) leave short times alone
     c = _published("docs/data/karpenko2021/cluster_c.csv")
     assert checked_against(replace(seconds, source="C"), c) is None
+
+
+def test_the_least_latency_of_a_level_is_its_round_trips():
+    """With the nearest node coordinating (node 0: 120 ms from the client), ONE waits
+    for the client's round trip, QUORUM also for node 0's nearest other replica (node
+    1, 100 ms), ALL for its farthest (node 2, 180 ms); with any node coordinating,
+    the mean over the three."""
+    assert FAR.least_ms([1, 2, 3]) == pytest.approx([120.0, 220.0, 300.0])
+    anyone = Geography((0, 1, 2), 3, ONE_WAY, "random")
+    client = np.array([120.0, 180.0, 220.0])
+    nearest = np.array([100.0, 100.0, 180.0])  # each node's nearest other
+    farthest = np.array([180.0, 300.0, 300.0])
+    assert anyone.least_ms([1, 2, 3]) == pytest.approx(
+        [client.mean(), (client + nearest).mean(), (client + farthest).mean()])
+
+
+@pytest.mark.filterwarnings("ignore:resting on the prior")
+def test_a_band_of_a_placed_model_never_reaches_below_its_round_trips():
+    """Fitted on D's ONE reads with its placement, the QUORUM and ALL bands' lower ends
+    stand at the round trips those levels wait for (less `ROUND_TRIP_SLACK`), not at
+    the half of them a symmetric band on the log scale gave (125 ms at QUORUM)."""
+    from sizing.cluster_calibration import calibrate_cluster, predict_table
+    from sizing.geography import ROUND_TRIP_SLACK
+
+    import pandas as pd
+
+    table = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
+    one = table[(table.operation == "read") & (table.consistency == "ONE")]
+    places = Geography.read("docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
+    fitted = calibrate_cluster(one, nodes=3, replicas=3, datacentres=places)
+    query = pd.DataFrame({"operation": "read", "consistency": ["QUORUM", "ALL"] * 2,
+                          "threads": [100, 100, 1000, 1000]})
+    with pytest.warns(UserWarning):
+        got = predict_table(fitted, query)
+    least = places.least_ms([2, 3, 2, 3]) / (1 + ROUND_TRIP_SLACK)
+    assert np.all(got.predicted_ci_low_ms.to_numpy() >= least * (1 - 1e-12))
+    assert np.all(got.predicted_ci_low_ms.to_numpy() <= got.predicted_mean_ms)
+    # the published QUORUM and ALL rows at 100 threads stay inside
+    measured = table[(table.operation == "read") & (table.threads == 100)
+                     ].set_index("consistency").mean_ms
+    assert got.predicted_ci_low_ms.iloc[0] < measured["QUORUM"] < \
+        got.predicted_ci_high_ms.iloc[0]
+    assert got.predicted_ci_low_ms.iloc[1] < measured["ALL"] < \
+        got.predicted_ci_high_ms.iloc[1]
