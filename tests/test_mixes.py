@@ -207,6 +207,28 @@ def test_plan_consistency_model_table(model_file, capsys):
     assert "fastest" in captured.err
 
 
+def test_pairs_closer_than_the_models_own_misses_are_called_a_tie(tmp_path, capsys):
+    """A model that misses its own rows by 70% rms (anchors of log 0.7) cannot rank
+    pairs a few percent apart: the line names each with its distance and calls it a
+    tie; a model that misses nothing (the fixture) ranks them without that word."""
+    path = tmp_path / "loose.toml"
+    path.write_text(_model(residual=0.7).to_toml())
+    asked = ["--read-fraction", "0.9", "--threads", "40", "--operations", "10000",
+             "--json"]
+    assert main(["plan-consistency", "--model", str(path), *asked]) == 0
+    captured = capsys.readouterr()
+    pairs = {p["pair"]: p["overall_ms"] for p in json.loads(captured.out)["pairs"]}
+    best = min(pairs.values())
+    close = [name for name, ms in pairs.items() if ms != best and ms / best < np.exp(0.7)]
+    assert close  # the fastest pair's lead is under a factor e^0.7
+    listed = ", ".join(f"{name} +{100 * (pairs[name] / best - 1):.2g}%" for name in close)
+    assert f"; {listed}: less than the model's miss of its own rows (70% rms), a tie: " \
+        "take either" in captured.err
+    path.write_text(_model().to_toml())
+    assert main(["plan-consistency", "--model", str(path), *asked]) == 0
+    assert "a tie" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("extra,match", [
     (["--read-fraction", "1.5", "--threads", "10"], "read-fraction"),
     (["--read-fraction", "0.5", "--threads", "0"], "--threads"),
