@@ -8,7 +8,10 @@ stages``, Cassandra), with ordered or independent channels and one, random or
 token-aware coordinators. Per (R, W) and rate:
 t-visibility, k-staleness, read and write latency percentiles, or with ``--session``
 P(a session guarantee is violated) (``forkjoin_sim.staleness.queueing``, on the
-steps engine).
+steps engine). Give --read-quorum R and --write-quorum W, or --all-pairs. Times have
+no unit of their own: service means, delays, --think, --t-grid and the latencies
+reported are all in one unit of your choice (milliseconds with --profile, whose
+delays are PBS's, in ms), and --rate is operations per that unit.
 
 Without --rate and --clients: no load (PBS's WARS), with ordered or independent
 channels (``--channels``) and one, random or token-aware coordinators
@@ -713,7 +716,7 @@ def plot_violations(summaries: list[dict], path) -> None:
         ax.set_xlabel("read start after commit (time unit of the laws)")
         ax.set_ylabel("P(stale read)")
     ax.set_title(f"N={first['replicas']}, {first['channels']} channels, "
-                 f"{first['coordinators']} coordinator(s), no load", fontsize=10)
+                 f"coordinators {first['coordinators']}, no load", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -734,7 +737,7 @@ def no_load_report(summaries: list[dict]) -> str:
                      + " ".join(f"{row['stale']:8.4f}" for row in s["visibility"]))
     first = summaries[0]
     lines.append(f"(P(stale) of a read started t after commit; {first['channels']} "
-                 f"channels, {first['coordinators']} coordinator(s), "
+                 f"channels, coordinators {first['coordinators']}, "
                  f"{first['trials']:,} trials)")
     return "\n".join(lines)
 
@@ -749,8 +752,8 @@ def session_report(summaries: list[dict]) -> str:
         lines.append(f"{s['read_quorum']:>2} {s['write_quorum']:>2} "
                      f"{s['read_level']:>12} {s['write_level']:>12} {cell:>36}")
     first = summaries[0]
-    lines.append(f"({first['channels']} channels, {first['coordinators']} "
-                 f"coordinator(s), {first['sessions']:,} sessions)")
+    lines.append(f"({first['channels']} channels, coordinators "
+                 f"{first['coordinators']}, {first['sessions']:,} sessions)")
     return "\n".join(lines)
 
 
