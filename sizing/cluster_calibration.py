@@ -623,6 +623,13 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
             notes.append(f"the model was fitted on {other} only: its {kind} rest on the "
                          "model's own curve, without measured rows of their kind to "
                          "anchor them")
+    think = np.asarray(mrows.get("think_ms", np.zeros(len(rate))), float)
+    if model.outside is None and np.any(closed & (think == 0)):
+        notes.append("no fitted row had a throughput, so a closed loop's "
+                     "predicted_throughput is threads / predicted latency: the clients "
+                     "are taken to spend no time between requests (a benchmark tool's "
+                     "own work per request lowers the real one; fit the measured "
+                     "throughputs to count it)")
     unmeasured = _past_the_busiest_row(model, mrows, throughput, closed, fitted_open,
                                        row_name)
     if unmeasured is not None:
