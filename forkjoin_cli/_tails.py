@@ -462,7 +462,9 @@ def register_plan_consistency(subparsers) -> None:
                    "--model: a cluster of this many nodes, each keeping the fitted "
                    "node's work; default the fitted size)")
     p.add_argument("--replicas", type=_size, help="(required unless --model)")
-    p.add_argument("--read-fraction", type=types.fraction, help="(required)")
+    p.add_argument("--read-fraction", type=types.fraction,
+                   help="share of the requests that are reads, in [0, 1] (YCSB workload "
+                        "A 0.5, B 0.95; required)")
     p.add_argument("--rate", type=types.positive_real,
                    help="requests (reads + writes) per unit time (required unless "
                         "--model)")
