@@ -140,12 +140,27 @@ class ClusterFit:
         """The fit report (`report_dict`): parameters, intervals, each row's miss."""
         return report_dict(self.model, self.table)
 
-    def predict(self, query, seed: int = 0, nodes: int | None = None,
-                figure: str | None = None) -> pd.DataFrame:
-        """`predict_table` of this fit's model: ``query`` (a file or a DataFrame) with
+    def predict(self, query=None, seed: int = 0, nodes: int | None = None,
+                figure: str | None = None, *, threads=None, consistency=None,
+                operation=None) -> pd.DataFrame:
+        """`predict_table` of this fit's model: ``query`` (a file or a DataFrame), or
+        without one the grid of ``threads`` (a list) by ``consistency`` levels (default
+        ONE, QUORUM, ALL) and ``operation``s (default those fitted; `query_grid`), with
         the predicted mean latency, its 95% interval and the throughput, for the fitted
         cluster or one of ``nodes`` nodes; with ``figure``, the PNG of them written
         there as ``cassandra predict --figure`` draws it."""
+        if (query is None) == (threads is None):
+            raise ConfigError("give either a query (a file or a DataFrame) or "
+                              "threads=[...] for a grid of thread counts")
+        if query is None:
+            def listed(value):
+                return None if value is None else (
+                    [value] if isinstance(value, (str, int, float)) else list(value))
+            query = query_grid(self.model, listed(threads), listed(consistency),
+                               listed(operation))
+        elif consistency is not None or operation is not None:
+            raise ConfigError("consistency= and operation= shape a grid of threads=; "
+                              "a query names its own rows")
         return _predict_table(self.model, query, seed, nodes, figure)
 
     def save(self, path: str) -> None:

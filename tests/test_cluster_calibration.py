@@ -224,6 +224,22 @@ def test_a_prediction_figure_from_python_is_the_commands(from_file, tmp_path,
         predict_table(fitted, str(query_path), figure=str(tmp_path / "p.pdf"))
 
 
+def test_a_grid_is_asked_by_keywords_as_the_command_asks_it(from_file):
+    """`fitted.predict(threads=..., consistency=...)` is `cassandra predict --threads
+    --consistency`: the grid of `query_grid`, predicted; a query or a grid, not both
+    or neither."""
+    fitted, _ = from_file
+    grid = fitted.predict(threads=[150, 650], consistency="QUORUM")
+    query = query_grid(fitted, [150, 650], ["QUORUM"])
+    pd.testing.assert_frame_equal(grid, predict_table(fitted, query))
+    assert list(grid.consistency) == ["QUORUM", "QUORUM"] and len(
+        fitted.predict(threads=300)) == 3  # ONE, QUORUM, ALL of the fitted reads
+    for wrong in ({}, {"query": query, "threads": [1]},
+                  {"query": query, "consistency": "ONE"}):
+        with pytest.raises(ConfigError, match="give either a query|shape a grid"):
+            fitted.predict(**wrong)
+
+
 def test_a_dataframe_query_comes_back_whole(from_file):
     fitted, _ = from_file
     query = pd.DataFrame({"operation": "read", "consistency": ["ONE", "ALL"],
