@@ -34,7 +34,8 @@ import pandas as pd
 from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
-from sizing.geography import Geography, checked_against, placement
+from sizing.closed_network import DEMANDS
+from sizing.geography import WIDE_AREA_MS, Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
@@ -407,6 +408,9 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
                      f"up to {np.max(outside.residual):.3g}) per request outside the "
                      "measured latency (threads / throughput - latency): the model keeps "
                      "that time between requests, interpolated in threads")
+    local = None if geography is None else _wide_local_hops(geography, fitted)
+    if local is not None:
+        notes.append(local)
     for operation in sorted(set(table.operation)) if geography is None else ():
         mine = table[table.operation == operation]
         step = prior.level_step(operation == "write")
@@ -773,6 +777,33 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
             "model's throughputs, not measured ones), "
             f"{where}: how much more the cluster carries, no fitted row measures, so "
             "there the latency rests on the model's structure")
+
+
+def _wide_local_hops(geography, fitted) -> str | None:
+    """The doubt about a fit whose hops within one data centre (the pairs the
+    ``--datacentres`` file leaves to the fit) came out as long as a wide-area round
+    trip: the file likely puts the client, or two nodes, in one data centre where
+    they stand in two."""
+    weight, client, pairs = geography.arrays()[:3]
+    centre = np.asarray(geography.centre)
+    demands = dict(zip(DEMANDS, demands_of(fitted.point)))
+    found = []
+    # pairs within one data centre the file leaves to the fit (with times = "fitted"
+    # a pair of two data centres may be left to it too, and be long)
+    if np.any(np.isnan(client) & (weight > 0) & (centre == geography.client)) \
+            and 2 * demands["hop_client"] > WIDE_AREA_MS:
+        found.append(f"the client's round trip to a coordinator in its own data centre "
+                     f"{2 * demands['hop_client']:.3g} ms")
+    same = (centre[:, None] == centre[None, :]) & ~np.eye(len(centre), dtype=bool)
+    if np.any(np.isnan(pairs) & same) and 2 * demands["hop_replica"] > WIDE_AREA_MS:
+        found.append(f"a round trip between two nodes of one data centre "
+                     f"{2 * demands['hop_replica']:.3g} ms")
+    if not found:
+        return None
+    return (f"the fit makes {' and '.join(found)}, a wide-area time (a round trip "
+            f"within one data centre takes well under {WIDE_AREA_MS:g} ms): check that "
+            "--datacentres puts the client and the nodes in the data centres they stood "
+            "in")
 
 
 def lone_misses(path: str, table: pd.DataFrame, model_ms,

@@ -309,3 +309,29 @@ def test_a_band_of_a_placed_model_never_reaches_below_its_round_trips():
         got.predicted_ci_high_ms.iloc[0]
     assert got.predicted_ci_low_ms.iloc[1] < measured["ALL"] < \
         got.predicted_ci_high_ms.iloc[1]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # read from .warnings instead
+def test_a_fit_that_needs_a_wide_area_hop_inside_one_data_centre_says_so():
+    """D's reads with the client placed beside node 0 (the file leaves their hop to
+    the fit): the fit needs a client round trip of about D's 126 ms ONE within one
+    data centre, and says the file likely misplaces the client; with the published
+    placement, or the wide-area placement calibrate picks itself (whose fitted pairs
+    cross data centres), no such word."""
+    from sizing.cluster_calibration import calibrate_cluster
+
+    import pandas as pd
+
+    reads = pd.read_csv("docs/data/karpenko2021/cluster_d.csv").query(
+        "operation == 'read'")
+    beside = Geography((0, 1, 2), 0, {(0, 1): 66.54, (0, 2): 89.82, (1, 2): 96.5})
+    said = calibrate_cluster(reads, 3, 3, datacentres=beside).warnings
+    local = [n for n in said if "a wide-area time" in n]
+    assert len(local) == 1 and local[0].startswith(
+        "the fit makes the client's round trip to a coordinator in its own data centre")
+    ms = float(local[0].split("data centre ")[1].split(" ms")[0])
+    assert ms > 100  # D's ONE is 126 ms, all of it the client's round trip here
+    placed = Geography.read("docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
+    for datacentres in (placed, None):
+        said = calibrate_cluster(reads, 3, 3, datacentres=datacentres).warnings
+        assert not any("a wide-area time" in n for n in said)
