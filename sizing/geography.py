@@ -162,6 +162,12 @@ class Geography:
             placed = DataCentres.from_mapping(
                 dict(rest, nodes=rest["nodes"] + [client]), partial=times == "fitted")
         except ConfigError as error:
+            if "no node is in" in str(error):
+                # the client was placed as one more node: name it apart
+                raise ConfigError(
+                    f"{str(error).split(' no node is in')[0]} neither a node nor the "
+                    f"client is in; the nodes are in {sorted(set(rest['nodes']))}, the "
+                    f"client in {client}") from None
             if "has no law for" not in str(error):
                 raise
             raise ConfigError(f"{error} (or set times = \"fitted\" to fit the pairs left "

@@ -29,6 +29,7 @@ def test_a_table_gives_each_unordered_pair_its_law(tmp_path):
     ({"nodes": [0, 1], "hops": {"0_1": 1.0}}, 'as "A-B"'),
     ({"nodes": [0, 1], "hops": {"0-1": 1.0, "1-0": 2.0}}, "twice"),
     ({"nodes": [0, 1], "hops": {"0-1": "gamma:4"}}, "shape without a mean"),
+    ({"nodes": [0, 1], "hops": {"0-1": "-1"}}, "time >= 0"),  # a quoted number
     ({"nodes": [0, 1], "hops": {"0-1": -1.0}}, "time >= 0"),
     ({"nodes": [0, 1], "hops": {"0-1": {"delay": "exp"}}}, "mean > 0"),
     ({"nodes": [0, -1], "hops": {}}, "whole data-centre number"),
@@ -45,3 +46,8 @@ def test_a_config_with_other_tables_is_refused(tmp_path):
     path.write_text('[mutation]\nthreads = 4\n')
     with pytest.raises(ConfigError, match=r"holds a \[datacentres\] table only"):
         load_datacentres(path)
+
+
+def test_a_number_in_quotes_is_read_as_the_number():
+    quoted = DataCentres.from_mapping({"nodes": [0, 1], "hops": {"0-1": "56.52"}})
+    assert quoted.hops[(0, 1)] == 56.52

@@ -33,6 +33,12 @@ def _hop_law(value, pair: str):
             raise ConfigError(f"{where} = {value!r}; give a time >= 0")
         return float(value)
     if isinstance(value, str):
+        try:
+            number = float(value)  # a number written in quotes
+        except ValueError:
+            number = None
+        if number is not None:
+            return _hop_law(number, pair)
         if not fixes_own_scale(value):
             raise ConfigError(f"{where} = {value!r} gives a shape without a mean; give "
                               'a spec with its scale (e.g. "exp:0.2") or a table '
