@@ -67,7 +67,7 @@ def test_the_nearest_node_coordinates_by_default():
     # a pair naming a data centre nobody is in: the client's is not listed as a node's
     ('[datacentres]\nnodes = [0, 1]\nclient = 3\n[datacentres.hops]\n"0-1" = 5\n'
      '"0-3" = 5\n"1-3" = 5\n"0-2" = 5\n', r'"0-2" names a data centre neither a node '
-     r"nor the client is in; the nodes are in \[0, 1\], the client in 3"),
+     "nor the client is in; the nodes are in [0, 1], the client in 3"),
     # a quoted number is a number, and checked as one
     ('[datacentres]\nnodes = [0, 1]\nclient = 0\n[datacentres.hops]\n"0-1" = "nan"\n',
      "'0-1' = nan; give a time >= 0"),
