@@ -251,15 +251,6 @@ def _plan_consistency_model(args) -> int:
             and row["simulation_low_ms"] <= best["simulation_high_ms"]]
     tie = (f"; a near tie with {', '.join(tied)}: their simulation intervals overlap, "
            "run more --operations or take either" if tied else "")
-    # pairs closer than the model comes to its own measured rows: it cannot rank them
-    close = [row for row in rows if not row["best"] and row["pair"] not in tied
-             and abs(math.log(row["overall_ms"] / best["overall_ms"]))
-             < model.anchors.spread]
-    if close:
-        tie += ("; " + ", ".join(
-            f"{row['pair']} +{100 * (row['overall_ms'] / best['overall_ms'] - 1):.2g}%"
-            for row in close) + ": less than the model's miss of its own rows "
-            f"({100 * model.anchors.spread:.2g}% rms), a tie: take either")
     how = (f"the simulation's own error at most {100 * error:.2g}%" if error > 0 else
            f"structure {model.fit.structure}: the model's own two-class loop, not "
            "simulated")

@@ -373,7 +373,8 @@ def register(subparsers) -> None:
                         "counts (e.g. 100,200,800) at every --consistency and --operation")
     g.add_argument("--consistency", type=level_list(GRID_LEVELS, "--consistency"),
                    help="levels of the --threads grid: names as a measurement file "
-                        "takes them (LOCAL_ONE and LOCAL_QUORUM as ONE and QUORUM) or "
+                        "takes them (LOCAL_ONE and LOCAL_QUORUM as ONE and QUORUM, "
+                        "refused by a model placed in data centres) or "
                         "a number of acknowledgements (default ONE,QUORUM,ALL)")
     g.add_argument("--operation", type=choice_list(("read", "write"), "--operation"),
                    help="operations of the --threads grid (default: those the model was "

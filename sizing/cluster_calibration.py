@@ -35,7 +35,8 @@ from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.closed_network import DEMANDS
-from sizing.geography import WIDE_AREA_MS, Geography, checked_against, placement
+from sizing.geography import Geography, checked_against, placement, \
+    wide_local_hops
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
@@ -154,12 +155,19 @@ class ClusterFit:
             raise ConfigError("give either a query (a file or a DataFrame) or "
                               "threads=[...] for a grid of thread counts")
         if query is None:
-            def listed(value):
-                return None if value is None else (
-                    [value] if isinstance(value, (str, int, float)) else list(value))
-            query = query_grid(self.model, listed(threads), listed(consistency),
-                               listed(operation))
-        elif consistency is not None or operation is not None:
+            def listed(value, name):
+                if value is None:
+                    return None
+                values = [value] if np.ndim(value) == 0 else list(value)
+                if not values:
+                    raise ConfigError(f"{name}= is empty; give one value or more")
+                return values
+            query = query_grid(self.model, listed(threads, "threads"),
+                               listed(consistency, "consistency"),
+                               listed(operation, "operation"))
+            return _predict_table(self.model, query, seed, nodes, figure,
+                                  title="predict a grid")
+        if consistency is not None or operation is not None:
             raise ConfigError("consistency= and operation= shape a grid of threads=; "
                               "a query names its own rows")
         return _predict_table(self.model, query, seed, nodes, figure)
@@ -351,7 +359,8 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
                      + ("leave out --datacentres" if given is not None else
                         "check the rows"))
     if given is not None:
-        doubt = checked_against(given, table)
+        doubt = checked_against(given, table,
+                                lambda i: f"{source.name} {source.row_name(i)}")
         if doubt is not None:
             doubts.append(doubt)
     if signature is not None:
@@ -408,7 +417,8 @@ def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: in
                      f"up to {np.max(outside.residual):.3g}) per request outside the "
                      "measured latency (threads / throughput - latency): the model keeps "
                      "that time between requests, interpolated in threads")
-    local = None if geography is None else _wide_local_hops(geography, fitted)
+    local = None if geography is None else wide_local_hops(
+        geography, dict(zip(DEMANDS, demands_of(fitted.point))))
     if local is not None:
         notes.append(local)
     for operation in sorted(set(table.operation)) if geography is None else ():
@@ -526,7 +536,8 @@ def prediction_figure(path: str, model: NetworkModel, table: pd.DataFrame,
                                              else ""), seed=seed)
 
 
-def _predict_table(model, query, seed, nodes, figure=None) -> pd.DataFrame:
+def _predict_table(model, query, seed, nodes, figure=None,
+                   title: str | None = None) -> pd.DataFrame:
     """`predict_table`, called by it or by `ClusterFit.predict`: its warnings point at
     the line that called either (three frames up), not at the library's."""
     if figure is not None:
@@ -542,8 +553,10 @@ def _predict_table(model, query, seed, nodes, figure=None) -> pd.DataFrame:
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=3)
     if figure is not None:
-        prediction_figure(figure, model, table, title="predict " + (
-            query if isinstance(query, str) else "a table"), seed=seed)
+        if title is None:
+            title = "predict " + (os.fspath(query) if isinstance(query, (str, os.PathLike))
+                                  else "a table")
+        prediction_figure(figure, model, table, title=title, seed=seed)
     if isinstance(query, pd.DataFrame):
         frame = query.copy()
         for column in PREDICTED:
@@ -644,8 +657,8 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                          "anchor them")
     think = np.asarray(mrows.get("think_ms", np.zeros(len(rate))), float)
     if model.outside is None and np.any(closed & (think == 0)):
-        notes.append("no fitted row had a throughput, so a closed loop's "
-                     "predicted_throughput is threads / predicted latency: the clients "
+        notes.append("no fitted closed-loop row had a throughput, so a closed loop's "
+                     "predicted throughput is threads / predicted latency: the clients "
                      "are taken to spend no time between requests (a benchmark tool's "
                      "own work per request lowers the real one; fit the measured "
                      "throughputs to count it)")
@@ -777,33 +790,6 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
             "model's throughputs, not measured ones), "
             f"{where}: how much more the cluster carries, no fitted row measures, so "
             "there the latency rests on the model's structure")
-
-
-def _wide_local_hops(geography, fitted) -> str | None:
-    """The doubt about a fit whose hops within one data centre (the pairs the
-    ``--datacentres`` file leaves to the fit) came out as long as a wide-area round
-    trip: the file likely puts the client, or two nodes, in one data centre where
-    they stand in two."""
-    weight, client, pairs = geography.arrays()[:3]
-    centre = np.asarray(geography.centre)
-    demands = dict(zip(DEMANDS, demands_of(fitted.point)))
-    found = []
-    # pairs within one data centre the file leaves to the fit (with times = "fitted"
-    # a pair of two data centres may be left to it too, and be long)
-    if np.any(np.isnan(client) & (weight > 0) & (centre == geography.client)) \
-            and 2 * demands["hop_client"] > WIDE_AREA_MS:
-        found.append(f"the client's round trip to a coordinator in its own data centre "
-                     f"{2 * demands['hop_client']:.3g} ms")
-    same = (centre[:, None] == centre[None, :]) & ~np.eye(len(centre), dtype=bool)
-    if np.any(np.isnan(pairs) & same) and 2 * demands["hop_replica"] > WIDE_AREA_MS:
-        found.append(f"a round trip between two nodes of one data centre "
-                     f"{2 * demands['hop_replica']:.3g} ms")
-    if not found:
-        return None
-    return (f"the fit makes {' and '.join(found)}, a wide-area time (a round trip "
-            f"within one data centre takes well under {WIDE_AREA_MS:g} ms): check that "
-            "--datacentres puts the client and the nodes in the data centres they stood "
-            "in")
 
 
 def lone_misses(path: str, table: pd.DataFrame, model_ms,

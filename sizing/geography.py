@@ -368,36 +368,41 @@ def _step_without_one(rows) -> float | None:
     return step if step >= WIDE_AREA_MS else None
 
 
-#: Share by which a measured mean may undercut the round trips it must wait for, by
-#: the file's times: published round trips between two regions differ by up to 30 ms
-#: (docs/data/aws_rtt), and Karpenko D's QUORUM reads at 200 threads (232 ms) come in
-#: 6% under their round trips by cloudping.co's medians (246 ms). A time given twice
-#: over (a round trip as one-way) is 100% over.
+#: A measured mean may lie below the round trips it must wait for, by the file's
+#: times, down to 1 / (1 + this) of them (20% under): published round trips between
+#: two regions differ by up to 30 ms (docs/data/aws_rtt), and Karpenko D's QUORUM
+#: reads at 200 threads (232 ms) come in 6% under their round trips by cloudping.co's
+#: medians (246 ms). A time given twice over (a round trip as one-way) is 100% over.
 ROUND_TRIP_SLACK = 0.25
 #: A one-way time (ms) under which no pair of data centres of a file lies when its
 #: rows look wide-area: the file is then likely in seconds.
 LOCAL_ONE_WAY_MS = 1.0
 
 
-def checked_against(given: Geography, table) -> str | None:
-    """Refuse a ``--datacentres`` file the measured rows (``table``: ``mean_ms`` and
-    ``label`` per row) cannot have come from: a row faster than the client's round
-    trip to the nearest node that may coordinate (times given as round trips, or in
-    another unit); the doubt about a file all of whose times are local while the
-    rows look wide-area (`wide_area_signature`): seconds, not milliseconds. Before
-    any fit."""
-    weight, client = given.arrays()[:2]
-    reach = np.where(np.isnan(client), 0.0, client)
-    floor = float(reach[weight > 0].min())
-    fastest = int(np.argmin(table.mean_ms.to_numpy(float)))
-    mean = float(table.mean_ms.iloc[fastest])
-    if mean * (1 + ROUND_TRIP_SLACK) < floor:
+def checked_against(given: Geography, table, row_name=None) -> str | None:
+    """Refuse a ``--datacentres`` file the measured rows (``table``: ``quorum``,
+    ``mean_ms`` and ``label`` per row; ``row_name(i)`` names the i-th where its file
+    has it) cannot have come from: a row faster than the round trips its level waits
+    for (`Geography.least_ms`, less `ROUND_TRIP_SLACK`): times given as round trips,
+    the client in the wrong data centre, or rows in another unit; the doubt about a
+    file all of whose times are local while the rows look wide-area
+    (`wide_area_signature`): seconds, not milliseconds. Before any fit."""
+    mean = table.mean_ms.to_numpy(float)
+    least = given.least_ms(table.quorum.to_numpy())
+    short = np.flatnonzero(mean * (1 + ROUND_TRIP_SLACK) < least)
+    if len(short):
+        i = int(short[np.argmax(least[short] / mean[short])])
+        label = table.label.iloc[i]
+        where = f"{row_name(i)} ({label})" if row_name is not None else f"the row {label}"
+        unit = (" or mean_ms is not in milliseconds (seconds? then x 1000)"
+                if least[i] > 10 * mean[i] else "")
         raise ConfigError(
-            f"the row {table.label.iloc[fastest]} took {mean:.4g} ms, less than the "
-            f"client's round trip to its coordinator in --datacentres, {floor:.4g} ms "
-            "(twice the one-way time): no request returns before its round trip; the "
-            "hops are one-way times in milliseconds (half a ping's round trip), check "
-            "they are not round trips and that the client's data centre is right")
+            f"{where} took {mean[i]:.4g} ms, less than the round "
+            f"trips its level waits for by --datacentres, {least[i]:.4g} ms (the "
+            "client's to its coordinator and the coordinator's to the replicas): no "
+            "request returns before its round trips; the hops are one-way times in "
+            "milliseconds (half a ping's round trip): check they are not round trips "
+            f"and that the client's data centre is right{unit}")
     signature = wide_area_signature(table)
     apart = [t for (a, b), t in given.one_way.items() if a != b]
     if signature is not None and apart and max(apart) < LOCAL_ONE_WAY_MS:
@@ -406,6 +411,32 @@ def checked_against(given: Geography, table) -> str | None:
                 "are in milliseconds (seconds x 1000); with these the fit lays the "
                 "wide-area time on the client machine or the nodes")
     return None
+
+
+def wide_local_hops(given: Geography, demands: dict) -> str | None:
+    """The doubt about a fit (its ``demands``, by `sizing.closed_network.DEMANDS`
+    name) whose hops within one data centre (the pairs ``given`` leaves to the fit)
+    came out as long as a wide-area round trip: the file likely puts the client, or
+    two nodes, in one data centre where they stand in two."""
+    weight, client, pairs = given.arrays()[:3]
+    centre = np.asarray(given.centre)
+    found = []
+    # pairs within one data centre the file leaves to the fit (with times = "fitted"
+    # a pair of two data centres may be left to it too, and be long)
+    if np.any(np.isnan(client) & (weight > 0) & (centre == given.client)) \
+            and 2 * demands["hop_client"] > WIDE_AREA_MS:
+        found.append(f"the client's round trip to a coordinator in its own data centre "
+                     f"{2 * demands['hop_client']:.3g} ms")
+    same = (centre[:, None] == centre[None, :]) & ~np.eye(len(centre), dtype=bool)
+    if np.any(np.isnan(pairs) & same) and 2 * demands["hop_replica"] > WIDE_AREA_MS:
+        found.append(f"a round trip between two nodes of one data centre "
+                     f"{2 * demands['hop_replica']:.3g} ms")
+    if not found:
+        return None
+    return (f"the fit makes {' and '.join(found)}, a wide-area time (a round trip "
+            f"within one data centre takes well under {WIDE_AREA_MS:g} ms): check that "
+            "--datacentres puts the client and the nodes in the data centres they stood "
+            "in")
 
 
 def _signature_text(signature) -> str:

@@ -7,7 +7,9 @@ A measurement file is a CSV with the columns
 ``consistency``    ONE, TWO, THREE, QUORUM, ALL or a whole number k; LOCAL_ONE and
                    LOCAL_QUORUM are read as ONE and QUORUM (they ask the same
                    replicas of the client's data centre, the one ``replicas``
-                   describes); EACH_QUORUM is refused (see below)
+                   describes; a model placed in data centres refuses them, its
+                   levels counting every replica); EACH_QUORUM is refused (see
+                   below)
 ``threads``        closed loop: client threads (YCSB, cassandra-stress) -- or
 ``rate``           open loop: operations per second offered (exactly one of the
                    two per row)
@@ -48,9 +50,9 @@ from __future__ import annotations
 import csv
 import math
 import warnings
-from decimal import Decimal, InvalidOperation
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
 
 from forkjoin_sim.cassandra.model import consistency_quorum
 from forkjoin_sim.errors import ConfigError, counted
@@ -207,9 +209,9 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
 def _half_unit(text, value: float) -> float:
     """Half a unit of the last digit ``text`` (a value as written: '0.5' -> 0.05,
     '4386' -> 0.5; ``value``'s shortest form when there is no text) was rounded to."""
+    written = str(value if text is None else text).strip()
     try:
-        exponent = Decimal(str(value if text is None else text).strip()).as_tuple() \
-            .exponent
+        exponent = Decimal(written).as_tuple().exponent
     except InvalidOperation:
         return 0.0
     return 0.5 * 10.0 ** exponent if isinstance(exponent, int) else 0.0

@@ -97,6 +97,7 @@ spread, which ``NetworkModel.interval`` gives for the pure curves).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -647,7 +648,27 @@ def plan_notes(model, read_fraction: float, threads: int, rows,
     wide = wide_intervals([row["overall_low_ms"] for row in rows],
                           [row["overall_high_ms"] for row in rows],
                           lambda i: rows[i]["pair"])
-    return notes + ([wide] if wide is not None else [])
+    tie = _tie(model, rows)
+    return notes + [note for note in (wide, tie) if note is not None]
+
+
+def _tie(model, rows) -> str | None:
+    """The pairs whose ``overall_ms`` lies closer to the fastest's than the model
+    comes to its own measured rows (the anchors' rms miss, as a factor): the model
+    cannot rank them (None when there are none)."""
+    best = next(row for row in rows if row["best"])
+    factor = math.exp(model.anchors.spread)
+    close = [row for row in rows
+             if not row["best"] and row["overall_ms"] < factor * best["overall_ms"]]
+    if not close:
+        return None
+    return (f"{', '.join(row['pair'] for row in close)} "
+            f"{'is' if len(close) == 1 else 'are'} within "
+            + ", ".join(f"{100 * (row['overall_ms'] / best['overall_ms'] - 1):.2g}%"
+                        for row in close)
+            + f" of the fastest, {best['pair']}: less than the model's miss of its own "
+            f"measured rows ({100 * (factor - 1):.3g}%, rms in log), so it cannot rank "
+            "them: take either")
 
 
 def plan_strong_pairs(model, read_fraction: float, threads: int,

@@ -57,8 +57,9 @@ def test_predictions_come_back_as_a_table_with_intervals(from_file):
     # fitted rows) what the predicted throughput is
     said = [str(w.message) for w in caught]
     assert len(said) == 2 and "rest on the prior" in said[0]
-    assert said[1].startswith("no fitted row had a throughput, so a closed loop's "
-                              "predicted_throughput is threads / predicted latency")
+    assert said[1].startswith("no fitted closed-loop row had a throughput, so a closed "
+                              "loop's predicted throughput is threads / predicted "
+                              "latency")
     assert list(frame.columns) == ["operation", "consistency", "threads", *PREDICTED]
     assert frame.threads.dtype.kind in "iu"  # the query's numbers stay numbers
     mean, throughput = fitted.model.predict(rows_of_table(fitted.table))
@@ -215,8 +216,11 @@ def test_a_prediction_figure_from_python_is_the_commands(from_file, tmp_path,
     pd.testing.assert_frame_equal(api[2], cli[2])
     assert list(api[2].mean_ms) == [7.5, 17.5]  # the measured values are drawn
     assert len(frame) == 2
-    fitted.predict(str(query_path), figure=str(tmp_path / "fit.png"))
+    fitted.predict(query_path, figure=str(tmp_path / "fit.png"))  # a Path
     assert len(drawn) == 3 and drawn[2][2].equals(api[2])
+    assert drawn[2][3] == f"predict {query_path}"
+    fitted.predict(threads=[150], figure=str(tmp_path / "grid.png"))
+    assert drawn[3][3] == "predict a grid"  # as `cassandra predict --threads` titles it
     # refused before any prediction
     monkeypatch.setattr("sizing.cluster_calibration.predicted_rows",
                         lambda *a, **k: pytest.fail("predicted before the check"))
@@ -234,9 +238,13 @@ def test_a_grid_is_asked_by_keywords_as_the_command_asks_it(from_file):
     pd.testing.assert_frame_equal(grid, predict_table(fitted, query))
     assert list(grid.consistency) == ["QUORUM", "QUORUM"] and len(
         fitted.predict(threads=300)) == 3  # ONE, QUORUM, ALL of the fitted reads
-    for wrong in ({}, {"query": query, "threads": [1]},
-                  {"query": query, "consistency": "ONE"}):
-        with pytest.raises(ConfigError, match="give either a query|shape a grid"):
+    assert len(fitted.predict(threads=np.int64(300), consistency="ALL")) == 1
+    for wrong, words in (({}, "give either a query"),
+                         ({"query": query, "threads": [1]}, "give either a query"),
+                         ({"query": query, "consistency": "ONE"}, "shape a grid"),
+                         ({"threads": []}, "threads= is empty"),
+                         ({"threads": [100], "consistency": []}, "consistency= is empty")):
+        with pytest.raises(ConfigError, match=words):
             fitted.predict(**wrong)
 
 

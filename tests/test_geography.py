@@ -245,10 +245,12 @@ def test_a_source_with_any_character_survives_the_model_file(tmp_path):
 
 def test_a_file_the_rows_contradict_is_refused_or_doubted_before_any_fit():
     """Karpenko D's reads with its published placement (client in ap-south-1) pass
-    without a word; the same file with the client's nearest time doubled (a round
-    trip given as one-way) makes the nearest coordinator's round trip 216 ms, longer
-    than the fastest row (126 ms): refused, naming the row and both times. Every time
-    in seconds (x 1e-3) is doubted, since the rows look wide-area."""
+    without a word. With the client's nearest time doubled (a round trip given as
+    one-way) the nearest coordinator's round trip is 216 ms, longer than the ONE rows
+    (126 ms); with the nodes' times doubled, ALL waits for 499 ms of round trips and
+    its rows take 299-306 ms at light load: each refused, naming the row the file
+    contradicts most and both times. Rows in seconds are told so. Every time in
+    seconds (x 1e-3) is doubted, since the rows look wide-area."""
     from dataclasses import replace
 
     from sizing.geography import checked_against
@@ -256,15 +258,28 @@ def test_a_file_the_rows_contradict_is_refused_or_doubted_before_any_fit():
     d = _published("docs/data/karpenko2021/cluster_d.csv").query("operation == 'read'")
     placed = Geography.read("docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
     assert checked_against(placed, d) is None
-    fastest = d.mean_ms.min()
-    assert 2 * placed.one_way[(1, 3)] < fastest < 2 * placed.one_way[(0, 3)]
+    one = d[d.quorum == 1].mean_ms.min()
+    assert 2 * placed.one_way[(1, 3)] < one < 2 * placed.one_way[(0, 3)]
     doubled = replace(placed, one_way={**placed.one_way,
                                        (1, 3): 2 * placed.one_way[(1, 3)]})
     with pytest.raises(ConfigError, match=(
-            rf"the row read ONE \d+ threads took {fastest:.4g} ms, less than the "
-            rf"client's round trip to its coordinator in --datacentres, "
+            rf"the row read ONE \d+ threads took {one:.4g} ms, less than the round "
+            rf"trips its level waits for by --datacentres, "
             rf"{2 * placed.one_way[(0, 3)]:.4g} ms")):
         checked_against(doubled, d)
+    apart = replace(placed, one_way={k: 2 * t if 3 not in k else t
+                                     for k, t in placed.one_way.items()})
+    # the coordinator (node 1) waits at ALL for its farthest replica, node 2
+    least = 2 * (placed.one_way[(1, 3)] + 2 * placed.one_way[(1, 2)])
+    fastest_all = d[d.quorum == 3].mean_ms.min()
+    worst = int(np.flatnonzero(d.mean_ms.to_numpy() == fastest_all)[0])
+    with pytest.raises(ConfigError, match=(
+            rf"row {worst} \(read ALL \d+ threads\) took {fastest_all:.4g} ms, less "
+            rf"than the round trips its level waits for by --datacentres, "
+            rf"{least:.4g} ms")):
+        checked_against(apart, d, lambda i: f"row {i}")
+    with pytest.raises(ConfigError, match=r"or mean_ms is not in milliseconds"):
+        checked_against(placed, d.assign(mean_ms=d.mean_ms / 1000))
     seconds = replace(placed, one_way={k: t / 1000 for k, t in placed.one_way.items()})
     doubt = checked_against(seconds, d)
     assert doubt.startswith("the rows look wide-area (a level costs") and \

@@ -465,7 +465,7 @@ def test_time_outside_the_latency_is_read_off_the_throughput(tmp_path, capsys):
     captured = capsys.readouterr()
     rows_out = json.loads(captured.out)
     # the throughputs were fitted: no word that the clients' time is taken as 0
-    assert "no fitted row had a throughput" not in captured.err
+    assert "no fitted closed-loop row had a throughput" not in captured.err
     qrows = _rows(held)
     qrows["think_ms"] = np.full(len(held), 5.0)
     truth = predict(TRUTH, qrows, "shared-digest", 4, 4)[0]

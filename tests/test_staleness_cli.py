@@ -526,3 +526,17 @@ def test_a_heavy_tailed_message_delay_is_taken(capsys):
     assert run(["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
                 "1", "--rate", "0.5", "--read-service", "pareto:1.51"]) == 2
     assert "use ALPHA > 2" in capsys.readouterr().out
+
+
+def test_the_reports_name_the_coordinator_rule(capsys):
+    """The footers of the no-load and session tables name the coordinator rule
+    ("coordinators random"), not a count ("random coordinator(s)")."""
+    common = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum",
+              "1", "--jobs", "2000", "--coordinators", "random"]
+    assert run([*common, "--t-grid", "0,1"]) == 0
+    footer = capsys.readouterr().out.strip().splitlines()[-1]
+    assert footer == "(P(stale) of a read started t after commit; independent " \
+        "channels, coordinators random, 2,000 trials)"
+    assert run([*common, "--session", "read-your-writes"]) == 0
+    footer = capsys.readouterr().out.strip().splitlines()[-1]
+    assert footer == "(independent channels, coordinators random, 2,000 sessions)"
