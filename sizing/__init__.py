@@ -13,6 +13,7 @@ which never import each other, so they live here:
 ``structure_choice``        a structure chosen by the rows' own held-out error
 ``geography``               nodes and client in data centres, and their hops
 ``mixes``                   read/write mixes and strong (R, W) pairs of a model
+``calibration_notes``       what a fit or a prediction says besides its numbers
 ``calibration_figure``      the figure of a calibrated model beside its rows
 ``calibration_report``      its report: parameters, intervals, each row's miss
 ``measurements``            benchmark summaries (CSV) read and checked

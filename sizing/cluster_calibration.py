@@ -33,31 +33,17 @@ import pandas as pd
 
 from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
+from sizing.calibration_notes import fit_notes, merged_levels, prediction_notes, \
+    wide_area_note, wide_intervals
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
-from sizing.closed_network import DEMANDS
-from sizing.geography import Geography, checked_against, placement, \
-    wide_local_hops
+from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
-from sizing.network_fit import Prior, default_prior, demands_of, lone_levels, \
-    prior_from_model, step_rows
+from sizing.network_fit import Prior, default_prior, prior_from_model
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
     read_network_model, rows_of_table
 from sizing.structure_choice import AUTO
 
-#: A row the fit misses far more than the others (`lone_misses`): the model's own
-#: curve misses it by more than a factor `LONE_MISS_RATIO` either way, and by more than
-#: `LONE_MISS_FACTOR` times the median miss of the other rows (both in log), in a file
-#: of at least `LONE_MISS_ROWS` rows. A mean in the wrong unit (x10, x1000) stays past
-#: both after the fit has leaned towards it. No published file at its default options
-#: has such a row; the nearest, saulolks rows10000_think500_run1's read ALL 10 threads
-#: (a factor 3.6, 4.7 times the median), rows1000_think500_run2's read ALL 50 threads
-#: (a factor 3.5, 10 times).
-LONE_MISS_RATIO = 4.0
-LONE_MISS_FACTOR = 4.0
-LONE_MISS_ROWS = 6
-#: How the note of `lone_misses` starts (`predict` repeats it).
-LONE_MISS_START = "the fit misses "
 
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     """Measurement rows as the table the fit, report and figure use. A row of a mixed
@@ -364,7 +350,7 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
         if doubt is not None:
             doubts.append(doubt)
     if signature is not None:
-        doubts.append(_wide_area_note(signature, geography is not None))
+        doubts.append(wide_area_note(signature, geography is not None))
     if announce is not None:
         announce(len(rows))
     started = time.perf_counter()
@@ -384,7 +370,7 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
                        progress=progress)
     seconds = time.perf_counter() - started
     resting = model.fit.resting_on_prior()
-    notes = doubts + _fit_notes(model, table, prior, nodes, geography, source)
+    notes = doubts + fit_notes(model, table, prior, nodes, geography, source)
     if resting:
         notes.insert(len(doubts), "resting on the prior (the rows barely determine "
                      "them): " + "; ".join(f"{n} ({COORDINATE_LABELS[n]})"
@@ -402,65 +388,6 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return ClusterFit(replace(model, meta=meta), table)
-
-
-def _fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int,
-               geography, source: _Source) -> list[str]:
-    """What `calibrate_cluster` says of a fit besides the parameters resting on the
-    prior: the clients' time outside the latency, what one measured level leaves to
-    the prior, a row missed far more than the others, a model that misses its rows."""
-    fitted, anchors, outside = model.fit, model.anchors, model.outside
-    notes = []
-    if outside is not None and np.max(outside.residual) > 0.05 * np.min(
-            table.mean_ms.to_numpy()):
-        notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
-                     f"up to {np.max(outside.residual):.3g}) per request outside the "
-                     "measured latency (threads / throughput - latency): the model keeps "
-                     "that time between requests, interpolated in threads")
-    local = None if geography is None else wide_local_hops(
-        geography, dict(zip(DEMANDS, demands_of(fitted.point))))
-    if local is not None:
-        notes.append(local)
-    for operation in sorted(set(table.operation)) if geography is None else ():
-        mine = table[table.operation == operation]
-        step = prior.level_step(operation == "write")
-        if step is not None and mine.quorum.nunique() == 1 \
-                and int(mine.replicas.max()) > 1:
-            # the prior's step at the fitted lone request's ONE
-            pairs = step_rows(dict(write=np.array([operation == "write"]),
-                                   nodes=np.array([nodes]),
-                                   replicas=np.array([int(mine.replicas.max())])))
-            one = math.exp(lone_levels(demands_of(fitted.point), pairs, fitted.structure,
-                                       fitted.cores, fitted.client_cores)[1][0])
-            extra = math.exp(step[0]) * one ** prior.level_step_scale
-            grows = "" if prior.level_step_scale == 0 else (
-                f": the prior's step, scaled to this ONE as ONE^"
-                f"{prior.level_step_scale:g}")
-            measured = " and ".join(sorted({str(level) for level in mine.consistency}))
-            replicas = int(mine.replicas.max())
-            others = table[(table.operation != operation)
-                           & ~table.quorum.isin(set(mine.quorum))]
-            shared = "" if others.empty else (
-                f"; under load the {others.operation.iloc[0]}s, measured at "
-                + " and ".join(sorted({str(level) for level in others.consistency}))
-                + ", set it too (the replicas' work is shared): calibrate the "
-                f"{operation} rows alone to predict their levels from the prior "
-                "only")
-            notes.append(
-                f"the {operation}s were measured at one level, {measured}: what the "
-                f"others cost rests on the prior (a lone {operation}, {one:.3g} ms at ONE "
-                f"(1 replica) in the model, pays about {extra:.3g} ms more at ALL (all "
-                f"{replicas} replicas), within a factor "
-                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows}){shared}")
-    lone = lone_misses(source.name, table,
-                       model.predict(rows_of_table(table), anchored=False)[0],
-                       source.row_name)
-    if lone is not None:
-        notes.append(lone)
-    if anchors.spread > 0.10:
-        notes.append(f"the model misses its own rows by {100 * anchors.spread:.0f}% rms; "
-                     "predictions lean on the anchors (measured rows nearby)")
-    return notes
 
 
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
@@ -618,253 +545,6 @@ def _model_file(path) -> NetworkModel:
     raise ConfigError(f"{path} was calibrated with --structure simulated; predict it with "
                       "forkjoin-sim cassandra predict --model (predict_table takes a "
                       "closed-network model)")
-
-
-def prediction_notes(model: NetworkModel, mrows, throughput,
-                     row_name=lambda i: f"row {i + 1}") -> list[str]:
-    """What a prediction says of its query rows (``mrows``, predicted ``throughput``;
-    ``row_name(i)`` names the i-th in a message) besides the numbers: rows past the
-    model's capacity, parameters resting on the prior, a fit that misses its own
-    rows, and where the rows reach past what the model was fitted on."""
-    notes = []
-    rate = mrows["rate"]
-    for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
-        notes.append(f"{row_name(i)} offers {rate[i]:.6g} ops/s, past the model's "
-                     f"capacity ({throughput[i]:.6g} ops/s there): its latency is that "
-                     "of a backlog growing through a finite run, not a steady state")
-    resting = model.meta.get("resting_on_prior", [])
-    if resting:
-        notes.append(f"{', '.join(resting)} rest on the prior; the intervals carry the "
-                     "prior's spread")
-    for note in model.meta.get("warnings", []):
-        if note.startswith(("the model misses its own rows", LONE_MISS_START)):
-            notes.append(note)
-    fitted = model.anchors
-    for write, operation in ((True, "writes"), (False, "reads")):
-        if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
-            notes.append(f"the model was fitted without {operation}; their cost against "
-                         "the other operation's rests on the prior's mutation ratio")
-    closed = np.isnan(rate)
-    fitted_open = np.zeros(len(fitted.threads), bool) if fitted.open is None \
-        else fitted.open
-    for asked, had, kind, other in ((closed, ~fitted_open, "closed-loop rows (threads)",
-                                     "open-loop rows (rate)"),
-                                    (~closed, fitted_open, "open-loop rows (rate)",
-                                     "closed-loop rows (threads)")):
-        if np.any(asked) and not np.any(had):
-            notes.append(f"the model was fitted on {other} only: its {kind} rest on the "
-                         "model's own curve, without measured rows of their kind to "
-                         "anchor them")
-    think = np.asarray(mrows.get("think_ms", np.zeros(len(rate))), float)
-    if model.outside is None and np.any(closed & (think == 0)):
-        notes.append("no fitted closed-loop row had a throughput, so a closed loop's "
-                     "predicted throughput is threads / predicted latency: the clients "
-                     "are taken to spend no time between requests (a benchmark tool's "
-                     "own work per request lowers the real one; fit the measured "
-                     "throughputs to count it)")
-    unmeasured = _past_the_busiest_row(model, mrows, throughput, closed, fitted_open,
-                                       row_name)
-    if unmeasured is not None:
-        notes.append(unmeasured)
-    known = fitted.threads[~fitted_open]
-    # a cluster of another size compared at the fitted one's load per node
-    threads = np.asarray(model.as_fitted(mrows)["threads"], float)
-    if np.any(closed) and len(known) and np.any(threads[closed] > known.max()):
-        sizes = np.unique(np.asarray(mrows.get("nodes", model.nodes)))
-        most = (f"{counted(known.max(), 'thread')}, the most the model was fitted at"
-                if np.all(sizes == model.nodes) else
-                f"{known.max() * sizes[0] / model.nodes:,.6g} threads at {sizes[0]:,} "
-                f"nodes, the same load per node as the most the model was fitted at "
-                f"({known.max():,.6g} threads on {model.nodes})")
-        notes.append(f"rows past {most}, are extrapolated (past the measured knee the "
-                     "model's own curve decides)")
-    flat = model.meta.get("flat_one_ms")
-    if flat is not None and np.any(mrows["quorum"] > 1):
-        notes.append(f"the model was fitted on ONE rows at {flat:.3g} ms or more however "
-                     "many threads (a client or replicas in other data centres); its "
-                     "levels above ONE place the replicas in one data centre, so if "
-                     "they stand in others those rows come out far too fast (calibrate "
-                     "with --datacentres DC.toml)")
-    return notes
-
-
-#: Most rows a note names one by one; the rest it counts.
-NAMED_ROWS = 5
-
-
-def _listed(rows, name, separator: str = ", ") -> str:
-    """The first `NAMED_ROWS` of ``rows`` (indices) as ``name(i)`` gives them, joined by
-    ``separator``, and how many more there are."""
-    listed = separator.join(name(i) for i in rows[:NAMED_ROWS])
-    rest = len(rows) - NAMED_ROWS
-    return listed + (f" and {rest} more" if rest > 0 else "")
-
-
-#: A query row's 95% interval is named as too wide to act on when its upper end is more
-#: than this many times its lower end (an order of magnitude).
-WIDE_INTERVAL = 10.0
-
-
-def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
-    """The note naming the query rows whose 95% interval (``low``, ``high``, ms) spans
-    more than a factor `WIDE_INTERVAL`: there the fitted rows do not pin the latency
-    down (a level or an operation not measured, resting on parameters the rows leave
-    to the prior, or a load far past the fitted ones), so the predicted mean is a
-    guess; or None."""
-    low, high = np.asarray(low, float), np.asarray(high, float)
-    # compared without dividing: a lower end of 0 is named, a NaN never
-    wide = np.flatnonzero(high > WIDE_INTERVAL * low)
-    if not len(wide):
-        return None
-    with np.errstate(divide="ignore"):
-        widest = np.max(high[wide] / low[wide])
-    named = _listed(wide, row_name)
-    what = "intervals" if len(wide) > 1 else "interval"
-    verb = "span" if len(wide) > 1 else "spans"
-    return (f"the 95% {what} of {named} {verb} more than a factor "
-            f"{WIDE_INTERVAL:g} (up to a factor {widest:,.3g}): the fitted "
-            "rows do not pin that latency down, so take the predicted mean there as a "
-            "guess; a measured row nearer it (its level, operation or load), calibrated "
-            "again, narrows it")
-
-
-#: A closed query row is said to queue past what the fitted rows measured when it is
-#: predicted at more than this many times the busiest fitted row's throughput ...
-PAST_BUSIEST = 1.1
-#: ... while the model's own curve there is more than this many times a lone
-#: request's latency (its queues, not its fixed delays, set the row).
-QUEUED = 1.5
-#: Past this many times the busiest fitted row of its operation's throughput a row is
-#: named whatever the model's curve does there: a curve that does not queue yet may
-#: hold a capacity that no row measured.
-FAR_PAST_BUSIEST = 2.0
-
-
-def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted_open,
-                          row_name) -> str | None:
-    """The note naming closed query rows predicted at a throughput that no fitted row of
-    their operation reached (a closed row by its threads over its latency and time
-    outside, an open row by its offered rate), where the model's own curve queues:
-    what the cluster carries there, the rows do not measure (a level that shares the
-    fitted levels' nodes but not their wide-area links, say), or None."""
-    if not np.any(closed):
-        return None
-    fitted = model.anchors
-    carried = np.where(fitted_open, fitted.threads,
-                       model.predict(model.anchor_rows())[1])
-
-    def busiest(write: bool) -> float:
-        same = fitted.write == write
-        return float(np.max(carried[same] if np.any(same) else carried))
-
-    reached = np.where(np.asarray(mrows["write"], bool), busiest(True), busiest(False))
-    # a cluster of another size carries more or less in proportion to its nodes
-    reached = reached * np.asarray(mrows.get("nodes", model.nodes), float) / model.nodes
-    timed = model.with_outside(mrows)
-    own = model.fit.predict(timed)[0]
-    lone = model.fit.predict(dict(timed, threads=np.ones(len(own))))[0]
-    queued = own > QUEUED * lone
-    # far past: only against rows of the same operation (a read may well carry twice
-    # what a write does; a fit without reads says so in a note of its own)
-    write = np.asarray(mrows["write"], bool)
-    own_operation = np.where(write, np.any(fitted.write), np.any(~fitted.write))
-    past = np.flatnonzero(closed & (throughput > PAST_BUSIEST * reached)
-                          & (queued | (own_operation
-                                       & (throughput > FAR_PAST_BUSIEST * reached))))
-    if not len(past):
-        return None
-    named = _listed(past, row_name)
-    verb = "are" if len(past) > 1 else "is"
-    # one number per figure printed (a mixed run's read and write rows carry one)
-    most = " and ".join(dict.fromkeys(f"{value:,.0f}" for value in
-                                      sorted(reached[past])))
-    resized = np.any(np.asarray(mrows.get("nodes", model.nodes)) != model.nodes)
-    where = (f"where the model's own curve queues (up to "
-             f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency)"
-             if np.all(queued[past]) else
-             f"up to {np.max(throughput[past] / reached[past]):.2g} times as much, where "
-             "the model's own curve does not yet queue as it would near a capacity")
-    return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
-            f"ops/s, past the {most} ops/s it gives the busiest fitted row of their "
-            f"operation{' (scaled to the cluster size asked)' if resized else ''} (the "
-            "model's throughputs, not measured ones), "
-            f"{where}: how much more the cluster carries, no fitted row measures, so "
-            "there the latency rests on the model's structure")
-
-
-def lone_misses(path: str, table: pd.DataFrame, model_ms,
-                row_name=lambda i: f"row {i + 1}") -> str | None:
-    """The note naming the rows of ``table`` (read from ``path``; ``row_name(i)`` names
-    the i-th, by default its place among the rows) that the model's own curve
-    ``model_ms`` misses far more than the others (rule: `LONE_MISS_RATIO`,
-    `LONE_MISS_FACTOR`), or None: a mean in the wrong unit, a row of another run."""
-    miss = np.abs(np.log(table.mean_ms.to_numpy(float) / np.asarray(model_ms, float)))
-    if len(miss) < LONE_MISS_ROWS or not np.all(np.isfinite(miss)):
-        return None
-    others = np.array([np.median(np.delete(miss, i)) for i in range(len(miss))])
-    lone = np.flatnonzero((miss > math.log(LONE_MISS_RATIO))
-                          & (miss > LONE_MISS_FACTOR * others))
-    if not len(lone):
-        return None
-    named = _listed(lone, lambda i: f"{row_name(i)} ({table.label.iloc[i]}: measured "
-                    f"{table.mean_ms.iloc[i]:.6g} ms, fitted {model_ms[i]:.4g} ms)", "; ")
-    several = len(lone) > 1
-    return (f"{LONE_MISS_START}{counted(len(lone), 'row')} of {path} far "
-            f"more than the others: {named}, missed by more than a factor "
-            f"{LONE_MISS_RATIO:g} and, in log, {LONE_MISS_FACTOR:g} times the other rows' "
-            f"median miss (a factor {math.exp(np.median(np.delete(miss, lone))):.3g}); "
-            f"check {'their' if several else 'its'} unit (a mean in microseconds or "
-            f"seconds?) or drop {'them' if several else 'it'}: the fit and the anchors "
-            "take every row as measured")
-
-
-def merged_levels(table: pd.DataFrame, fitted: bool = True) -> str | None:
-    """The note naming the consistency levels of ``table`` that wait for as many
-    replicas at its replication factor (QUORUM and ALL at 2 replicas, every level at
-    1), which the model cannot tell apart (``fitted``: rows to fit, else to predict);
-    or None."""
-    replicas = int(table.replicas.iloc[0])
-    merged = [(int(k), list(pd.unique(group.consistency)))
-              for k, group in table.groupby("quorum")]
-    merged = [(k, levels) for k, levels in merged if len(levels) > 1]
-    if not merged:
-        return None
-    said = "; ".join(
-        f"{', '.join(levels[:-1])} and {levels[-1]} {'both' if len(levels) == 2 else 'all'} "
-        f"wait for {counted(k, 'replica')}" for k, levels in merged)
-    copies = counted(replicas, "replica")
-    if not fitted:
-        return (f"at the model's {copies}, {said}: they are predicted alike (the model "
-                f"was calibrated with --replicas {replicas})")
-    return (f"at {copies} (--replicas), {said}: the model gives them one latency, and "
-            "their rows are fitted as one level; if the cluster keeps more copies of "
-            "each key, give that replication factor")
-
-
-def _wide_area_note(signature, fitted: bool) -> str:
-    """What `calibrate` says of rows with `sizing.geography.wide_area_signature`:
-    ``fitted``: it fits `sizing.geography.Geography.wide_area` to them."""
-    kind, ms = signature
-    seen = (f"the lowest level measured stays flat at light load while the highest "
-            f"costs {ms:.3g} ms more at the lightest load" if kind == "step" else
-            f"ONE stays at {ms:.3g} ms or more however many threads")
-    seen += ", more than a round trip within one data centre takes"
-    advice = ("--datacentres DC.toml with the one-way times between the data centres "
-              "(docs/cassandra/calibration.md, geo-distributed clusters)")
-    if fitted:
-        return (f"{seen}: fitted as a cluster across data centres (each node and the "
-                "client machine in one of its own, one coordinator, the round trips "
-                f"fitted, a window per wide-area link); if you know where they stand, "
-                f"give {advice}")
-    if kind == "flat":
-        return (f"{seen}: the client machine looks far from the coordinator, but ONE "
-                "rows cannot tell whether the replicas are far from each other too; "
-                "fitted in one data centre, the other levels' cost rests on the prior "
-                "of single-data-centre clusters; if replicas sit in other data centres, "
-                f"give {advice}")
-    return (f"{seen}: fitted as one data centre, as the model across data centres "
-            "(--datacentres) covers clusters whose every node holds every key "
-            "(replicas = nodes) only")
 
 
 def _choice_text(choice: dict) -> str:

@@ -619,15 +619,15 @@ def plan_notes(model, read_fraction: float, threads: int, rows,
                nodes: int | None = None) -> list[str]:
     """What a plan of `plan_strong_pairs` (``rows``) says besides its numbers, as
     `cassandra predict` says it of its query rows
-    (`sizing.cluster_calibration.prediction_notes`: parameters resting on the prior,
+    (`sizing.calibration_notes.prediction_notes`: parameters resting on the prior,
     an operation the model was fitted without, threads or throughput past the fitted
-    rows; `sizing.cluster_calibration.wide_intervals`: a pair's band wider than an
+    rows; `sizing.calibration_notes.wide_intervals`: a pair's band wider than an
     order of magnitude; `NetworkModel.resized_note` for ``nodes`` other than the fitted
     size). The mixed run's read and write rows of every pair are asked together, each
     named "1R-3W reads" and so on."""
     import pandas as pd
 
-    from sizing.cluster_calibration import prediction_notes, wide_intervals
+    from sizing.calibration_notes import prediction_notes, wide_intervals
     from sizing.network_model import rows_of_table
 
     nodes = model.size_asked(nodes)

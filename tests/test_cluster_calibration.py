@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from forkjoin_sim.errors import ConfigError
+from sizing.calibration_notes import wide_intervals
 from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster, \
-    predict_table, query_grid, wide_intervals
+    predict_table, query_grid
 from sizing.measurements import read_measurements
 from sizing.network_model import read_network_model, rows_of_table
 

@@ -1206,7 +1206,7 @@ def test_calibrate_names_a_lone_row_in_the_wrong_unit(tmp_path, capsys):
 
 
 def test_a_lone_miss_is_far_past_a_factor_and_past_the_other_rows_misses():
-    from sizing.cluster_calibration import lone_misses
+    from sizing.calibration_notes import lone_misses
 
     model = np.full(8, 10.0)
     spread = np.array([1.1, 0.9, 1.2, 1.0, 0.95, 1.05, 1.0, 1.0])
@@ -1227,7 +1227,7 @@ def test_a_lone_miss_is_far_past_a_factor_and_past_the_other_rows_misses():
 def test_levels_a_small_replication_factor_merges_are_named_once(tmp_path, capsys):
     """At 2 replicas QUORUM and ALL both wait for 2: calibrate says so once (and
     predict from that model again); at 1 replica every level is one."""
-    from sizing.cluster_calibration import merged_levels
+    from sizing.calibration_notes import merged_levels
 
     pairs = [(lv, t) for lv in ("ONE", "QUORUM", "ALL") for t in THREADS]
     rows = _measurement_file(tmp_path, pairs, "fit.csv")
