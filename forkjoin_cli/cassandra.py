@@ -239,7 +239,7 @@ def _model(args) -> CassandraModel:
     closed = closed_loop_from_args(args)
     if bool(closed) == (args.rate is not None):
         raise ConfigError("give --rate (open, Poisson writes) or --clients N (closed "
-                          "loop), not both")
+                          "loop), " + ("not both" if closed else "one of them"))
     return CassandraModel(args.nodes, args.replicas, args.consistency, args.rate,
                           local, remote, args.policy, **closed)
 

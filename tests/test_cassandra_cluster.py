@@ -65,6 +65,11 @@ def test_bad_clusters_say_how_to_fix():
         CassandraCluster(3, 4, rate=1.0)
     with pytest.raises(ConfigError, match="unstable"):
         cluster(rate=10.0)
+    # a level is checked whether or not its operation has a share of the mix
+    with pytest.raises(ConfigError, match="'EACH_QUORUM' is unknown"):
+        CassandraCluster(3, 3, 1.0, "ONE", "EACH_QUORUM", rate=0.5)
+    with pytest.raises(ConfigError, match="k=5 must satisfy"):
+        CassandraCluster(3, 3, 0.0, 5, "ONE", rate=0.5)
 
 
 def test_mix_options_set_the_laws_they_name():

@@ -97,16 +97,20 @@ class CassandraCluster(RunInput):
                 if p is not None:
                     law_mean(p, "coordinator / client hop time")
             overhead = SumOf(parts)
+        # both levels are checked, a class without operations too: a level the
+        # replicas cannot serve is a mistake in the input either way
+        read_k = consistency_quorum(self.read_consistency, self.replicas)
+        write_k = consistency_quorum(self.write_consistency, self.replicas)
         classes = []
         if share > 0:
-            k = consistency_quorum(self.read_consistency, self.replicas)
+            k = read_k
             classes.append(JobClass("read", float(share), k, k,
                                     service=(self.data_read,) + (digest,) * (k - 1),
                                     kinds=("read",) + ("digest",) * (k - 1),
                                     overhead=overhead,
                                     placement=RingSubset(self.replicas)))
         if share < 1:
-            k = consistency_quorum(self.write_consistency, self.replicas)
+            k = write_k
             classes.append(JobClass("write", 1.0 - float(share), self.replicas, k,
                                     service=self.write, kinds="write", overhead=overhead,
                                     placement="ring"))
