@@ -17,7 +17,7 @@ import numpy as np
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.run import BLOCK_JOBS, simulate_system  # noqa: F401  (BLOCK_JOBS: public name)
-from forkjoin_sim.measure.result import SimulationResult, overload_notes
+from forkjoin_sim.measure.result import SimulationResult, run_notes
 from forkjoin_sim.system import open_load
 
 #: ``jobs="auto"``: the first run's length, the longest run, and the interval aimed at.
@@ -343,5 +343,5 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
                             seconds=time.perf_counter() - started,
                             labels=measured["labels"], classes=classes,
                             throughput=recorder.throughput(), speeds=speeds,
-                            notes=overload_notes(utilisation, system.classes,
-                                                 open_load(model)))
+                            notes=run_notes(utilisation, system, open_load(model),
+                                            int(jobs)))

@@ -1,6 +1,8 @@
 """``simulate`` against results known exactly, with fixed seeds and confidence
 intervals (99.9%, so the handful of checks here are strict yet stable)."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -362,3 +364,26 @@ def test_a_bar_draws_on_a_terminal_only_unless_asked(monkeypatch, capsys):
             bar.update(10)
         assert ("demo" in stream.getvalue()) is drawn
         monkeypatch.delenv(run.PROGRESS_ENV, raising=False)
+
+
+def test_a_run_too_short_for_a_queue_near_saturation_says_so():
+    """Per-node load 0.9967 (9 nodes, 3 replicas, rho 2.99): the M/M/1 relaxation
+    time 1/(1 - sqrt(0.9967))^2 is about 359,000 services, and 20,000 jobs give each
+    node 6,667 tasks: the run warns that its mean is biased low and how many jobs
+    it needs. At load 0.9 (relaxation 380) 20,000 jobs are enough, and no word."""
+    from forkjoin_sim.measure.result import saturation_note
+    from forkjoin_sim.system import JobClass
+
+    reads = (JobClass("read", 1.0, 3, 2),)
+    note = saturation_note(2.99 / 3, 20_000, reads, 9)
+    relaxation = 1 / (1 - (2.99 / 3) ** 0.5) ** 2
+    assert 359_000 < relaxation < 360_000
+    assert note.startswith("the busiest node is loaded 0.9967: a queue this loaded "
+                           f"forgets its start over about {relaxation:,.0f} services")
+    assert "each node about 6,667: the mean is biased low" in note
+    assert f"run at least {math.ceil(10 * relaxation * 9 / 3):,} jobs" in note
+    assert saturation_note(0.9, 20_000, reads, 9) is None
+    assert saturation_note(None, 20_000, reads, 9) is None  # a closed loop
+    # and a simulation says it
+    result = simulate(ForkJoinModel(9, 3, 2, load=2.99), jobs=20_000, seed=1)
+    assert any(w.startswith("the busiest node is loaded 0.9967") for w in result.warnings)

@@ -3,6 +3,7 @@ run's description."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -177,6 +178,44 @@ class SimulationResult:
 #: Busy fraction above which a node is reported as overloaded. A stable node's
 #: measured fraction exceeds 1 only by the work still queued at the end of the run.
 OVERLOAD_ALARM = 1.05
+
+
+#: Runs shorter than this many relaxation times of their busiest node's queue are
+#: said not to have reached its steady state (`saturation_note`).
+RELAXATIONS = 10
+
+
+def saturation_note(open_load: float | None, jobs: int, classes, nodes: int) -> str | None:
+    """The warning for an open-loop run too short for its load: a queue busy a
+    fraction ``open_load`` of the time forgets its start over about
+    1 / (1 - sqrt(load))^2 services (the M/M/1 relaxation time, Morse 1955; longer for
+    more variable services), and a run giving each node (``jobs`` of ``classes``,
+    each ``fraction`` x ``replicas`` tasks, spread over ``nodes``) fewer than
+    `RELAXATIONS` of them measures a queue still filling: its mean is biased low and
+    its interval, from the same run, does not hold the steady state's."""
+    if open_load is None or not 0 < open_load < 1 or not jobs:
+        return None
+    relaxation = 1.0 / (1.0 - math.sqrt(open_load)) ** 2
+    tasks = sum(c.fraction * c.replicas for c in classes) or 1.0
+    per_node = jobs * tasks / nodes
+    if per_node >= RELAXATIONS * relaxation:
+        return None
+    return (f"the busiest node is loaded {open_load:.4g}: a queue this loaded forgets "
+            f"its start over about {relaxation:,.0f} services (1/(1-sqrt(load))^2, "
+            f"the M/M/1 relaxation time), and this run gives each node about "
+            f"{per_node:,.0f}: the mean is biased low and its interval does not hold "
+            f"the steady state's; run at least "
+            f"{math.ceil(RELAXATIONS * relaxation * nodes / tasks):,} jobs, or compare "
+            "with approx")
+
+
+def run_notes(utilisation: np.ndarray | None, system, open_load: float | None,
+              jobs: int) -> tuple[str, ...]:
+    """A run's warnings about its nodes' load: `overload_notes` and
+    `saturation_note` of ``system``'s classes and nodes."""
+    near = saturation_note(open_load, jobs, system.classes, system.nodes)
+    return overload_notes(utilisation, system.classes, open_load) + (
+        (near,) if near is not None else ())
 
 
 def overload_notes(utilisation: np.ndarray | None, classes=(),

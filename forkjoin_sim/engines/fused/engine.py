@@ -89,7 +89,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     import time
 
     from forkjoin_sim.run import check_run
-    from forkjoin_sim.measure.result import SimulationResult, overload_notes
+    from forkjoin_sim.measure.result import SimulationResult, run_notes
     from forkjoin_sim.system import open_load
     from forkjoin_sim.measure.statistics import (DEFAULT_BATCHES, Interval, _check_sample_every,
                               _check_warmup, summary_from_batches, warmup_count)
@@ -156,7 +156,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
                if len(names) > 1 else {})
     rate, low, high = result.throughput()
     utilisation = result.utilisation()
-    notes = overload_notes(utilisation, system.classes, open_load(model))
+    notes = run_notes(utilisation, system, open_load(model), per * replications)
     return SimulationResult(model=model, engine="fused", jobs=per * replications,
                             seed=seed if isinstance(seed, (int, np.integer)) else -1,
                             sojourns=np.empty(0), summary=overall,
