@@ -22,7 +22,9 @@ Capacity planner (`plan_capacity`)
     fewest nodes (cost); then most replicas (durability); then the strongest
     consistency (largest k); then the smallest predicted percentile. Search stops at
     the first n with a feasible candidate. ``confident`` says whether the
-    percentile's uncertainty bracket also meets the target.
+    percentile's uncertainty bracket also meets the target and the simulated basic
+    queue's distribution is within its sampling tolerance there (with too few
+    ``jobs`` its tail rests on a handful of jobs).
 """
 
 from __future__ import annotations
@@ -512,7 +514,10 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                     # nan: the bracket's upper end lies beyond the simulated range.
                     high = math.inf if math.isnan(high) else high
                     meets = not math.isnan(predicted) and predicted <= target
-                    confident = meets and high <= target
+                    # the bracket's upper end meets it, and the percentile is not
+                    # lost in the simulated basic queue's sampling error (few jobs)
+                    confident = meets and high <= target \
+                        and d.percentile_reliable(percentile)
                     c = CapacityCandidate(n, r, level, k, node_load, predicted, high,
                                           meets, confident)
                     candidates.append(c)

@@ -336,3 +336,15 @@ def test_cli_timeouts_availability_interval_stays_a_probability(cli, tmp_path):
     for row in csv.DictReader(out.open()):
         assert 0 <= float(row["sim_availability_low"]) <= float(
             row["sim_availability_high"]) <= 1
+
+
+def test_a_plan_from_too_few_simulated_jobs_is_not_confident():
+    """100 jobs put the p99 of one replica at load 2/3 near 4.4, inside its own
+    bracket, where the M/M/1 p99 is ln(100) / (1/3) = 13.8: its tail rests on one
+    job, so the plan is not called confident (a probe found it was)."""
+    from sizing.planning import plan_capacity
+
+    plan = plan_capacity(2.0, 5.0, jobs=100, seed=3, max_nodes=3, max_replicas=1)
+    assert plan.best is not None and plan.best.predicted < 5.0
+    assert math.log(100) / (1 / 3) > 13.8
+    assert not plan.best.confident
