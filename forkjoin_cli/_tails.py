@@ -326,6 +326,15 @@ def _plan_consistency_rate(args) -> int:
         rows.append(row)
     # Printed once every simulation has run: a failing one leaves one error line.
     print(plan.report(), file=sys.stderr)
+    doubtful = [o for o in plan.options if not o.reliable and o.node_load < 1]
+    if (args.objective or "percentile") == "percentile" and plan.best is not None \
+            and not plan.best.reliable:
+        warnings.warn(f"{len(doubtful)} of the {len(plan.options)} pairs, the best "
+                      f"among them, have their p{args.percentile:g} where the simulated "
+                      "basic queues' distribution is outside its sampling tolerance "
+                      f"({args.jobs:,} jobs per basic queue; reliable False): the "
+                      "ranking may be noise; run again with a larger --jobs, or "
+                      "--validate N to simulate each pair", RuntimeWarning, stacklevel=1)
     _emit(rows, args.out)
     return 0
 

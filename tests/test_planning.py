@@ -348,3 +348,25 @@ def test_a_plan_from_too_few_simulated_jobs_is_not_confident():
     assert plan.best is not None and plan.best.predicted < 5.0
     assert math.log(100) / (1 / 3) > 13.8
     assert not plan.best.confident
+
+
+def test_a_plan_whose_best_pair_is_not_reliable_says_the_ranking_may_be_noise(
+        tmp_path, capsys):
+    """2,000 jobs per basic queue leave every pair's p99 outside the sampling
+    tolerance (reliable False in the table): a warning says so and how to mend it;
+    a plan by the mean (which that tolerance does not concern) says nothing."""
+    out = tmp_path / "plan.csv"
+    asked = ["plan-consistency", "--nodes", "3", "--replicas", "3", "--read-fraction",
+             "0.5", "--rate", "0.5", "--jobs", "2000", "--out", str(out)]
+    assert main(asked) == 0
+    err = capsys.readouterr().err
+    rows = list(csv.DictReader(out.open()))
+    unreliable = sum(row["reliable"] == "False" for row in rows)
+    assert unreliable >= 1 and [r for r in rows if r["best"] == "True"][0][
+        "reliable"] == "False"
+    assert (f"warning: {unreliable} of the {len(rows)} pairs, the best among them, "
+            "have their p99 where the simulated basic queues' distribution is outside "
+            "its sampling tolerance (2,000 jobs per basic queue; reliable False): the "
+            "ranking may be noise") in err
+    assert main([*asked, "--objective", "mean"]) == 0
+    assert "ranking may be noise" not in capsys.readouterr().err
