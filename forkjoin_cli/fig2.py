@@ -7,7 +7,7 @@ import sys
 
 from forkjoin_cli import types
 from forkjoin_sim import checks as options
-from validation.fig2 import (MAX_JOBS, OUTPUT_FILES, PAPER_SAMPLES, PAPER_SAMPLE_EVERY, QUICK_JOBS, doubted_and_wide, estimators_text, jobs_for_samples, run_fig2, summary_text, write_outputs)
+from validation.fig2 import (MAX_JOBS, OUTPUT_FILES, PAPER_SAMPLES, PAPER_SAMPLE_EVERY, QUICK_JOBS, doubt_lines, estimators_text, jobs_for_samples, run_fig2, summary_text, write_outputs)
 
 
 def _cmd_fig2(args) -> int:
@@ -26,18 +26,8 @@ def _cmd_fig2(args) -> int:
     print(estimators_text(table))
     print(f"simulated {len(table)} points in {seconds:.1f} s; wrote {csv_path} and "
           f"{png_path}")
-    from forkjoin_sim.simulation import WIDE_INTERVAL
-
-    suspect, wide = doubted_and_wide(table)
-    if suspect:
-        print(f"warning: {suspect} of {len(table)} points carry convergence warnings "
-              "(their sim_warnings column says which and how many jobs they need); "
-              "their errors are not to be trusted: run more --jobs", file=sys.stderr)
-    if wide:
-        print(f"note: {wide} of {len(table)} points have 95% intervals wider than "
-              f"+-{100 * WIDE_INTERVAL:g}% (error_ci_low and error_ci_high bound their "
-              "errors; sim_warnings says how many jobs would narrow them)",
-              file=sys.stderr)
+    for line in doubt_lines(table):
+        print(line, file=sys.stderr)
     return 0
 
 

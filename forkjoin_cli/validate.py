@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from forkjoin_cli import types
 from forkjoin_sim import checks as options
-from pathlib import Path
 from validation.report import (ASSET_FILES, DEFAULT_OUT, EMPIRICAL_FILE, SIZES, fig2, run_checks, write_report)
 
 
@@ -36,6 +38,8 @@ def _cmd_validate(args) -> int:
     write_report(checks, md_path, assets, _command_line(args))
     print(fig2.summary_text(checks["fig2"]))
     print(f"{checks['points']} points in {checks['seconds']:.0f} s; wrote {md_path}")
+    for line in fig2.doubt_lines(checks["fig2"]):
+        print(f"Fig. 2: {line}", file=sys.stderr)
     return 0
 
 

@@ -137,3 +137,24 @@ def test_doubts_and_wide_intervals_are_told_apart_by_the_doubts_column():
         # doubts it (and the last's column says the opposite of its text)
         "sim_doubts": [width, "", "", ""]})
     assert fig2.doubted_and_wide(table) == (1, 2)
+
+
+def test_validate_prints_what_its_fig2_points_doubt(monkeypatch, tmp_path, capsys):
+    """`validate` ran Fig. 2 without a word on its doubted points (53 of 400 at
+    --quick, a probe found) where `fig2` names them: it now prints the same lines,
+    marked as Fig. 2's."""
+    import forkjoin_cli.validate as command
+    from forkjoin_cli.main import main
+
+    width = "the mean: 95% interval +-19% after 200 jobs; about 220,241 jobs would give"
+    table = pd.DataFrame({"sim_warnings": [width, width, ""],
+                          "sim_doubts": [width, "", ""]})
+    monkeypatch.setattr(command, "run_checks", lambda *a, **k: {
+        "fig2": table, "points": 3, "seconds": 1.0})
+    monkeypatch.setattr(command, "write_report", lambda *a, **k: None)
+    monkeypatch.setattr(command.fig2, "summary_text", lambda t: "summary")
+    assert main(["validate", "--quick", "--out", str(tmp_path / "v")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"Fig. 2: {line}" for line in fig2.doubt_lines(table)]
+    assert err[0].startswith("Fig. 2: warning: 1 of 3 points carry convergence warnings")
+    assert err[1].startswith("Fig. 2: note: 1 of 3 points have 95% intervals wider")

@@ -145,6 +145,26 @@ def doubted_and_wide(table: pd.DataFrame) -> tuple[int, int]:
     return int(doubted.sum()), int(wide.sum())
 
 
+def doubt_lines(table: pd.DataFrame) -> list[str]:
+    """What a Fig. 2 table's runs doubt (`doubted_and_wide`), as the lines a command
+    prints: a warning for points whose errors are not to be trusted, a note for
+    points known only within wide bounds."""
+    from forkjoin_sim.simulation import WIDE_INTERVAL
+
+    suspect, wide = doubted_and_wide(table)
+    lines = []
+    if suspect:
+        lines.append(f"warning: {suspect} of {len(table)} points carry convergence "
+                     "warnings (their sim_warnings column says which and how many jobs "
+                     "they need); their errors are not to be trusted: run more --jobs")
+    if wide:
+        lines.append(f"note: {wide} of {len(table)} points have 95% intervals wider "
+                     f"than +-{100 * WIDE_INTERVAL:g}% (error_ci_low and error_ci_high "
+                     "bound their errors; sim_warnings says how many jobs would narrow "
+                     "them)")
+    return lines
+
+
 def quorum_class(k: int, r: int) -> str:
     """Where k sits relative to r: the paper's "small k" is k < r/2."""
     if k == 1:
