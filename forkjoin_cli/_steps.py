@@ -53,7 +53,7 @@ def wants_steps(args) -> bool:
     return any(getattr(args, name, None) is not None for name in STEP_OPTIONS)
 
 
-def _spec(text, what):
+def spec_with_mean(text, what):
     """The law of a queued-work spec, which must carry its mean."""
     from forkjoin_sim.laws.service import fixes_own_scale, parse_service
 
@@ -73,10 +73,10 @@ def step_laws(args) -> dict:
     if args.client_work is not None and args.client_cores is None:
         raise ConfigError("--client-work is work on the client machine; add "
                           "--client-cores C (its cores)")
-    laws = {"coordinate": _spec(args.coordinator_work, "--coordinator-work"),
-            "message": _spec(args.message_work, "--message-work"),
-            "hop": _spec(args.hop, "--hop"),
-            "client": _spec(args.client_work, "--client-work")}
+    laws = {"coordinate": spec_with_mean(args.coordinator_work, "--coordinator-work"),
+            "message": spec_with_mean(args.message_work, "--message-work"),
+            "hop": spec_with_mean(args.hop, "--hop"),
+            "client": spec_with_mean(args.client_work, "--client-work")}
     laws = {kind: 0.0 if law is None else law for kind, law in laws.items()}
     laws["respond"] = laws["coordinate"]
     return laws

@@ -32,6 +32,7 @@ def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None 
 
 def cluster_from_args(args):
     """The `CassandraCluster` that ``mix``'s options describe."""
+    from forkjoin_cli._steps import spec_with_mean
     from forkjoin_sim.cassandra import CassandraCluster
     from forkjoin_cli.arguments import refuse_unused_write_threads
     from forkjoin_cli.main import closed_loop_from_args
@@ -68,8 +69,8 @@ def cluster_from_args(args):
                          args.digest_mean, "--digest-read" if args.digest_read
                          else "--data-read", "--digest-mean"),
         write=_law(args.write, args.write_mean, "--write", "--write-mean"),
-        coordinator=_law(args.coordinator, None, "--coordinator"),
-        client_hop=_law(args.client_hop, None, "--client-hop"),
+        coordinator=spec_with_mean(args.coordinator, "--coordinator"),
+        client_hop=spec_with_mean(args.client_hop, "--client-hop"),
         node=node, rate=args.rate, **closed)
 
 

@@ -99,7 +99,15 @@ def test_mix_command_json_and_errors(capsys):
     assert out["throughput_ci_low"] <= out["throughput"] <= out["throughput_ci_high"]
     for argv, message in ((["--rate", "1", "--clients", "3"], "not both"),
                           (["--reads", "D", "--rate", "1"], "YCSB"),
-                          (["--read-consistency", "FIVE", "--rate", "1"], "unknown")):
+                          (["--read-consistency", "FIVE", "--rate", "1"], "unknown"),
+                          # writes' level checked in a reads-only mix too
+                          (["--write-consistency", "EACH_QUORUM", "--rate", "1"],
+                           "'EACH_QUORUM' is unknown"),
+                          # a time without its mean (it silently took mean 1)
+                          (["--coordinator", "exp", "--rate", "1"],
+                           "--coordinator 'exp' gives a shape without a mean"),
+                          (["--client-hop", "gamma:2", "--rate", "1"],
+                           "--client-hop 'gamma:2' gives a shape without a mean")):
         code = cli.main(["mix", "--nodes", "3", "--replicas", "3", "--jobs", "100",
                          *argv])
         err = capsys.readouterr().err
