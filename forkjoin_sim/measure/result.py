@@ -185,7 +185,8 @@ OVERLOAD_ALARM = 1.05
 RELAXATIONS = 10
 
 
-def saturation_note(open_load: float | None, jobs: int, classes, nodes: int) -> str | None:
+def saturation_note(open_load: float | None, jobs: int, classes,
+                    nodes: int) -> str | None:
     """The warning for an open-loop run too short for its load: a queue busy a
     fraction ``open_load`` of the time forgets its start over about
     1 / (1 - sqrt(load))^2 services (the M/M/1 relaxation time, Morse 1955; longer for
