@@ -100,6 +100,19 @@ def test_invalid_combinations_are_skipped_with_a_note():
     assert any("purging" in n and "simpy" in n.lower() for n in notes)
 
 
+def test_a_service_no_point_can_take_is_a_spec_error_not_a_skip():
+    """A mistyped law ("bogus:1") fails in every combination: it was skipped with a
+    note per point and the sweep exited 0; now the spec is refused before any point
+    runs, naming the key. A law the grid can take stays."""
+    with pytest.raises(ConfigError, match="sweep key 'service': service 'bogus:1' is "
+                       "unknown"):
+        sweeps.expand({"nodes": 3, "replicas": 3, "quorum": [1, 2], "rho": 0.5,
+                       "service": ["exp", "bogus:1"], "jobs": 100})
+    points, notes = sweeps.expand({"nodes": 3, "replicas": 3, "quorum": 1, "rho": 0.5,
+                                   "service": ["exp", "erlang:2"], "jobs": 100})
+    assert [p["service"] for p in points] == ["exp", "erlang:2"] and notes == []
+
+
 def test_explicit_points_expand_over_the_shared_keys_and_run_once():
     spec = {"rho": [0.3, 0.6], "jobs": 100, "seed": 1, "points": [
         {"nodes": 6, "replicas": 3, "quorum": 1},

@@ -95,6 +95,18 @@ def _check_keys(keys, where: str) -> None:
                           "(and 'points', a list of tables)")
 
 
+def _check_law(spec: str) -> None:
+    """Refuse a service law no point can take (an unknown name, a shape out of its
+    range): a typo in the spec, not a combination to skip. (An empirical law's file
+    is read when its point is built.)"""
+    from forkjoin_sim.laws.service import parse_service
+
+    try:
+        parse_service(spec)
+    except ConfigError as exc:
+        raise ConfigError(f"sweep key 'service': {exc}") from None
+
+
 def _check_type(name: str, value) -> None:
     """Refuse a value of the wrong kind (a spec error, not a combination to skip)."""
     if value is None:
@@ -108,6 +120,8 @@ def _check_type(name: str, value) -> None:
         kind = "numbers, e.g. 0.5" + (" (or 'auto')" if name == "warmup" else "")
     elif name in TEXT_KEYS:
         wrong, kind = not isinstance(value, str), "text in quotes, e.g. \"exp\""
+        if not wrong and name == "service" and not value.startswith("empirical:"):
+            _check_law(value)
     elif name == "purging":
         wrong, kind = not isinstance(value, bool), "true or false"
     else:
