@@ -158,7 +158,7 @@ def _common(p, jobs_default: int, jobs_low: int = 0) -> None:
                    help="basic-queue CDFs: simulation (any service) or an analytic "
                         "approximation (exponential service only)")
     p.add_argument("--jobs", type=_jobs("--jobs", jobs_low), default=jobs_default,
-                   help="jobs per basic-queue simulation")
+                   help="jobs per basic-queue simulation (default %(default)s)")
     p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
     p.add_argument("--out", help="CSV file to write (default: standard output)")
 
@@ -429,8 +429,16 @@ def _cmd_plan_capacity(args) -> int:
 
 def register_timeouts(subparsers) -> None:
     """Add ``timeouts``."""
-    p = subparsers.add_parser("timeouts", help="availability and waiting time under "
-                              "client timeouts, model vs simulation")
+    p = subparsers.add_parser(
+        "timeouts", help="availability and waiting time under client timeouts, model "
+                         "vs simulation",
+        description="Per load and client timeout T: the share of jobs answered within "
+                    "T (availability), the mean latency of those answered, and the "
+                    "client's mean wait, min(latency, T), from Theorem 1's distribution "
+                    "beside a direct simulation of the (n,r,k) queue (95% intervals). "
+                    "A timeout is the client's view only: the job's tasks still run "
+                    "(non-purging), so the queue is the same at every T. Times are in "
+                    "the unit of the service law (mean 1/--mu).")
     p.add_argument("--nodes", type=_size, required=True, help="nodes n")
     p.add_argument("--replicas", type=_size, required=True,
                    help="replicas r: tasks per job")
@@ -448,7 +456,8 @@ def register_timeouts(subparsers) -> None:
     p.add_argument("--mu", type=types.positive_real, default=None,
                    help="service rate (mean 1/mu, default 1)")
     p.add_argument("--sim-jobs", type=_jobs("--sim-jobs", low=2), default=100_000,
-                   help="jobs of the direct (n,r,k) simulation per load")
+                   help="jobs of the direct (n,r,k) simulation per load (default "
+                        "%(default)s)")
     _common(p, 100_000)
     p.set_defaults(handler=_warnings_after_success(_cmd_timeouts))
 
