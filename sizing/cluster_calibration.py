@@ -225,8 +225,10 @@ def _no_local_levels(source: "_Source", geography, where: str, fix: str) -> None
             raise ConfigError(f"{source.name} {source.row_name(i)}: {why}")
 
 
-#: What to give instead of a LOCAL_* level, where the model has data centres.
-_GLOBAL_LEVELS = "give ONE, QUORUM or ALL, the levels of the model's placement"
+#: Where a calibrated model's data centres come from, and what to give instead of a
+#: LOCAL_* level there (`_local_level`'s ``where`` and ``fix``).
+_PLACED_MODEL = ("the model's placement in data centres",
+                 "give ONE, QUORUM or ALL, the levels of the model's placement")
 
 
 def _spread_unused(names) -> list[str]:
@@ -405,8 +407,7 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     the anchors at the same load per node (`NetworkModel.as_fitted`), and says so."""
     nodes = model.size_asked(nodes)
     source = _measurement_rows(query, model.replicas, need_mean=False)
-    _no_local_levels(source, model.fit.geography, "the model's placement in data "
-                     "centres", _GLOBAL_LEVELS)
+    _no_local_levels(source, model.fit.geography, *_PLACED_MODEL)
     rows, names = source.rows, source.names
     for doubt in source.doubts:
         warnings.warn(doubt, UserWarning, stacklevel=_stacklevel)
@@ -512,8 +513,7 @@ def query_grid(model: "NetworkModel | ClusterFit", threads, levels=None,
                       if np.any(model.anchors.write == write)]
     levels = levels or ["ONE", "QUORUM", "ALL"]
     for level in levels:
-        why = _local_level(level, model.fit.geography, "the model's placement in data "
-                           "centres", _GLOBAL_LEVELS)
+        why = _local_level(level, model.fit.geography, *_PLACED_MODEL)
         if why is not None:
             raise ConfigError(why)
         try:

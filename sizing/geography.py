@@ -59,6 +59,15 @@ WIDE_AREA_MS = 20.0
 #: Longest one-way time (ms) a hop between data centres may have: a minute, far past
 #: any network on Earth (a value past it is a unit slip, and overflows the model).
 MOST_ONE_WAY_MS = 60_000.0
+#: A measured mean may lie below the round trips it must wait for, by the file's
+#: times, down to 1 / (1 + this) of them (20% under): published round trips between
+#: two regions differ by up to 30 ms (docs/data/aws_rtt), and Karpenko D's QUORUM
+#: reads at 200 threads (232 ms) come in 6% under their round trips by cloudping.co's
+#: medians (246 ms). A time given twice over (a round trip as one-way) is 100% over.
+ROUND_TRIP_SLACK = 0.25
+#: A one-way time (ms) under which no pair of data centres of a file lies when its
+#: rows look wide-area: the file is then likely in seconds.
+LOCAL_ONE_WAY_MS = 1.0
 
 
 def _mean_time(law) -> float:
@@ -273,6 +282,12 @@ class Geography:
         k = np.clip(np.asarray(quorum, int), 1, len(self.centre))
         return np.array([float(weight @ (client + reach[:, q - 1])) for q in k])
 
+    def floor_ms(self, quorum) -> np.ndarray:
+        """Per level in ``quorum``, the least mean latency a measured row may have
+        here: `least_ms` less `ROUND_TRIP_SLACK` (published round trips against a
+        benchmark's)."""
+        return self.least_ms(quorum) / (1 + ROUND_TRIP_SLACK)
+
     def spreads(self) -> bool:
         """Whether fitted hops from the coordinating node differ (``hop_spread`` is
         used)."""
@@ -368,28 +383,18 @@ def _step_without_one(rows) -> float | None:
     return step if step >= WIDE_AREA_MS else None
 
 
-#: A measured mean may lie below the round trips it must wait for, by the file's
-#: times, down to 1 / (1 + this) of them (20% under): published round trips between
-#: two regions differ by up to 30 ms (docs/data/aws_rtt), and Karpenko D's QUORUM
-#: reads at 200 threads (232 ms) come in 6% under their round trips by cloudping.co's
-#: medians (246 ms). A time given twice over (a round trip as one-way) is 100% over.
-ROUND_TRIP_SLACK = 0.25
-#: A one-way time (ms) under which no pair of data centres of a file lies when its
-#: rows look wide-area: the file is then likely in seconds.
-LOCAL_ONE_WAY_MS = 1.0
-
-
 def checked_against(given: Geography, table, row_name=None) -> str | None:
     """Refuse a ``--datacentres`` file the measured rows (``table``: ``quorum``,
     ``mean_ms`` and ``label`` per row; ``row_name(i)`` names the i-th where its file
     has it) cannot have come from: a row faster than the round trips its level waits
-    for (`Geography.least_ms`, less `ROUND_TRIP_SLACK`): times given as round trips,
+    for (`Geography.floor_ms`): times given as round trips,
     the client in the wrong data centre, or rows in another unit; the doubt about a
     file all of whose times are local while the rows look wide-area
     (`wide_area_signature`): seconds, not milliseconds. Before any fit."""
     mean = table.mean_ms.to_numpy(float)
-    least = given.least_ms(table.quorum.to_numpy())
-    short = np.flatnonzero(mean * (1 + ROUND_TRIP_SLACK) < least)
+    quorum = table.quorum.to_numpy()
+    least = given.least_ms(quorum)
+    short = np.flatnonzero(mean < given.floor_ms(quorum))
     if len(short):
         i = int(short[np.argmax(least[short] / mean[short])])
         label = table.label.iloc[i]

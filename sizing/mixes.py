@@ -686,8 +686,10 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
     (``NetworkModel.interval`` of the pure curves, ``samples`` posterior draws) added
     in quadrature on the log scale; ``throughput`` (operations/s, closed loop: threads
     / (latency + `waits_ms`)) with ``throughput_low`` / ``throughput_high``;
-    ``simulation_low_ms`` / ``simulation_high_ms``: a simulated mix's interval of ``overall_ms`` alone (the
-    pairs share the model's error, so this is what tells them apart), an analytic
+    ``simulation_low_ms`` / ``simulation_high_ms``: a simulated mix's interval of
+    ``overall_ms`` alone (the pairs share the model's posterior draws, so this is
+    what tells them apart as far as the simulation goes; `plan_notes` names pairs
+    closer than the model's own miss of its rows), an analytic
     mix's ``overall_ms`` (no simulation error); ``eqs_13_15_ms``:
     the weighted average of the model's pure curves (no interference); ``best``.
     """

@@ -34,7 +34,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import read_toml
 from sizing.closed_network import DEMANDS, STRUCTURES, one_operation, reads_of, \
     single_closed
-from sizing.geography import ROUND_TRIP_SLACK, Geography
+from sizing.geography import Geography
 from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, LOG_LIMIT, \
     Fit, Prior, demands_of, fit
 
@@ -427,8 +427,8 @@ class NetworkModel:
         if fitted.geography is not None:
             # no request returns before its round trips (less the slack of published
             # round trips against a benchmark's)
-            least = fitted.geography.least_ms(rows["quorum"]) / (1 + ROUND_TRIP_SLACK)
-            low = np.minimum(np.maximum(low, least), np.exp(centre))
+            low = np.minimum(np.maximum(low, fitted.geography.floor_ms(rows["quorum"])),
+                             np.exp(centre))
         if extrapolation:
             low, high = self._within_loop_bounds(rows, np.exp(centre), low, high,
                                                  level, samples, seed, draws)
