@@ -156,7 +156,7 @@ def _common(p, jobs_default: int, jobs_low: int = 0) -> None:
     # plan-consistency --staleness has refused it as an option with no effect.
     p.add_argument("--basic", choices=BASIC_SOURCES, default=None,
                    help="basic-queue CDFs: simulation (any service) or an analytic "
-                        "approximation (exponential service only)")
+                        "approximation (exponential service only; default simulation)")
     p.add_argument("--jobs", type=_jobs("--jobs", jobs_low), default=jobs_default,
                    help="jobs per basic-queue simulation (default %(default)s)")
     p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
@@ -491,7 +491,8 @@ def register_plan_consistency(subparsers) -> None:
     p.add_argument("--validate", type=types.count(MAX_JOBS, "--validate", low=0),
                    default=0, metavar="JOBS",
                    help="also simulate each pair on shared nodes with JOBS jobs (at "
-                        "least what the rarer of reads and writes needs)")
+                        "least what the rarer of reads and writes needs; default 0: "
+                        "no simulation)")
     # --staleness takes --jobs as operations (at least 2); the latency plan checks its
     # own minimum (`_check_consistency_jobs`)
     _common(p, 100_000, jobs_low=2)
@@ -548,9 +549,11 @@ def register_plan_capacity(subparsers) -> None:
     p.add_argument("--min-nodes", type=types.count(MAX_NODES, "--min-nodes"), default=1,
                    help="fewest nodes searched (default 1)")
     p.add_argument("--max-nodes", type=types.count(MAX_NODES, "--max-nodes"), default=20,
-                   help=f"largest cluster searched (at most {MAX_NODES:,})")
+                   help=f"largest cluster searched (at most {MAX_NODES:,}; default "
+                        "%(default)s)")
     p.add_argument("--validate", type=_validate_jobs, default=0, metavar="JOBS",
-                   help="also simulate the chosen cluster with JOBS jobs")
+                   help="also simulate the chosen cluster with JOBS jobs (default 0: no "
+                        "simulation)")
     _common(p, 100_000)
     p.set_defaults(handler=_warnings_after_success(_cmd_plan_capacity))
 

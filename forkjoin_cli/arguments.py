@@ -15,13 +15,35 @@ SEED_HELP = ("seed of every random stream of the run (the same seed gives the sa
              "numbers on any machine and worker count; default %(default)s)")
 
 
+class _DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that shows every option's default: a help text that does not name its
+    default gets "(default VALUE)". Options without a value to show (None, a flag's
+    False) keep their text; descriptions and epilogs keep their line breaks."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or "default" in text.lower()
+                or default is None or default is argparse.SUPPRESS
+                or isinstance(default, bool) or default == []):
+            return text
+        if isinstance(default, (list, tuple)):  # as the user writes it: 1,2
+            shown = ",".join(map(str, default)).replace("%", "%%")
+        else:
+            shown = "%(default)s"
+        return f"{text} (default {shown})"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (what is wrong, where to look), options
-    are never abbreviated (``--job`` is not ``--jobs``) and an option given twice is
-    an error, not "the last one wins"."""
+    are never abbreviated (``--job`` is not ``--jobs``), an option given twice is
+    an error, not "the last one wins", and the help shows every default."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
+        if kwargs.get("formatter_class") in (None, argparse.HelpFormatter,
+                                             argparse.RawDescriptionHelpFormatter):
+            kwargs["formatter_class"] = _DefaultsFormatter
         super().__init__(*args, **kwargs)
         # a value that starts like a negative number ("--t-grid -1,2", "--speeds
         # -1,2") is a value, so its converter says what is wrong; argparse takes only
@@ -72,8 +94,16 @@ class _Parser(argparse.ArgumentParser):
             name = token.split("=", 1)[0]
             if not name.startswith("--") or name in self._option_string_actions:
                 continue
-            near = difflib.get_close_matches(name, [o for o in self._option_string_actions
-                                                    if o.startswith("--")], n=1)
+            options = {o[2:]: o for o in self._option_string_actions if o.startswith("--")}
+            # a near spelling (--quor: --quorum), else an option whose help's first
+            # words hold the word (--load: --rho, "load per job"), else a looser one;
+            # the "--" both share is no likeness
+            near = difflib.get_close_matches(name[2:], options, n=1, cutoff=0.75)
+            word = re.compile(rf"\b{re.escape(name[2:].replace('-', ' '))}s?\b", re.I)
+            near = near or [o for o in options if word.search(" ".join(
+                (self._option_string_actions[options[o]].help or "").split()[:2]))]
+            near = [options[o] for o in near or difflib.get_close_matches(name[2:], options,
+                                                                            n=1)]
             self.error(f"{name} is not an option of this command"
                        + (f"; did you mean {near[0]}?" if near else ""))
 

@@ -95,24 +95,44 @@ def test_hopeless_runs_are_refused_before_any_job_runs(change, fragment):
     assert fragment in proc.stderr
 
 
-def test_every_option_of_every_command_says_what_it_is():
-    """--help explains every option: none is listed bare."""
+def _every_option():
+    """(command, its parser, option) for every option of every command."""
     import argparse
 
     from forkjoin_cli.main import build_parser
-
-    bare = []
 
     def walk(parser, name):
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 for sub, child in action.choices.items():
-                    walk(child, f"{name} {sub}")
-            elif action.option_strings and not action.help:
-                bare.append(f"{name} {action.option_strings[-1]}")
+                    yield from walk(child, f"{name} {sub}")
+            elif action.option_strings:
+                yield name, parser, action
 
-    walk(build_parser(every=True), "forkjoin-sim")
+    yield from walk(build_parser(every=True), "forkjoin-sim")
+
+
+def test_every_option_of_every_command_says_what_it_is():
+    """--help explains every option: none is listed bare."""
+    bare = [f"{name} {action.option_strings[-1]}"
+            for name, _, action in _every_option() if not action.help]
     assert bare == []
+
+
+def test_every_option_with_a_default_value_shows_it_in_the_help():
+    """An option that takes a value when it is not given says which, as the user
+    would write it (a list as 1,2, not ['1', '2'])."""
+    import argparse
+
+    silent = []
+    for name, parser, action in _every_option():
+        if (action.default is None or action.default is argparse.SUPPRESS
+                or isinstance(action.default, bool)):
+            continue
+        text = parser._get_formatter()._format_action(action)
+        if "default" not in text or "[" in text.split("default")[-1]:
+            silent.append(f"{name} {action.option_strings[-1]}: {text.strip()}")
+    assert silent == []
 
 
 def test_the_cli_and_the_model_share_one_cluster_limit():
