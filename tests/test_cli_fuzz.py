@@ -500,6 +500,13 @@ ISSUE_EXAMPLES = [
     (["simulate", "--nodes", "6", "--replicas", "3", "--quor", "2", "--rho", "0.5"],
      "--quor is not an option of this command; did you mean --quorum?"),
     (["cassandra", "calibrate", "--nodse", "3"], "did you mean --nodes?"),
+    # ... the nearest by meaning where no spelling is near (the load of simulate is
+    # --rho, "load per job"), and no guess where neither is (calibrate has no level
+    # option: the levels are the file's)
+    (["simulate", *Q, "--load", "0.5"], "--load is not an option of this command; "
+                                        "did you mean --rho?"),
+    (["cassandra", "calibrate", "--level", "ONE"],
+     "--level is not an option of this command (see"),
     (["simulate", *Q, "--rho", "0.5", "--jobs", "1" * 5000], "has 5,000 digits"),
     # ... percentiles written as fractions (0.99 for p99) ...
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
