@@ -130,9 +130,41 @@ def _image_suffixes() -> set[str]:
     return {f".{ext}" for ext in FigureCanvasBase.get_supported_filetypes()}
 
 
+#: The service rate every referee is simulated at (exponential service of mean 1);
+#: its tables say so in a ``mu`` column, which `_referee_rate` reads.
+REFEREE_MU = 1.0
+
+
+def _referee_rate(path: str, referee, given: float | None) -> float:
+    """The service rate the estimators take for ``referee``: the table's ``mu``
+    column (one value), or ``--mu`` for a table without one (default 1). A ``--mu``
+    that contradicts the table is refused: the estimates would be for other nodes
+    than the ones simulated."""
+    if "mu" not in referee:
+        return REFEREE_MU if given is None else given
+    rates = _numbers(referee["mu"])
+    if not (np.isfinite(rates).all() and (rates > 0).all()) or len(set(rates)) != 1:
+        raise ConfigError(f"referee table {path!r} column 'mu' must hold one positive "
+                          "service rate for every row; fix or regenerate the file")
+    rate = float(rates[0])
+    if given is not None and not np.isclose(given, rate, rtol=1e-12):
+        raise ConfigError(f"--mu {given:g} contradicts the referee table {path!r}, "
+                          f"simulated at mu = {rate:g}; drop --mu (the table's rate is "
+                          "used)")
+    return rate
+
+
+def _numbers(column) -> np.ndarray:
+    """``column`` as floats, NaN where a cell is not a number."""
+    import pandas as pd
+
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+
+
 def _cmd_referee(args) -> int:
     options.check_output_file(args.out, "--out", suffixes=(".csv",))
     table = _referee(args.set, args.seed, args.workers)
+    table.insert(list(table.columns).index("rho") + 1, "mu", REFEREE_MU)
     with atomic_write(args.out, encoding="utf-8") as handle:
         table.to_csv(handle, index=False)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
@@ -146,8 +178,9 @@ def _cmd_accuracy(args) -> int:
         options.check_output_file(args.out, "--out", suffixes=(".csv",),
                                   inputs=(args.referee,))
     referee = _read_referee(args.referee)
+    rate = _referee_rate(args.referee, referee, args.mu)
     with options.warnings_after_success():
-        compared = with_estimates(referee, mu=args.mu)
+        compared = with_estimates(referee, mu=rate)
         table = accuracy(compared)
     print(accuracy_markdown(table) if args.markdown else table.to_string(
         float_format=lambda v: f"{v:.4f}"))
@@ -165,10 +198,12 @@ def _cmd_figure(args) -> int:
     options.check_output_file(args.out, "--out", suffixes=sorted(suffixes),
                               inputs=args.referee)
     referees = {path: _read_referee(path) for path in args.referee}
+    rates = {path: _referee_rate(path, referee, args.mu)
+             for path, referee in referees.items()}
     panels = {}
     with options.warnings_after_success():
         for path, referee in referees.items():
-            panels[Path(path).stem] = with_estimates(referee, mu=args.mu)
+            panels[Path(path).stem] = with_estimates(referee, mu=rates[path])
     error_figure(panels, args.out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
@@ -195,7 +230,9 @@ def register(subparsers) -> None:
 
     acc = actions.add_parser("accuracy", help="errors of every estimator on a referee table")
     acc.add_argument("--referee", required=True, help="CSV from 'estimators referee'")
-    acc.add_argument("--mu", type=types.positive_real, default=1.0, help="service rate of the referee")
+    acc.add_argument("--mu", type=types.positive_real, default=None,
+                     help="service rate of the referee's nodes, for a table without a "
+                          "mu column (default: the table's mu, else 1)")
     acc.add_argument("--markdown", action="store_true", help="print a Markdown table")
     acc.add_argument("--out", help="also write every point with every estimate (CSV)")
     acc.set_defaults(handler=_cmd_accuracy)
@@ -204,5 +241,7 @@ def register(subparsers) -> None:
                                             "per referee table)")
     fig.add_argument("referee", nargs="+", help="CSV files from 'estimators referee'")
     fig.add_argument("--out", required=True, help="image file to write (PNG, PDF ...)")
-    fig.add_argument("--mu", type=types.positive_real, default=1.0, help="service rate of the referees")
+    fig.add_argument("--mu", type=types.positive_real, default=None,
+                     help="service rate of the referees' nodes, for tables without a "
+                          "mu column (default: each table's mu, else 1)")
     fig.set_defaults(handler=_cmd_figure)

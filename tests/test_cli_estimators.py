@@ -36,3 +36,61 @@ def test_a_sound_referee_table_is_accepted(tmp_path, capsys):
     path.write_text(HEADER + GOOD, encoding="utf-8")
     assert main(["estimators", "accuracy", "--referee", str(path)]) == 0
     assert "(6,3,2) rho=1" in capsys.readouterr().out
+
+
+def _estimates(tmp_path, table: str, *extra: str):
+    """The accuracy command's per-point table for the referee ``table``."""
+    import pandas as pd
+
+    path, out = tmp_path / "referee.csv", tmp_path / "points.csv"
+    path.write_text(table, encoding="utf-8")
+    status = main(["estimators", "accuracy", "--referee", str(path), "--out", str(out),
+                   *extra])
+    return status, (pd.read_csv(out) if status == 0 else None)
+
+
+def test_the_estimates_are_for_the_service_rate_the_table_was_simulated_at(tmp_path):
+    """A mean sojourn time scales as 1/mu: a table that says mu = 2 gets estimates
+    half those of mu = 1, from its own column or from --mu for a table without one."""
+    from analytic.estimators import ESTIMATORS, RECOMMENDED
+
+    at_one = ESTIMATORS[RECOMMENDED](6, 3, 2, 1.0, 1.0)
+    status, from_column = _estimates(tmp_path, "n,r,k,rho,mu,sim_mean,sim_ci_low,"
+                                     "sim_ci_high\n6,3,2,1.0,2,0.6,0.55,0.65\n")
+    assert status == 0
+    assert from_column[RECOMMENDED].iloc[0] == pytest.approx(at_one / 2, rel=1e-12)
+    status, from_option = _estimates(tmp_path, HEADER + "6,3,2,1.0,0.6,0.55,0.65\n",
+                                     "--mu", "2")
+    assert status == 0
+    assert from_option[RECOMMENDED].iloc[0] == pytest.approx(at_one / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("mu_cells, extra, says", [
+    (("2", "2"), ("--mu", "1"), "--mu 1 contradicts the referee table"),
+    (("1", "2"), (), "column 'mu' must hold one positive service rate"),
+    (("0", "0"), (), "column 'mu' must hold one positive service rate"),
+    (("x", "x"), (), "column 'mu' must hold one positive service rate"),
+])
+def test_a_service_rate_the_table_contradicts_or_cannot_give_is_refused(
+        tmp_path, capsys, mu_cells, extra, says):
+    rows = "".join(f"6,3,{k},1.0,{mu},1.2,1.1,1.3\n" for k, mu in zip((1, 2), mu_cells))
+    status, _ = _estimates(tmp_path, "n,r,k,rho,mu,sim_mean,sim_ci_low,sim_ci_high\n"
+                           + rows, *extra)
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1 and says in err, err
+
+
+def test_a_referee_table_says_its_service_rate(tmp_path, monkeypatch):
+    """``estimators referee`` writes the rate it simulated at, next to rho."""
+    import pandas as pd
+
+    from forkjoin_cli import estimators as command
+
+    simulated = pd.DataFrame({"n": [6], "r": [3], "k": [2], "rho": [1.0],
+                              "sim_mean": [1.2], "sim_ci_low": [1.1],
+                              "sim_ci_high": [1.3]})
+    monkeypatch.setattr(command, "_referee", lambda *_: simulated.copy())
+    out = tmp_path / "referee.csv"
+    assert main(["estimators", "referee", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns[3:5]) == ["rho", "mu"] and table["mu"].tolist() == [1.0]
