@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import analytic
-from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates
+from analytic.estimators import ESTIMATORS, RECOMMENDED, all_estimates, known_bias
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
 from forkjoin_sim.files.io import json_text
@@ -52,6 +52,8 @@ def _cmd_approx(args) -> int:
         values = analytic.estimates(*queue)
         others = all_estimates(*queue)
         notes = below_bound(values, others)
+        bias = known_bias(args.method, args.nodes, args.replicas, args.quorum, args.rho)
+        notes += [bias] if bias else []
         for note in notes:
             warnings.warn(note, RuntimeWarning, stacklevel=1)
         if args.json:

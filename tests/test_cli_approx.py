@@ -78,3 +78,19 @@ def test_estimates_below_the_lower_bound_carry_a_warning(capsys):
                      "--rho", "0.5", "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["warnings"] == [] and captured.err == ""
+
+
+def test_interpolation_in_its_weak_region_carries_a_warning(capsys):
+    """Quorum 1 of 15 replicas at node load 0.75: up to 10% high (docs/estimators.md)."""
+    assert cli.main(["approx", "--nodes", "20", "--replicas", "15", "--quorum", "1",
+                     "--rho", "1.0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("interpolation overestimates quorum 1" in w and "(here 0.75)" in w
+               for w in out["warnings"])
+    # another method, or the same queue at light load, has no such note
+    for extra in (["--rho", "1.0", "--method", "copula"], ["--rho", "0.4"]):
+        argv = ["approx", "--nodes", "20", "--replicas", "15", "--quorum", "1",
+                "--json", *extra]
+        assert cli.main(argv) == 0
+        assert not any("interpolation overestimates" in w
+                       for w in json.loads(capsys.readouterr().out)["warnings"])
