@@ -19,7 +19,7 @@ from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
 from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
-from forkjoin_cli.types import whole
+from forkjoin_cli.types import whole, whole_list
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_write
 from forkjoin_sim.laws.service import parse_service
@@ -241,8 +241,39 @@ def _plan_consistency_model(args) -> int:
         raise ConfigError(f"--nodes {args.nodes} with --model {args.model}: {exc}") \
             from None
     operations = args.operations or 40_000
-    rows = plan_strong_pairs(model, args.read_fraction, args.threads,
-                             operations=operations, seed=args.seed, nodes=nodes)
+    rows, best, notes = [], [], {}
+    for threads in args.threads:
+        plan = plan_strong_pairs(model, args.read_fraction, threads,
+                                 operations=operations, seed=args.seed, nodes=nodes)
+        best.append(_say_plan(model, args, threads, nodes, plan))
+        for note in plan_notes(model, args.read_fraction, threads, plan, nodes):
+            notes.setdefault(note, []).append(threads)
+        rows += [{"threads": threads, **row} for row in plan]
+    # a note of every plan is said once; one of some plans names their threads
+    for note, where in notes.items():
+        if len(where) < len(args.threads):
+            note = f"at {', '.join(map(str, where))} threads: {note}"
+        warnings.warn(note, UserWarning, stacklevel=1)
+    if args.json:
+        # one --threads keeps the plan's one-value keys; several give lists in order
+        one = len(args.threads) == 1
+        print(json_text({"model": args.model, "structure": model.fit.structure,
+                         "nodes": nodes, "fitted_nodes": model.nodes,
+                         "replicas": model.replicas,
+                         "read_fraction": args.read_fraction,
+                         "threads": args.threads[0] if one else args.threads,
+                         "operations": operations, "seed": args.seed,
+                         "best": best[0] if one else best, "pairs": rows}))
+        if args.out:
+            _emit(rows, args.out)
+        return 0
+    _emit(rows, args.out)
+    return 0
+
+
+def _say_plan(model, args, threads: int, nodes: int, rows: list[dict]) -> str:
+    """Print the fastest pair of one plan (``rows`` at ``threads``) on standard
+    error, with the others and whether the simulation can tell them apart; its name."""
     best = next(row for row in rows if row["best"])
     others = ", ".join(f"{row['pair']} {row['overall_ms']:.4g}" for row in rows
                        if not row["best"])
@@ -255,24 +286,11 @@ def _plan_consistency_model(args) -> int:
            f"structure {model.fit.structure}: the model's own two-class loop, not "
            "simulated")
     print(f"fastest strong pair at {100 * args.read_fraction:g}% reads, "
-          f"{args.threads} threads{_on_nodes(model, nodes)}: {best['pair']}, "
+          f"{threads} threads{_on_nodes(model, nodes)}: {best['pair']}, "
           f"{best['overall_ms']:.4g} ms "
           f"[{best['overall_low_ms']:.4g}, {best['overall_high_ms']:.4g}] (others: "
           f"{others} ms; {how}{tie})", file=sys.stderr)
-    for note in plan_notes(model, args.read_fraction, args.threads, rows, nodes):
-        warnings.warn(note, UserWarning, stacklevel=1)
-    if args.json:
-        print(json_text({"model": args.model, "structure": model.fit.structure,
-                         "nodes": nodes, "fitted_nodes": model.nodes,
-                         "replicas": model.replicas,
-                         "read_fraction": args.read_fraction, "threads": args.threads,
-                         "operations": operations, "seed": args.seed,
-                         "best": best["pair"], "pairs": rows}))
-        if args.out:
-            _emit(rows, args.out)
-        return 0
-    _emit(rows, args.out)
-    return 0
+    return best["pair"]
 
 
 def _on_nodes(model, nodes: int) -> str:
@@ -511,8 +529,10 @@ def register_plan_consistency(subparsers) -> None:
                         "best (smallest overall_ms); --json adds model, structure, "
                         "nodes, fitted_nodes, replicas, read_fraction, threads, "
                         "operations, seed, best and the list pairs")
-    p.add_argument("--threads", type=whole(1, MAX_THREADS, "--threads"),
-                   help="--model: closed-loop client threads (no think time)")
+    p.add_argument("--threads", type=whole_list(1, MAX_THREADS, "--threads"),
+                   help="--model: closed-loop client threads (no think time); several, "
+                        "comma-separated (100,500,1000), plan each: rows gain their "
+                        "threads, the JSON lists threads and best in that order")
     p.add_argument("--operations", type=whole(1, MAX_JOBS, "--operations"),
                    help="--model: operations simulated per pair (default 40,000; "
                         "simulated structures only)")

@@ -197,14 +197,52 @@ def test_plan_consistency_model_table(model_file, capsys):
                  "--threads", "4", "--operations", "10000"]) == 0
     captured = capsys.readouterr()
     lines = captured.out.strip().splitlines()
-    assert lines[0].startswith("pair,read_level,write_level,read_ms")
+    assert lines[0].startswith("threads,pair,read_level,write_level,read_ms")
     assert len(lines) == 4
     # mostly writes on lightly loaded nodes: a write at ONE waits for the first of
     # three replies instead of the last, so 3R-1W wins (at saturation the three pairs
     # come within 1%: every write makes three mutations whatever its level)
     best = [line for line in lines[1:] if line.endswith(",True")]
-    assert len(best) == 1 and best[0].startswith("3R-1W")
+    assert len(best) == 1 and best[0].startswith("4,3R-1W")
     assert "fastest" in captured.err
+
+
+def test_several_thread_counts_plan_each_as_one_count_would(model_file, capsys):
+    """--threads 4,40 gives the rows of --threads 4 and of --threads 40, each with
+    its threads, in that order; the JSON lists threads and the best pair of each."""
+    asked = ["plan-consistency", "--model", model_file, "--read-fraction", "0.5",
+             "--operations", "10000", "--json"]
+    alone = {}
+    for threads in ("4", "40"):
+        assert main([*asked, "--threads", threads]) == 0
+        alone[int(threads)] = json.loads(capsys.readouterr().out)
+    assert main([*asked, "--threads", "4,40"]) == 0
+    captured = capsys.readouterr()
+    both = json.loads(captured.out)
+    assert both["threads"] == [4, 40]
+    assert both["best"] == [alone[4]["best"], alone[40]["best"]]
+    assert both["pairs"] == alone[4]["pairs"] + alone[40]["pairs"]
+    assert [p["threads"] for p in both["pairs"]] == [4] * 3 + [40] * 3
+    assert captured.err.count("fastest strong pair") == 2
+    notes = [line for line in captured.err.splitlines() if line.startswith("warning:")]
+    assert len(notes) == len(set(notes))
+
+
+def test_several_thread_counts_name_the_threads_of_a_note_only_some_plans_make(
+        tmp_path, capsys):
+    """A model that misses its rows by e^0.7 cannot rank close pairs: each plan's tie
+    note (its own pairs and distances) names its threads; a note of every plan (the
+    throughput note) is said once, without threads."""
+    path = tmp_path / "loose.toml"
+    path.write_text(_model(residual=0.7).to_toml())
+    assert main(["plan-consistency", "--model", str(path), "--read-fraction", "0.9",
+                 "--threads", "4,40", "--operations", "10000"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines()
+             if line.startswith("warning:")]
+    ties = [line for line in notes if "cannot rank" in line]
+    assert ties and all(line.startswith(("warning: at 4 threads: ",
+                                         "warning: at 40 threads: ")) for line in ties)
+    assert len(notes) == len(set(notes))
 
 
 def test_pairs_closer_than_the_models_own_misses_are_called_a_tie(tmp_path, capsys):
