@@ -51,7 +51,7 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     load and mix; if several, the one of the same throughput, then of the same
     consistency): that row's quorum is the other operation's (``other_quorum``; without
     one partner, the row's own) and the run's mean latency (``run_mean_ms``, for
-    Little's law) weighs both."""
+    Little's law) weighs both (NaN without a partner's latency: unknown)."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
@@ -68,6 +68,9 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
                          [j for j in partners if rows[j].consistency == row.consistency]):
             if len(partners) > 1 and narrower:
                 partners = narrower
+        # the run's mean is unknown without its other operation's latency: the
+        # throughput then cannot split the cycle into latency and time outside it
+        run[i] = None
         if len(partners) == 1:
             j = partners[0]
             other[i] = quorum[j]
@@ -383,13 +386,18 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
                     if not isinstance(datacentres, Geography)
                     else "a Geography given in Python"}),
                 **({} if choice is None else {"structure_choice": _choice_text(choice)}),
-                **({"flat_one_ms": round(signature[1], 3)} if signature is not None
-                   and signature[0] == "flat" and geography is None else {}),
+                **({} if signature is None or geography is not None else
+                   {WIDE_AREA_META[signature[0]]: round(signature[1], 3)}),
                 seconds=round(seconds, 3))
     # as predict_table's: a notebook sees them (the list stays in .warnings)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return ClusterFit(replace(model, meta=meta), table)
+
+
+#: The meta key that keeps a wide-area signature fitted in one data centre, by kind,
+#: for `sizing.calibration_notes.prediction_notes`.
+WIDE_AREA_META = {"flat": "flat_one_ms", "step": "wide_step_ms"}
 
 
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,

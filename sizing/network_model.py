@@ -614,12 +614,15 @@ def outside_of(table) -> "Anchors | None":
     ``table`` (columns as `rows_of_table`, with throughput (ops/s, NaN if not
     measured), mean_ms and optionally run_mean_ms, the mean over a mixed run's
     operations) with a measured throughput, by Little's law (threads / throughput -
-    the run's mean latency, at least 0), as anchors to interpolate; None if no row has
-    one."""
+    the run's mean latency, at least 0; a row whose run mean is NaN, a mixed run
+    without its other operation's latency, has none), as anchors to interpolate; None
+    if no row has one."""
     rows = rows_of_table(table)
     measured = table.throughput.to_numpy(float)
     run = (table.run_mean_ms if "run_mean_ms" in table else table.mean_ms).to_numpy(float)
-    has = np.isfinite(measured) & (measured > 0) & ~np.isfinite(rows["rate"])
+    # a mixed run without its other operation's latency has no known run mean
+    has = (np.isfinite(measured) & (measured > 0) & ~np.isfinite(rows["rate"])
+           & np.isfinite(run))
     if not has.any():
         return None
     time_out = np.maximum(1000.0 * rows["threads"] / np.where(has, measured, 1.0) - run,

@@ -637,8 +637,37 @@ def test_a_mixed_runs_rows_find_their_partner_by_throughput_then_level(tmp_path)
     rows, _ = read_measurements(str(path), 3)
     table = table_of(rows, 3, 3)
     assert table.other_quorum.tolist() == [2, 2, 2, 1, 3]
-    np.testing.assert_allclose(table.run_mean_ms, [2.5, 2.5, 1.9, 1.9, 4.0])
+    # the last run has no write row: its mean over the mix is unknown
+    np.testing.assert_allclose(table.run_mean_ms, [2.5, 2.5, 1.9, 1.9, np.nan])
     assert table.label.iloc[0] == "read QUORUM 400 threads, 75% reads"
+
+
+def test_a_mixed_runs_throughput_without_its_other_operation_tells_no_time_outside(
+        tmp_path, capsys):
+    """Write rows of 50% read runs whose throughput is threads / the mix's mean (no
+    time outside) but without the reads' rows: the gap to the writes' own latency is
+    the reads' latency, not the clients' time; before, it was kept as 0.95 ms (median)
+    between requests. Now the throughputs are not used, and a note says why."""
+    from sizing.network_model import outside_of
+    from sizing.cluster_calibration import table_of
+    from sizing.measurements import read_measurements
+
+    lines = ["operation,consistency,threads,throughput,mean_ms,read_fraction"]
+    for threads, read_ms, write_ms in ((100, 5.0, 4.0), (200, 7.0, 6.0),
+                                       (400, 11.0, 9.0), (800, 20.0, 17.0)):
+        rate = 1000.0 * threads / (0.5 * read_ms + 0.5 * write_ms)
+        lines.append(f"write,ONE,{threads},{rate:.6g},{write_ms},0.5")
+    path = tmp_path / "writes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    table = table_of(read_measurements(str(path), 3)[0], 3, 3)
+    assert outside_of(table) is None
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(path), "--out", str(out), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["warnings"]
+    assert not any(n.startswith("the clients spend") for n in notes)
+    assert any("a mixed run's throughput without its other operation's latency" in n
+               and n.startswith("write ONE 100 threads, 50% reads") for n in notes)
 
 
 def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, capsys):
@@ -883,7 +912,20 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
     report = _calibrated_report(capsys, path, out, 4)
     hint = _notes(report, "the lowest level measured stays flat")
     assert len(hint) == 1 and "covers clusters whose every node holds every key" in hint[0]
+    assert "other than the fitted ones are unreliable" in hint[0]
     assert report["datacentres"] is None
+    # ... and predict says it again of a level the 4-node model was not fitted on
+    # (QUORUM), not of a fitted one (ALL)
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "costs 180 ms more (a wide-area round trip) in one data centre" in err
+    all_query = tmp_path / "q_all.csv"
+    rows[(rows.consistency == "ALL") & (rows.threads == 100)].to_csv(all_query,
+                                                                      index=False)
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(all_query), "--json"]) == 0
+    assert "wide-area round trip) in one data centre" not in capsys.readouterr().err
     # ONE rows alone: a note, one data centre
     alone = tmp_path / "one.csv"
     rows[rows.consistency == "ONE"].to_csv(alone, index=False)
