@@ -48,7 +48,9 @@ error), and two rows of one configuration whose results differ by more than
 from __future__ import annotations
 
 import csv
+import io
 import math
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -364,6 +366,7 @@ def read_measurements(path: str, replicas: int,
                           f"{EXAMPLE_HEADER} (rate instead of threads for an open loop) "
                           f"and one row per measured configuration, e.g. {EXAMPLE_ROW}")
     names = [n.lower() for n in spelt]
+    names, records = _in_ms(names, records)
     # columns without a name (trailing commas) are set aside below, however many
     twice = [n for n, count in Counter(names).items() if count > 1 and n]
     if twice:
@@ -378,6 +381,11 @@ def read_measurements(path: str, replicas: int,
         missing += [] if any(c in names for c in LOAD) else ["threads or rate"]
         hint = (f" ({', '.join(unknown)} is not a column this reader knows: a "
                 "misspelling?)" if unknown else "")
+        latency = [u for u in unknown if re.search(r"lat|mean|avg|average", u, re.I)]
+        if "mean_ms" in missing and latency:
+            hint = (f" ({latency[0]} is not a column this reader knows: if it holds "
+                    "each row's mean latency, name it mean_ms in milliseconds, or "
+                    "mean_us or mean_s)")
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the header "
                           f"needs {', '.join(needed)} and threads or rate{hint}")
     if unknown:
@@ -406,21 +414,68 @@ def read_measurements(path: str, replicas: int,
     return out, [n for n in names if n in COLUMNS]
 
 
+#: Times given in another unit, by the suffix of a time column's name (mean_us,
+#: p99_s): the factor to milliseconds as a divisor (exact for whole microseconds) or
+#: a multiplier.
+UNIT_SUFFIXES = {"_us": ("/", 1000), "_ns": ("/", 1_000_000), "_s": ("*", 1000)}
+TIME_COLUMNS = ("mean_ms", "std_ms", *PERCENTILE_COLUMNS)
+
+
+def _in_ms(names: list[str], records: list) -> tuple[list[str], list]:
+    """Time columns named in microseconds, nanoseconds or seconds (``mean_us``) as
+    the ``_ms`` columns they are, their values converted; other columns as given."""
+    scaled = {}
+    for i, name in enumerate(names):
+        for suffix, (how, factor) in UNIT_SUFFIXES.items():
+            base = name[:-len(suffix)] + "_ms" if name.endswith(suffix) else None
+            if base in TIME_COLUMNS and base not in names:
+                names[i], scaled[i] = base, (how, factor)
+    if not scaled:
+        return names, records
+
+    def converted(text: str, how: str, factor: int) -> str:
+        try:
+            value = Decimal(text.strip())
+        except InvalidOperation:
+            return text  # not a number: the row's check names it
+        return str(value / factor if how == "/" else value * factor)
+
+    return names, [(number, [converted(f, *scaled[i]) if i in scaled and f.strip()
+                             else f for i, f in enumerate(fields)])
+                   for number, fields in records]
+
+
+#: Field separators a measurement CSV may use, as a spreadsheet saves it: commas, or,
+#: where the header has none, semicolons (a decimal-comma locale) or tabs.
+SEPARATORS = (",", ";", "\t")
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
+
+
 def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
     """The header names of a measurement CSV (stripped; None if the file holds no
-    line) and its rows as (line number, fields), skipping rows with no field given:
-    blank lines and a spreadsheet's ``,,,,``."""
-    header, records = None, []
+    line) and its rows as (line number, fields), skipping rows with no field given
+    (blank lines, a spreadsheet's ``,,,,``) and comment lines (``#`` first). The
+    separator is the header's (`SEPARATORS`); with semicolons a decimal comma
+    (``5,425``) is a decimal point."""
     # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
     with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        end = 0
-        for fields in reader:
-            line, end = end + 1, reader.line_num  # a quoted value may span lines
-            if not any(field.strip() for field in fields):
-                continue
-            if header is None:
-                header = [field.strip() for field in fields]
-            else:
-                records.append((line, fields))
+        text = handle.read()
+    first = next((line for line in text.splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")), "")
+    separator = next((c for c in SEPARATORS if c in first), ",")
+    header, records = None, []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
+    end = 0
+    for fields in reader:
+        line, end = end + 1, reader.line_num  # a quoted value may span lines
+        if not any(field.strip() for field in fields) or (
+                fields and fields[0].lstrip().startswith("#")):
+            continue
+        if header is None:
+            header = [field.strip() for field in fields]
+        else:
+            if separator == ";":
+                fields = [f.replace(",", ".") if _DECIMAL_COMMA.match(f) else f
+                          for f in fields]
+            records.append((line, fields))
     return header, records

@@ -150,6 +150,38 @@ def test_columns_it_does_not_know_are_ignored_with_a_warning(tmp_path):
     assert (rows[0].operation, rows[0].threads, rows[0].mean_ms) == ("read", 4, 2.0)
 
 
+#: One measured row, as a spreadsheet or a script in another locale or unit writes it.
+DIALECTS = [
+    "operation;consistency;threads;throughput;mean_ms\nread;ONE;4;1000;2,5\n",
+    "operation\tconsistency\tthreads\tthroughput\tmean_ms\nread\tONE\t4\t1000\t2.5\n",
+    "# cluster C, transcribed\n# times in ms\noperation,consistency,threads,throughput,"
+    "mean_ms\n# the first run\nread,ONE,4,1000,2.5\n",
+    "operation,consistency,threads,throughput,mean_us,p99_us\nread,ONE,4,1000,2500,9000\n",
+    "operation,consistency,threads,throughput,mean_s,p99_s\nread,ONE,4,1000,0.0025,0.009\n",
+    "operation,consistency,threads,throughput,mean_ns\nread,ONE,4,1000,2500000\n",
+]
+
+
+@pytest.mark.parametrize("text", DIALECTS)
+def test_semicolons_tabs_comments_and_other_time_units_read_as_the_plain_csv(
+        tmp_path, text):
+    rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
+    (row,) = rows
+    assert (row.operation, row.consistency, row.threads, row.throughput, row.mean_ms) \
+        == ("read", "ONE", 4, 1000.0, 2.5)
+    assert "mean_ms" in names
+    if "p99" in text:
+        assert row.extra == {"p99_ms": 9.0}
+
+
+def test_a_latency_column_of_another_name_is_named_with_the_fix(tmp_path):
+    path = _csv(tmp_path, "operation,consistency,threads,latency_ms\nread,ONE,4,2\n")
+    with pytest.raises(ConfigError, match="latency_ms is not a column this reader knows: "
+                                          "if it holds each row's mean latency, name it "
+                                          "mean_ms"):
+        read_measurements(path, replicas=3)
+
+
 def test_a_query_file_may_leave_out_the_mean(tmp_path):
     path = _csv(tmp_path, "operation,consistency,threads\nread,ALL,40\n")
     rows, _ = read_measurements(path, replicas=3, need_mean=False)
