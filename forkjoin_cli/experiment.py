@@ -1,6 +1,6 @@
 """``forkjoin-sim experiment NAME``: the experiments whose results are in docs/
 (PBS's published staleness reproduced, staleness under load, the calibration
-hold-out). Each is a module of ``validation`` with a ``run(args)``."""
+hold-out, Theorem 2's general bound for low-variance services). Each is a module of ``validation`` with a ``run(args)``."""
 
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ def _check_outputs(args) -> None:
             check_input_file(Path(args.out_dir) / "load.csv", "--plot-only's load.csv")
     elif args.experiment == "pbs-reproduction" and args.out is not None:
         check_output_file(args.out, "--out", suffixes=(".csv",))
+    elif args.experiment == "theorem2-low-variance" and args.out is not None:
+        check_output_file(args.out, "--out", suffixes=(".md",))
     elif args.experiment == "calibration-holdout":
         if args.write_synthetic is not None:
             check_output_file(args.write_synthetic, "--write-synthetic", suffixes=(".csv",))
@@ -104,3 +106,12 @@ def register(subparsers) -> None:
     p.add_argument("--summary-only", action="store_true",
                         help="print only the MAPE table at the end")
     p.set_defaults(handler=_run, module="calibration_holdout")
+
+    p = sub.add_parser("theorem2-low-variance", help="Theorem 2's general lower bound "
+                       "against simulation for services less variable than the "
+                       "exponential (docs/theorem2_low_variance.md)")
+    p.add_argument("--jobs", type=types.whole(10_000, 10**9, "--jobs"), default=300_000,
+                   help="jobs per simulated queue")
+    p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
+    p.add_argument("--out", help="also write the Markdown here (.md)")
+    p.set_defaults(handler=_run, module="theorem2_low_variance")
