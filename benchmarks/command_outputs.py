@@ -51,7 +51,7 @@ COMMANDS: dict[str, list[str]] = {
     "plan_consistency": "plan-consistency --nodes 3 --replicas 3 --read-fraction 0.5 "
                         "--rate 0.5 --jobs 5000 --out OUT.csv".split(),
     "plan_capacity": "plan-capacity --write-rate 1 --target 5 --max-nodes 6 "
-                     "--max-replicas 3 --jobs 5000 --out OUT.csv".split(),
+                     "--max-replicas 3 --jobs 5000 --basic simulation --out OUT.csv".split(),
 }
 
 _TIMING = re.compile(r'"seconds": [0-9.e+-]+')

@@ -25,7 +25,7 @@ from forkjoin_sim.files.io import atomic_write
 from forkjoin_sim.laws.service import parse_service
 
 from sizing.columns import MAX_THREADS
-from sizing.planning import DEFAULT_LEVELS, MAX_NODES
+from sizing.planning import DEFAULT_LEVELS, DIRECT, MAX_NODES
 from sizing.tails import BASIC_SOURCES, QUANTILE_BATCHES, section_jobs
 
 #: Largest --jobs / --sim-jobs / --validate: a billion jobs is hours of simulation.
@@ -126,7 +126,7 @@ def _check_before_work(args, *jobs, fewest_basic: int | None = MIN_JOBS) -> None
     command checks its own; an analytic --basic runs no basic queue)."""
     if args.basic is None:
         args.basic = "simulation"
-    if args.basic == "simulation" and fewest_basic and args.jobs < fewest_basic:
+    if args.basic in ("simulation", DIRECT) and fewest_basic and args.jobs < fewest_basic:
         raise ConfigError(_too_few("--jobs", args.jobs, fewest_basic))
     if args.out:
         options.check_output_file(args.out, "--out", suffixes=(".csv",))
@@ -149,16 +149,25 @@ def _emit(rows: list[dict], out: str | None) -> None:
         sys.stdout.write(buffer.getvalue())
 
 
-def _common(p, jobs_default: int, jobs_low: int = 0) -> None:
+def _common(p, jobs_default: int, jobs_low: int = 0, direct: bool = False) -> None:
     """--basic, --jobs (from ``jobs_low`` here; simulated basic queues need more, which
-    `_check_before_work` checks once --basic is known), --seed and --out."""
-    # None (not given) becomes "simulation" in _check_before_work, after
+    `_check_before_work` checks once --basic is known), --seed and --out; ``direct``:
+    --basic may be, and by default is, "direct" (plan-capacity)."""
+    # None (not given) becomes "simulation" (or "direct") in _check_before_work, after
     # plan-consistency --staleness has refused it as an option with no effect.
-    p.add_argument("--basic", choices=BASIC_SOURCES, default=None,
-                   help="basic-queue CDFs: simulation (any service) or an analytic "
-                        "approximation (exponential service only; default simulation)")
+    p.add_argument("--basic", choices=((DIRECT,) if direct else ()) + BASIC_SOURCES,
+                   default=None,
+                   help=("direct (default): simulate each candidate's own queue; or "
+                         "Theorem 1 on basic queues (the paper's way, whose Lemma puts "
+                         "tails far off), their CDFs from " if direct else
+                         "basic-queue CDFs: ")
+                   + "simulation (any service) or an analytic approximation "
+                     "(exponential service only" + ("" if direct else
+                                                     "; default simulation") + ")")
     p.add_argument("--jobs", type=_jobs("--jobs", jobs_low), default=jobs_default,
-                   help="jobs per basic-queue simulation (default %(default)s)")
+                   help=("jobs per simulation (of each candidate's queue, or of each "
+                         "basic queue)" if direct else "jobs per basic-queue "
+                         "simulation") + " (default %(default)s)")
     p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
     p.add_argument("--out", help="CSV file to write (default: standard output)")
 
@@ -411,9 +420,15 @@ def _check_search_space(args, mean_service: float) -> None:
             f"service / nodes >= 1 with {args.min_replicas} replica(s)); {fix}")
 
 
+#: How far outside the validation run's interval a planned percentile may lie before
+#: plan-capacity --validate calls the two apart (the plan's own bracket is wider).
+VALIDATION_SLACK = 0.1
+
+
 def _cmd_plan_capacity(args) -> int:
     from sizing.planning import plan_capacity, simulate_capacity
 
+    args.basic = args.basic or DIRECT
     _check_before_work(args, args.jobs, args.validate)
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
@@ -434,11 +449,25 @@ def _cmd_plan_capacity(args) -> int:
     if sim is not None:
         print(f"simulated p{args.percentile:g} of the best: {sim.mean:.4g} "
               f"[{sim.low:.4g}, {sim.high:.4g}]", file=sys.stderr)
+        how = (f"{args.jobs:,} jobs per candidate" if args.basic == DIRECT else
+               f"{args.jobs:,} jobs per basic queue ({args.basic})")
+        predicted = plan.best.predicted
         if sim.low > args.target:
             warnings.warn(f"the simulation puts the best's p{args.percentile:g} at "
                           f"{sim.mean:.4g} [{sim.low:.4g}, {sim.high:.4g}], above the "
-                          f"target {args.target:g}: the plan from {args.jobs:,} jobs per "
-                          "basic queue is wrong here; run again with a larger --jobs",
+                          f"target {args.target:g}: the plan from {how} is wrong here; "
+                          "run again with a larger --jobs"
+                          + ("" if args.basic == DIRECT else " or --basic direct"),
+                          RuntimeWarning, stacklevel=1)
+        elif not (1 - VALIDATION_SLACK) * sim.low <= predicted \
+                <= (1 + VALIDATION_SLACK) * sim.high:
+            warnings.warn(f"the plan put the best's p{args.percentile:g} at "
+                          f"{predicted:.4g}, the simulation at {sim.mean:.4g} "
+                          f"[{sim.low:.4g}, {sim.high:.4g}]: more than "
+                          f"{VALIDATION_SLACK:.0%} apart, so the plan from {how} may "
+                          "have missed a smaller cluster or taken one too small; run "
+                          "again with a larger --jobs"
+                          + ("" if args.basic == DIRECT else " or --basic direct"),
                           RuntimeWarning, stacklevel=1)
     rows = [dict(c.as_row(), best=c == plan.best) for c in plan.candidates]
     _emit(rows, args.out)
@@ -574,7 +603,7 @@ def register_plan_capacity(subparsers) -> None:
     p.add_argument("--validate", type=_validate_jobs, default=0, metavar="JOBS",
                    help="also simulate the chosen cluster with JOBS jobs (default 0: no "
                         "simulation)")
-    _common(p, 100_000)
+    _common(p, 100_000, direct=True)
     p.set_defaults(handler=_warnings_after_success(_cmd_plan_capacity))
 
 def add_staleness_arguments(parser) -> None:

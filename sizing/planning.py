@@ -21,10 +21,15 @@ Capacity planner (`plan_capacity`)
     predicted write-latency percentile is <= the target. Objective, in order:
     fewest nodes (cost); then most replicas (durability); then the strongest
     consistency (largest k); then the smallest predicted percentile. Search stops at
-    the first n with a feasible candidate. ``confident`` says whether the
-    percentile's uncertainty bracket also meets the target and the simulated basic
-    queue's distribution is within its sampling tolerance there (with too few
-    ``jobs`` its tail rests on a handful of jobs).
+    the first n with a feasible candidate. Each candidate's percentile comes, by
+    default (``basic="direct"``), from a simulation of its own (n, r, k) queue, whose
+    percentile interval is the bracket; or, as the paper builds distributions, from
+    Theorem 1 on basic queues at the candidate's node load (the Lemma, whose tail is
+    far off: p99 of (5,3,1) at 1 write per unit time 7.2 against a simulated 4.6,
+    so the plan took 6 nodes where 5 meet a p99 of 6). ``confident`` says whether
+    the percentile's uncertainty bracket also meets the target and the simulated
+    distribution is within its sampling tolerance there (with too few ``jobs`` its
+    tail rests on a handful of jobs).
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ import numpy as np
 from scipy import stats
 
 from analytic.cassandra import consistency_level_to_k
-from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, invert_cdf, quorum_cdf
+from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERANCE,
+                                   QuorumDistribution, invert_cdf, quorum_cdf)
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.randomness.streams import as_seed_sequence
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
-from sizing.tails import (GRID_POINTS, _check_basic, _common_standard_error, basic_cdfs_on_grid,
+from sizing.tails import (GRID_POINTS, QUANTILE_BATCHES, _check_basic, _common_standard_error, basic_cdfs_on_grid,
                     is_exponential, model_distribution, percentile_interval,
                     section_jobs)
 
@@ -55,6 +62,13 @@ UNSTABLE = 1 - 1e-9
 #: Largest cluster ``plan_capacity`` searches: each cluster size costs up to
 #: (replicas x levels) Theorem 1 evaluations, so the search is bounded in time.
 MAX_NODES = 1000
+#: ``basic`` of `plan_capacity` that simulates each candidate's own queue (module
+#: docstring); the others are `sizing.tails.BASIC_SOURCES`.
+DIRECT = "direct"
+#: Fewest jobs beyond the percentile per section of a candidate's run for its
+#: percentile to count as within its sampling tolerance (p99 of 100,000 jobs in 20
+#: sections: 50).
+SECTION_TAIL_JOBS = 10
 
 
 def _check_fraction(value: float, what: str) -> float:
@@ -371,7 +385,9 @@ class CapacityPlan:
 
     def report(self) -> str:
         head = (f"SLA: p{self.percentile:g} write latency <= {self.target:g} at "
-                f"{self.write_rate:g} writes per unit time (basic queues: {self.basic})")
+                f"{self.write_rate:g} writes per unit time ("
+                + ("each candidate's queue simulated" if self.basic == DIRECT else
+                   f"basic queues: {self.basic}") + ")")
         if self.best is None:
             return head + "\nno configuration in the search space meets it: " + self.why()
         b = self.best
@@ -426,14 +442,16 @@ def _upper(value: float) -> str:
 def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                   service: Any = None, levels: Sequence[str] = DEFAULT_LEVELS,
                   min_replicas: int = 1, max_replicas: int = 5, min_nodes: int = 1,
-                  max_nodes: int = 20, basic: str = "simulation", jobs: int = 100_000,
+                  max_nodes: int = 20, basic: str = DIRECT, jobs: int = 100_000,
                   seed=0, progress: bool = False) -> CapacityPlan:
     """The smallest cluster meeting "p``percentile`` write latency <= target".
 
-    Search space and objective: module docstring. Each candidate's percentile is
-    Theorem 1 on basic queues at its node load ``r * write_rate * E[X] / n``
-    (`validation.tails.model_distribution`; ``jobs``/``seed`` size the basic-queue
-    runs when ``basic="simulation"``). ``progress`` prints the worst-case number of
+    Search space and objective: module docstring. Each candidate's percentile is a
+    simulation of its own queue (``basic="direct"``, `simulated_percentile`; the
+    candidates of one (n, r) share one seed, so their percentiles are ordered as
+    their quorums) or Theorem 1 on basic queues at its node load
+    ``r * write_rate * E[X] / n`` (`sizing.tails.model_distribution`);
+    ``jobs``/``seed`` size the simulations. ``progress`` prints the worst-case number of
     those runs (`capacity_runs`) and a bar on stderr, with the time left.
     """
     service = stats.expon() if service is None else service
@@ -442,7 +460,8 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
 
     positive_rate(write_rate, "write rate")  # within what a run's clock can hold
     target = _check_positive(target, "latency target")
-    _check_basic(basic, service)
+    if basic != DIRECT:
+        _check_basic(basic, service)
     if not levels:
         raise ConfigError("give at least one consistency level, e.g. QUORUM")
     for name, value in (("min_replicas", min_replicas), ("max_replicas", max_replicas),
@@ -480,16 +499,17 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     candidates = []
     cache: dict[tuple[int, int, int], QuorumDistribution] = {}
     worst = (capacity_runs(write_rate * mean_service, levels, min_replicas, max_replicas,
-                           min_nodes, max_nodes) if basic == "simulation" else 0)
+                           min_nodes, max_nodes) if basic in (DIRECT, "simulation") else 0)
+    what = "queue" if basic == DIRECT else "basic-queue"
     if progress and worst:
-        print(f"plan-capacity: at most {worst:,} basic-queue simulations of {jobs:,} jobs "
+        print(f"plan-capacity: at most {worst:,} {what} simulations of {jobs:,} jobs "
               f"(nodes {max(min_nodes, min_replicas)}..{max_nodes}); the search stops "
               "at the first node count that meets the target", file=sys.stderr)
     from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
 
     with tqdm(total=worst, disable=not (progress and worst) or not bar_shown(), unit="run", leave=False,
               delay=PROGRESS_DELAY,
-              desc="plan-capacity basic queues") as bar:
+              desc=f"plan-capacity {what}s") as bar:
         for n in range(max(min_nodes, min_replicas), max_nodes + 1):
             feasible = []
             for r in range(min_replicas, min(max_replicas, n) + 1):
@@ -504,20 +524,14 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                         continue
                     key = (n, r, k)
                     if key not in cache:
-                        cache[key] = model_distribution(
-                            n, r, k, write_rate * mean_service, service, basic,
-                            jobs=jobs, seed=seed)
+                        cache[key] = _percentile(n, r, k, write_rate, percentile,
+                                                 service, basic, jobs, seed)
                         bar.update(1)
-                    d = cache[key]
-                    predicted = d.percentile(percentile)
-                    high = d.percentile_bracket(percentile)[1]
-                    # nan: the bracket's upper end lies beyond the simulated range.
-                    high = math.inf if math.isnan(high) else high
+                    predicted, high, reliable = cache[key]
                     meets = not math.isnan(predicted) and predicted <= target
                     # the bracket's upper end meets it, and the percentile is not
-                    # lost in the simulated basic queue's sampling error (few jobs)
-                    confident = meets and high <= target \
-                        and d.percentile_reliable(percentile)
+                    # lost in the simulation's sampling error (few jobs)
+                    confident = meets and high <= target and reliable
                     c = CapacityCandidate(n, r, level, k, node_load, predicted, high,
                                           meets, confident)
                     candidates.append(c)
@@ -528,6 +542,32 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                 return CapacityPlan(write_rate, target, percentile, basic, best,
                                     tuple(candidates))
         return CapacityPlan(write_rate, target, percentile, basic, None, tuple(candidates))
+
+
+def _percentile(nodes, replicas, quorum, write_rate, percentile, service, basic, jobs,
+                seed) -> tuple[float, float, bool]:
+    """A candidate's predicted percentile, its bracket's upper end (inf past what was
+    simulated) and whether it is within its sampling tolerance."""
+    if basic == DIRECT:
+        # one seed per (n, r): its quorums see one sample path, so ONE's percentile
+        # never comes out above QUORUM's
+        base = as_seed_sequence(seed)
+        run_seed = np.random.SeedSequence(base.entropy,
+                                          spawn_key=(*base.spawn_key, nodes, replicas))
+        value = simulated_percentile(nodes, replicas, quorum, write_rate, percentile,
+                                     service, jobs, run_seed)
+        # a section's percentile rests on its jobs beyond it: with few of them the
+        # sectioning interval says nothing (100 jobs: p99 is each section's maximum)
+        beyond = jobs * (1 - percentile / 100) / QUANTILE_BATCHES
+        reliable = (beyond >= SECTION_TAIL_JOBS and (value.high - value.low) / 2
+                    <= DEFAULT_RELATIVE_TOLERANCE * value.mean)
+        return value.mean, value.high, reliable
+    d = model_distribution(nodes, replicas, quorum, write_rate * float(service.mean()),
+                           service, basic, jobs=jobs, seed=seed)
+    high = d.percentile_bracket(percentile)[1]
+    # nan: the bracket's upper end lies beyond the simulated range.
+    return (d.percentile(percentile), math.inf if math.isnan(high) else high,
+            d.percentile_reliable(percentile))
 
 
 def _quorum(level: str, replicas: int) -> int | None:
@@ -557,11 +597,20 @@ def simulate_capacity(candidate: CapacityCandidate, write_rate: float,
                       percentile: float = 99, service: Any = None,
                       jobs: int = 100_000, seed=0):
     """Direct simulation of a candidate: its percentile with a sectioning interval."""
+    return simulated_percentile(candidate.nodes, candidate.replicas, candidate.quorum,
+                                write_rate, percentile, service, jobs, seed)
+
+
+def simulated_percentile(nodes: int, replicas: int, quorum: int, write_rate: float,
+                         percentile: float = 99, service: Any = None,
+                         jobs: int = 100_000, seed=0):
+    """The ``percentile`` of an (n, r, k) queue's write latency at ``write_rate``,
+    simulated (fast engine), with a sectioning interval."""
     from forkjoin_sim.model import ForkJoinModel
     from forkjoin_sim.simulation import simulate
 
     service = stats.expon() if service is None else service
-    model = ForkJoinModel(candidate.nodes, candidate.replicas, candidate.quorum,
-                          arrival_rate=write_rate, service=service)
+    model = ForkJoinModel(nodes, replicas, quorum, arrival_rate=write_rate,
+                          service=service)
     return percentile_interval(simulate(model, jobs=jobs, seed=seed, engine="fast",
                                         progress=False).sojourns, percentile)
