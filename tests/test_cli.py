@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -295,3 +296,29 @@ def test_a_missing_command_or_law_is_named_as_the_user_would(capsys, argv, fragm
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_a_long_fused_run_on_several_threads_within_a_chunk():
+    """Two replications of 50 billion jobs on two threads (days of work): Ctrl-C ends
+    the run within a chunk (about a second) with status 130; before, the waiting
+    thread stopped but the command waited for both replications to finish."""
+    import os
+    import signal
+    import time
+
+    executable = str(Path(sys.executable).with_name("forkjoin-sim"))
+    proc = subprocess.Popen([executable, "simulate", "--nodes", "3", "--replicas", "3",
+                             "--quorum", "2", "--rho", "0.5", "--jobs", "100000000000",
+                             "--engine", "fused", "--replications", "2", "--workers",
+                             "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(5)
+    os.kill(proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert time.monotonic() - sent < 60
+    assert proc.returncode == 130 and "interrupted" in err

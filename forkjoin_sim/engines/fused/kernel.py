@@ -36,6 +36,7 @@ and any chunk size. The mean's interval treats the batch means of all replicatio
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -903,7 +904,7 @@ def _check_rule(total_jobs, first_measured, sample_every, batches):
 
 
 def _replication(arrays: _Arrays, states, total_jobs, first, every, measured, batches,
-                 minis, chunk_jobs, on_chunk=None):
+                 minis, chunk_jobs, on_chunk=None, stop=None):
     classes = arrays.cdf.size
     rows = classes + 1
     nodes = arrays.speeds.size
@@ -933,6 +934,8 @@ def _replication(arrays: _Arrays, states, total_jobs, first, every, measured, ba
         if scan:  # release times by client rather than in heap order
             release[heap] = release.copy()
     for j0 in range(0, total_jobs, chunk_jobs):
+        if stop is not None and stop.is_set():
+            break  # the run was interrupted: its numbers are thrown away
         _kernel(j0, min(total_jobs, j0 + chunk_jobs), states, arrays.speeds, arrays.cdf,
                 arrays.replicas, arrays.quorum, arrays.placement, arrays.law_index,
                 arrays.codes, arrays.params, arrays.offsets, arrays.lengths,
@@ -1001,9 +1004,13 @@ def run_fused(model: KernelModel, *, total_jobs: int, first_measured: int | None
     minis = max(1, min(mini_batches, measured))
     seeds = [seed_states(seed, i) for i in range(replications)]
 
+    # set when the waiting thread is interrupted (Ctrl-C, SIGTERM): each worker stops
+    # at its next chunk, so the run ends within a chunk instead of a replication
+    stop = threading.Event()
+
     def one(states):
         return _replication(arrays, states, total_jobs, first_measured, sample_every,
-                            measured, batches, minis, chunk_jobs, on_chunk)
+                            measured, batches, minis, chunk_jobs, on_chunk, stop)
 
     start = time.perf_counter()
     if workers == 1 or replications == 1:
@@ -1011,8 +1018,14 @@ def run_fused(model: KernelModel, *, total_jobs: int, first_measured: int | None
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(workers, replications)) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(workers, replications))
+        try:
             parts = list(pool.map(one, seeds))
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
     seconds = time.perf_counter() - start
 
     def stack(name):
