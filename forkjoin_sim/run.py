@@ -175,6 +175,9 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
         while done < jobs:
             block = sampler.draw(min(size, jobs - done))
             path = getattr(block, "path", block)
+            if not getattr(engine, "blockwise", True) and not isinstance(bar, _NoBar):
+                # a whole-path engine reports its jobs as it goes (SimPy's events)
+                engine.on_progress = bar.update
             completions, sojourns = engine.run(block)
             values = sojourns if observe is None else observe(block, completions,
                                                               sojourns)
@@ -183,7 +186,7 @@ def run_path(sampler, engine, jobs: int, recorder: SojournRecorder, node_count: 
                 busy += busy_time(path, node_count, stage_of,
                                   1 if threads is None else threads.size)
             done += path.jobs
-            bar.update(path.jobs)
+            bar.update(path.jobs - getattr(engine, "reported", 0))
     return RunTotals(busy, float(path.arrivals[-1]), threads)
 
 

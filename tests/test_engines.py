@@ -84,3 +84,22 @@ def test_an_engine_smaller_than_the_path_is_refused_not_a_crash():
     with pytest.raises(ConfigError, match="node_count=0"):
         fj.FastEngine(0)
     assert np.isfinite(fj.FastEngine(60).run(path)[1]).all()
+
+
+@pytest.mark.parametrize("purging", [False, True])
+def test_simpy_reports_its_jobs_as_it_goes_and_gives_the_same_numbers(purging,
+                                                                       monkeypatch):
+    """A whole-path engine feeds a progress bar while it runs (every few thousand
+    events here), never more jobs than the path holds, in order; stepping the events
+    one by one to report changes no number."""
+    model = ForkJoinModel(6, 3, 2, load=1.5)
+    path = draw_sample_path(model, 3000, 11)
+    plain_done, plain_sojourn = SimPyEngine(6, purging=purging).run(path)
+    monkeypatch.setattr(SimPyEngine, "PROGRESS_EVENTS", 2000)
+    engine, seen = SimPyEngine(6, purging=purging), []
+    engine.on_progress = seen.append
+    done, sojourn = engine.run(path)
+    np.testing.assert_array_equal(done, plain_done)
+    np.testing.assert_array_equal(sojourn, plain_sojourn)
+    assert len(seen) >= 3 and all(step > 0 for step in seen)
+    assert sum(seen) == engine.reported <= path.jobs

@@ -81,6 +81,33 @@ class SimPyEngine:
                 yield env.timeout(path.overhead[j])
             yield env.timeout(path.think[j])
 
+    #: Events between two calls of ``on_progress``.
+    PROGRESS_EVENTS = 50_000
+
+    def _run(self, path: SamplePath, issued) -> None:
+        """Run the events to the end; every `PROGRESS_EVENTS` events, pass the jobs
+        sent since the last call to ``on_progress`` (if set), which then holds the
+        total it was given in ``reported`` (a progress bar's update)."""
+        report = getattr(self, "on_progress", None)
+        self.reported = 0
+        if report is None:
+            self.env.run()
+            return
+        env, steps = self.env, 0
+        while True:
+            try:
+                env.step()
+            except simpy.core.EmptySchedule:
+                return
+            steps += 1
+            if steps % self.PROGRESS_EVENTS == 0:
+                sent = (issued[0] if issued is not None else
+                        int(np.searchsorted(path.arrivals, env.now, side="right")))
+                sent = min(sent, path.jobs)
+                if sent > self.reported:
+                    report(sent - self.reported)
+                    self.reported = sent
+
     def run(self, path: SamplePath) -> tuple[np.ndarray, np.ndarray]:
         """Per-task completion times (NaN where no task or purged) and sojourn times.
 
@@ -96,7 +123,7 @@ class SimPyEngine:
                 self.env.process(self._client(path, completions, float(first), counter))
         else:
             self.env.process(self._source(path, completions))
-        self.env.run()
+        self._run(path, counter if path.closed else None)
         kth = np.sort(completions, axis=1)[np.arange(path.jobs), path.quorum - 1]
         sojourns = kth - path.arrivals
         if path.overhead is not None:
