@@ -27,6 +27,14 @@ DASK_TIMEOUT = 5.0
 SHOWN_FAILURES = 5
 
 
+def _given(value) -> bool:
+    """Whether a results cell holds a value (not None, NaN or empty)."""
+    import pandas as pd
+
+    return not (value is None or (not isinstance(value, (list, tuple, dict, str))
+                                  and pd.isna(value)) or value == "")
+
+
 def register(subparsers) -> tuple[type[BaseException], ...]:
     """Add ``sweep`` to ``subparsers``; return the exceptions that mean bad input."""
     import argparse
@@ -115,8 +123,11 @@ def _cmd_sweep(args) -> int:
     failed = frame[frame["status"] != "ok"]
     print(f"{len(frame)} rows ({len(frame) - len(failed)} ok, {len(failed)} failed) "
           f"-> {args.out}")
+    from forkjoin_sim.sweep.points import POINT_DEFAULTS
+
     for _, row in failed.head(SHOWN_FAILURES).iterrows():
-        print(f"failed: nodes={row['nodes']} replicas={row['replicas']} "
-              f"quorum={row['quorum']} service={row['service']} "
-              f"replication={row['replication']}: {row['message']}", file=sys.stderr)
+        # every parameter the point sets (clients, rho ...), so the line names it
+        named = " ".join(f"{key}={row[key]}" for key in (*POINT_DEFAULTS, "replication")
+                         if key in row and _given(row[key]))
+        print(f"failed: {named}: {row['message']}", file=sys.stderr)
     return 1 if len(failed) else 0

@@ -90,6 +90,18 @@ def check_clock_of(model, jobs: int) -> None:
         check_clock(rate, jobs, min(c.mean_service for c in model.system.classes))
 
 
+def check_jobs_per_client(model, jobs) -> None:
+    """Refuse a closed-loop run of ``jobs`` jobs in which a client sends fewer than
+    `CLIENT_JOBS`: too few for a steady state."""
+    clients = getattr(model.arrival_process, "clients", None)
+    if clients is not None and isinstance(jobs, (int, np.integer)) and \
+            jobs < CLIENT_JOBS * clients:
+        raise ConfigError(f"{clients:,} clients and {jobs:,} jobs: each client would "
+                          f"send fewer than {CLIENT_JOBS} jobs, too few for a steady "
+                          f"state; run at least {CLIENT_JOBS * clients:,} jobs or use "
+                          "fewer clients")
+
+
 def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None,
              warmup: float | str = 0.1, sample_every: int = 1,
              progress: bool | None = None, replications: int | None = None,
@@ -167,13 +179,7 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
             # the fast and SimPy engines keep every measured job; the fused one streams
             check_jobs_fit(jobs, "jobs", runs=1 if engine == "fast" else 20,
                            block_bytes=_block_bytes(model))
-    clients = getattr(model.arrival_process, "clients", None)
-    if clients is not None and isinstance(jobs, (int, np.integer)) and \
-            jobs < CLIENT_JOBS * clients:
-        raise ConfigError(f"{clients:,} clients and {jobs:,} jobs: each client would "
-                          f"send fewer than {CLIENT_JOBS} jobs, too few for a steady "
-                          f"state; run at least {CLIENT_JOBS * clients:,} jobs or use "
-                          "fewer clients")
+    check_jobs_per_client(model, jobs)
     classes = model.system.classes
     if len(classes) > 1 and isinstance(jobs, (int, np.integer)) and \
             isinstance(warmup, float) and isinstance(sample_every, int) and sample_every > 0:

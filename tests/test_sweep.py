@@ -100,6 +100,20 @@ def test_invalid_combinations_are_skipped_with_a_note():
     assert any("purging" in n and "simpy" in n.lower() for n in notes)
 
 
+def test_mu_beside_a_service_that_fixes_its_own_scale_is_a_spec_error():
+    """mu = 2 with exp:2 (mean 2 whatever mu says) ran and wrote rows saying mu = 2.0;
+    simulate refuses the same pair, and so does the spec now. mu with a shape alone,
+    or exp:2 without mu, stays."""
+    with pytest.raises(ConfigError, match="sweep keys 'mu' and 'service': mu does "
+                                          "nothing here: service 'exp:2' fixes its own"):
+        sweeps.expand({"nodes": 3, "replicas": 3, "quorum": 2, "rho": 0.5, "mu": 2,
+                       "service": ["exp", "exp:2"], "jobs": 100})
+    for spec in ({"mu": 2, "service": "lognormal:1"}, {"service": "exp:2"}):
+        points, _ = sweeps.expand({"nodes": 3, "replicas": 3, "quorum": 2, "rho": 0.5,
+                                   "jobs": 100, **spec})
+        assert len(points) == 1
+
+
 def test_a_service_no_point_can_take_is_a_spec_error_not_a_skip():
     """A mistyped law ("bogus:1") fails in every combination: it was skipped with a
     note per point and the sweep exited 0; now the spec is refused before any point
@@ -477,6 +491,37 @@ def test_cli_writes_the_results_and_prints_the_notes(tmp_path, capsys):
     assert f"{ROWS} rows ({ROWS} ok, 0 failed)" in captured.out
     written = pd.read_csv(out)
     assert len(written) == ROWS and "approx" in written.columns
+
+
+def test_a_failed_points_line_names_every_parameter_it_sets(tmp_path, capsys,
+                                                            monkeypatch):
+    """A point that fails while it runs is named by its own parameters (clients, think),
+    not by nodes, replicas and quorum alone (two points then read alike)."""
+    import forkjoin_sim.simulation
+
+    def fails(model, **_):
+        raise ConfigError("a run that cannot go on")
+
+    monkeypatch.setattr(forkjoin_sim.simulation, "simulate", fails)
+    spec = tmp_path / "spec.toml"
+    spec.write_text("nodes = 6\nreplicas = 3\nquorum = 2\nclients = [4, 8]\n"
+                    "think = 1.0\njobs = 1000\n")
+    assert _main(["sweep", str(spec), "--out", str(tmp_path / "r.csv"), "--workers",
+                  "1", "--quiet"]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if line.startswith("failed: ")]
+    assert len(lines) == 2 and "clients=4 " in lines[0] and "clients=8 " in lines[1]
+    assert "think=1.0" in lines[0] and "replication=0" in lines[0]
+    assert lines[0].endswith("a run that cannot go on") and "rho=" not in lines[0]
+
+
+def test_a_closed_point_with_too_few_jobs_per_client_is_skipped_before_any_runs():
+    """1,000 clients and 5,000 jobs: skipped with a note when the spec is read (it
+    failed while the sweep ran, and replaced --out with an error row)."""
+    points, notes = sweeps.expand({"nodes": 6, "replicas": 3, "quorum": 2,
+                                   "clients": [4, 1000], "think": 1.0, "jobs": 5000})
+    assert [p["clients"] for p in points] == [4]
+    assert len(notes) == 1 and "each client would send fewer than 10 jobs" in notes[0]
 
 
 @pytest.mark.parametrize("text, message", [

@@ -107,6 +107,20 @@ def _check_law(spec: str) -> None:
         raise ConfigError(f"sweep key 'service': {exc}") from None
 
 
+def _check_mu_applies(services) -> None:
+    """Refuse a spec that gives ``mu`` beside a service fixing its own scale (exp:2,
+    a latency file), as ``simulate --mu`` is refused: the rows would say mu = 2 of
+    times of mean 2."""
+    from forkjoin_sim.laws.service import check_mean_applies, fixes_own_scale
+
+    for service in services:
+        if isinstance(service, str) and fixes_own_scale(service):
+            try:
+                check_mean_applies(service, "service", "mu")
+            except ConfigError as exc:
+                raise ConfigError(f"sweep keys 'mu' and 'service': {exc}") from None
+
+
 def _check_type(name: str, value) -> None:
     """Refuse a value of the wrong kind (a spec error, not a combination to skip)."""
     if value is None:
@@ -162,6 +176,8 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
     for name, axis in zip(names, axes):
         for value in axis:
             _check_type(name, value)
+    if "mu" in spec:
+        _check_mu_applies(axes[names.index("service")])
     size = math.prod(len(axis) for axis in axes) * run["replications"]
     if size > MAX_POINTS:
         raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "
@@ -175,9 +191,11 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
             if isinstance(params[name], int) and not isinstance(params[name], bool):
                 params[name] = float(params[name])
         try:
-            from forkjoin_sim.simulation import check_clock_of
+            from forkjoin_sim.simulation import check_clock_of, check_jobs_per_client
 
-            check_clock_of(build_model(params), run["jobs"])
+            model = build_model(params)
+            check_clock_of(model, run["jobs"])
+            check_jobs_per_client(model, run["jobs"])
             _check_run_point(params)
         except ConfigError as exc:
             shown = {k: v for k, v in params.items() if v is not None and k in spec}
