@@ -30,6 +30,30 @@ def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None 
     return law
 
 
+def _refuse_idle(args, reads: float) -> None:
+    """Refuse an option that would do nothing, as --write-threads with --structure
+    shared is: a write's options in a mix without writes, a read's without reads, a
+    digest read's where reads ask one replica (ONE: no digest)."""
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
+    given = lambda names: [f"--{n.replace('_', '-')}" for n in names
+                           if getattr(args, n, None) is not None]
+    idle = []
+    if reads == 1:
+        idle += [(flag, f"the mix has no writes (--reads {args.reads})")
+                 for flag in given(("write_mean", "write_threads"))]
+    if reads == 0:
+        idle += [(flag, f"the mix has no reads (--reads {args.reads})")
+                 for flag in given(("data_mean", "digest_read", "digest_mean"))]
+    elif consistency_quorum(args.read_consistency, args.replicas) == 1:
+        idle += [(flag, f"a read at {args.read_consistency} asks one replica, which "
+                        "sends the data, so no digest is read")
+                 for flag in given(("digest_read", "digest_mean"))]
+    if idle:
+        flag, why = idle[0]
+        raise ConfigError(f"{flag} does nothing here: {why}; leave it out")
+
+
 def cluster_from_args(args):
     """The `CassandraCluster` that ``mix``'s options describe."""
     from forkjoin_cli._steps import spec_with_mean
@@ -56,6 +80,7 @@ def cluster_from_args(args):
         raise ConfigError("give --rate (open, operations per unit time) or --clients N "
                           "(closed loop): " + ("not both" if closed else "one of them"))
     refuse_unused_write_threads(args)
+    _refuse_idle(args, reads)
     # unset so that --structure shared can refuse it; its default here
     args.write_threads = 1 if args.write_threads is None else args.write_threads
     node = (Stages(args.read_threads, args.write_threads) if args.structure == "stages"

@@ -85,9 +85,10 @@ def test_mix_options_set_the_laws_they_name():
 
     assert laws() == pytest.approx((1, 1, 1))
     # --digest-mean alone gives digests the data read's shape at that mean
-    assert laws("--data-read", "erlang:2", "--digest-mean", "0.3") == pytest.approx(
-        (1, 0.3, 1))
-    assert laws("--data-mean", "2", "--write-mean", "0.5") == pytest.approx((2, 2, 0.5))
+    assert laws("--data-read", "erlang:2", "--digest-mean", "0.3", "--read-consistency",
+                "QUORUM") == pytest.approx((1, 0.3, 1))
+    assert laws("--data-mean", "2", "--write-mean", "0.5",
+                "--reads", "A") == pytest.approx((2, 2, 0.5))
 
 
 def test_mix_command_json_and_errors(capsys):

@@ -476,6 +476,14 @@ ISSUE_EXAMPLES = [
       "--remote-service", "exp", "--rate", "0.2"], "--local-mean does nothing here"),
     (["mix", "--nodes", "5", "--replicas", "3", "--reads", "0.9", "--rate", "0.5",
       "--write", "pareto:3,scale=0.2", "--write-mean", "1"], "--write-mean does nothing"),
+    # ... and a mix's options for an operation or a digest it never runs
+    (["mix", "--nodes", "5", "--replicas", "3", "--clients", "3", "--write-threads", "2"],
+     "--write-threads does nothing here: the mix has no writes (--reads C)"),
+    (["mix", "--nodes", "5", "--replicas", "3", "--reads", "0", "--clients", "3",
+      "--digest-mean", "0.3"], "--digest-mean does nothing here: the mix has no reads"),
+    (["mix", "--nodes", "5", "--replicas", "3", "--reads", "A", "--clients", "3",
+      "--digest-mean", "0.3", "--read-consistency", "ONE"],
+     "--digest-mean does nothing here: a read at ONE asks one replica"),
     # ... repeated values in lists that are sets ...
     (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2,1,1"], "more than once"),
     (["cassandra", "validate", "--loads", "0.5,0.5"], "more than once"),
