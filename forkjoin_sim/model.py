@@ -58,9 +58,11 @@ class ForkJoinModel(RunInput):
         Open arrivals need exactly one of ``load`` and ``arrival_rate``.
     arrival_rate : float, optional
         lambda, jobs per unit time.
-    service : frozen scipy.stats distribution or Empirical
+    service : frozen scipy.stats distribution, Empirical, or a spec
         Service time of one task on a node of speed 1, i.i.d. across tasks. Default
-        exponential, mean 1.
+        exponential, mean 1. A spec is text as ``--service`` takes it ("lognormal:1",
+        "exp:2", "empirical:PATH"; `forkjoin_sim.laws.service.parse_service`), mean
+        1 unless it fixes its own scale.
     arrivals : "poisson", "deterministic", a frozen distribution, or a `Trace`
         The open arrival process. A distribution is a renewal process whose gaps are
         that distribution rescaled to mean ``1/arrival_rate``; a trace fixes the
@@ -116,6 +118,11 @@ class ForkJoinModel(RunInput):
                               f"{', '.join(PLACEMENTS)}")
         if isinstance(self.speeds, list):
             object.__setattr__(self, "speeds", tuple(self.speeds))
+        if isinstance(self.service, str):
+            # a spec as the command line takes it: exp, lognormal:1, exp:2, empirical:PATH
+            from forkjoin_sim.laws.service import parse_service
+
+            object.__setattr__(self, "service", parse_service(self.service))
         system = single_class(n, r, k, self.service, self.placement, self.speeds,
                               self.purging, self.node)
         mean_service = law_mean(self.service, "service")

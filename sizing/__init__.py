@@ -31,3 +31,25 @@ Their commands (``cassandra calibrate`` / ``predict --model``, ``plan-consistenc
 ``plan-capacity``, ``timeouts``) live in ``forkjoin_cli``, which imports them; no
 module here imports the command line.
 """
+
+#: The functions a notebook reaches for, as ``sizing.NAME``: each module is imported
+#: only when its name is first used (pandas and scipy.optimize load slowly).
+API = {
+    "calibrate_cluster": "cluster_calibration", "predict_table": "cluster_calibration",
+    "read_network_model": "network_model", "predict_mix": "mixes",
+    "plan_strong_pairs": "mixes", "plan_consistency": "planning",
+    "plan_capacity": "planning", "timeout_table": "tails",
+}
+__all__ = sorted(API)
+
+
+def __getattr__(name: str):
+    if name in API:
+        import importlib
+
+        return getattr(importlib.import_module(f"sizing.{API[name]}"), name)
+    raise AttributeError(f"module 'sizing' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(API))

@@ -121,3 +121,35 @@ def test_messages_say_what_is_wrong():
         Mixture([stats.expon()], None)
     with pytest.raises(ConfigError, match=r"network = 5 must be a table"):
         StagedConfig.from_mapping({"network": 5})
+
+
+def test_a_service_spec_is_read_as_the_command_line_reads_it():
+    """A notebook's first guess, ForkJoinModel(..., service="lognormal:1"), is the law
+    --service lognormal:1 gives (mean 1, or the spec's own scale), and a spec no law
+    matches is one ConfigError naming the specs."""
+    from forkjoin_sim.laws.service import parse_service
+
+    model = fj.ForkJoinModel(6, 3, 2, load=0.5, service="lognormal:1")
+    expected = parse_service("lognormal:1")
+    assert model.service.mean() == pytest.approx(1.0)
+    assert model.service.var() == pytest.approx(expected.var())
+    assert fj.ForkJoinModel(6, 3, 2, load=0.5, service="exp:2").service.mean() == \
+        pytest.approx(2.0)
+    with pytest.raises(ConfigError, match="service 'bogus' is unknown"):
+        fj.ForkJoinModel(6, 3, 2, load=0.5, service="bogus")
+
+
+def test_sizing_offers_its_main_functions_at_the_top_without_loading_them_early():
+    import subprocess
+    import sys
+
+    code = ("import sys, sizing; assert 'pandas' not in sys.modules; "
+            "from sizing.planning import plan_capacity; "
+            "assert sizing.plan_capacity is plan_capacity; "
+            "assert set(sizing.__all__) <= set(dir(sizing)); print('ok')")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True).stdout.strip() == "ok"
+    import sizing
+
+    with pytest.raises(AttributeError, match="no attribute 'calibrate'"):
+        sizing.calibrate
