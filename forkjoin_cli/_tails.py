@@ -172,12 +172,27 @@ def _common(p, jobs_default: int, jobs_low: int = 0, direct: bool = False) -> No
     p.add_argument("--out", help="CSV file to write (default: standard output)")
 
 
+def _check_analytic_basic(args, *services: tuple[str, str, object]) -> None:
+    """Refuse an analytic --basic (exponential basic queues) for a (flag, spec, law)
+    whose law is not exponential, in the command line's words."""
+    from sizing.tails import is_exponential
+
+    if args.basic in ("simulation", DIRECT):
+        return
+    for flag, spec, law in services:
+        if law is not None and not is_exponential(law):
+            raise ConfigError(f"--basic {args.basic} assumes exponential service, and "
+                              f"{flag} {spec} is not; give --basic simulation (or leave "
+                              "--basic out)")
+
+
 def _cmd_timeouts(args) -> int:
     from sizing.tails import timeout_table
 
     _check_before_work(args, args.jobs, args.sim_jobs)
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
+    _check_analytic_basic(args, ("--service", args.service, service))
     rows = timeout_table(args.nodes, args.replicas, args.quorum,
                          args.loads, args.timeouts,
                          service=service, basic=args.basic,
@@ -326,6 +341,8 @@ def _plan_consistency_rate(args) -> int:
     _check_before_work(args, args.jobs, args.validate, fewest_basic=None)
     _check_mu(args.mu, ("--read-service", args.read_service),
               ("--write-service", args.write_service or args.read_service))
+    _check_analytic_basic(args, ("--read-service", args.read_service, read_service),
+                          ("--write-service", args.write_service, write_service))
     for law in (read_service, write_service or read_service):
         _check_clock(args.rate, max(args.jobs, args.validate), law)
     if args.staleness:
@@ -432,6 +449,7 @@ def _cmd_plan_capacity(args) -> int:
     _check_before_work(args, args.jobs, args.validate)
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
+    _check_analytic_basic(args, ("--service", args.service, service))
     _check_clock(args.write_rate, max(args.jobs, args.validate), service)
     _check_search_space(args, float(service.mean()))
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,

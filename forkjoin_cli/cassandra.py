@@ -498,9 +498,11 @@ def register(subparsers) -> None:
                    default=list(experiment.LOADS),
                    help="per-node utilisation of the busiest configuration (r=5, all "
                         "remote) at level 1, of one mutation thread at level 2")
-    p.add_argument("--local-service", default="exp", help=SPEC_HELP + " (mean 0.2)")
-    p.add_argument("--remote-service", default="lognormal:0.8",
-                   help=SPEC_HELP + " (mean 1)")
+    # validate has no --*-mean options: a shape is rescaled to the fixed mean
+    fixed = ("exp or a scipy.stats name with its shapes (e.g. lognormal:0.8, gamma:2), "
+             "rescaled to mean {}, or empirical:PATH (its own times)")
+    p.add_argument("--local-service", default="exp", help=fixed.format("0.2"))
+    p.add_argument("--remote-service", default="lognormal:0.8", help=fixed.format("1"))
     p.add_argument("--config", help="TOML overriding the level-2 defaults")
     p.add_argument("--jobs", type=whole(2, 10 ** 9, "--jobs"),
                    help="writes per run (default by --quick)")

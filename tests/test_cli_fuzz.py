@@ -476,6 +476,14 @@ ISSUE_EXAMPLES = [
       "--remote-service", "exp", "--rate", "0.2"], "--local-mean does nothing here"),
     (["mix", "--nodes", "5", "--replicas", "3", "--reads", "0.9", "--rate", "0.5",
       "--write", "pareto:3,scale=0.2", "--write-mean", "1"], "--write-mean does nothing"),
+    # ... an analytic basic queue for a service that is not exponential, in the
+    # command line's words (it said basic='independent') ...
+    (["timeouts", *Q, "--loads", "0.5", "--timeouts", "2", "--basic", "independent",
+      "--service", "lognormal:1"], "--basic independent assumes exponential service, "
+                                   "and --service lognormal:1 is not"),
+    (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.5",
+      "--rate", "1", "--basic", "mean-matched", "--read-service", "gamma:2"],
+     "--basic mean-matched assumes exponential service, and --read-service gamma:2"),
     # ... and a mix's options for an operation or a digest it never runs
     (["mix", "--nodes", "5", "--replicas", "3", "--clients", "3", "--write-threads", "2"],
      "--write-threads does nothing here: the mix has no writes (--reads C)"),
