@@ -322,3 +322,15 @@ def test_ctrl_c_stops_a_long_fused_run_on_several_threads_within_a_chunk():
         proc.kill()
     assert time.monotonic() - sent < 60
     assert proc.returncode == 130 and "interrupted" in err
+
+
+def test_simulate_json_has_the_same_throughput_keys_however_short_the_run(capsys):
+    """A run too short to measure its throughput says null, not nothing: scripts read
+    one schema."""
+    keys = []
+    for jobs in ("2", "2000"):
+        assert main(["simulate", "--nodes", "3", "--replicas", "3", "--quorum", "2",
+                     "--rho", "0.5", "--jobs", jobs, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        keys.append({k for k in out if k.startswith("throughput")})
+    assert keys[0] == keys[1] == {"throughput", "throughput_ci_low", "throughput_ci_high"}

@@ -117,10 +117,11 @@ class SimulationResult:
         if self.engine_reason:
             out["engine_reason"] = self.engine_reason
         out.update(self.model.summary_fields())
-        if self.throughput is not None:
-            out.update(throughput=self.throughput.mean,
-                       throughput_ci_low=self.throughput.low,
-                       throughput_ci_high=self.throughput.high)
+        # the same keys in every run (null where a run is too short to measure it)
+        x = self.throughput
+        out.update(throughput=None if x is None else x.mean,
+                   throughput_ci_low=None if x is None else x.low,
+                   throughput_ci_high=None if x is None else x.high)
         if self.utilisation is not None:
             out["utilisation_mean"] = float(np.mean(self.utilisation))
             out["utilisation_max"] = float(np.max(self.utilisation))
