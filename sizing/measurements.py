@@ -20,8 +20,12 @@ A measurement file is a CSV with the columns
                    0 for a write row; YCSB A 0.5, B 0.95)
 =================  ==========================================================
 
-Throughput and rate are per second, latencies in milliseconds; the model's time
-unit is the millisecond. Header names are read regardless of case and surrounding
+Throughput and rate are per second, latencies in milliseconds (the model's time
+unit); a time column may instead end in ``_us``, ``_ns`` or ``_s`` (``mean_us``,
+``p99_s``) and is converted by moving the decimal point. Fields may be separated by
+commas or, as spreadsheets in decimal-comma locales save them, by semicolons or tabs
+(then ``5,425`` is 5.425); lines starting with ``#`` are comments. Header names are
+read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
 whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
 a row by its line in the file (in benchmark output, by its result's number, with the
@@ -59,6 +63,7 @@ from decimal import Decimal, InvalidOperation
 from forkjoin_sim.cassandra.model import consistency_quorum
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
+from forkjoin_sim.laws.empirical import UNITS
 from sizing.benchmark_formats import benchmark_rows
 
 from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F401
@@ -415,32 +420,34 @@ def read_measurements(path: str, replicas: int,
 
 
 #: Times given in another unit, by the suffix of a time column's name (mean_us,
-#: p99_s): the factor to milliseconds as a divisor (exact for whole microseconds) or
-#: a multiplier.
-UNIT_SUFFIXES = {"_us": ("/", 1000), "_ns": ("/", 1_000_000), "_s": ("*", 1000)}
+#: p99_s): the power of ten to milliseconds, from the units empirical laws read.
+UNIT_SUFFIXES = {f"_{unit}": round(math.log10(seconds / UNITS["ms"]))
+                 for unit, seconds in UNITS.items() if unit != "ms"}
 TIME_COLUMNS = ("mean_ms", "std_ms", *PERCENTILE_COLUMNS)
 
 
 def _in_ms(names: list[str], records: list) -> tuple[list[str], list]:
     """Time columns named in microseconds, nanoseconds or seconds (``mean_us``) as
-    the ``_ms`` columns they are, their values converted; other columns as given."""
+    the ``_ms`` columns they are, their values converted by moving the decimal point
+    (so the digits written, which the rounding checks read, stay as written); other
+    columns as given."""
     scaled = {}
     for i, name in enumerate(names):
-        for suffix, (how, factor) in UNIT_SUFFIXES.items():
+        for suffix, power in UNIT_SUFFIXES.items():
             base = name[:-len(suffix)] + "_ms" if name.endswith(suffix) else None
             if base in TIME_COLUMNS and base not in names:
-                names[i], scaled[i] = base, (how, factor)
+                names[i], scaled[i] = base, power
     if not scaled:
         return names, records
 
-    def converted(text: str, how: str, factor: int) -> str:
+    def converted(text: str, power: int) -> str:
         try:
             value = Decimal(text.strip())
         except InvalidOperation:
             return text  # not a number: the row's check names it
-        return str(value / factor if how == "/" else value * factor)
+        return str(value.scaleb(power)) if value.is_finite() else text
 
-    return names, [(number, [converted(f, *scaled[i]) if i in scaled and f.strip()
+    return names, [(number, [converted(f, scaled[i]) if i in scaled and f.strip()
                              else f for i, f in enumerate(fields)])
                    for number, fields in records]
 
@@ -455,14 +462,16 @@ def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]
     """The header names of a measurement CSV (stripped; None if the file holds no
     line) and its rows as (line number, fields), skipping rows with no field given
     (blank lines, a spreadsheet's ``,,,,``) and comment lines (``#`` first). The
-    separator is the header's (`SEPARATORS`); with semicolons a decimal comma
-    (``5,425``) is a decimal point."""
+    separator is the header's most frequent of `SEPARATORS`; with semicolons or tabs
+    a decimal comma (``5,425``) is a decimal point."""
     # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
     with open(path, newline="", encoding="utf-8-sig") as handle:
         text = handle.read()
     first = next((line for line in text.splitlines()
                   if line.strip() and not line.lstrip().startswith("#")), "")
-    separator = next((c for c in SEPARATORS if c in first), ",")
+    # the header's most frequent separator (a name may hold a comma or a semicolon)
+    separator = max(SEPARATORS, key=first.count) if any(
+        c in first for c in SEPARATORS) else ","
     header, records = None, []
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
     end = 0
@@ -474,7 +483,7 @@ def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]
         if header is None:
             header = [field.strip() for field in fields]
         else:
-            if separator == ";":
+            if separator != ",":
                 fields = [f.replace(",", ".") if _DECIMAL_COMMA.match(f) else f
                           for f in fields]
             records.append((line, fields))

@@ -159,13 +159,20 @@ DIALECTS = [
     "operation,consistency,threads,throughput,mean_us,p99_us\nread,ONE,4,1000,2500,9000\n",
     "operation,consistency,threads,throughput,mean_s,p99_s\nread,ONE,4,1000,0.0025,0.009\n",
     "operation,consistency,threads,throughput,mean_ns\nread,ONE,4,1000,2500000\n",
+    # the header's most frequent separator, though a name holds another
+    "operation;consistency;threads;throughput;mean_ms;note,free\nread;ONE;4;1000;2,5;x\n",
+    "operation\tconsistency\tthreads\tthroughput\tmean_ms\nread\tONE\t4\t1000\t2,5\n",
 ]
 
 
 @pytest.mark.parametrize("text", DIALECTS)
 def test_semicolons_tabs_comments_and_other_time_units_read_as_the_plain_csv(
         tmp_path, text):
-    rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
+    import warnings
+
+    with warnings.catch_warnings():  # the column "note,free" is ignored with a warning
+        warnings.simplefilter("ignore", UserWarning)
+        rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
     (row,) = rows
     assert (row.operation, row.consistency, row.threads, row.throughput, row.mean_ms) \
         == ("read", "ONE", 4, 1000.0, 2.5)
@@ -675,3 +682,24 @@ def test_calibrate_keeps_input_warnings_in_its_report_and_model(tmp_path, capsys
                for line in capsys.readouterr().err.splitlines())
     assert json.loads(report.read_text())["warnings"][0].startswith(conflict)
     assert read_model(str(out)).fit["warnings"][0].startswith(conflict)
+
+
+@pytest.mark.parametrize("header, value, refused", [
+    ("mean_ms", "2", False), ("mean_s", "0.002", False), ("mean_us", "2000", True)])
+def test_a_time_in_another_unit_keeps_the_rounding_it_was_written_with(
+        tmp_path, header, value, refused):
+    """10 threads at 7,600 ops/s and a mean written as 2 ms: 15.2 in flight by
+    Little's law, but 2 may be 1.5 (11.4 in flight: a warning, not a refusal). Written
+    in seconds (0.002) it is as coarse and reads alike; written in microseconds
+    (2000) it is known to 1 us, so 15.2 in flight stands and the row is refused. The
+    conversion moves the decimal point and keeps the digits written (it made 0.002 s
+    exactly 2.000 ms, refused, and 2000 us a coarse 2)."""
+    path = _csv(tmp_path, f"operation,consistency,threads,throughput,{header}\n"
+                          f"read,ONE,10,7600,{value}\n")
+    if refused:
+        with pytest.raises(ConfigError, match="15.2 requests in flight"):
+            read_measurements(path, replicas=3)
+        return
+    with pytest.warns(UserWarning, match="in flight"):
+        (row,), _ = read_measurements(path, replicas=3)
+    assert row.mean_ms == 2.0
