@@ -9,7 +9,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from forkjoin_sim.measure.statistics import SojournRecorder
+from forkjoin_sim.measure.statistics import SojournRecorder, throughput_fields
 from forkjoin_sim.steps import Closed, Open, draws, run_arrays, run_reference
 from forkjoin_sim.steps.graph import compile_templates, stations_of
 
@@ -58,11 +58,7 @@ def run_queued(*, layout, templates, classes, parties, durations, seed, jobs, wa
     result = recorder.summary().to_dict()
     result.update(engine="steps" if engine != "simpy" else "steps-simpy",
                   seconds=round(seconds, 6), jobs=jobs, seed=seed)
-    throughput = recorder.throughput()
-    fields = {}
-    if throughput is not None:
-        fields = dict(throughput=throughput.mean, throughput_ci_low=throughput.low,
-                      throughput_ci_high=throughput.high)
+    fields = throughput_fields(recorder.throughput())
     # the utilisation law (busy = throughput x work) over the measured jobs: work of
     # a job's unneeded replicas may end after the run's last answer
     measured = order[recorder.measured()["dropped"]:]

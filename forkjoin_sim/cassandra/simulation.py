@@ -14,7 +14,8 @@ import numpy as np
 from forkjoin_sim.engines import FastEngine
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.run import block_jobs, check_run, check_work, run_path
-from forkjoin_sim.measure.statistics import Interval, SojournRecorder, Summary, summarize
+from forkjoin_sim.measure.statistics import (Interval, SojournRecorder, Summary, summarize,
+                                             throughput_fields)
 from forkjoin_sim.cassandra.model import CassandraModel
 from forkjoin_sim.cassandra.graphs import run_staged, staged_write
 from forkjoin_sim.cassandra.staged import StagedConfig, check_stable, stage_utilisation
@@ -74,10 +75,7 @@ class CassandraResult:
                    local_fraction=m.local_fraction, arrival_rate=m.arrival_rate)
         if m.clients is not None:
             out.update(clients=m.clients, think=m.think)
-        if self.throughput is not None:
-            out.update(throughput=self.throughput.mean,
-                       throughput_ci_low=self.throughput.low,
-                       throughput_ci_high=self.throughput.high)
+        out.update(throughput_fields(self.throughput))
         return out
 
     def report(self) -> str:

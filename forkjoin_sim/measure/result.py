@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from forkjoin_sim.arrivals import is_closed
-from forkjoin_sim.measure.statistics import Interval, Summary
+from forkjoin_sim.measure.statistics import Interval, Summary, throughput_fields
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,7 @@ class SimulationResult:
         if self.engine_reason:
             out["engine_reason"] = self.engine_reason
         out.update(self.model.summary_fields())
-        # the same keys in every run (null where a run is too short to measure it)
-        x = self.throughput
-        out.update(throughput=None if x is None else x.mean,
-                   throughput_ci_low=None if x is None else x.low,
-                   throughput_ci_high=None if x is None else x.high)
+        out.update(throughput_fields(self.throughput))
         if self.utilisation is not None:
             out["utilisation_mean"] = float(np.mean(self.utilisation))
             out["utilisation_max"] = float(np.max(self.utilisation))

@@ -184,6 +184,15 @@ class Interval(NamedTuple):
     high: float
 
 
+def throughput_fields(throughput: Interval | None) -> dict:
+    """A run's throughput as its JSON keys, the same in every run: null where a run
+    was too short to measure it."""
+    x = throughput
+    return dict(throughput=None if x is None else x.mean,
+                throughput_ci_low=None if x is None else x.low,
+                throughput_ci_high=None if x is None else x.high)
+
+
 def _batch_means(x: np.ndarray, batches: int) -> np.ndarray:
     """Means of non-overlapping equal batches of ``x``.
 
