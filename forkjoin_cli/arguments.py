@@ -15,6 +15,17 @@ SEED_HELP = ("seed of every random stream of the run (the same seed gives the sa
              "numbers on any machine and worker count; default %(default)s)")
 
 
+#: Words users type for an option under another name, the options they mean in the
+#: order tried (the paper's symbols, and the load as a rate).
+SYNONYMS = {
+    "rate": ("rate", "arrival-rate", "rho"), "lambda": ("rate", "arrival-rate", "rho"),
+    "load": ("rho", "loads"), "arrival-rate": ("rate", "rho"), "n": ("nodes",),
+    "r": ("replicas",), "k": ("quorum",), "threads": ("clients", "threads"),
+    "users": ("clients", "threads"), "level": ("consistency",),
+    "cl": ("consistency",),
+}
+
+
 class _DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
     """Help that shows every option's default: a help text that does not name its
     default gets "(default VALUE)". Options without a value to show (None, a flag's
@@ -84,8 +95,6 @@ class _Parser(argparse.ArgumentParser):
         """An option this command does not have, named before argparse would complain
         of a required option missing (``--quor 2`` is not "--quorum is required"),
         with the nearest it has; only a command's own parser knows its options."""
-        import difflib
-
         if any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
             return
         for token in args:
@@ -95,17 +104,27 @@ class _Parser(argparse.ArgumentParser):
             if not name.startswith("--") or name in self._option_string_actions:
                 continue
             options = {o[2:]: o for o in self._option_string_actions if o.startswith("--")}
-            # a near spelling (--quor: --quorum), else an option whose help's first
-            # words hold the word (--load: --rho, "load per job"), else a looser one;
-            # the "--" both share is no likeness
-            near = difflib.get_close_matches(name[2:], options, n=1, cutoff=0.75)
-            word = re.compile(rf"\b{re.escape(name[2:].replace('-', ' '))}s?\b", re.I)
-            near = near or [o for o in options if word.search(" ".join(
-                (self._option_string_actions[options[o]].help or "").split()[:2]))]
-            near = [options[o] for o in near or difflib.get_close_matches(name[2:], options,
-                                                                            n=1)]
             self.error(f"{name} is not an option of this command"
-                       + (f"; did you mean {near[0]}?" if near else ""))
+                       + (f"; did you mean {near}?" if (near := self._nearest(
+                           name[2:], options)) else ""))
+
+    def _nearest(self, word: str, options: dict) -> str | None:
+        """The option a mistyped ``--word`` most likely meant, or None: a near
+        spelling (quor: --quorum), else a `SYNONYMS` entry this command has (rate:
+        --rho where there is no --rate), else an option with the word in its name,
+        else one whose help begins with it (words of 3 letters or more), else a looser
+        spelling. The "--" both share is no likeness."""
+        import difflib
+
+        near = difflib.get_close_matches(word, options, n=1, cutoff=0.75)
+        near = near or [o for o in SYNONYMS.get(word.lower(), ()) if o in options][:1]
+        if not near and len(word) >= 3:
+            pattern = re.compile(rf"\b{re.escape(word.replace('-', ' '))}s?\b", re.I)
+            near = ([o for o in options if word in o.split("-")]
+                    or [o for o in options if pattern.search(" ".join(
+                        (self._option_string_actions[options[o]].help or "").split()[:2]))])
+        near = near or difflib.get_close_matches(word, options, n=1)
+        return options[near[0]] if near else None
 
     def _refuse_repeats(self, args) -> None:
         seen: dict[argparse.Action, str] = {}

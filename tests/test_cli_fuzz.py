@@ -523,6 +523,10 @@ ISSUE_EXAMPLES = [
                                         "did you mean --rho?"),
     (["cassandra", "calibrate", "--level", "ONE"],
      "--level is not an option of this command (see"),
+    # ... the load as a rate (simulate has no --rate: not the service rate --mu)
+    (["simulate", *Q, "--rate", "0.5"], "--rate is not an option of this command; "
+                                        "did you mean --rho?"),
+    (["mix", "--nodes", "3", "--replicas", "3", "--lambda", "2"], "did you mean --rate?"),
     (["simulate", *Q, "--rho", "0.5", "--jobs", "1" * 5000], "has 5,000 digits"),
     # ... percentiles written as fractions (0.99 for p99) ...
     (["plan-consistency", "--nodes", "5", "--replicas", "3", "--read-fraction", "0.8",
