@@ -175,12 +175,10 @@ def _common(p, jobs_default: int, jobs_low: int = 0, direct: bool = False) -> No
 def _check_analytic_basic(args, *services: tuple[str, str, object]) -> None:
     """Refuse an analytic --basic (exponential basic queues) for a (flag, spec, law)
     whose law is not exponential, in the command line's words."""
-    from sizing.tails import is_exponential
+    from sizing.tails import needs_simulated_basic
 
-    if args.basic in ("simulation", DIRECT):
-        return
     for flag, spec, law in services:
-        if law is not None and not is_exponential(law):
+        if law is not None and needs_simulated_basic(args.basic, law):
             raise ConfigError(f"--basic {args.basic} assumes exponential service, and "
                               f"{flag} {spec} is not; give --basic simulation (or leave "
                               "--basic out)")

@@ -51,23 +51,25 @@ from forkjoin_sim.randomness.streams import as_seed_sequence
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
-from sizing.tails import (GRID_POINTS, QUANTILE_BATCHES, _check_basic, _common_standard_error, basic_cdfs_on_grid,
-                    is_exponential, model_distribution, percentile_interval,
-                    section_jobs)
+from sizing.tails import (BASIC_SOURCES, GRID_POINTS, QUANTILE_BATCHES, WARMUP,
+                          _check_basic, _common_standard_error, basic_cdfs_on_grid,
+                          is_exponential, model_distribution, percentile_interval,
+                          section_jobs)
 
 DEFAULT_LEVELS = ("ONE", "QUORUM", "ALL")
 #: Per-node load from which a candidate counts as unstable: 1 less a rounding margin,
 #: since the model recomputes the load in another order and can land on exactly 1.
 UNSTABLE = 1 - 1e-9
 #: Largest cluster ``plan_capacity`` searches: each cluster size costs up to
-#: (replicas x levels) Theorem 1 evaluations, so the search is bounded in time.
+#: (replicas x levels) simulations or Theorem 1 evaluations, so the search is
+#: bounded in time.
 MAX_NODES = 1000
 #: ``basic`` of `plan_capacity` that simulates each candidate's own queue (module
 #: docstring); the others are `sizing.tails.BASIC_SOURCES`.
 DIRECT = "direct"
 #: Fewest jobs beyond the percentile per section of a candidate's run for its
-#: percentile to count as within its sampling tolerance (p99 of 100,000 jobs in 20
-#: sections: 50).
+#: percentile to count as within its sampling tolerance (p99 of 100,000 jobs, 10%
+#: of them warm-up, in 20 sections: 45).
 SECTION_TAIL_JOBS = 10
 
 
@@ -460,8 +462,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
 
     positive_rate(write_rate, "write rate")  # within what a run's clock can hold
     target = _check_positive(target, "latency target")
-    if basic != DIRECT:
-        _check_basic(basic, service)
+    _check_basic(basic, service, (DIRECT, *BASIC_SOURCES))
     if not levels:
         raise ConfigError("give at least one consistency level, e.g. QUORUM")
     for name, value in (("min_replicas", min_replicas), ("max_replicas", max_replicas),
@@ -558,7 +559,7 @@ def _percentile(nodes, replicas, quorum, write_rate, percentile, service, basic,
                                      service, jobs, run_seed)
         # a section's percentile rests on its jobs beyond it: with few of them the
         # sectioning interval says nothing (100 jobs: p99 is each section's maximum)
-        beyond = jobs * (1 - percentile / 100) / QUANTILE_BATCHES
+        beyond = jobs * (1 - WARMUP) * (1 - percentile / 100) / QUANTILE_BATCHES
         reliable = (beyond >= SECTION_TAIL_JOBS and (value.high - value.low) / 2
                     <= DEFAULT_RELATIVE_TOLERANCE * value.mean)
         return value.mean, value.high, reliable
@@ -580,8 +581,8 @@ def _quorum(level: str, replicas: int) -> int | None:
 
 def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,
                   max_replicas: int, min_nodes: int, max_nodes: int) -> int:
-    """How many basic-queue simulations `plan_capacity` runs at most: one per stable
-    (nodes, replicas, quorum) of the search space (it stops at the first node count
+    """How many simulations `plan_capacity` runs at most (of candidates' queues, or of
+    basic queues): one per stable (nodes, replicas, quorum) of the search space (it stops at the first node count
     that meets the target). ``work_rate`` is writes per unit time times E[X]."""
     runs = 0
     for n in range(max(min_nodes, min_replicas), max_nodes + 1):

@@ -243,10 +243,16 @@ def _common_standard_error(replicas: int, quorum: int, samples: dict[int, np.nda
     return sums.std(axis=0, ddof=1) / math.sqrt(batches)
 
 
-def _check_basic(basic: str, service: Any) -> None:
-    if basic not in BASIC_SOURCES:
-        raise ConfigError(f"basic={basic!r} is unknown; use one of {', '.join(BASIC_SOURCES)}")
-    if basic != "simulation" and not is_exponential(service):
+def needs_simulated_basic(basic: str, service: Any) -> bool:
+    """Whether ``basic`` is an analytic approximation, which assumes exponential
+    service, and ``service`` is not exponential."""
+    return basic in BASIC_APPROXIMATIONS and not is_exponential(service)
+
+
+def _check_basic(basic: str, service: Any, sources=BASIC_SOURCES) -> None:
+    if basic not in sources:
+        raise ConfigError(f"basic={basic!r} is unknown; use one of {', '.join(sources)}")
+    if needs_simulated_basic(basic, service):
         raise ConfigError(f"basic={basic!r} assumes exponential service; use "
                           "basic='simulation' for other service distributions")
 
