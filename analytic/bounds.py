@@ -5,8 +5,8 @@
 for any service distribution as the paper states it (it is no bound for services much
 less variable than the exponential: for deterministic service at (6,3,1), rho = 1.5,
 it gives 2.5, one node's M/D/1 mean sojourn, while the first of three replies comes
-at a simulated 1.53, docs/validation.md), and for i.i.d. exponential service the
-tighter
+at a simulated 1.535, docs/theorem2_low_variance.md), and for i.i.d. exponential
+service the tighter
 
     T(n,r,k; rho) >= E[X_(r,k)] + r*lambda*E[X_(r,k)^2] / (2*(n - r*lambda*E[X_(r,k)])).
 

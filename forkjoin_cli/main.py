@@ -47,7 +47,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("validate", "paper", "check Theorems 1-3 and the Lemma by simulation; "
                                       "write a report"),
     "experiment": ("experiment", "paper", "the experiments behind docs/: PBS "
-                   "reproduction, staleness under load, calibration hold-out"),
+                   "reproduction, staleness under load, calibration hold-out, "
+                   "Theorem 2 for low-variance service"),
 }
 GROUPS = ("simulate", "closed forms", "Cassandra", "plan", "paper")
 

@@ -126,8 +126,10 @@ def _cmd_sweep(args) -> int:
     from forkjoin_sim.sweep.points import POINT_DEFAULTS
 
     for _, row in failed.head(SHOWN_FAILURES).iterrows():
-        # every parameter the point sets (clients, rho ...), so the line names it
+        # the parameters the point sets (clients, rho ...; not those at their
+        # defaults), so the line tells two failed points apart
         named = " ".join(f"{key}={row[key]}" for key in (*POINT_DEFAULTS, "replication")
-                         if key in row and _given(row[key]))
+                         if key in row and _given(row[key])
+                         and row[key] != POINT_DEFAULTS.get(key))
         print(f"failed: {named}: {row['message']}", file=sys.stderr)
     return 1 if len(failed) else 0

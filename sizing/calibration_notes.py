@@ -52,9 +52,10 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
                  & np.isnan(table.rate)] if "run_mean_ms" in table else table.iloc[:0]
     if len(lone):
         notes.append(f"{_listed(list(lone.label), str)}: a mixed run's throughput without "
-                     "its other operation's latency (no row of it at the same threads "
-                     "and mix) does not tell the clients' time outside the latency, so "
-                     "it is not used; give both operations' rows of each mixed run")
+                     "its other operation's latency (no one row of it at the same "
+                     "load and mix, or one without a mean) does not tell the clients' "
+                     "time outside the latency, so it is not used; give both "
+                     "operations' rows of each mixed run, one per run")
     local = None if geography is None else wide_local_hops(
         geography, dict(zip(DEMANDS, demands_of(fitted.point))))
     if local is not None:

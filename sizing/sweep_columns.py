@@ -6,9 +6,10 @@ to add them to every row. Theorem 3 (``nelson``, ``lower``, ``lower_pk``, ``uppe
 placement, non-purging. Theorem 2's general lower bound (``lower_general``) is stated
 for any service distribution but is not a bound for services less variable than the
 exponential: simulated means fall below it for deterministic service ((6,3,1) at
-rho = 1.5: 1.53 [1.51, 1.54] against 2.5) and for gamma of shape 25 (docs/validation.md),
-as the k-th of r sojourns may beat one node's mean sojourn; the column is left empty
-(NaN) for a service whose squared coefficient of variation is below 1.
+rho = 1.5: 1.535 [1.523, 1.547] against 2.5) and for gamma of shape 25
+(docs/theorem2_low_variance.md), as the k-th of r sojourns may beat one node's mean
+sojourn; the column is left empty (NaN) for a service whose squared coefficient of
+variation is below 1.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _is_exponential(dist) -> bool:
 #: Least squared coefficient of variation of a service for which ``lower_general`` is
 #: given: the exponential's. Below it the general form fails (deterministic service,
 #: gamma of shape 25); between 0.25 and 1 it held at the points checked, which is no
-#: proof (docs/validation.md).
+#: proof (docs/theorem2_low_variance.md).
 LOWER_GENERAL_MIN_SCV = 1.0
 
 

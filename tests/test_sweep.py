@@ -513,6 +513,7 @@ def test_a_failed_points_line_names_every_parameter_it_sets(tmp_path, capsys,
     assert len(lines) == 2 and "clients=4 " in lines[0] and "clients=8 " in lines[1]
     assert "think=1.0" in lines[0] and "replication=0" in lines[0]
     assert lines[0].endswith("a run that cannot go on") and "rho=" not in lines[0]
+    assert "service=" not in lines[0] and "mu=" not in lines[0]  # at their defaults
 
 
 def test_a_closed_point_with_too_few_jobs_per_client_is_skipped_before_any_runs():
