@@ -298,6 +298,31 @@ def _one_level_for_two(consistency, stated: dict, where: str, given_by: str) -> 
         f"{found['write'][2]}); {fix}")
 
 
+#: YCSB bindings whose consistency levels default to a known one when the command
+#: line does not set them: YCSB's own Cassandra CQL binding reads and writes at ONE
+#: (its README, "cassandra.readconsistencylevel ... Default value is ONE"); other
+#: bindings (a driver-4 fork defaults to QUORUM) are not assumed.
+BINDING_LEVELS = {"site.ycsb.db.CassandraCQLClient": "ONE",
+                  "com.yahoo.ycsb.db.CassandraCQLClient": "ONE", "cassandra-cql": "ONE"}
+
+
+def _binding_defaults(levels: dict, stated: dict, where: str, parts) -> None:
+    """Fill in, with a warning, the level an operation of the run left to its
+    binding's default (`BINDING_LEVELS`), where the command line names the binding."""
+    if "db" not in stated:
+        return
+    default = BINDING_LEVELS.get(stated["db"][0])
+    unset = [op for op in ("read", "write") if levels[op] is None and op in parts]
+    if default is None or not unset:
+        return
+    for op in unset:
+        levels[op] = default
+    warnings.warn(f"{where}: the command line sets no {' or '.join(unset)} consistency "
+                  f"level; taken as {default}, the default of {stated['db'][0]} (give "
+                  f"-p cassandra.{unset[0]}consistencylevel, or the level in a side "
+                  "table, if the cluster set another)", UserWarning, stacklevel=3)
+
+
 def _ycsb_command_line(text: str) -> dict:
     """{what: (value, option as written, line number)} of the threads and
     consistency levels on YCSB's ``Command line:`` line, if any."""
@@ -311,6 +336,8 @@ def _ycsb_command_line(text: str) -> dict:
                 found["threads"] = (words[i + 1], "-threads", number)
             if word == "-target" and i + 1 < len(words):
                 found["target"] = (words[i + 1], "-target", number)
+            if word == "-db" and i + 1 < len(words):
+                found["db"] = (words[i + 1], "-db", number)
             key, _, value = word.partition("=")
             if key == "threadcount":
                 found["threads"] = (value, "threadcount", number)
@@ -510,6 +537,7 @@ def parse_ycsb(text: str, threads: int | None = None,
             found = _level(value, f"{where} line {line}", f"{key} on the command line")
         levels[op] = _agree(given, found, "consistency", where,
                             "the output's command line", given_by)
+    _binding_defaults(levels, stated, where, parts)
     classes = {op: _merge(p, where) for op, p in parts.items()}
     missing = {}
     if count is None:

@@ -702,3 +702,17 @@ def test_a_stress_output_lacking_its_operation_and_level_is_refused_once():
     message = _one_line_error(lambda: parse_cassandra_stress(text, consistency="ONE"),
                               "do not say which operation ran")
     assert "consistency level" not in message
+
+
+def test_ycsb_cql_binding_without_a_level_reads_at_its_default_one_with_a_warning():
+    """YCSB's own Cassandra CQL binding reads and writes at ONE unless told otherwise
+    (its README); a run whose command line names it and sets no level is read at ONE,
+    with a warning. Another binding's default is not assumed: refused as before."""
+    text = YCSB_C.read_text().replace(" -p cassandra.readconsistencylevel=QUORUM", "")
+    assert "consistencylevel" not in text
+    with pytest.warns(UserWarning, match="sets no read consistency level; taken as ONE, "
+                                         "the default of site.ycsb.db.CassandraCQLClient"):
+        (row,) = parse_ycsb(text)
+    assert row["consistency"] == "ONE" and row["threads"] == "100"
+    other = text.replace("site.ycsb.db.CassandraCQLClient", "site.ycsb.db.ScyllaCQLClient")
+    _one_line_error(lambda: parse_ycsb(other), "consistency")
