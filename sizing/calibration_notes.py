@@ -42,6 +42,9 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
     the prior, a row missed far more than the others, a model that misses its rows."""
     fitted, anchors, outside = model.fit, model.anchors, model.outside
     notes = []
+    inverted = levels_out_of_order(table)
+    if inverted is not None:
+        notes.append(inverted)
     if outside is not None and np.max(outside.residual) > 0.05 * np.min(
             table.mean_ms.to_numpy()):
         notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
@@ -179,6 +182,35 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                      "they stand in others those rows come out far too fast (calibrate "
                      "with --datacentres DC.toml)")
     return notes
+
+
+#: How much faster than a lower level of the same run a higher level may be measured
+#: before a fit says the rows are out of order (none of the published data sets is).
+OUT_OF_ORDER = 0.10
+
+
+def levels_out_of_order(table: pd.DataFrame) -> str | None:
+    """A note naming rows measured more than `OUT_OF_ORDER` faster than the same run
+    (operation, load, mix) at a lower level, or None: waiting for more replicas is
+    never faster, so the model, which keeps the levels in order, cannot follow them."""
+    # a run of one operation keeps its own level as the other's: not a key then
+    mixed = (table.reads > 0) & (table.reads < 1)
+    runs = table.assign(partner=np.where(mixed, table.other_quorum, -1))
+    found = []
+    for _, run in runs.groupby(["operation", "threads", "rate", "reads", "partner"],
+                               dropna=False, sort=False):
+        for _, row in run.sort_values("quorum").iterrows():
+            below = run[run.quorum < row.quorum]
+            if len(below) and row.mean_ms < (1 - OUT_OF_ORDER) * below.mean_ms.max():
+                lower = below.loc[below.mean_ms.idxmax()]
+                found.append(f"{row.label} ({row.mean_ms:.4g} ms) under {lower.label} "
+                             f"({lower.mean_ms:.4g} ms)")
+    if not found:
+        return None
+    return (f"{_listed(found, str)}: measured more than {OUT_OF_ORDER:.0%} faster than "
+            "the same run at a lower level, while waiting for more replicas is never "
+            "faster; the model keeps the levels in order and misses these rows (check "
+            "the rows' consistency labels, or give several runs' mean)")
 
 
 #: Most rows a note names one by one; the rest it counts.

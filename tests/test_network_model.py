@@ -1457,3 +1457,25 @@ def test_a_level_predicted_below_measured_ones_is_no_slower_than_they_are(tmp_pa
     # the measured rows hold: 100 threads' ONE (4.39 ms) inside its band
     first = rows.iloc[0]
     assert first.predicted_ci_low_ms <= first.mean_ms <= first.predicted_ci_high_ms
+
+
+def test_levels_measured_out_of_order_are_named(tmp_path, capsys):
+    """QUORUM and ALL measured faster than ONE at 10 threads (a probe's file): the fit
+    keeps the levels in order and cannot follow them, which a note now says, naming
+    the rows; in-order rows (20 threads) and the published data sets get no such note."""
+    path = tmp_path / "inverted.csv"
+    path.write_text("operation,consistency,threads,mean_ms\nwrite,ONE,10,5\n"
+                    "write,QUORUM,10,3\nwrite,ALL,10,2\nwrite,ONE,20,6\n"
+                    "write,QUORUM,20,7\nwrite,ALL,20,8\n")
+    report = _calibrated_report(capsys, path, tmp_path / "m.toml")
+    (note,) = _notes(report, "write QUORUM 10 threads (3 ms) under write ONE 10 threads")
+    assert "write ALL 10 threads (2 ms) under write ONE 10 threads (5 ms)" in note
+    assert "20 threads" not in note
+    from sizing.calibration_notes import levels_out_of_order
+    from sizing.cluster_calibration import table_of
+    from sizing.measurements import read_measurements
+
+    for name in ("karpenko2021/cluster_c.csv", "karpenko2021/cluster_d.csv",
+                 "george0st_cassandra_stress/cassandra4_stcs.csv"):
+        rows, _ = read_measurements(f"docs/data/{name}", 3)
+        assert levels_out_of_order(table_of(rows, 3, 3)) is None
