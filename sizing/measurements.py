@@ -38,7 +38,8 @@ that round trip to the local replicas, so such a row is refused; in one data cen
 it equals QUORUM and can be written so.
 
 Beyond each value's own range a row must be possible: ``p50_ms <= p95_ms <= p99_ms``;
-a mean of at least 1 microsecond; in a closed loop at most ``threads`` requests in
+a mean of at least 1 microsecond (one past `SLOWEST_MEAN_MS`, 10 s, is read with a
+warning); in a closed loop at most ``threads`` requests in
 flight by Little's law (``throughput * mean_ms / 1000``, each value taken at the low
 end of its printed rounding: cassandra-stress prints 0.45 ms as 0.5), up to a factor
 1 + `IN_FLIGHT_REFUSED` (past it, a unit error); in an open loop a throughput at most
@@ -72,6 +73,10 @@ from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F40
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
+#: Mean latency (ms) past which a row is suspect: Cassandra's longest default request
+#: timeout (range_request_timeout, 10 s; reads 5 s, writes 2 s) ends a request
+#: before it (a warning, not a refusal: a timeout may have been raised).
+SLOWEST_MEAN_MS = 10_000.0
 #: Share by which throughput * mean may exceed the threads (closed loop), or
 #: throughput the offered rate (open loop), unwarned: warm-up, timer jitter (beyond the
 #: rounding of the printed values, which is allowed for apart).
@@ -244,8 +249,12 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0,
         raise ConfigError(f"{where}: mean_ms={mean:g} is under 1 microsecond, faster "
                           "than any database operation; latencies are in milliseconds "
                           f"(was it written in seconds? then mean_ms={mean * 1e3:g})")
+    slow = (f"{where}: mean_ms={mean:g} is longer than a Cassandra coordinator lets a "
+            f"request wait ({SLOWEST_MEAN_MS / 1000:g} s, its longest default timeout): "
+            f"a unit slip? (in microseconds it is mean_ms={mean / 1000:g})"
+            if mean is not None and mean > SLOWEST_MEAN_MS else None)
     if throughput is None:
-        return None
+        return slow
     # the smallest values the printed ones can stand for
     low_throughput = throughput - _half_unit(texts.get("throughput"), throughput)
     if values["rate"] is not None:
@@ -260,9 +269,9 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0,
                     f"{100 * (throughput / rate - 1):.0f}% over the offered rate "
                     f"{rate:g}/s, more than timer noise explains; the row is read as "
                     "measured: check both are per second if it is not noise")
-        return None
+        return slow
     if not mean:
-        return None
+        return slow
     threads = values["threads"]
     low_mean = mean - _half_unit(texts.get("mean_ms"), mean)
     # Little's law (ops/ms * ms), at the low ends of the printed values
@@ -293,7 +302,7 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0,
                 "waits over 100 times longer "
                 "between requests than for them; unless the clients pause that long "
                 "(think time), mean_ms may be in seconds or throughput per minute")
-    return None
+    return slow
 
 
 def _conflicts(rows: list, lines: list[int], path: str,

@@ -703,3 +703,16 @@ def test_a_time_in_another_unit_keeps_the_rounding_it_was_written_with(
     with pytest.warns(UserWarning, match="in flight"):
         (row,), _ = read_measurements(path, replicas=3)
     assert row.mean_ms == 2.0
+
+
+def test_a_mean_longer_than_any_default_timeout_is_read_with_a_warning(tmp_path):
+    """50,000 ms: longer than Cassandra's longest default request timeout (10 s), a
+    unit slip (microseconds) more likely than a measurement; read, with a warning
+    naming the line and the value in ms if it were microseconds."""
+    path = _csv(tmp_path, "operation,consistency,threads,mean_ms\nread,ONE,10,50000\n"
+                          "read,ONE,20,9000\n")
+    with pytest.warns(UserWarning) as caught:
+        rows, _ = read_measurements(path, replicas=3)
+    slow = [str(w.message) for w in caught if "default timeout" in str(w.message)]
+    assert len(slow) == 1 and "line 2: mean_ms=50000" in slow[0]
+    assert "mean_ms=50)" in slow[0] and rows[0].mean_ms == 50000.0
