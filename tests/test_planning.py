@@ -402,3 +402,23 @@ def test_a_plan_whose_best_pair_is_not_reliable_says_the_ranking_may_be_noise(
             "ranking may be noise") in err
     assert main([*asked, "--objective", "mean"]) == 0
     assert "ranking may be noise" not in capsys.readouterr().err
+
+
+def test_timeouts_warns_where_the_model_misses_the_simulation(cli, tmp_path, capsys):
+    """(6,3,1) at load 1.6, timeout 3 (a probe): the model's availability 0.734 lies
+    well outside the simulated [0.778, 0.807] (the Lemma's error); a warning names the
+    quantity and both numbers. One replica, where the model is exact, warns nothing."""
+    out = tmp_path / "t.csv"
+    assert cli(["timeouts", "--nodes", "6", "--replicas", "3", "--quorum", "1",
+                "--loads", "1.6", "--timeouts", "3", "--sim-jobs", "100000",
+                "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    (row,) = csv.DictReader(out.open())
+    low, high = float(row["sim_availability_low"]), float(row["sim_availability_high"])
+    model = float(row["model_availability"])
+    assert model < low - (high - low) / 2
+    assert f"availability at load 1.6, timeout 3: {model:.4g} against" in err
+    assert cli(["timeouts", "--nodes", "3", "--replicas", "1", "--quorum", "1",
+                "--loads", "0.5", "--timeouts", "3", "--sim-jobs", "100000",
+                "--out", str(out)]) == 0
+    assert "outside the simulation" not in capsys.readouterr().err
