@@ -90,7 +90,8 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         from forkjoin_sim.errors import ConfigError
 
-        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}; e.g. --seed 1")
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}; e.g. seed=1 "
+                          "(--seed 1 on the command line)")
     return np.random.SeedSequence(int(seed))
 
 
