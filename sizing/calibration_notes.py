@@ -17,7 +17,7 @@ from forkjoin_sim.errors import counted
 from sizing.closed_network import DEMANDS
 from sizing.geography import wide_local_hops
 from sizing.network_fit import Prior, demands_of, lone_levels, step_rows
-from sizing.network_model import NetworkModel, rows_of_table
+from sizing.network_model import NetworkModel, reads_of, rows_of_table
 
 
 #: A row the fit misses far more than the others (`lone_misses`): the model's own
@@ -129,6 +129,9 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
         if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
             notes.append(f"the model was fitted without {operation}; their cost against "
                          "the other operation's rests on the prior's mutation ratio")
+    mixed_note = _runs_unlike_the_fitted(fitted, mrows, row_name)
+    if mixed_note is not None:
+        notes.append(mixed_note)
     closed = np.isnan(rate)
     fitted_open = np.zeros(len(fitted.threads), bool) if fitted.open is None \
         else fitted.open
@@ -182,6 +185,27 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                      "they stand in others those rows come out far too fast (calibrate "
                      "with --datacentres DC.toml)")
     return notes
+
+
+def _runs_unlike_the_fitted(fitted, mrows, row_name) -> str | None:
+    """A note when every fitted row was of a mixed run and some asked rows are of runs
+    of one operation (a --threads grid's), or the other way round: their interference
+    comes from the model alone."""
+    theirs = fitted.reads if fitted.reads is not None else np.where(fitted.write, 0, 1)
+    mine = reads_of(mrows)
+    fitted_mixed = (theirs > 0) & (theirs < 1)
+    asked_mixed = (mine > 0) & (mine < 1)
+    for had, asked, kind, other in ((fitted_mixed, ~asked_mixed, "runs of one operation",
+                                     "mixed runs"),
+                                    (~fitted_mixed, asked_mixed, "mixed runs",
+                                     "runs of one operation")):
+        if had.all() and asked.any():
+            shares = ", ".join(f"{100 * r:g}%" for r in sorted(set(theirs.tolist())))
+            return (f"{_listed(np.flatnonzero(asked), row_name)}: {kind}, while every "
+                    f"fitted row was of {other} ({shares} reads): how the operations "
+                    "interfere there rests on the model alone (a query file with a "
+                    "read_fraction column asks for the fitted mix)")
+    return None
 
 
 #: How much faster than a lower level of the same run a higher level may be measured

@@ -1479,3 +1479,29 @@ def test_levels_measured_out_of_order_are_named(tmp_path, capsys):
                  "george0st_cassandra_stress/cassandra4_stcs.csv"):
         rows, _ = read_measurements(f"docs/data/{name}", 3)
         assert levels_out_of_order(table_of(rows, 3, 3)) is None
+
+
+def test_a_model_of_mixed_runs_says_so_of_rows_of_one_operation(tmp_path, capsys):
+    """Fitted on 50% read runs only, a --threads grid asks runs of one operation (a
+    probe: pure reads and writes predicted without a word): a note names them and how
+    to ask for the fitted mix; a query of the fitted mix gets no such note."""
+    lines = ["operation,consistency,threads,throughput,mean_ms,read_fraction"]
+    for threads, read_ms, write_ms in ((100, 5.4, 4.4), (300, 8.6, 8.1), (500, 13.1, 11.5)):
+        rate = 1000.0 * threads / (0.5 * read_ms + 0.5 * write_ms)
+        lines += [f"read,ONE,{threads},{rate:.6g},{read_ms},0.5",
+                  f"write,ONE,{threads},{rate:.6g},{write_ms},0.5"]
+    path = tmp_path / "mixed.csv"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "m.toml"
+    _calibrated_report(capsys, path, out)
+    assert main(["cassandra", "predict", "--model", str(out), "--threads", "200",
+                 "--consistency", "ONE"]) == 0
+    err = capsys.readouterr().err
+    assert "runs of one operation, while every fitted row was of mixed runs (50% reads)" \
+        in err
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,threads,read_fraction\nread,ONE,200,0.5\n"
+                     "write,ONE,200,0.5\n")
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query)]) == 0
+    assert "while every fitted row was of mixed runs" not in capsys.readouterr().err
