@@ -438,17 +438,23 @@ class NetworkModel:
         narrowed to what the loop allows from there (`_within_loop_bounds`:
         never below the band at the largest fitted load, and for a closed loop no
         higher than its threads allow); above ONE, its lower end
-        never below that of the level below at the same row (waiting for more
-        replicas is never faster, as in `predict`).
+        never below that of the level below at the same row, and below ALL its upper
+        end never above that of the level above and of the same run measured there
+        (waiting for more replicas is never faster, as in `predict`).
         """
         # rows by position, as `predict` takes them (a Series' labels play no part)
         given = {k: np.asarray(v) if np.ndim(v) else v for k, v in rows.items()}
         return self._interval(given, level, samples, seed, extrapolation, _Draws())
 
-    def _interval(self, given, level, samples, seed, extrapolation, draws: "_Draws"):
+    def _interval(self, given, level, samples, seed, extrapolation, draws: "_Draws",
+                  sides: tuple[str, ...] = ("floor", "ceiling")):
         """`interval`, with the posterior draws' predictions of rows already asked
-        (``draws``: shared with the calls below for the level beneath and the largest
-        fitted thread count, which take the same draws: the same seed and size)."""
+        (``draws``: shared with the calls below for the levels beneath and above and
+        the largest fitted thread count, which take the same draws: the same seed and
+        size). ``sides``: whether the level beneath bounds the lower end ("floor")
+        and the level above the upper end ("ceiling"); each neighbour's own band is
+        bounded on the side away from this level only, so the levels are walked once
+        each way."""
         fitted = self.fit
         rows = self.with_outside(given)
         values = self._draw_values(rows, samples, seed, draws)
@@ -474,14 +480,29 @@ class NetworkModel:
                                                  level, samples, seed, draws)
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
-        if higher.any():
+        if "floor" in sides and higher.any():
             lower = {k: np.asarray(v)[higher] if np.ndim(v) else v
                      for k, v in given.items()}
             lower["quorum"] = quorum[higher] - 1
-            floor = self._interval(lower, level, samples, seed, extrapolation, draws)[0]
+            floor = self._interval(lower, level, samples, seed, extrapolation, draws,
+                                   ("floor",))[0]
             low = low.copy()
             low[higher] = np.minimum(np.maximum(low[higher], floor),
                                      np.exp(centre[higher]))
+        replicas = np.broadcast_to(np.asarray(rows.get("replicas", self.replicas)),
+                                   quorum.shape)
+        below_all = quorum < replicas
+        if "ceiling" in sides and below_all.any():
+            # waiting for fewer replicas is never slower: no higher than the band of
+            # the level above at the same row
+            upper = {k: np.asarray(v)[below_all] if np.ndim(v) else v
+                     for k, v in given.items()}
+            upper["quorum"] = quorum[below_all] + 1
+            ceiling = self._interval(upper, level, samples, seed, extrapolation, draws,
+                                     ("ceiling",))[1]
+            high = high.copy()
+            high[below_all] = np.maximum(np.minimum(high[below_all], ceiling),
+                                         np.exp(centre[below_all]))
         # no slower than the same run measured at a higher level, give or take how far
         # the model misses measured rows (their noise): held out, the bands' 90th
         # percentile width fell from 26 to 14, the rows inside them the same

@@ -1505,3 +1505,26 @@ def test_a_model_of_mixed_runs_says_so_of_rows_of_one_operation(tmp_path, capsys
     assert main(["cassandra", "predict", "--model", str(out), "--measurements",
                  str(query)]) == 0
     assert "while every fitted row was of mixed runs" not in capsys.readouterr().err
+
+
+def test_band_ends_rise_with_the_level_on_a_cluster_of_another_size(tmp_path, capsys):
+    """Karpenko C's reads on 9 nodes (a probe): ONE's band reached 16.0 ms at 1,000
+    threads, above QUORUM's 14.9. Waiting for fewer replicas is never slower, so each
+    band's upper end is at most the level above's, as its lower end is at least the
+    level beneath's."""
+    d = pd.read_csv("docs/data/karpenko2021/cluster_c.csv")
+    path = tmp_path / "reads.csv"
+    d[d.operation == "read"].to_csv(path, index=False)
+    out = tmp_path / "m.toml"
+    _calibrated_report(capsys, path, out)
+    grid = tmp_path / "q.csv"
+    assert main(["cassandra", "predict", "--model", str(out), "--nodes", "9",
+                 "--threads", "100,1000", "--operation", "read", "--out",
+                 str(grid)]) == 0
+    capsys.readouterr()
+    rows = pd.read_csv(grid)
+    order = {"ONE": 0, "QUORUM": 1, "ALL": 2}
+    for _, run in rows.groupby("threads"):
+        run = run.sort_values("consistency", key=lambda c: c.map(order))
+        for end in ("predicted_ci_low_ms", "predicted_ci_high_ms", "predicted_mean_ms"):
+            assert run[end].is_monotonic_increasing, (end, run)
