@@ -187,6 +187,18 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     return notes
 
 
+def unpaired_rows(table: pd.DataFrame, row_name) -> str | None:
+    """A note naming the rows of mixed runs that found no one row of the other
+    operation (`sizing.cluster_calibration.table_of`'s ``paired``), or None."""
+    lone = np.flatnonzero(~table.paired.to_numpy(bool))
+    if not len(lone):
+        return None
+    return (f"{_listed(lone, row_name)}: a row of a mixed run without one row of the "
+            "other operation at the same threads and mix (none, or several at other "
+            "levels): predicted as if the other operation ran at the row's own level; "
+            "give each mixed run's read and write rows, one of each")
+
+
 def _runs_unlike_the_fitted(fitted, mrows, row_name) -> str | None:
     """A note when every fitted row was of a mixed run and some asked rows are of runs
     of one operation (a --threads grid's), or the other way round: their interference
@@ -201,10 +213,11 @@ def _runs_unlike_the_fitted(fitted, mrows, row_name) -> str | None:
                                      "runs of one operation")):
         if had.all() and asked.any():
             shares = ", ".join(f"{100 * r:g}%" for r in sorted(set(theirs.tolist())))
+            hint = (" (a query file with a read_fraction column asks for the fitted "
+                    "mix)" if kind == "runs of one operation" else "")
             return (f"{_listed(np.flatnonzero(asked), row_name)}: {kind}, while every "
                     f"fitted row was of {other} ({shares} reads): how the operations "
-                    "interfere there rests on the model alone (a query file with a "
-                    "read_fraction column asks for the fitted mix)")
+                    f"interfere there rests on the model alone{hint}")
     return None
 
 

@@ -34,7 +34,7 @@ import pandas as pd
 from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_notes import fit_notes, merged_levels, prediction_notes, \
-    wide_area_note, wide_intervals
+    unpaired_rows, wide_area_note, wide_intervals
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
@@ -50,12 +50,13 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     run (``read_fraction``) is paired with the run's row of the other operation (same
     load and mix; if several, the one of the same throughput, then of the same
     consistency): that row's quorum is the other operation's (``other_quorum``; without
-    one partner, the row's own) and the run's mean latency (``run_mean_ms``, for
+    one partner, the row's own, and ``paired`` False) and the run's mean latency (``run_mean_ms``, for
     Little's law) weighs both (NaN without a partner's latency: unknown)."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
     other, run = list(quorum), [r.mean_ms for r in rows]
+    paired = [True] * len(rows)
     for i, row in enumerate(rows):
         if row.reads in (0.0, 1.0):
             continue
@@ -71,6 +72,7 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
         # the run's mean is unknown without its other operation's latency: the
         # throughput then cannot split the cycle into latency and time outside it
         run[i] = None
+        paired[i] = len(partners) == 1
         if len(partners) == 1:
             j = partners[0]
             other[i] = quorum[j]
@@ -92,7 +94,7 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
         "mean_ms": [number(r.mean_ms) for r in rows],
         "run_mean_ms": [number(v) for v in run],
         "throughput": [number(r.throughput) for r in rows],
-        "label": [r.label() for r in rows]})
+        "paired": paired, "label": [r.label() for r in rows]})
 
 
 def load_prior(path: str | Prior | None) -> Prior:
@@ -441,6 +443,9 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     merged = merged_levels(table, fitted=False)
     if merged is not None:
         notes.append(merged)
+    unpaired = unpaired_rows(table, lambda i: source.row_name(i, by_place=False))
+    if unpaired is not None:
+        notes.append(unpaired)
     return list(names), out, table, notes
 
 

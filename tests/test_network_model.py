@@ -1528,3 +1528,24 @@ def test_band_ends_rise_with_the_level_on_a_cluster_of_another_size(tmp_path, ca
         run = run.sort_values("consistency", key=lambda c: c.map(order))
         for end in ("predicted_ci_low_ms", "predicted_ci_high_ms", "predicted_mean_ms"):
             assert run[end].is_monotonic_increasing, (end, run)
+
+
+def test_a_query_row_of_a_mixed_run_without_one_partner_is_named(tmp_path, capsys):
+    """A probe's query: at 400 threads and 50% reads, reads at QUORUM and ONE beside
+    writes at QUORUM and ALL. QUORUM reads pair with QUORUM writes; ONE reads and ALL
+    writes find two rows each and none at their own level, so they were predicted as if
+    the other operation ran at their level, silently; now a note names them."""
+    d = pd.read_csv("docs/data/karpenko2021/cluster_c.csv")
+    path = tmp_path / "c.csv"
+    d[d.threads <= 500].to_csv(path, index=False)
+    out = tmp_path / "m.toml"
+    _calibrated_report(capsys, path, out)
+    query = tmp_path / "q.csv"
+    query.write_text("operation,consistency,threads,read_fraction\n"
+                     "read,QUORUM,400,0.5\nwrite,QUORUM,400,0.5\n"
+                     "read,ONE,400,0.5\nwrite,ALL,400,0.5\n")
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(query)]) == 0
+    (note,) = [line for line in capsys.readouterr().err.splitlines()
+               if "without one row of the other operation" in line]
+    assert "row 3, row 4: a row of a mixed run" in note and "row 1" not in note
