@@ -36,8 +36,10 @@ def _refuse_idle(args, reads: float) -> None:
     digest read's where reads ask one replica (ONE: no digest)."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
-    given = lambda names: [f"--{n.replace('_', '-')}" for n in names
-                           if getattr(args, n, None) is not None]
+    def given(names):
+        return [f"--{n.replace('_', '-')}" for n in names
+                if getattr(args, n, None) is not None]
+
     idle = []
     if reads == 1:
         idle += [(flag, f"the mix has no writes (--reads {args.reads})")

@@ -25,6 +25,8 @@ anchored and plain predictions on held-out rows (docs/cassandra/calibration.md).
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -392,7 +394,7 @@ class NetworkModel:
         a = self.anchors
         if not len(a.residual):
             return ceiling
-        measured = np.exp(self.measured_log_ms())
+        measured = np.exp(self.measured_log_ms)
         load, is_open = _load(rows)
         their_open = a.open if a.open is not None else np.zeros(len(a.threads), bool)
         reads, theirs = reads_of(rows), (a.reads if a.reads is not None
@@ -417,8 +419,10 @@ class NetworkModel:
         them."""
         return self.with_outside(self.anchors.rows(self.nodes, self.replicas))
 
+    @functools.cached_property
     def measured_log_ms(self) -> np.ndarray:
-        """The log latency measured at each fitted row (the model's plus its anchor)."""
+        """The log latency measured at each fitted row (the model's plus its anchor),
+        computed once per model."""
         return np.log(self.fit.predict(self.anchor_rows())[0]) + self.anchors.residual
 
     def interval(self, rows, level: float = 0.95, samples: int = 256, seed: int = 0,
@@ -520,7 +524,7 @@ class NetworkModel:
         fitted = self.fit
         if draws.kept is None:
             base = self.anchor_rows()
-            measured = self.measured_log_ms()
+            measured = self.measured_log_ms
             offered = np.asarray(base.get("rate", np.full(len(measured), np.nan)), float)
             # open-loop rows the fitted point carries in full
             carried_rows = fitted.predict(base)[1] >= (1 - 1e-6) * offered
