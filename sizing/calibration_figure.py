@@ -214,10 +214,7 @@ def _fitted(fit, table: pd.DataFrame) -> np.ndarray:
     found = np.zeros(len(table), bool)
     if anchors is None or not len(anchors.threads):
         return found
-    is_open = (np.zeros(len(anchors.threads), bool) if anchors.open is None
-               else anchors.open)
-    reads = (np.where(anchors.write, 0.0, 1.0) if anchors.reads is None
-             else anchors.reads)
+    is_open, reads = anchors.is_open(), anchors.read_shares()
     for i, row in enumerate(table.itertuples(index=False)):
         found[i] = bool(np.any(
             (anchors.write == (row.operation == "write"))

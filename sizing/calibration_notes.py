@@ -133,8 +133,7 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     if mixed_note is not None:
         notes.append(mixed_note)
     closed = np.isnan(rate)
-    fitted_open = np.zeros(len(fitted.threads), bool) if fitted.open is None \
-        else fitted.open
+    fitted_open = fitted.is_open()
     for asked, had, kind, other in ((closed, ~fitted_open, "closed-loop rows (threads)",
                                      "open-loop rows (rate)"),
                                     (~closed, fitted_open, "open-loop rows (rate)",
@@ -203,7 +202,7 @@ def _runs_unlike_the_fitted(fitted, mrows, row_name) -> str | None:
     """A note when every fitted row was of a mixed run and some asked rows are of runs
     of one operation (a --threads grid's), or the other way round: their interference
     comes from the model alone."""
-    theirs = fitted.reads if fitted.reads is not None else np.where(fitted.write, 0, 1)
+    theirs = fitted.read_shares()
     mine = reads_of(mrows)
     fitted_mixed = (theirs > 0) & (theirs < 1)
     asked_mixed = (mine > 0) & (mine < 1)

@@ -82,13 +82,18 @@ class Anchors:
                    None if plain else is_open, None if plain else reads,
                    None if plain else other)
 
-    def _open(self) -> np.ndarray:
+    def is_open(self) -> np.ndarray:
+        """Per row, whether it was an open loop (``threads`` then holds its rate)."""
         return np.zeros(len(self.write), bool) if self.open is None else self.open
+
+    def read_shares(self) -> np.ndarray:
+        """Per row, its run's share of reads (a run of one operation: 1 or 0)."""
+        return np.where(self.write, 0.0, 1.0) if self.reads is None else self.reads
 
     def rows(self, nodes: int, replicas: int) -> dict:
         """The anchored rows, as `sizing.closed_network.predict` takes them (no think
         time)."""
-        n, is_open = len(self.threads), self._open()
+        n, is_open = len(self.threads), self.is_open()
         out = dict(threads=np.where(is_open, np.nan, self.threads), think_ms=np.zeros(n),
                    nodes=np.full(n, nodes), replicas=np.full(n, replicas),
                    quorum=self.quorum, write=self.write)
@@ -116,11 +121,11 @@ class Anchors:
 
     def _groups(self):
         """(write, open) of every operation and loop kind anchored."""
-        return sorted({(bool(w), bool(o)) for w, o in zip(self.write, self._open())})
+        return sorted({(bool(w), bool(o)) for w, o in zip(self.write, self.is_open())})
 
     def _kind(self, write: bool, is_open: bool) -> np.ndarray:
         """Which anchors are of this operation and loop kind."""
-        return (self.write == write) & (self._open() == is_open)
+        return (self.write == write) & (self.is_open() == is_open)
 
     def level_miss(self, replicas: int = 3) -> float | None:
         """How far the rule misses a measured level it did not see: root mean square,
@@ -198,7 +203,7 @@ class Anchors:
         for kind in {(bool(w), bool(o)) for w, o in zip(write, is_open)}:
             same_op = self._kind(*kind)
             if across_operations and not same_op.any():
-                same_op = self._open() == kind[1]
+                same_op = self.is_open() == kind[1]
             query = np.flatnonzero((write == kind[0]) & (is_open == kind[1]) & known)
             if not same_op.any() or not len(query):
                 continue
@@ -396,9 +401,7 @@ class NetworkModel:
             return ceiling
         measured = np.exp(self.measured_log_ms)
         load, is_open = _load(rows)
-        their_open = a.open if a.open is not None else np.zeros(len(a.threads), bool)
-        reads, theirs = reads_of(rows), (a.reads if a.reads is not None
-                                         else np.where(a.write, 0.0, 1.0))
+        their_open, reads, theirs = a.is_open(), reads_of(rows), a.read_shares()
         write, quorum = np.asarray(rows["write"], bool), np.asarray(rows["quorum"], int)
         other = np.asarray(rows.get("other_quorum", quorum), int)
         their_other = a.other_quorum if a.other_quorum is not None else a.quorum
@@ -786,7 +789,8 @@ def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
         raise ConfigError(f"--model {path}: the [{name}] lists are empty (a calibrated "
                           "model keeps one entry per fitted row); recalibrate")
     loads_ok = np.all(np.isfinite(anchors.threads)) and np.all(
-        np.where(anchors._open(), (anchors.threads > 0) & (anchors.threads <= MOST_RATE),
+        np.where(anchors.is_open(),
+                 (anchors.threads > 0) & (anchors.threads <= MOST_RATE),
                  (anchors.threads >= 1) & (anchors.threads <= MAX_THREADS)))
     if not np.all(np.isfinite(anchors.residual)):
         raise ConfigError(f"--model {path}: [{name}] {values} must be finite numbers; "

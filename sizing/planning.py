@@ -47,7 +47,7 @@ from analytic.cassandra import consistency_level_to_k
 from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERANCE,
                                    QuorumDistribution, invert_cdf, quorum_cdf)
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.randomness.streams import as_seed_sequence
+from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
@@ -498,7 +498,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
 
     mean_service = float(service.mean())
     candidates = []
-    cache: dict[tuple[int, int, int], QuorumDistribution] = {}
+    cache: dict[tuple[int, int, int], tuple[float, float, bool]] = {}
     worst = (capacity_runs(write_rate * mean_service, levels, min_replicas, max_replicas,
                            min_nodes, max_nodes) if basic in (DIRECT, "simulation") else 0)
     what = "queue" if basic == DIRECT else "basic-queue"
@@ -552,11 +552,8 @@ def _percentile(nodes, replicas, quorum, write_rate, percentile, service, basic,
     if basic == DIRECT:
         # one seed per (n, r): its quorums see one sample path, so ONE's percentile
         # never comes out above QUORUM's
-        base = as_seed_sequence(seed)
-        run_seed = np.random.SeedSequence(base.entropy,
-                                          spawn_key=(*base.spawn_key, nodes, replicas))
         value = simulated_percentile(nodes, replicas, quorum, write_rate, percentile,
-                                     service, jobs, run_seed)
+                                     service, jobs, child_seed(seed, nodes, replicas))
         # a section's percentile rests on its jobs beyond it: with few of them the
         # sectioning interval says nothing (100 jobs: p99 is each section's maximum)
         beyond = jobs * (1 - WARMUP) * (1 - percentile / 100) / QUANTILE_BATCHES
@@ -582,8 +579,9 @@ def _quorum(level: str, replicas: int) -> int | None:
 def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,
                   max_replicas: int, min_nodes: int, max_nodes: int) -> int:
     """How many simulations `plan_capacity` runs at most (of candidates' queues, or of
-    basic queues): one per stable (nodes, replicas, quorum) of the search space (it stops at the first node count
-    that meets the target). ``work_rate`` is writes per unit time times E[X]."""
+    basic queues): one per stable (nodes, replicas, quorum) of the search space (it
+    stops at the first node count that meets the target). ``work_rate`` is writes per
+    unit time times E[X]."""
     runs = 0
     for n in range(max(min_nodes, min_replicas), max_nodes + 1):
         for r in range(min_replicas, min(max_replicas, n) + 1):

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 import pandas as pd
 
 import analytic
 from forkjoin_sim.laws.service import parse_service
 from forkjoin_sim.model import ForkJoinModel
+from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.simulation import simulate
 
 #: Services from the exponential's variability (squared CV 1) down to none.
@@ -45,7 +45,7 @@ def check(services=SERVICES, queues=QUEUES, jobs: int = 300_000,
             bound = analytic.lower_bound_general(law, nodes, replicas, quorum, rho)
             model = ForkJoinModel(nodes, replicas, quorum, load=rho, service=law)
             result = simulate(model, jobs=jobs, engine="fast", progress=False,
-                              seed=np.random.SeedSequence(seed, spawn_key=(i, j)))
+                              seed=child_seed(seed, i, j))
             low, high = result.ci
             rows.append({"service": service, "squared_cv": squared_cv, "n": nodes,
                          "r": replicas, "k": quorum, "rho": rho, "bound": bound,

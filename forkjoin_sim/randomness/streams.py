@@ -95,12 +95,17 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     return np.random.SeedSequence(int(seed))
 
 
-def child_rng(seed, *key: int) -> np.random.Generator:
-    """The generator of child ``key`` of ``seed``, as ``seed.spawn`` would give it,
-    built without advancing the SeedSequence."""
+def child_seed(seed, *key: int) -> np.random.SeedSequence:
+    """Child ``key`` of ``seed``, as ``seed.spawn`` would give it, built without
+    advancing the SeedSequence."""
     seq = as_seed_sequence(seed)
-    return np.random.default_rng(np.random.SeedSequence(
-        seq.entropy, spawn_key=seq.spawn_key + key, pool_size=seq.pool_size))
+    return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + tuple(key),
+                                  pool_size=seq.pool_size)
+
+
+def child_rng(seed, *key: int) -> np.random.Generator:
+    """The generator of `child_seed` ``key`` of ``seed``."""
+    return np.random.default_rng(child_seed(seed, *key))
 
 
 def class_streams(seed, index: int) -> tuple[np.random.Generator, np.random.Generator]:
