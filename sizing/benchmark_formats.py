@@ -69,6 +69,7 @@ from pathlib import Path
 
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError, counted as counted_text
+from forkjoin_sim.laws.empirical import UNITS
 from forkjoin_sim.checks import check_input_file, plain_float
 from sizing.columns import COLUMNS, whole_threads
 
@@ -91,9 +92,10 @@ STRESS_OPERATIONS = {"READ": "read", "COUNTER_READ": "read", "WRITE": "write",
                      "COUNTER_WRITE": "write", "INSERT": "write"}
 SIDE_TABLE_COLUMNS = ("file", "threads", "consistency", "operations", "read_consistency",
                       "write_consistency")
-#: Divisor of a latency unit to milliseconds (a division: 4386 us / 1000 is the double
-#: nearest 4.386, as the same value typed in ms; times 1e-3 is not).
-_PER_MS = {"us": 1000.0, "ms": 1.0}
+#: Divisor of YCSB's latency units to milliseconds, from the units table (a division:
+#: 4386 us / 1000 is the double nearest 4.386, as the same value typed in ms; times
+#: 1e-3 is not).
+_PER_MS = {unit: float(round(UNITS["ms"] / UNITS[unit])) for unit in ("us", "ms")}
 _YCSB_LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?)\s*,\s*(\S+)\s*$")
 _YCSB_LATENCY = re.compile(r"^(Average|\d+(?:\.\d+)?)(?:th)?(?:Percentile)?Latency"
                            r"\((us|ms)\)$")

@@ -380,7 +380,8 @@ def read_measurements(path: str, replicas: int,
                           f"{EXAMPLE_HEADER} (rate instead of threads for an open loop) "
                           f"and one row per measured configuration, e.g. {EXAMPLE_ROW}")
     names = [n.lower() for n in spelt]
-    names, records = _in_ms(names, records)
+    written = dict(records)  # each row's fields as written, for messages
+    names, records, renamed = _in_ms(names, records)
     # columns without a name (trailing commas) are set aside below, however many
     twice = [n for n, count in Counter(names).items() if count > 1 and n]
     if twice:
@@ -420,10 +421,14 @@ def read_measurements(path: str, replicas: int,
                               f"{len(names)}); {fix}")
         row = {n: v for n, v in zip(names, fields) if n in COLUMNS}
         place = f"{unit} {number}{origins.get(number, '')}"
-        out.append(replace(parse_row(row, replicas, f"{path} {place}", need_mean, notes),
-                           place=place))
+        try:
+            parsed = parse_row(row, replicas, f"{path} {place}", need_mean, notes)
+        except ConfigError as exc:
+            raise ConfigError(_as_written(str(exc), renamed, row,
+                                          written[number])) from None
+        out.append(replace(parsed, place=place))
         lines.append(number)
-    _warn(notes)
+    _warn([_as_written(note, renamed) for note in notes])
     _warn(_conflicts(out, lines, path, unit))
     return out, [n for n in names if n in COLUMNS]
 
@@ -435,19 +440,20 @@ UNIT_SUFFIXES = {f"_{unit}": round(math.log10(seconds / UNITS["ms"]))
 TIME_COLUMNS = ("mean_ms", "std_ms", *PERCENTILE_COLUMNS)
 
 
-def _in_ms(names: list[str], records: list) -> tuple[list[str], list]:
+def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:
     """Time columns named in microseconds, nanoseconds or seconds (``mean_us``) as
     the ``_ms`` columns they are, their values converted by moving the decimal point
     (so the digits written, which the rounding checks read, stay as written); other
-    columns as given."""
-    scaled = {}
+    columns as given. Also, per converted column, its index and the name it was
+    written under."""
+    scaled, renamed = {}, {}
     for i, name in enumerate(names):
         for suffix, power in UNIT_SUFFIXES.items():
             base = name[:-len(suffix)] + "_ms" if name.endswith(suffix) else None
             if base in TIME_COLUMNS and base not in names:
-                names[i], scaled[i] = base, power
+                names[i], scaled[i], renamed[base] = base, power, (i, name)
     if not scaled:
-        return names, records
+        return names, records, renamed
 
     def converted(text: str, power: int) -> str:
         try:
@@ -458,7 +464,24 @@ def _in_ms(names: list[str], records: list) -> tuple[list[str], list]:
 
     return names, [(number, [converted(f, scaled[i]) if i in scaled and f.strip()
                              else f for i, f in enumerate(fields)])
-                   for number, fields in records]
+                   for number, fields in records], renamed
+
+
+def _as_written(message: str, renamed: dict, row: dict | None = None,
+                fields: list[str] | None = None) -> str:
+    """A message about a row (``row``: its fields as read, ``fields``: as written) in
+    the words of its file: a converted time column (`_in_ms`) whose text the message
+    quotes is named as written, with the text written; one whose value in
+    milliseconds it states is named with its source."""
+    for base, (index, name) in renamed.items():
+        quoted = (f"{base}={row[base].strip()!r}" if row is not None and base in row
+                  and index < len(fields) else None)
+        if quoted is not None and quoted in message:
+            message = message.replace(quoted, f"{name}={fields[index].strip()!r}")
+            message = re.sub(rf"\b{base}\b", name, message)
+        else:
+            message = re.sub(rf"\b{base}\b", f"{base} (from {name})", message)
+    return message
 
 
 #: Field separators a measurement CSV may use, as a spreadsheet saves it: commas, or,

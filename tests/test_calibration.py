@@ -705,6 +705,29 @@ def test_a_time_in_another_unit_keeps_the_rounding_it_was_written_with(
     assert row.mean_ms == 2.0
 
 
+@pytest.mark.parametrize("value, says", [
+    ("-4000", "mean_us='-4000' must be a finite number >= 0"),
+    ("abc", "mean_us='abc' is not a number; write e.g. mean_us=12.5")])
+def test_a_bad_time_in_another_unit_is_named_as_written(tmp_path, value, says):
+    """A bad value of a mean_us column is quoted under its own name with the text
+    written (a probe saw mean_ms='-4.000' for a file with mean_us -4000 and no mean_ms
+    column)."""
+    path = _csv(tmp_path, f"operation,consistency,threads,mean_us\nread,ONE,10,{value}\n")
+    with pytest.raises(ConfigError) as caught:
+        read_measurements(path, replicas=3)
+    assert says in str(caught.value)
+    assert "mean_ms" not in str(caught.value)
+
+
+def test_a_time_in_another_unit_stated_in_ms_names_its_source(tmp_path):
+    """A message stating a converted value in milliseconds says which column it came
+    from, so 1e-07 is not read as microseconds."""
+    path = _csv(tmp_path, "operation,consistency,threads,mean_us\nread,ONE,10,0.0001\n")
+    with pytest.raises(ConfigError, match=r"mean_ms \(from mean_us\)=1e-07 is under 1 "
+                                          "microsecond"):
+        read_measurements(path, replicas=3)
+
+
 def test_a_mean_longer_than_any_default_timeout_is_read_with_a_warning(tmp_path):
     """50,000 ms: longer than Cassandra's longest default request timeout (10 s), a
     unit slip (microseconds) more likely than a measurement; read, with a warning
