@@ -72,8 +72,10 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
             pairs = step_rows(dict(write=np.array([operation == "write"]),
                                    nodes=np.array([nodes]),
                                    replicas=np.array([int(mine.replicas.max())])))
-            one = math.exp(lone_levels(demands_of(fitted.point), pairs, fitted.structure,
-                                       fitted.cores, fitted.client_cores)[1][0])
+            own_step, own_one = lone_levels(demands_of(fitted.point), pairs,
+                                            fitted.structure, fitted.cores,
+                                            fitted.client_cores)
+            one, own = math.exp(own_one[0]), math.exp(own_step[0])
             extra = math.exp(step[0]) * one ** prior.level_step_scale
             grows = "" if prior.level_step_scale == 0 else (
                 f": the prior's step, scaled to this ONE as ONE^"
@@ -90,9 +92,10 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
                 "only")
             notes.append(
                 f"the {operation}s were measured at one level, {measured}: what the "
-                f"others cost rests on the prior (a lone {operation}, {one:.3g} ms at ONE "
-                f"(1 replica) in the model, pays about {extra:.3g} ms more at ALL (all "
-                f"{replicas} replicas), within a factor "
+                f"others cost rests on the prior and the model's structure (a lone "
+                f"{operation}, {one:.3g} ms at ONE (1 replica) in the model, pays "
+                f"{own:.3g} ms more at ALL (all {replicas} replicas) there; the prior "
+                f"alone says about {extra:.3g} ms, within a factor "
                 f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows}){shared}")
     lone = lone_misses(source.name, table,
                        model.predict(rows_of_table(table), anchored=False)[0],
