@@ -131,7 +131,12 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     for write, operation in ((True, "writes"), (False, "reads")):
         if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
             notes.append(f"the model was fitted without {operation}; their cost against "
-                         "the other operation's rests on the prior's mutation ratio")
+                         "the other operation's rests on the prior's mutation ratio "
+                         "and on the model's structure, as no measured row corrects "
+                         f"them: their intervals hold what the fitted rows allow, not "
+                         "how far the structure may miss an operation it never saw "
+                         "(held out on published clusters, up to 40%: "
+                         "docs/cassandra/calibration.md)")
     mixed_note = _runs_unlike_the_fitted(fitted, mrows, row_name)
     if mixed_note is not None:
         notes.append(mixed_note)

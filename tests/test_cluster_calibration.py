@@ -389,11 +389,23 @@ def one_level_reads():
                              nodes=3, replicas=3)
 
 
-def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess(one_level_reads):
-    """Fitted on reads of one level, its writes rest on the prior: their 95% bands
-    span more than a factor 10, and one note names those rows (by the DataFrame's
-    labels) and the widest factor; the fitted reads themselves, asked again, get no
-    such note."""
+def _every_draw(monkeypatch):
+    """Bands from every posterior draw, also for an operation no fitted row measured
+    (as before `NetworkModel._ruled_out`): a model of reads of one level then has
+    writes' bands of a factor 10 and more, the wide bands the notes below are about."""
+    from sizing.network_model import NetworkModel
+
+    monkeypatch.setattr(NetworkModel, "_unanchored",
+                        lambda self, rows: np.zeros(len(rows["write"]), bool))
+
+
+def test_a_band_wider_than_a_factor_ten_is_named_as_a_guess(one_level_reads,
+                                                            monkeypatch):
+    """Fitted on reads of one level, its writes rest on the prior: with every draw
+    their 95% bands span more than a factor 10, and one note names those rows (by the
+    DataFrame's labels) and the widest factor; the fitted reads themselves, asked
+    again, get no such note."""
+    _every_draw(monkeypatch)
     fitted = one_level_reads
     for name, named in (("write", True), ("read", False)):
         query = pd.read_csv(HUSKICAJLA / f"cassandra_a_h1_h2_n3_rf3_{name}_10m.csv")
@@ -426,10 +438,11 @@ def test_the_wide_band_note_names_five_rows_and_counts_the_rest():
     assert wide_intervals(np.array([np.nan]), np.array([5.0])) is None
 
 
-def test_a_grids_rows_are_named_by_what_they_ask(one_level_reads):
+def test_a_grids_rows_are_named_by_what_they_ask(one_level_reads, monkeypatch):
     """A grid of queries (``predict --threads``) has no file lines: its rows carry
     what they ask as their labels, and a note names them so (a model of one level's
-    reads, asked for ALL, bands past a factor 10)."""
+    reads, asked for ALL, bands past a factor 10 with every draw)."""
+    _every_draw(monkeypatch)
     fitted = one_level_reads
     grid = query_grid(fitted.model, [1, 8], levels=["ALL"], operations=["read", "write"])
     assert list(grid.index) == ["read ALL, 1 thread", "read ALL, 8 threads",
@@ -650,3 +663,33 @@ def test_local_levels_are_refused_where_the_model_places_data_centres(tmp_path):
     grid = query_grid(fitted, [100, 200], ["QUORUM"])
     assert grid.equals(query_grid(fitted.model, [100, 200], ["QUORUM"]))
     assert len(predict_table(fitted, grid)) == 2
+
+
+def test_an_operation_never_measured_gets_a_band_the_fitted_rows_allow(from_file,
+                                                                        monkeypatch):
+    """Fitted on Karpenko C's reads, its writes rest on the model alone (no anchor
+    corrects them). Posterior draws the reads rule out (a hop or share drawn at its
+    prior's spread can make the reads thousands of times slower) are left out there:
+    the writes' bands spanned a factor 12-15 with every draw and hold most of the
+    measured writes within a factor 3 now; the reads' bands, anchored, are the
+    same either way."""
+    from sizing.network_model import NetworkModel
+
+    fitted, _ = from_file
+    table = pd.read_csv(KARPENKO_C)
+    writes, reads = (table[table.operation == op].drop(columns="mean_ms")
+                     for op in ("write", "read"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ruled = predict_table(fitted, writes), predict_table(fitted, reads)
+        monkeypatch.setattr(NetworkModel, "_unanchored",
+                            lambda self, rows: np.zeros(len(rows["write"]), bool))
+        every = predict_table(fitted, writes), predict_table(fitted, reads)
+    width = [np.asarray(f.predicted_ci_high_ms / f.predicted_ci_low_ms)
+             for f, _ in (ruled, every)]
+    assert np.all(width[0] < 3.0) and np.all(width[1] > 10.0)
+    measured = table[table.operation == "write"].mean_ms.to_numpy()
+    inside = ((ruled[0].predicted_ci_low_ms.to_numpy() <= measured)
+              & (measured <= ruled[0].predicted_ci_high_ms.to_numpy()))
+    assert inside.mean() >= 0.9
+    pd.testing.assert_frame_equal(ruled[1], every[1])
