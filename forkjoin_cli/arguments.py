@@ -150,6 +150,32 @@ class _Parser(argparse.ArgumentParser):
 MAX_NODES = 1_000_000
 
 
+#: Options naming a file a command writes.
+OUTPUT_OPTIONS = ("out", "figure", "report", "write_synthetic")
+
+
+def check_outputs_spare_inputs(args) -> None:
+    """Refuse, before any work, an output file that is also a file the command line
+    reads: a latency file of a service spec ("empirical:PATH" of --service,
+    --read-service, --hop ...) or any other option's value naming an existing file
+    (--config, --basic-csv, --measurements ...): the results would overwrite it."""
+    from pathlib import Path
+
+    from forkjoin_sim.checks import check_not_an_input
+    from forkjoin_sim.laws.service import spec_files
+
+    given = [(name, value) for name, value in vars(args).items()
+             if name not in OUTPUT_OPTIONS and isinstance(value, str) and value]
+    read = [(path, f"--{name.replace('_', '-')} {value}") for name, value in given
+            for path in spec_files(value)]
+    read += [(value, f"--{name.replace('_', '-')}") for name, value in given
+             if Path(value).is_file()]
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            check_not_an_input(value, f"--{name.replace('_', '-')}", read)
+
+
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
     """The model and run options shared by ``simulate`` and other commands."""
     from forkjoin_sim.checks import SEED_LIMIT

@@ -77,6 +77,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
 def _cmd_sweep(args) -> int:
     from forkjoin_sim.sweep.results_file import (check_results_path, journal_path,
                                                   journaled, resumed_spec)
+    from forkjoin_sim.checks import check_not_an_input
+    from forkjoin_sim.laws.service import spec_files
     from forkjoin_sim.sweep.runner import check_run_settings, expand, load_spec, sweep
     from sizing.sweep_columns import annotate
 
@@ -97,6 +99,10 @@ def _cmd_sweep(args) -> int:
         check_run_settings(points, args.workers)
     except ConfigError as exc:
         raise ConfigError(f"{args.spec}: {exc}") from None
+    # a latency file of the spec's services would be overwritten by the results
+    check_not_an_input(out, "--out", sorted({
+        (path, f"service {point['service']} in {args.spec}") for point in points
+        for path in spec_files(point.get("service"))}))
     if args.dask is not None:  # --dask '' is a wrong address, not "no Dask"
         import importlib.util
         if importlib.util.find_spec("distributed") is None:

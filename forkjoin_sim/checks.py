@@ -222,10 +222,7 @@ def check_output_file(path, what: str = "output file", suffixes=None,
     if str(path) in ("", "."):
         raise ConfigError(f"{what} is empty; give a file name")
     _statable(path, what)
-    for source in inputs:
-        if source is not None and _same_file(path, Path(source)):
-            raise ConfigError(f"{what} {path} is also the input {source}; write the "
-                              "results to another file")
+    check_not_an_input(path, what, inputs)
     if path.is_dir():
         example = f"results{next(iter(suffixes))}" if suffixes else "results.csv"
         raise ConfigError(f"{what} {path} is a directory; give a file name inside it, "
@@ -259,6 +256,18 @@ def _statable(path: Path, what: str) -> None:
     except OSError as exc:
         raise ConfigError(f"{what} {str(path)[:60]}...: {exc.strerror}; choose a "
                           "shorter name") from None
+
+
+def check_not_an_input(path, what: str, inputs=()) -> None:
+    """A ConfigError if the output ``path`` is one of ``inputs`` (paths, or (path,
+    option) pairs naming where the input was given): it would be overwritten by its
+    own results."""
+    for source in inputs:
+        source, given = source if isinstance(source, tuple) else (source, None)
+        if source is not None and _same_file(Path(path), Path(source)):
+            where = f" (of {given})" if given else ""
+            raise ConfigError(f"{what} {path} is also the input {source}{where}; write "
+                              "the results to another file")
 
 
 def _same_file(a: Path, b: Path) -> bool:

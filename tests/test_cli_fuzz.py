@@ -92,6 +92,7 @@ def make_files(root: Path) -> dict[str, Path]:
         "spec_warmup": GOOD_SPEC + "warmup = 1.5\n",
         "spec_invalid_points": GOOD_SPEC.replace("quorum = [1, 2]", "quorum = [5]"),
         "spec_garbage": "nodes = [\n",
+        "spec_empirical": GOOD_SPEC + 'service = ["exp", "empirical:samples.csv"]\n',
         "referee": REFEREE, "referee_columns": "a,b\n1,2\n",
         "referee_text": REFEREE.replace("0.6,", "fast,"), "empty": "",
         "samples": "\n".join(f"{0.5 + 0.01 * i:g}" for i in range(200)) + "\n",
@@ -103,6 +104,8 @@ def make_files(root: Path) -> dict[str, Path]:
     for name, text in files.items():
         paths[name] = root / f"{name}.txt"
         paths[name].write_text(text, encoding="utf-8")
+    paths["samples_csv"] = root / "samples.csv"
+    paths["samples_csv"].write_text(files["samples"], encoding="utf-8")
     paths["latin1"] = root / "latin1.csv"
     paths["latin1"].write_bytes("n,r,k\n3,2,1 caf\xe9\n".encode("latin-1"))
     paths["binary"] = root / "binary.toml"
@@ -544,6 +547,22 @@ ISSUE_EXAMPLES = [
     # issue 29: one sample is a constant, not a measured law ...
     (["simulate", *Q, "--rho", "0.5", "--service", "empirical:samples_one.txt"],
      "one sample is a constant"),
+    # Found by a probe: --out over a latency file a service spec reads (exit 0, the
+    # samples replaced by the results), and over other inputs without a check of
+    # their own
+    (["timeouts", *Q, "--loads", "0.3", "--timeouts", "5", "--jobs", "2000",
+      "--sim-jobs", "2000", "--service", "empirical:samples.txt", "--out",
+      "samples.txt"], "--out samples.txt is also the input samples.txt (of --service"),
+    (["staleness", "--replicas", "3", "--read-service", "empirical:./samples.txt",
+      "--out", "samples.txt"], "is also the input ./samples.txt (of --read-service"),
+    (["plan-capacity", "--write-rate", "1", "--target", "5", "--service",
+      "mix:0.5*exp;0.5*empirical:samples.txt", "--out", "samples.txt"],
+     "is also the input samples.txt"),
+    (["sweep", "spec_empirical.txt", "--out", "samples.csv"],
+     "is also the input samples.csv (of service empirical:samples.csv in"),
+    (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
+      "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
+     "is also the input samples.txt (of --basic-csv)"),
     # ... and level names take any case but no blanks around them
     (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency",
       "quorum ", "--policy", "token-aware", "--local-service", "exp", "--remote-service",

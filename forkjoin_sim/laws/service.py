@@ -122,6 +122,21 @@ def parse_service(spec: str, mean: float = 1.0, *, delay: bool = False) -> Any:
     return law if placement else rescale(law, mean)
 
 
+def spec_files(spec) -> list[str]:
+    """The files a service spec reads: the PATH of "empirical:PATH", also inside a
+    mixture's components (none for any other form, or for what is not a string)."""
+    if not isinstance(spec, str):
+        return []
+    name, _, argument = spec.strip().partition(":")
+    name, argument = name.strip().lower(), argument.strip()
+    if name == "empirical":
+        return [argument] if argument else []
+    if name == "mix":
+        return [path for term in argument.split(";")
+                for path in spec_files(term.partition("*")[2])]
+    return []
+
+
 def fixes_own_scale(spec: str) -> bool:
     """Whether ``parse_service(spec, mean)`` is the same law whatever ``mean`` is.
 
