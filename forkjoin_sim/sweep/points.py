@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 
 POINT_DEFAULTS: dict[str, Any] = {
     "nodes": None, "replicas": None, "quorum": None, "rho": None, "arrival_rate": None,
@@ -95,16 +95,71 @@ def _check_keys(keys, where: str) -> None:
                           "(and 'points', a list of tables)")
 
 
-def _check_law(spec: str) -> None:
-    """Refuse a service law no point can take (an unknown name, a shape out of its
-    range): a typo in the spec, not a combination to skip. (An empirical law's file
-    is read when its point is built.)"""
-    from forkjoin_sim.laws.service import parse_service
+def _check_speeds(text: str) -> None:
+    """Refuse node speeds no node count can take (text not understood, a factor that
+    is not positive); speeds for another node count are a combination to skip."""
+    from forkjoin_sim.checks import is_plain_whole
+    from forkjoin_sim.system import Stragglers, parse_speeds
 
-    try:
-        parse_service(spec)
-    except ConfigError as exc:
-        raise ConfigError(f"sweep key 'service': {exc}") from None
+    name, _, rest = text.strip().partition(":")
+    count = rest.partition(":")[0]
+    # the node count the text describes: one factor per node, or its slow nodes
+    nodes = ((int(count) if is_plain_whole(count) else 0) if name == "slow"
+             else len(text.split(",")))
+    speeds = parse_speeds(text, max(nodes, 1))
+    if not isinstance(speeds, Stragglers) and not all(
+            math.isfinite(v) and v > 0 for v in speeds):
+        raise ConfigError(f"speeds {text!r}: node speeds must be positive finite "
+                          "factors (1 = full speed, 0.5 = half speed)")
+
+
+def _check_positive(name: str, value) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{name}={value!r} must be a positive finite number")
+
+
+def _check_engine(engine: str) -> None:
+    """Raise ConfigError for an engine name the sweep does not run."""
+    if engine == "fused":
+        # simulate's "fused" alone means one replication; "auto" runs the kernel with
+        # simulate's fixed replications, the numbers `simulate` gives without --engine
+        raise ConfigError("engine 'fused' is not a sweep engine; use engine = 'auto' "
+                          "(the default), which runs the fused kernel where the model "
+                          "allows it")
+    if engine not in SWEEP_ENGINES:
+        raise ConfigError(f"engine {engine!r} is unknown; use one of "
+                          f"{', '.join(SWEEP_ENGINES)}")
+
+
+def _check_alone(name: str, value) -> None:
+    """Refuse a value no point can take whatever the other keys are (an unknown
+    name, a missing latency file, a count below 1, a rate that is not positive): a
+    typo in the spec, not a combination to skip."""
+    from forkjoin_sim.arrivals import ClosedLoop
+    from forkjoin_sim.laws.service import parse_service
+    from forkjoin_sim.placement import get_placement
+
+    if name in ("nodes", "replicas", "quorum") and value < 1:
+        raise ConfigError(f"{name}={value!r} must be at least 1")
+    if name in ("rho", "arrival_rate"):
+        _check_positive(name, value)
+    elif name == "mu":
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"mu={value!r} must be a positive number (the service "
+                              "rate; 1 gives mean service time 1)")
+    elif name == "clients":
+        ClosedLoop(value)
+    elif name == "think":
+        ClosedLoop(1, value)
+    elif name == "service":
+        # a latency file is read here too: a missing one is a typo, not a skip
+        parse_service(value)
+    elif name == "placement":
+        get_placement(value)
+    elif name == "engine":
+        _check_engine(value)
+    elif name == "speeds":
+        _check_speeds(value)
 
 
 def _check_mu_applies(services) -> None:
@@ -134,8 +189,6 @@ def _check_type(name: str, value) -> None:
         kind = "numbers, e.g. 0.5" + (" (or 'auto')" if name == "warmup" else "")
     elif name in TEXT_KEYS:
         wrong, kind = not isinstance(value, str), "text in quotes, e.g. \"exp\""
-        if not wrong and name == "service" and not value.startswith("empirical:"):
-            _check_law(value)
     elif name == "purging":
         wrong, kind = not isinstance(value, bool), "true or false"
     else:
@@ -148,23 +201,18 @@ def _check_type(name: str, value) -> None:
 
 def _check_run_point(params: dict) -> None:
     """Raise ConfigError for an engine choice the simulator would refuse."""
-    engine = params["engine"]
-    if engine == "fused":
-        # simulate's "fused" alone means one replication; "auto" runs the kernel with
-        # simulate's fixed replications, the numbers `simulate` gives without --engine
-        raise ConfigError("engine 'fused' is not a sweep engine; use engine = 'auto' "
-                          "(the default), which runs the fused kernel where the model "
-                          "allows it")
-    if engine not in SWEEP_ENGINES:
-        raise ConfigError(f"engine {engine!r} is unknown; use one of "
-                          f"{', '.join(SWEEP_ENGINES)}")
-    if params["purging"] and engine not in ("simpy", "auto"):
+    _check_engine(params["engine"])
+    if params["purging"] and params["engine"] not in ("simpy", "auto"):
         raise ConfigError("purging is modelled by the SimPy engine only; "
                           "use engine = 'simpy' (or leave engine unset)")
 
 
-def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
-    """The valid points of one grid (no ``points`` key), with notes for the rest."""
+def _grid(spec: dict, run: dict, notes: list[str], where: str = "") -> list[dict]:
+    """The valid points of one grid (no ``points`` key), with notes for the rest.
+
+    A value no point can take (`_check_alone`) is refused; ``where`` names the
+    explicit point the grid comes from (" in points[2]") in that message.
+    """
     for need in ("nodes", "replicas", "quorum"):
         if need not in spec:
             raise ConfigError(f"sweep spec needs {need!r} (a number or a list)")
@@ -174,8 +222,17 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
     names = list(POINT_DEFAULTS)
     axes = [_axis(spec.get(name, POINT_DEFAULTS[name])) for name in names]
     for name, axis in zip(names, axes):
+        if not axis:
+            raise ConfigError(f"sweep key {name!r}{where} is an empty list; give at "
+                              "least one value")
         for value in axis:
             _check_type(name, value)
+            if value is None:
+                continue
+            try:
+                _check_alone(name, value)
+            except ConfigError as exc:
+                raise ConfigError(f"sweep key {name!r}{where}: {exc}") from None
     if "mu" in spec:
         _check_mu_applies(axes[names.index("service")])
     size = math.prod(len(axis) for axis in axes) * run["replications"]
@@ -183,7 +240,7 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
         raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "
                           f"than {MAX_POINTS:,}; split it into several sweeps or use "
                           "fewer values per axis")
-    points = []
+    points, skipped = [], []
     for values in itertools.product(*axes):
         params = dict(zip(names, values))
         for name in REAL_KEYS:
@@ -199,11 +256,20 @@ def _grid(spec: dict, run: dict, notes: list[str]) -> list[dict]:
             _check_run_point(params)
         except ConfigError as exc:
             shown = {k: v for k, v in params.items() if v is not None and k in spec}
-            notes.append(f"skipped {shown}: {exc}")
+            skipped.append((shown, exc))
             continue
         for replication in range(run["replications"]):
             points.append({**params, "jobs": run["jobs"], "replication": replication,
                            "seed": run["seed"]})
+    if where and not points:
+        # an explicit point none of whose combinations can run is wrong as written
+        shown, exc = skipped[0]
+        written = ", ".join(f"{k}={v!r}" for k, v in shown.items())
+        more = (f" (nor can its {counted(len(skipped) - 1, 'other combination')})"
+                if len(skipped) > 1 else "")
+        raise ConfigError(f"sweep {where.removeprefix(' in ')} ({written}) cannot "
+                          f"run: {exc}{more}")
+    notes.extend(f"skipped {shown}: {exc}" for shown, exc in skipped)
     return points
 
 
@@ -211,8 +277,11 @@ def expand(spec: dict) -> tuple[list[dict], list[str]]:
     """The points of a sweep spec, and a note for each combination that is skipped.
 
     Returns ``(points, notes)``. A point is a dict of every parameter in
-    ``POINT_DEFAULTS`` plus ``jobs``, ``replication`` and ``seed``; invalid
-    combinations (k > r, unstable load ...) are skipped with a note, not fatal.
+    ``POINT_DEFAULTS`` plus ``jobs``, ``replication`` and ``seed``; combinations
+    of valid values that cannot run together (k > r from two lists, a load unstable
+    for one node count ...) are skipped with a note, not fatal. A value no point can
+    take (an unknown name, a missing latency file, mu <= 0 ...) and an explicit
+    entry none of whose combinations can run raise ConfigError: typos, not skips.
     With a ``points`` list, each entry is a grid of its own over the shared keys
     (an entry's keys win), in the order listed; a point listed twice runs once.
     """
@@ -250,8 +319,9 @@ def expand(spec: dict) -> tuple[list[dict], list[str]]:
                     grid.pop(other, None)
             grids.append(grid)
     points, notes, seen = [], [], set()
-    for grid in grids:
-        for point in _grid(grid, run, notes):
+    for i, grid in enumerate(grids):
+        where = "" if entries is None else f" in points[{i}]"
+        for point in _grid(grid, run, notes, where):
             key = point_key(point)
             if key in seen:
                 notes.append(f"point {key} is listed twice; it runs once")

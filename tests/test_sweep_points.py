@@ -1,0 +1,130 @@
+"""Sweep points: a value no point can take is a spec error, a combination is a skip."""
+
+import pytest
+
+from forkjoin_cli import main as cli
+from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.sweep import points as sweep_points
+
+BASE = {"nodes": 5, "replicas": 3, "quorum": 1, "rho": 0.3, "jobs": 200}
+
+
+@pytest.mark.parametrize("key, values, message", [
+    ("service", ["exp", "empirical:no-such-latencies.txt"],
+     "sweep key 'service': no-such-latencies.txt: no such file"),
+    ("placement", ["random", "rnig"], "sweep key 'placement': placement 'rnig' is "
+                                      "unknown; use one of random, ring"),
+    ("engine", ["fast", "fsat"], "sweep key 'engine': engine 'fsat' is unknown; use "
+                                 "one of auto, fast, simpy"),
+    ("engine", ["fast", "fused"], "sweep key 'engine': engine 'fused' is not a sweep "
+                                  "engine; use engine = 'auto'"),
+    ("speeds", ["1,1,1,1,1", "bogus"], "sweep key 'speeds': speeds 'bogus' is not "
+                                       "understood"),
+    ("speeds", ["1,1,1,1,1", "1,1,0,1,1"], "sweep key 'speeds': speeds '1,1,0,1,1'"),
+    ("speeds", ["slow:x:0.5"], "sweep key 'speeds': speeds 'slow:x:0.5' is not "
+                               "understood"),
+    ("speeds", ["stragglers:0.2:-1"], "sweep key 'speeds': straggler speed -1.0"),
+    ("mu", [1, -1], r"sweep key 'mu': mu=-1 must be a positive number"),
+    ("rho", [0.3, 0], "sweep key 'rho': rho=0 must be a positive finite number"),
+    ("nodes", [5, 0], "sweep key 'nodes': nodes=0 must be at least 1"),
+    ("quorum", [1, 0], "sweep key 'quorum': quorum=0 must be at least 1"),
+])
+def test_a_value_no_point_can_take_is_refused_naming_key_and_value(key, values,
+                                                                   message):
+    """Each of these was skipped with a note and the sweep exited 0 with fewer rows."""
+    with pytest.raises(ConfigError, match=message):
+        sweep_points.expand({**BASE, key: values})
+
+
+@pytest.mark.parametrize("closed, message", [
+    ({"clients": [2, 0]}, "sweep key 'clients': clients must be a whole number >= 1, "
+                          "got 0"),
+    ({"clients": 2, "think": [1.0, -1.0]}, "sweep key 'think': think time must be a "
+                                           "finite number >= 0, got -1.0"),
+])
+def test_closed_loop_values_are_checked_alone(closed, message):
+    spec = {k: v for k, v in BASE.items() if k != "rho"}
+    with pytest.raises(ConfigError, match=message):
+        sweep_points.expand({**spec, **closed})
+
+
+def test_a_bad_value_inside_an_explicit_point_names_the_point():
+    spec = {**BASE, "points": [{"quorum": 2}, {"placement": ["random", "rnig"]}]}
+    with pytest.raises(ConfigError, match=r"sweep key 'placement' in points\[1\]"):
+        sweep_points.expand(spec)
+
+
+def test_an_explicit_point_impossible_as_written_is_refused():
+    """quorum = 4 beside replicas = 3 can never run: it was a note and a missing row."""
+    spec = {**BASE, "points": [{"quorum": 2}, {"quorum": 4}]}
+    with pytest.raises(ConfigError, match=r"points\[1\] \(.*quorum=4.*\) cannot run: "
+                                          r"quorum k=4 must satisfy 1 <= k <= replicas "
+                                          r"r=3; use 1 <= k <= 3"):
+        sweep_points.expand(spec)
+
+
+def test_an_explicit_grid_with_some_runnable_combinations_skips_the_rest():
+    spec = {**BASE, "points": [{"quorum": 2}, {"replicas": [3, 5], "quorum": 4}]}
+    points, notes = sweep_points.expand(spec)
+    assert [(p["replicas"], p["quorum"]) for p in points] == [(3, 2), (5, 4)]
+    assert len(notes) == 1 and "skipped" in notes[0] and "quorum k=4" in notes[0]
+
+
+def test_combinations_of_valid_values_are_still_skipped_with_a_note():
+    """k > r from different lists, speeds for another node count, an unstable load for
+    one node count: each value runs somewhere in the grid, so the rest is a note."""
+    points, notes = sweep_points.expand({
+        "nodes": [3, 5], "replicas": [2, 3], "quorum": [1, 3], "arrival_rate": 1.2,
+        "speeds": ["1,1,1", "1,1,1,1,1"], "jobs": 200})
+    kept = {(p["nodes"], p["replicas"], p["quorum"], p["speeds"]) for p in points}
+    assert kept == {(3, 2, 1, "1,1,1"), (5, 2, 1, "1,1,1,1,1"),
+                    (5, 3, 1, "1,1,1,1,1"), (5, 3, 3, "1,1,1,1,1")}
+    assert len(notes) == 16 - 4
+    assert any("quorum k=3" in n for n in notes)
+    assert any("gives 3 factor(s) for 5 nodes" in n for n in notes)
+    assert any("unstable load" in n for n in notes)
+
+
+def test_a_readable_latency_file_in_a_list_is_taken(tmp_path):
+    latencies = tmp_path / "latencies.txt"
+    latencies.write_text("\n".join(str(0.5 + i / 100) for i in range(100)) + "\n")
+    points, notes = sweep_points.expand(
+        {**BASE, "service": ["exp", f"empirical:{latencies}"]})
+    assert [p["service"] for p in points] == ["exp", f"empirical:{latencies}"]
+    assert notes == []
+
+
+@pytest.mark.parametrize("line", [
+    'service = ["exp", "empirical:typo.txt"]',
+    'placement = ["random", "rnig"]',
+    'mu = [1, -1]',
+    '[[points]]\nquorum = 2\n[[points]]\nquorum = 4',
+])
+def test_the_command_refuses_before_any_work_and_keeps_the_results_file(
+        tmp_path, capsys, monkeypatch, line):
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "s.toml"
+    spec.write_text("nodes = 5\nreplicas = 3\nquorum = 1\nrho = 0.3\njobs = 200\n"
+                    + line + "\n")
+    out = tmp_path / "k.csv"
+    out.write_text("an earlier sweep's rows\n")
+    code = cli.main(["sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == cli.EXIT_BAD_INPUT
+    errors = [text for text in captured.err.splitlines() if text.strip()]
+    assert len(errors) == 1 and "error:" in errors[0] and "note:" not in captured.err
+    assert out.read_text() == "an earlier sweep's rows\n"
+    assert not (tmp_path / "k.csv.partial.csv").exists()
+
+
+def test_an_explicit_grid_none_of_whose_combinations_can_run_is_refused():
+    spec = {**BASE, "rho": [0.3, 0.6], "points": [{"quorum": 2}, {"quorum": 4}]}
+    with pytest.raises(ConfigError, match=r"points\[1\] .* cannot run: quorum k=4 .*"
+                                          r"\(nor can its 1 other combination\)"):
+        sweep_points.expand(spec)
+
+
+def test_an_empty_list_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"sweep key 'quorum' in points\[0\] is an "
+                                          "empty list"):
+        sweep_points.expand({**BASE, "points": [{"quorum": []}]})
