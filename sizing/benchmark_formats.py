@@ -56,7 +56,10 @@ updates and inserts) are merged into one write row: their mean weighted by
 operation count, their percentiles dropped (those of a mixture cannot be rebuilt
 from its parts). Files are read as UTF-8 with or without a byte-order mark. Bad
 input raises `ConfigError` naming the line of the file and the value as the tool
-printed it; failed operations warn.
+printed it; failed operations warn. An output cut before its summary (the lines a tool
+prints first, `_STARTS`, and no summary after them) is refused as truncated; a
+cassandra-stress run cut inside one of its thread counts (an auto run interrupted)
+gives the thread counts it finished, with a warning naming the one left out.
 """
 
 from __future__ import annotations
@@ -118,14 +121,59 @@ _YCSB_TEXT = "YCSB output"
 _STRESS_TEXT = "cassandra-stress output"
 
 
+#: Lines each tool prints before its summary, and no measurement CSV has, as (what
+#: they are, pattern): a text with one but no summary is that tool's output cut short.
+_STARTS = {
+    YCSB: (("its java command line",
+            re.compile(r"\b(?:site|com\.yahoo)\.ycsb\.Client\b")),
+           ("its 'Command line:'", re.compile(r"^Command line:.*\s-(?:db|P)\s")),
+           ("'YCSB Client'", re.compile(r"^YCSB Client \d")),
+           ("'Loading workload...'", re.compile(r"^Loading workload\.\.\.$")),
+           ("'Starting test.'", re.compile(r"^Starting test\.$")),
+           ("a status line", re.compile(r"\d+ sec: \d+ operations;"))),
+    CASSANDRA_STRESS: (
+        ("its settings banner", re.compile(r"^\*+ Stress Settings \*+$")),
+        ("'Running with N threadCount'", _STRESS_THREADS[0]),
+        ("'Running ... with N threads'", _STRESS_THREADS[1]),
+        ("'Warming up'", re.compile(r"^Warming up \S+ with \d+ iterations")),
+        ("its progress table", re.compile(r"^type\s+total ops,\s*op/s,")),
+        ("'Connected to cluster'",
+         re.compile(r"^Connected to cluster: .*max pending requests")))}
+#: What a tool's output cut before its summary lacks.
+_SUMMARY = {YCSB: "no [OVERALL]/[READ] summary lines",
+            CASSANDRA_STRESS: "no 'Results:' block"}
+
+
+def _started_as(text: str) -> tuple[str, str, int] | None:
+    """(tool, what it printed, line number) of the first line that only YCSB or
+    cassandra-stress prints before its summary (`_STARTS`), or None."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        for tool, starts in _STARTS.items():
+            for what, pattern in starts:
+                if pattern.search(line.strip()):
+                    return tool, what, number
+    return None
+
+
+def _cut_short(where: str, tool: str, evidence: str, missing: str) -> str:
+    """The refusal of ``tool``'s output that lacks its summary (``missing``)."""
+    name = "YCSB" if tool == YCSB else tool
+    return (f"{where} looks like truncated (incomplete) {name} output ({evidence}) "
+            f"but has {missing}: give the complete text the benchmark printed at the "
+            "end of the run")
+
+
 def detect_format(text: str, where: str = "benchmark output") -> str:
-    """`YCSB` or `CASSANDRA_STRESS`, from the lines only that tool prints."""
+    """`YCSB` or `CASSANDRA_STRESS`, from the lines only that tool prints: its summary,
+    or, in an output cut before it, the lines it prints first (`_STARTS`)."""
     for line in text.splitlines():
         match = _YCSB_LINE.match(line.strip())
         if match and (match.group(1) == "OVERALL" or match.group(1) in YCSB_OPERATIONS):
             return YCSB
         if line.strip().lower() == "results:" or _STRESS_THREADS[0].search(line):
             return CASSANDRA_STRESS
+    if started := _started_as(text):
+        return started[0]  # cut short: its parser says what is missing
     raise ConfigError(f"{where} is neither YCSB nor cassandra-stress output: no "
                       "'[OVERALL], Throughput(ops/sec), ...' line and no 'Results:' "
                       "block; give the complete text the benchmark printed")
@@ -481,7 +529,14 @@ def parse_ycsb(text: str, threads: int | None = None,
     name = "<file>" if where == _YCSB_TEXT else Path(where).name
     given_by = listed_in or "by the caller"
     sections = _ycsb_sections(text, where)
+    start = _started_as(text)
+    cut = start is not None and start[0] == YCSB  # the run's own lines, no summary
     if "Throughput(ops/sec)" not in sections.get("OVERALL", {}):
+        if cut:
+            raise ConfigError(_cut_short(
+                where, YCSB, f"{start[1]} at line {start[2]}",
+                "no '[OVERALL], Throughput(ops/sec)' line" if sections else
+                _SUMMARY[YCSB]))
         raise ConfigError(f"{where}: no '[OVERALL], Throughput(ops/sec), ...' line; "
                           "give the summary YCSB prints at the end of a run")
     counts = _operation_counts(sections, where)
@@ -508,6 +563,9 @@ def parse_ycsb(text: str, threads: int | None = None,
             raise ConfigError(f"{where}: [{section}] has no AverageLatency line; give "
                               "the complete summary YCSB prints at the end of a run")
         parts.setdefault(YCSB_OPERATIONS[section], []).append(stats)
+    if not parts and cut:
+        raise ConfigError(_cut_short(where, YCSB, f"{start[1]} at line {start[2]}",
+                                     "no [READ], [UPDATE] or [INSERT] summary lines"))
     if not parts:
         raise ConfigError(f"{where}: no [READ], [UPDATE] or [INSERT] summary lines "
                           "with operations; give the output of a YCSB 'run' (not only "
@@ -580,10 +638,11 @@ def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:
 def _stress_block(lines: list[str], start: int, where: str) -> dict:
     """{column: (total, {operation: value})} of the ``Results:`` block at ``start``
     (``where``: the file)."""
-    block = {}
+    block, ended = {}, True
     for number, line in enumerate(lines[start + 1:], start=start + 2):
         key, colon, value = line.partition(":")
         if not colon or not line.strip():
+            ended = False
             break
         key = " ".join(key.lower().split())
         if key in _STRESS_KEYS:
@@ -592,12 +651,23 @@ def _stress_block(lines: list[str], start: int, where: str) -> dict:
                                   "value; give the output unedited")
             block[_STRESS_KEYS[key]] = _stress_value(value, key,
                                                      f"{where} line {number}")
+    # a block the text ends in before its last summary line (Total errors, which every
+    # version prints) or its rate and mean was cut there
+    lacking = [column for column in ("rate", "mean_ms", "errors") if column not in block]
+    if ended and lacking:
+        raise _CutShort(f"{where} line {start + 1}: a 'Results:' block cut short "
+                        f"before '{_STRESS_LABELS[lacking[0]]}'; give the complete "
+                        "block cassandra-stress prints at the end of a run")
     for column in ("rate", "mean_ms"):
         if column not in block:
             raise ConfigError(f"{where} line {start + 1}: a 'Results:' block without "
                               f"'{_STRESS_LABELS[column]}'; give the complete block "
                               "cassandra-stress prints at the end of a run")
     return block
+
+
+class _CutShort(ConfigError):
+    """A ``Results:`` block lacking lines because the text ends inside it."""
 
 
 def _stress_classes(block: dict, single: str | None, operations: dict,
@@ -663,6 +733,9 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     given_level = None if consistency is None else _level(consistency, where, "given")
     given_threads = None if threads is None else whole_threads(threads, where)
     file_level, file_threads, single, rows = None, None, None, []
+    # (threads, line) of the run begun since the last results: an auto run stopped
+    # before its last thread count's results ends inside it
+    started = None
     for index, line in enumerate(lines):
         for pattern in _STRESS_LEVEL:
             if match := pattern.search(line):
@@ -671,11 +744,18 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
         for pattern in _STRESS_THREADS:
             if match := pattern.search(line):
                 file_threads = whole_threads(match.group(1), f"{where} line {index + 1}")
+                if pattern is not _STRESS_THREADS[2] and started is None:
+                    started = (file_threads, index + 1)
         if match := re.search(r"Running (\S+) with \d+ threads", line):
             single = match.group(1)
         if line.strip().lower() != "results:":
             continue
-        block = _stress_block(lines, index, where)
+        try:
+            block = _stress_block(lines, index, where)
+        except _CutShort:
+            started = started or (given_threads or file_threads, index + 1)
+            break
+        started = None
         run = f"{where} line {index + 1}"
         source = "the output"
         count = _agree(given_threads, file_threads, "threads", run, source, given_by)
@@ -701,7 +781,22 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                           UserWarning, stacklevel=2)
         rows += _rows(classes, {"read": level, "write": level}, count,
                       block["rate"][0], f"{run} ({count} threads)")
+    if started is not None:
+        count, line = started
+        run = f"the run at {count} threads" if count else "a run"
+        if not rows:
+            raise ConfigError(_cut_short(where, CASSANDRA_STRESS,
+                                         f"it ends inside {run}, begun at line {line}",
+                                         "no complete 'Results:' block"))
+        warnings.warn(f"{where}: the output ends inside {run} (begun at line {line}; "
+                      "incomplete: interrupted?), so that run is left out; the "
+                      f"runs at {', '.join(dict.fromkeys(r['threads'] for r in rows))} "
+                      "threads are read", UserWarning, stacklevel=2)
     if not rows:
+        if (start := _started_as(text)) and start[0] == CASSANDRA_STRESS:
+            raise ConfigError(_cut_short(where, CASSANDRA_STRESS,
+                                         f"{start[1]} at line {start[2]}",
+                                         _SUMMARY[CASSANDRA_STRESS]))
         raise ConfigError(f"{where}: no 'Results:' block; give the complete output "
                           "of a finished cassandra-stress run")
     return rows

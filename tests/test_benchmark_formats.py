@@ -716,3 +716,119 @@ def test_ycsb_cql_binding_without_a_level_reads_at_its_default_one_with_a_warnin
     assert row["consistency"] == "ONE" and row["threads"] == "100"
     other = text.replace("site.ycsb.db.CassandraCQLClient", "site.ycsb.db.ScyllaCQLClient")
     _one_line_error(lambda: parse_ycsb(other), "consistency")
+
+
+def _head(path, lines: int) -> str:
+    """The first ``lines`` lines of a sample output, as ``head -n`` cuts them."""
+    return "".join(path.read_text().splitlines(keepends=True)[:lines])
+
+
+@pytest.mark.parametrize("path, lines, tool, missing", [
+    # YCSB cut before its [OVERALL] summary: at its java command line, after
+    # 'Command line:', 'Loading workload...', 'Starting test.', in the status lines
+    (YCSB_C, 1, "YCSB", "[OVERALL]/[READ] summary lines"),
+    (YCSB_C, 2, "YCSB", "[OVERALL]/[READ] summary lines"),
+    (YCSB_C, 5, "YCSB", "[OVERALL]/[READ] summary lines"),
+    (YCSB_C, 11, "YCSB", "[OVERALL]/[READ] summary lines"),
+    # ... and inside it
+    (YCSB_C, 12, "YCSB", "'[OVERALL], Throughput(ops/sec)' line"),
+    (YCSB_C, 13, "YCSB", "[READ], [UPDATE] or [INSERT] summary lines"),
+    # cassandra-stress cut in its settings, at connecting, at warming up
+    (STRESS_AUTO, 1, "cassandra-stress", "'Results:' block"),
+    (STRESS_AUTO, 20, "cassandra-stress", "'Results:' block"),
+    (STRESS_AUTO, 32, "cassandra-stress", "'Results:' block"),
+    (STRESS_AUTO, 37, "cassandra-stress", "'Results:' block"),
+    # ... and inside its only run
+    (STRESS_AUTO, 40, "cassandra-stress", "run at 4 threads"),
+    (STRESS_MIXED, 22, "cassandra-stress", "run at 32 threads"),
+    (STRESS_MIXED, 30, "cassandra-stress", "run at 32 threads")])
+def test_an_output_cut_before_its_summary_is_refused_as_truncated(tmp_path, path,
+                                                                  lines, tool, missing):
+    """A YCSB output cut before its [OVERALL] lines was read as a measurement CSV
+    with the java command line for a header; a cassandra-stress output cut in its
+    settings named the banner an unknown column. Now: truncated output of that tool,
+    saying what is missing, whether given directly or behind a side table."""
+    cut = tmp_path / "cut.txt"
+    cut.write_text(_head(path, lines))
+    words = ["cut.txt", f"truncated (incomplete) {tool} output", missing,
+             "give the complete text the benchmark printed at the end of the run"]
+    _one_line_error(lambda: read_measurements(str(cut), replicas=3), *words)
+    _one_line_error(lambda: benchmark_rows(cut), *words)
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\ncut.txt,4,QUORUM\n")
+    _one_line_error(lambda: read_measurements(str(table), replicas=3), *words)
+
+
+def test_a_truncated_output_fails_the_command_in_one_line(tmp_path, capsys):
+    from forkjoin_cli import main as cli
+
+    cut = tmp_path / "y.txt"
+    cut.write_text(_head(YCSB_C, 11))
+    status = cli.main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                       "--measurements", str(cut), "--out", str(tmp_path / "m.toml")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert "truncated (incomplete) YCSB output" in line and "java" in line
+    assert not (tmp_path / "m.toml").exists()
+
+
+def test_a_measurement_csv_is_not_taken_for_truncated_output(tmp_path):
+    """The signs of a cut output are lines no measurement file has."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text("operation,consistency,threads,throughput,mean_ms\n"
+                    "read,QUORUM,16,12000,1.3\n")
+    assert benchmark_rows(rows) is None
+    (row,), _ = read_measurements(str(rows), replicas=3)
+    assert (row.operation, row.threads, row.mean_ms) == ("read", 16, 1.3)
+
+
+@pytest.mark.parametrize("lines", [
+    95,    # 'Running READ with 16 threads': the run begun, nothing measured
+    100,   # its progress lines printed, its results not (as `head -100`)
+    104,   # cut inside its 'Results:' block, before its percentiles and errors
+    111])  # ... before 'Total errors'
+def test_an_interrupted_auto_run_keeps_its_finished_thread_counts(tmp_path, lines):
+    """An auto run stopped in its 16-thread run gave the 4- and 8-thread rows and
+    dropped the begun run without a word; now a warning names it."""
+    cut = tmp_path / "cs.txt"
+    cut.write_text(_head(STRESS_AUTO, lines))
+    with pytest.warns(UserWarning) as caught:
+        rows = read_benchmark_output(cut)
+    (warning,) = [w for w in caught if "ends inside" in str(w.message)]
+    message = str(warning.message)
+    assert str(cut) in message and "the run at 16 threads" in message
+    assert "line 94" in message and "interrupted?" in message
+    assert "left out" in message
+    # the finished runs as the file prints them
+    assert [r["threads"] for r in rows] == ["4", "8"]
+    assert [float(r["throughput"]) for r in rows] == [3912, 7310]
+    assert [float(r["mean_ms"]) for r in rows] == [1.0, 1.1]
+    assert [float(r["p99_ms"]) for r in rows] == [2.3, 2.7]
+
+
+def test_a_whole_stress_run_and_a_cut_after_a_run_give_no_warning(tmp_path):
+    """Only a begun run without results is incomplete: cut after the 8-thread results
+    (before 16 threads began) the file reads as two runs, quietly."""
+    cut = tmp_path / "cs.txt"
+    cut.write_text(_head(STRESS_AUTO, 93))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r["threads"] for r in read_benchmark_output(STRESS_AUTO)] == \
+            ["4", "8", "16"]
+        assert [r["threads"] for r in read_benchmark_output(cut)] == ["4", "8"]
+        assert [r["threads"] for r in read_benchmark_output(STRESS_MIXED)] == \
+            ["32", "32"]
+
+
+def test_a_stress_block_cut_short_is_told_from_one_printed_without_a_line():
+    """A 'Results:' block missing its mean is refused as before when lines follow it;
+    cut by the end of the text it is a run left unfinished."""
+    no_mean = "\n".join(line for line in OLD_STRESS.splitlines()
+                        if not line.startswith("latency mean"))
+    _one_line_error(lambda: parse_cassandra_stress(no_mean, consistency="ONE"),
+                    "without 'Latency mean'")
+    cut = OLD_STRESS[:OLD_STRESS.index("latency mean")]
+    _one_line_error(lambda: parse_cassandra_stress(cut, consistency="ONE"),
+                    "truncated (incomplete) cassandra-stress output",
+                    "run at 200 threads")
