@@ -121,16 +121,18 @@ def _validating(jobs: int):
 
 
 def _check_before_work(args, *jobs, fewest_basic: int | None = MIN_JOBS) -> None:
-    """The output path and the memory of the largest run, before anything runs; with
-    simulated basic queues (the default), at least ``fewest_basic`` --jobs (None: the
-    command checks its own; an analytic --basic runs no basic queue)."""
+    """The output path and the memory of the largest run (``jobs``: (option, jobs)
+    of each run, None where it does not run), before anything runs; with simulated
+    basic queues (the default), at least ``fewest_basic`` --jobs (None: the command
+    checks its own; an analytic --basic runs no basic queue)."""
     if args.basic is None:
         args.basic = "simulation"
     if args.basic in ("simulation", DIRECT) and fewest_basic and args.jobs < fewest_basic:
         raise ConfigError(_too_few("--jobs", args.jobs, fewest_basic))
     if args.out:
         options.check_output_file(args.out, "--out", suffixes=(".csv",))
-    options.check_jobs_fit(max(jobs))
+    option, largest = max(((o, j) for o, j in jobs if j), key=lambda pair: pair[1])
+    options.check_jobs_fit(largest, option)
 
 
 def _emit(rows: list[dict], out: str | None) -> None:
@@ -187,7 +189,7 @@ def _check_analytic_basic(args, *services: tuple[str, str, object]) -> None:
 def _cmd_timeouts(args) -> int:
     from sizing.tails import timeout_table
 
-    _check_before_work(args, args.jobs, args.sim_jobs)
+    _check_before_work(args, ("--jobs", args.jobs), ("--sim-jobs", args.sim_jobs))
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
     _check_analytic_basic(args, ("--service", args.service, service))
@@ -371,7 +373,8 @@ def _plan_consistency_rate(args) -> int:
     if not args.staleness:
         _check_consistency_jobs(args, float(read_service.mean()),
                                 float((write_service or read_service).mean()))
-    _check_before_work(args, args.jobs, args.validate, fewest_basic=None)
+    _check_before_work(args, ("--jobs", args.jobs), ("--validate", args.validate),
+                       fewest_basic=None)
     _check_mu(args.mu, ("--read-service", args.read_service),
               ("--write-service", args.write_service or args.read_service))
     _check_analytic_basic(args, ("--read-service", args.read_service, read_service),
@@ -479,7 +482,7 @@ def _cmd_plan_capacity(args) -> int:
     from sizing.planning import plan_capacity, simulate_capacity
 
     args.basic = args.basic or DIRECT
-    _check_before_work(args, args.jobs, args.validate)
+    _check_before_work(args, ("--jobs", args.jobs), ("--validate", args.validate))
     service = _service(args.service, args.mu)
     _check_mu(args.mu, ("--service", args.service))
     _check_analytic_basic(args, ("--service", args.service, service))

@@ -322,8 +322,10 @@ def check_memory(nbytes: float, what: str, fix: str) -> None:
     """Refuse a run that would need ``nbytes`` when less memory is available."""
     free = available_memory()
     if free is not None and nbytes > MEMORY_SHARE * free:
-        raise ConfigError(f"{what} needs about {_size(nbytes)} of memory and "
-                          f"{_size(free)} is available; {fix}")
+        raise ConfigError(f"{what} needs about {_size(nbytes)} of memory, more than "
+                          f"{MEMORY_SHARE:.0%} of the {_size(free)} available "
+                          f"({_size(MEMORY_SHARE * free)}, leaving room for the rest of "
+                          f"the run); {fix}")
 
 
 def check_jobs_fit(jobs: int, what: str = "--jobs", runs: int = 1,

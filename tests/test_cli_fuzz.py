@@ -563,6 +563,13 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... and a run too large for memory named by the option that asks for it, with
+    # the share of the memory the check allows
+    (["timeouts", *Q, "--loads", "0.3", "--timeouts", "5", "--jobs", "2000",
+      "--sim-jobs", "1000000000"], "--sim-jobs 1,000,000,000 needs about 24 GB of "
+     "memory, more than 80% of the 4 GB available (3.2 GB"),
+    (["plan-capacity", "--write-rate", "1", "--target", "5", "--jobs", "2000",
+      "--validate", "1000000000"], "--validate 1,000,000,000 needs about"),
     # ... and level names take any case but no blanks around them
     (["cassandra", "simulate", "--nodes", "6", "--replicas", "3", "--consistency",
       "quorum ", "--policy", "token-aware", "--local-service", "exp", "--remote-service",
