@@ -213,6 +213,21 @@ def _cmd_predict(args) -> int:
         print(f"warning: Theorem 4 gives negative latencies for {', '.join(negative)}: "
               "the alternating sum cancelled; check that RT(i,i,i) grows with i and give "
               "the inputs with more digits", file=sys.stderr)
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
+    order = sorted(values, key=lambda name: consistency_quorum(name, args.replicas))
+    inverted = [(low, high) for low, high in zip(order, order[1:])
+                if consistency_quorum(high, args.replicas)
+                > consistency_quorum(low, args.replicas) and values[high] < values[low]]
+    if inverted:
+        low, high = inverted[0]
+        # waiting for more acknowledgements is never faster; Theorem 4 can say so when
+        # its inputs are inconsistent (a local write nearly as slow as a remote one)
+        print(f"warning: Theorem 4 gives {high} {values[high]:.4g} below {low} "
+              f"{values[low]:.4g}: waiting for more acknowledgements cannot be faster; "
+              "the basic latencies do not fit the model (a local write LT(1,1,1) "
+              "nearly as slow as a remote one, or RT(i,i,i) not growing with i); "
+              "check them", file=sys.stderr)
     if args.json:
         print(json_text(values))
         return 0

@@ -231,3 +231,19 @@ def test_simulate_steps_with_two_data_centres_matches_a_hand_calculation(capsys,
     expected = 1 + 0.25 + max(2, 2 * 10 + 4) + 0.25 + 1
     assert result["mean"] == pytest.approx(expected, rel=1e-12)
     assert result["p99"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_theorem4_levels_out_of_order_are_warned(capsys):
+    """A local write as slow as a remote one: Theorem 4 put TWO (0.9) under ONE (1.0)
+    without a word (a probe); the warning names the pair. Consistent inputs get
+    none."""
+    status, out, err = run(capsys, "predict", "--nodes", "5", "--replicas", "3",
+                           "--policy", "token-aware", "--local-basic", "1",
+                           "--remote-basic", "1:1.2,2:1.5,3:1.8", "--json")
+    values = json.loads(out)
+    assert status == 0 and values["TWO"] < values["ONE"]
+    assert f"Theorem 4 gives TWO {values['TWO']:.4g} below ONE {values['ONE']:.4g}" in err
+    status, out, err = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                           "--policy", "round-robin", "--local-basic", "0.25",
+                           "--remote-basic", "1:1.0,2:1.6,3:2.1", "--json")
+    assert status == 0 and "below" not in err
