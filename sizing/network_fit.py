@@ -234,7 +234,8 @@ class Prior:
         named in errors)."""
         table = document.get("prior")
         if table is None:
-            raise ConfigError(f"{path} has no [prior] table; give a file written by "
+            raise ConfigError(f"{path} has no [prior] table; give a MODEL.toml written "
+                              "by forkjoin-sim cassandra calibrate or a prior written by "
                               "benchmarks/cassandra_heldout.py --write-prior")
         _check_prior_keys(table, path)
         vague = cls.vague()

@@ -64,8 +64,20 @@ def test_prior_file_without_a_prior_table_says_what_to_give(tmp_path):
     path = tmp_path / "model.toml"
     path.write_text("[model]\nx = 1\n")
     from forkjoin_sim.errors import ConfigError
-    with pytest.raises(ConfigError, match="no \\[prior\\] table"):
+    with pytest.raises(ConfigError, match="no \\[prior\\] table; give a MODEL.toml "
+                       "written by forkjoin-sim cassandra calibrate or a prior"):
         Prior.read(str(path))
+
+
+def test_a_broken_model_given_as_prior_is_named_as_the_prior(tmp_path):
+    """A truncated model file given to --prior: its message named --model (a probe)."""
+    from forkjoin_sim.errors import ConfigError
+    from sizing.cluster_calibration import load_prior
+
+    path = tmp_path / "cut.toml"
+    path.write_text('[model]\nkind = "closed-network"\n')
+    with pytest.raises(ConfigError, match=f"^--prior {path} lacks 'posterior'"):
+        load_prior(str(path))
 
 
 @pytest.mark.parametrize("entry", ["{ mean = 0.0, sd = 0.0 }", "{ mean = 0.0, sd = -1.0 }",
