@@ -149,6 +149,8 @@ def _cmd_mix(args) -> int:
         from forkjoin_sim.checks import check_input_file
 
         check_input_file(args.config, "--config")  # its own problem first
+        # and what the file holds, before what it needs beside it
+        _steps.datacentres_from_args(args, args.nodes)
     if args.config is not None and not _steps.wants_steps(args):
         raise ConfigError("--config's [datacentres] sets the hops between nodes, which "
                           "run on the steps engine; add --hop SPEC (the hop within a "

@@ -223,3 +223,12 @@ def test_datacentres_config_sets_the_hop_of_each_pair(capsys, tmp_path):
     assert cli.main(["mix", "--nodes", "2", "--replicas", "2", "--rate", "1",
                      "--config", str(config)]) == 2
     assert "add --hop SPEC" in capsys.readouterr().err
+    # a file that is no [datacentres] config is named as such first, with or without
+    # --hop (a probe: any file was told to add --hop)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[datacentres\n")
+    for extra in ([], ["--hop", "exp:0.1"]):
+        assert cli.main(["mix", "--nodes", "2", "--replicas", "2", "--rate", "1",
+                         "--config", str(broken), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "is not valid TOML" in err and "--hop" not in err
