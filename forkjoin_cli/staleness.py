@@ -259,7 +259,7 @@ def flat_row(summary: dict) -> dict:
             item["probability"], item["low"], item["high"])
     for item in summary["latency"]:
         for kind in ("read", "write"):
-            name = f"{kind}_p{item['percentile']:g}"
+            name = f"{kind}_p{item['percentile']:.10g}"
             row[name] = item[kind]
             row[f"{name}_low"], row[f"{name}_high"] = item[f"{kind}_low"], item[f"{kind}_high"]
     return row

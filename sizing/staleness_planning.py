@@ -68,10 +68,10 @@ class StalenessConstraint:
 
     def describe(self) -> str:
         if self.t is not None:
-            return (f"P(consistent {self.t:g}-{self.t + self.window:g} after commit) >= "
-                    f"{self.probability:g}")
+            return (f"P(consistent {self.t:.10g}-{self.t + self.window:.10g} after commit) >= "
+                    f"{self.probability:.10g}")
         return (f"P(at most {self.versions_behind} version(s) behind) >= "
-                f"{self.probability:g}")
+                f"{self.probability:.10g}")
 
     def measure(self, result) -> np.ndarray:
         """Per read this constraint counts in a ``StalenessResult`` (in issue order),
@@ -150,7 +150,7 @@ class StalenessPlan:
                 for row in self.options.to_dict("records")]
 
     def _objective_name(self) -> str:
-        return "mean latency" if self.objective == "mean" else f"p{self.percentile:g}"
+        return "mean latency" if self.objective == "mean" else f"p{self.percentile:.10g}"
 
 
 def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
@@ -352,7 +352,7 @@ def _check_measured(result, operations: int, warmup: float, percentile: float) -
                 f"the run of {operations:,} operations measured no {kind} for R="
                 f"{result.read_quorum}, W={result.write_quorum} (write share "
                 f"{result.key.write_share:g}, warm-up {warmup:g}; a read counts once a "
-                f"write committed before it), so it has no p{percentile:g} to rank by; "
+                f"write committed before it), so it has no p{percentile:.10g} to rank by; "
                 f"simulate at least {max(need, operations + 1):,} operations (--jobs)")
 
 

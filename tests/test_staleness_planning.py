@@ -343,3 +343,10 @@ def test_an_estimate_on_the_target_or_without_reads_is_never_decided():
 
     assert _reads_to_decide(9, 10, 0.9) is None
     assert _reads_to_decide(0, 0, 0.9) is None
+
+
+def test_a_constraint_is_described_with_the_digits_it_was_given():
+    """0.9999999 was shown as 'P(consistent 0-1 after commit) >= 1' (a probe)."""
+    assert parse_constraint("t=0:0.9999999").describe().endswith(">= 0.9999999")
+    assert parse_constraint("t=2.5:0.99").describe() == \
+        "P(consistent 2.5-3.5 after commit) >= 0.99"
