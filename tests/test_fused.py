@@ -3,6 +3,7 @@ SimPy engines, give its means; exact references within intervals; worker-count
 independence; what it refuses. (The kernel itself: tests/test_fused_kernel.py.)"""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -114,3 +115,26 @@ def test_cli_fused(capsys):
     assert out["ci_low"] <= exact.response_time <= out["ci_high"]
     assert out["throughput_ci_low"] <= exact.throughput <= out["throughput_ci_high"]
     assert out["engine"] == "fused"
+
+
+def test_throughput_of_many_short_replications_has_a_proper_interval(capsys):
+    """The issue's run: 50 replications of 60 jobs printed throughput 0.4908 with
+    95% CI [-0.529, 1.511]. The arrival rate is 0.5 (rho 0.5, mean service 1)."""
+    assert cli.main(["simulate", "--nodes", "5", "--replicas", "3", "--quorum", "2",
+                     "--rho", "0.5", "--jobs", "3000", "--engine", "fused",
+                     "--replications", "50", "--workers", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    low, high = out["throughput_ci_low"], out["throughput_ci_high"]
+    assert 0 < low < 0.5 < high and high - low < 0.1
+    assert not any("throughput" in note for note in out["warnings"])
+
+
+def test_a_throughput_without_a_proper_interval_carries_a_warning():
+    """Four batches of two to three jobs (10 jobs in 2 replications, seed 3): the
+    interval of the mean gap reaches 0, so the throughput has no upper end, and the
+    result says so instead of printing a finite interval it cannot back."""
+    result = simulate(ForkJoinModel(5, 3, 2, load=0.5), jobs=10, seed=3,
+                      engine="fused", replications=2, workers=1)
+    assert result.throughput.low > 0 and result.throughput.high == math.inf
+    assert any(note.startswith("throughput: no proper 95% interval")
+               for note in result.doubts)

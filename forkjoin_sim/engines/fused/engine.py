@@ -11,6 +11,8 @@ names the fast engine.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError
@@ -157,6 +159,10 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     rate, low, high = result.throughput()
     utilisation = result.utilisation()
     notes = run_notes(utilisation, system, open_load(model), per * replications)
+    if not 0 < low <= high < math.inf:  # nan fails too
+        notes += (f"throughput: no proper 95% interval from "
+                  f"{int(np.count_nonzero(result.batch_counts[:, -1] > 1))} batches ("
+                  f"{per} jobs per replication); run more jobs",)
     return SimulationResult(model=model, engine="fused", jobs=per * replications,
                             seed=seed if isinstance(seed, (int, np.integer)) else -1,
                             sojourns=np.empty(0), summary=overall,

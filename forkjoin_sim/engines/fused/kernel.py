@@ -51,7 +51,7 @@ from forkjoin_sim.engines.select import SMALL, kth_smallest
 from forkjoin_sim.engines.fused.laws import (EXPONENTIAL, Law, draw, draw_step, exponential,
                                              fill_exponential, law_mean, law_of, pack,
                                              scaled)
-from forkjoin_sim.measure.sketch import BINS, batch_interval, bucket, quantiles, t_interval
+from forkjoin_sim.measure.sketch import BINS, batch_interval, bucket, quantiles
 
 #: Placement codes.
 RANDOM, RING = 0, 1
@@ -828,15 +828,26 @@ class FusedResult:
         """``(jobs per unit time, low, high)`` over the measured window.
 
         Batch b issues ``(count_b - 1) * sample_every`` jobs between its first and
-        last measured issue; the point estimate is the ratio of the totals, the
-        interval Student's t over the batches' own rates.
+        last measured issue; the point estimate is the ratio of the totals. The
+        interval is the batch-means interval of the mean time between issues,
+        inverted (as `forkjoin_sim.measure.statistics.Recorder.throughput`): a
+        batch's own rate, the reciprocal of a sum of a few gaps, has no finite
+        variance when batches hold one or two gaps (many replications of few
+        jobs), and Student's t over such rates went below zero. ``low`` is 0 and
+        ``high`` inf when the interval of the gap reaches 0; both are nan with
+        fewer than 2 batches of 2 jobs.
         """
         counts = self.batch_counts[:, -1].astype(float)
         spans = self.batch_last - self.batch_first
         used = (counts > 1) & (spans > 0)
         jobs = (counts[used] - 1) * self.sample_every
-        return t_interval(jobs / spans[used], confidence,
-                          centre=jobs.sum() / spans[used].sum())
+        if not used.any():
+            return math.nan, math.nan, math.nan
+        gap, low, high = batch_interval(spans[used], jobs, confidence)
+        if math.isnan(low):
+            return 1.0 / gap, math.nan, math.nan
+        return (1.0 / gap, 1.0 / high if high > 0 else 0.0,
+                1.0 / low if low > 0 else math.inf)
 
     def utilisation(self) -> np.ndarray:
         """Busy fraction of each node over the measured window, pooled over
