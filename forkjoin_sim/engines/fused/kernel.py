@@ -830,7 +830,7 @@ class FusedResult:
         Batch b issues ``(count_b - 1) * sample_every`` jobs between its first and
         last measured issue; the point estimate is the ratio of the totals. The
         interval is the batch-means interval of the mean time between issues,
-        inverted (as `forkjoin_sim.measure.statistics.Recorder.throughput`): a
+        inverted (as `forkjoin_sim.measure.statistics.SojournRecorder.throughput`): a
         batch's own rate, the reciprocal of a sum of a few gaps, has no finite
         variance when batches hold one or two gaps (many replications of few
         jobs), and Student's t over such rates went below zero. ``low`` is 0 and
