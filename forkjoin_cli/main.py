@@ -117,7 +117,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from forkjoin_sim.checks import warnings_after_success
+    from forkjoin_sim.checks import printable, warnings_after_success
     from forkjoin_cli.arguments import check_outputs_spare_inputs
 
     closed = _reopen_closed_streams()
@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # bad input of either library: one line
             if not isinstance(exc, _user_errors()):
                 raise
-            print(f"forkjoin-sim {args.command}: error: {exc}", file=sys.stderr)
+            print(f"forkjoin-sim {args.command}: error: {printable(str(exc))}",
+                  file=sys.stderr)
             return EXIT_BAD_INPUT
 
 

@@ -405,6 +405,12 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
                           f"within {timeout:g} s); start it or check the address") from None
 
 
+def printable(text: str) -> str:
+    """``text`` with each character a terminal would act on or hide (a NUL, an escape
+    sequence from a binary file quoted in a message) written as its escape."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 @contextlib.contextmanager
 def warnings_after_success():
     """Hold back warnings (numpy RuntimeWarnings, cancellation notes) raised in the
@@ -418,7 +424,7 @@ def warnings_after_success():
         yield
     shown = set()
     for item in caught:
-        line = " ".join(str(item.message).split())
+        line = printable(" ".join(str(item.message).split()))
         if line not in shown:
             shown.add(line)
             print(f"warning: {line}", file=sys.stderr)

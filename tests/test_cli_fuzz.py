@@ -92,6 +92,7 @@ def make_files(root: Path) -> dict[str, Path]:
         "spec_warmup": GOOD_SPEC + "warmup = 1.5\n",
         "spec_invalid_points": GOOD_SPEC.replace("quorum = [1, 2]", "quorum = [5]"),
         "spec_garbage": "nodes = [\n",
+        "nul_header": "operation,consistency\x00,threads,mean_ms\nread,ONE,1,2\n",
         "spec_empirical": GOOD_SPEC + 'service = ["exp", "empirical:samples.csv"]\n',
         "referee": REFEREE, "referee_columns": "a,b\n1,2\n",
         "referee_text": REFEREE.replace("0.6,", "fast,"), "empty": "",
@@ -563,6 +564,10 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... control characters of a file quoted in a message are written as escapes,
+    # not sent to the terminal
+    (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+      "nul_header.txt", "--out", "m.toml"], "consistency\\x00 is not a column"),
     # ... and a run too large for memory named by the option that asks for it, with
     # the share of the memory the check allows
     (["timeouts", *Q, "--loads", "0.3", "--timeouts", "5", "--jobs", "2000",
