@@ -62,7 +62,10 @@ def spec_with_mean(text, what):
     if not fixes_own_scale(text):
         raise ConfigError(f"{what} {text!r} gives a shape without a mean; give the "
                           f"mean too, e.g. {what} exp:0.05")
-    return parse_service(text)
+    try:
+        return parse_service(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
 
 
 def step_laws(args) -> dict:

@@ -24,7 +24,10 @@ def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None 
 
     if spec is None:
         return None
-    law = parse_service(spec, mean=1.0 if mean is None else mean)
+    try:
+        law = parse_service(spec, mean=1.0 if mean is None else mean)
+    except ConfigError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
     if mean is not None:
         check_mean_applies(spec, what, mean_flag)
     return law

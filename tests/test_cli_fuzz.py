@@ -564,6 +564,13 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... the option a bad law or speed came from is named
+    (["simulate", *Q, "--rho", "0.5", "--speeds", "1,1,1,1,-1"],
+     "node speeds must be positive finite factors, got 1, 1, 1, 1, -1"),
+    (["mix", "--nodes", "3", "--replicas", "3", "--rate", "0.5", "--hop", "exp:0.1",
+      "--client-hop", "exp:-1"], "--client-hop: service 'exp:-1'"),
+    (["mix", "--nodes", "3", "--replicas", "3", "--rate", "0.5", "--data-read",
+      "exp:-1"], "--data-read: service 'exp:-1'"),
     # ... control characters of a file quoted in a message are written as escapes,
     # not sent to the terminal
     (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
