@@ -564,6 +564,9 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... too many fused replications for the jobs, in the words of the options
+    (["simulate", *Q, "--rho", "0.5", "--jobs", "2000", "--engine", "fused",
+      "--replications", "1000"], "1,000 replications of 2,000 jobs leave 2 jobs each"),
     # ... the option a bad law or speed came from is named
     (["simulate", *Q, "--rho", "0.5", "--speeds", "1,1,1,1,-1"],
      "node speeds must be positive finite factors, got 1, 1, 1, 1, -1"),

@@ -117,6 +117,12 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
         system.check_stable(arrivals.rate)
     start = warmup_count(per, warmup)
     measured = kernel.measured_count(per, start, every)
+    if measured < 4:
+        # each replication's interval needs two batches of two jobs
+        raise ConfigError(f"{replications:,} replications of {jobs:,} jobs leave {per:,} "
+                          f"jobs each, {measured} measured after the warm-up, fewer than "
+                          "the 4 a replication needs (two batches of two); run more jobs "
+                          "or fewer replications")
     batches = min(DEFAULT_BATCHES, max(2, measured // 2))
     bar = None
     # run imports the engines, so not at the top
