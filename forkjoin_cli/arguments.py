@@ -161,7 +161,7 @@ def check_outputs_spare_inputs(args) -> None:
     (--config, --basic-csv, --measurements ...): the results would overwrite it."""
     from pathlib import Path
 
-    from forkjoin_sim.checks import check_not_an_input
+    from forkjoin_sim.checks import check_not_an_input, same_file
     from forkjoin_sim.laws.service import spec_files
 
     given = [(name, value) for name, value in vars(args).items()
@@ -170,10 +170,18 @@ def check_outputs_spare_inputs(args) -> None:
             for path in spec_files(value)]
     read += [(value, f"--{name.replace('_', '-')}") for name, value in given
              if Path(value).is_file()]
+    written = []
     for name in OUTPUT_OPTIONS:
         value = getattr(args, name, None)
         if isinstance(value, str) and value:
-            check_not_an_input(value, f"--{name.replace('_', '-')}", read)
+            option = f"--{name.replace('_', '-')}"
+            check_not_an_input(value, option, read)
+            # two outputs in one file: the second would replace the first
+            for path, other in written:
+                if same_file(value, path):
+                    raise ConfigError(f"{option} {value} is also the file of {other}; "
+                                      "give each output a file of its own")
+            written.append((value, option))
 
 
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:

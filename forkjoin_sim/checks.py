@@ -264,13 +264,16 @@ def check_not_an_input(path, what: str, inputs=()) -> None:
     own results."""
     for source in inputs:
         source, given = source if isinstance(source, tuple) else (source, None)
-        if source is not None and _same_file(Path(path), Path(source)):
+        if source is not None and same_file(Path(path), Path(source)):
             where = f" (of {given})" if given else ""
             raise ConfigError(f"{what} {path} is also the input {source}{where}; write "
                               "the results to another file")
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (existing: the same inode, through
+    links; else the same resolved path)."""
+    a, b = Path(a), Path(b)
     if a.exists() and b.exists():
         return os.path.samefile(a, b)
     return a.resolve() == b.resolve()

@@ -564,6 +564,10 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... two outputs in one file named as outputs, not as an input
+    (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+      "samples.txt", "--out", "m.toml", "--report", "./m.toml"],
+     "--report ./m.toml is also the file of --out; give each output a file of its own"),
     # ... too many fused replications for the jobs, in the words of the options
     (["simulate", *Q, "--rho", "0.5", "--jobs", "2000", "--engine", "fused",
       "--replications", "1000"], "1,000 replications of 2,000 jobs leave 2 jobs each"),
