@@ -103,7 +103,8 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
             raise ConfigError(f"{path} line {number} has {len(fields)} fields where the "
                               f"header has {len(header)}; give every row each column")
         row = dict(zip(header, (field.strip() for field in fields)))
-        kind, size = row["kind"], row["size"]
+        # names in any case, as level and operation names are
+        kind, size = row["kind"].lower(), row["size"]
         mean = _number(row["mean"], f"{path} line {number}: mean of {kind} {size}")
         if kind == "local":
             if local is not None:

@@ -175,7 +175,9 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     try:
         consistency_quorum(level, replicas)
     except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        also = (" (LOCAL_ONE and LOCAL_QUORUM are read as ONE and QUORUM)"
+                if "is unknown" in str(exc) else "")
+        raise ConfigError(f"{where}: {exc}{also}") from None
     values = {c: _number(row.get(c), c, where)
               for c in COLUMNS if c not in ("operation", "consistency", "threads")}
     threads = (row.get("threads") or "").strip()

@@ -247,3 +247,13 @@ def test_theorem4_levels_out_of_order_are_warned(capsys):
                            "--policy", "round-robin", "--local-basic", "0.25",
                            "--remote-basic", "1:1.0,2:1.6,3:2.1", "--json")
     assert status == 0 and "below" not in err
+
+
+def test_basic_csv_kinds_take_any_case(tmp_path, capsys):
+    """'LOCAL' was refused where level and operation names take any case."""
+    basic = tmp_path / "b.csv"
+    basic.write_text("kind,size,mean\nLOCAL,1,0.25\nRemote,1,1.0\nremote,2,1.6\n"
+                     "REMOTE,3,2.1\n")
+    status, out, _ = run(capsys, "predict", "--nodes", "6", "--replicas", "3", "--policy",
+                         "round-robin", "--basic-csv", str(basic), "--json")
+    assert status == 0 and json.loads(out)["ALL"] == pytest.approx(0.5 * 2.1 + 0.5 * 1.6)

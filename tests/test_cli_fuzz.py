@@ -92,6 +92,7 @@ def make_files(root: Path) -> dict[str, Path]:
         "spec_warmup": GOOD_SPEC + "warmup = 1.5\n",
         "spec_invalid_points": GOOD_SPEC.replace("quorum = [1, 2]", "quorum = [5]"),
         "spec_garbage": "nodes = [\n",
+        "bad_level": "operation,consistency,threads,mean_ms\nread,FOO,10,2\n",
         "nul_header": "operation,consistency\x00,threads,mean_ms\nread,ONE,1,2\n",
         "spec_empirical": GOOD_SPEC + 'service = ["exp", "empirical:samples.csv"]\n',
         "referee": REFEREE, "referee_columns": "a,b\n1,2\n",
@@ -564,6 +565,10 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... an unknown level of a measurement file lists the LOCAL_ names it reads too
+    (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+      "bad_level.txt", "--out", "m.toml"],
+     "(LOCAL_ONE and LOCAL_QUORUM are read as ONE and QUORUM)"),
     # ... two outputs in one file named as outputs, not as an input
     (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
       "samples.txt", "--out", "m.toml", "--report", "./m.toml"],
