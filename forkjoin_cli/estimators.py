@@ -107,10 +107,16 @@ def _place(path: str, row: int, column: str) -> str:
 
 
 def _check_referee_values(path: str, numeric) -> None:
-    """Refuse what a simulated mean sojourn time and its interval cannot be: a mean
-    at or below 0 (an error relative to it would be meaningless), or a mean outside
-    its own interval."""
-    rules = [("sim_mean", numeric["sim_mean"] <= 0,
+    """Refuse, by line and column, what a configuration cannot be (n, r, k outside
+    1 <= k <= r <= n, a load at or below 0) and what a simulated mean sojourn time and
+    its interval cannot be: a mean at or below 0 (an error relative to it would be
+    meaningless), or a mean outside its own interval."""
+    n, r, k = (numeric[c] for c in ("n", "r", "k"))
+    rules = [("n", n < 1, "must be at least 1 node"),
+             ("r", (r < 1) | (r > n), "must be a replica count from 1 to n"),
+             ("k", (k < 1) | (k > r), "must be a quorum from 1 to r"),
+             ("rho", numeric["rho"] <= 0, "must be a positive load"),
+             ("sim_mean", numeric["sim_mean"] <= 0,
               "must be a positive mean sojourn time"),
              ("sim_ci_low", numeric["sim_ci_low"] > numeric["sim_mean"],
               "exceeds sim_mean; the interval must hold its mean"),

@@ -19,6 +19,11 @@ GOOD = "6,3,2,1.0,1.2,1.1,1.3\n"
     ("6,3,2,1.2,inf,1.0,1.4\n", "line 3 column 'sim_mean' is not finite \\('inf'\\)"),
     ("6,3,2,1.2,abc,1.0,1.4\n", "line 3 column 'sim_mean' is not a number \\('abc'\\)"),
     ("6,3,2,1.2,nan,1.0,1.4\n", "line 3 column 'sim_mean' is not a number \\('nan'\\)"),
+    # configurations no queue can be (a probe's n = 0 was named without file or line)
+    ("0,3,2,1.2,1.2,1.1,1.3\n", "line 3 column 'n': 0 must be at least 1 node"),
+    ("6,7,2,1.2,1.2,1.1,1.3\n", "line 3 column 'r': 7 must be a replica count"),
+    ("6,3,4,1.2,1.2,1.1,1.3\n", "line 3 column 'k': 4 must be a quorum from 1 to r"),
+    ("6,3,2,0,1.2,1.1,1.3\n", "line 3 column 'rho': 0 must be a positive load"),
 ])
 def test_impossible_referee_values_are_one_line_naming_file_line_and_column(
         tmp_path, capsys, row, says):
