@@ -792,6 +792,15 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                       "incomplete: interrupted?), so that run is left out; the "
                       f"runs at {', '.join(dict.fromkeys(r['threads'] for r in rows))} "
                       "threads are read", UserWarning, stacklevel=2)
+    elif rows and re.search(r"^\s*Auto:\s*true\s*$", text, re.M | re.I) and not any(
+            line.strip() == "END" for line in lines):
+        # an auto run prints its summary table and END after its last thread count:
+        # stopped between two counts, it shows no run begun
+        warnings.warn(f"{where}: an auto run without its closing summary and END "
+                      "(incomplete: interrupted?); the runs at "
+                      f"{', '.join(dict.fromkeys(r['threads'] for r in rows))} threads "
+                      "are read; thread counts it did not reach may be missing",
+                      UserWarning, stacklevel=2)
     if not rows:
         if (start := _started_as(text)) and start[0] == CASSANDRA_STRESS:
             raise ConfigError(_cut_short(where, CASSANDRA_STRESS,
