@@ -166,10 +166,9 @@ def _check_cores(args, structure: str) -> None:
 
 def _calibrate_simulated(args) -> int:
     """``--structure simulated``: fit, write the model (and report), print a summary."""
-    check_writable(args.out, "--out", (".toml",), inputs=(args.measurements,))
+    check_writable(args.out, "--out", (".toml",))
     if args.report:
-        check_writable(args.report, "--report", REPORT_SUFFIXES,
-                       inputs=(args.measurements, args.out))
+        check_writable(args.report, "--report", REPORT_SUFFIXES)
     if args.nodes is None or args.replicas is None:
         raise ConfigError("calibrate needs --nodes N and --replicas R of the measured "
                           "cluster")
@@ -219,11 +218,9 @@ def cmd_predict_model(args) -> int:
     figure = getattr(args, "figure", None)
     grid = getattr(args, "threads", None) is not None
     if args.out is not None:
-        check_writable(args.out, "--out", (".csv",),
-                       inputs=(args.measurements, args.model))
+        check_writable(args.out, "--out", (".csv",))
     if figure is not None:
-        check_writable(figure, "--figure", (".png",),
-                       inputs=(args.measurements, args.model))
+        check_writable(figure, "--figure", (".png",))
     if args.measurements and grid:
         raise ConfigError("give the rows to predict once: --measurements QUERY.csv or "
                           "a grid (--threads), not both")

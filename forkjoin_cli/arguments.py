@@ -154,34 +154,73 @@ MAX_NODES = 1_000_000
 OUTPUT_OPTIONS = ("out", "figure", "report", "write_synthetic")
 
 
-def check_outputs_spare_inputs(args) -> None:
+def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """How the command line spells each destination of ``parser`` and its
+    sub-commands: an option's longest string (``--basic-csv``), a positional's
+    metavar or name (``spec``)."""
+    names: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names.update(option_names(sub))
+        elif action.dest not in (argparse.SUPPRESS, "help"):
+            names.setdefault(action.dest, max(action.option_strings, key=len)
+                             if action.option_strings
+                             else str(action.metavar or action.dest))
+    return names
+
+
+def _paths(value) -> list[str]:
+    """The text or path values of an option (one, or each of a list)."""
+    import os
+
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return [os.fspath(v) for v in values
+            if isinstance(v, (str, os.PathLike)) and os.fspath(v)]
+
+
+def _is_file(path: str) -> bool:
+    """Whether ``path`` names an existing regular file (False for what cannot be a
+    name here: too long, a NUL)."""
+    from pathlib import Path
+
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def check_outputs_spare_inputs(args, names: dict[str, str] | None = None) -> None:
     """Refuse, before any work, an output file that is also a file the command line
     reads: a latency file of a service spec ("empirical:PATH" of --service,
     --read-service, --hop ...) or any other option's value naming an existing file
-    (--config, --basic-csv, --measurements ...): the results would overwrite it."""
-    from pathlib import Path
-
+    (--config, --basic-csv, --measurements, a sweep spec ...): the results would
+    overwrite it; and two outputs in one file. ``names``: `option_names` of the
+    parser (default: ``--`` and the destination)."""
     from forkjoin_sim.checks import check_not_an_input, same_file
     from forkjoin_sim.laws.service import spec_files
 
-    given = [(name, value) for name, value in vars(args).items()
-             if name not in OUTPUT_OPTIONS and isinstance(value, str) and value]
-    read = [(path, f"--{name.replace('_', '-')} {value}") for name, value in given
-            for path in spec_files(value)]
-    read += [(value, f"--{name.replace('_', '-')}") for name, value in given
-             if Path(value).is_file()]
+    def shown(name):
+        return (names or {}).get(name, f"--{name.replace('_', '-')}")
+
+    outputs = [(shown(name), path) for name in OUTPUT_OPTIONS
+               for path in _paths(getattr(args, name, None))]
+    if not outputs:
+        return
+    given = [(name, path) for name, value in vars(args).items()
+             if name not in OUTPUT_OPTIONS for path in _paths(value)]
+    read = [(file, f"{shown(name)} {path}") for name, path in given
+            for file in spec_files(path)]
+    read += [(path, shown(name)) for name, path in given if _is_file(path)]
     written = []
-    for name in OUTPUT_OPTIONS:
-        value = getattr(args, name, None)
-        if isinstance(value, str) and value:
-            option = f"--{name.replace('_', '-')}"
-            check_not_an_input(value, option, read)
-            # two outputs in one file: the second would replace the first
-            for path, other in written:
-                if same_file(value, path):
-                    raise ConfigError(f"{option} {value} is also the file of {other}; "
-                                      "give each output a file of its own")
-            written.append((value, option))
+    for option, value in outputs:
+        check_not_an_input(value, option, read)
+        # two outputs in one file: the second would replace the first
+        for path, other in written:
+            if same_file(value, path):
+                raise ConfigError(f"{option} {value} is also the file of {other}; "
+                                  "give each output a file of its own")
+        written.append((value, option))
 
 
 def add_simulate_arguments(p: argparse.ArgumentParser) -> None:

@@ -21,13 +21,13 @@ def to_stderr(message: str) -> None:
 REPORT_SUFFIXES = (".md", ".json")
 
 
-def check_writable(path: str, option: str, suffixes: tuple[str, ...] = (),
-                   inputs=()) -> None:
-    """Raise `ConfigError` unless ``path`` can be written without replacing one of
-    ``inputs`` (checked before any work)."""
+def check_writable(path: str, option: str, suffixes: tuple[str, ...] = ()) -> None:
+    """Raise `ConfigError` unless ``path`` can be written (checked before any work;
+    an output over an input file `forkjoin_cli.arguments.check_outputs_spare_inputs`
+    refuses for every command)."""
     from forkjoin_sim.checks import check_output_file
 
-    check_output_file(path, option, suffixes or None, inputs)
+    check_output_file(path, option, suffixes or None)
 
 
 def emit_rows(args, columns, table) -> None:

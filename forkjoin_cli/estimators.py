@@ -181,8 +181,7 @@ def _cmd_accuracy(args) -> int:
     from validation.estimators import accuracy, accuracy_markdown, with_estimates
 
     if args.out is not None:
-        options.check_output_file(args.out, "--out", suffixes=(".csv",),
-                                  inputs=(args.referee,))
+        options.check_output_file(args.out, "--out", suffixes=(".csv",))
     referee = _read_referee(args.referee)
     rate = _referee_rate(args.referee, referee, args.mu)
     with options.warnings_after_success():
@@ -201,8 +200,7 @@ def _cmd_figure(args) -> int:
     from validation.estimators import error_figure, with_estimates
 
     suffixes = _image_suffixes()
-    options.check_output_file(args.out, "--out", suffixes=sorted(suffixes),
-                              inputs=args.referee)
+    options.check_output_file(args.out, "--out", suffixes=sorted(suffixes))
     referees = {path: _read_referee(path) for path in args.referee}
     rates = {path: _referee_rate(path, referee, args.mu)
              for path, referee in referees.items()}

@@ -118,7 +118,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def main(argv: list[str] | None = None) -> int:
     from forkjoin_sim.checks import printable, warnings_after_success
-    from forkjoin_cli.arguments import check_outputs_spare_inputs
+    from forkjoin_cli.arguments import check_outputs_spare_inputs, option_names
 
     closed = _reopen_closed_streams()
     numba_error = _numba_settings_error()
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     with _stop_signals_interrupt() as received:
         try:
             with warnings_after_success():
-                check_outputs_spare_inputs(args)
+                check_outputs_spare_inputs(args, option_names(parser))
                 status = int(args.handler(args) or 0)
                 sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
                 return status

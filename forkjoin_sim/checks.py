@@ -274,9 +274,12 @@ def same_file(a, b) -> bool:
     """Whether paths ``a`` and ``b`` name one file (existing: the same inode, through
     links; else the same resolved path)."""
     a, b = Path(a), Path(b)
-    if a.exists() and b.exists():
-        return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except (OSError, ValueError):  # a name no file can have (too long, a NUL)
+        return False
 
 
 def check_output_dir(path, names=(), what: str = "output directory") -> Path:
