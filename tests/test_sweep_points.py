@@ -24,6 +24,10 @@ BASE = {"nodes": 5, "replicas": 3, "quorum": 1, "rho": 0.3, "jobs": 200}
     ("speeds", ["slow:x:0.5"], "sweep key 'speeds': speeds 'slow:x:0.5' is not "
                                "understood"),
     ("speeds", ["stragglers:0.2:-1"], "sweep key 'speeds': straggler speed -1.0"),
+    # a TOML list of factors is an axis of numbers, not one point's speeds (it crashed
+    # on .strip() of an int, a review found)
+    ("speeds", [1, 1, 0.5, 1, 1], "sweep key 'speeds' takes one text of a factor per "
+                                  "node, e.g. \"1,1,0.5\""),
     ("mu", [1, -1], r"sweep key 'mu': mu=-1 must be a positive number"),
     ("rho", [0.3, 0], "sweep key 'rho': rho=0 must be a positive finite number"),
     ("nodes", [5, 0], "sweep key 'nodes': nodes=0 must be at least 1"),

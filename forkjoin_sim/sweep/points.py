@@ -189,6 +189,11 @@ def _check_type(name: str, value) -> None:
         kind = "numbers, e.g. 0.5" + (" (or 'auto')" if name == "warmup" else "")
     elif name in TEXT_KEYS:
         wrong, kind = not isinstance(value, str), "text in quotes, e.g. \"exp\""
+    elif name == "speeds":
+        # a list of numbers is read as an axis of speeds; one point's are one text
+        wrong, kind = not isinstance(value, str), ("one text of a factor per node, e.g. "
+                                                   "\"1,1,0.5\" (a list of such texts "
+                                                   "sweeps them)")
     elif name == "purging":
         wrong, kind = not isinstance(value, bool), "true or false"
     else:
