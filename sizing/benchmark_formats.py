@@ -148,6 +148,8 @@ def _started_as(text: str) -> tuple[str, str, int] | None:
     """(tool, what it printed, line number) of the first line that only YCSB or
     cassandra-stress prints before its summary (`_STARTS`), or None."""
     for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue  # a comment, as a measurement file may have
         for tool, starts in _STARTS.items():
             for what, pattern in starts:
                 if pattern.search(line.strip()):
@@ -638,22 +640,25 @@ def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:
 def _stress_block(lines: list[str], start: int, where: str) -> dict:
     """{column: (total, {operation: value})} of the ``Results:`` block at ``start``
     (``where``: the file)."""
-    block, ended = {}, True
+    block, ended, closed = {}, True, False
     for number, line in enumerate(lines[start + 1:], start=start + 2):
         key, colon, value = line.partition(":")
         if not colon or not line.strip():
             ended = False
             break
         key = " ".join(key.lower().split())
+        # the block's last line in versions that print no Total errors (3.0)
+        closed = closed or key == "total operation time"
         if key in _STRESS_KEYS:
             if not value.strip():
                 raise ConfigError(f"{where} line {number}: '{line.strip()}' has no "
                                   "value; give the output unedited")
             block[_STRESS_KEYS[key]] = _stress_value(value, key,
                                                      f"{where} line {number}")
-    # a block the text ends in before its last summary line (Total errors, which every
-    # version prints) or its rate and mean was cut there
-    lacking = [column for column in ("rate", "mean_ms", "errors") if column not in block]
+    # a block the text ends in before its rate and mean, or before its last summary
+    # line (Total errors; Total operation time where there is none), was cut there
+    lacking = [column for column in ("rate", "mean_ms", "errors") if column not in block
+               and not (column == "errors" and closed)]
     if ended and lacking:
         raise _CutShort(f"{where} line {start + 1}: a 'Results:' block cut short "
                         f"before '{_STRESS_LABELS[lacking[0]]}'; give the complete "
@@ -981,6 +986,9 @@ def benchmark_rows(path) -> list[dict] | None:
             raise ConfigError(f"side table {path} lists no benchmark output; add a "
                               "row per output: file,threads,consistency")
         return rows
+    if {"operation", "consistency"} <= set(_csv_header("\n".join(
+            line for line in text.splitlines() if not line.lstrip().startswith("#")))):
+        return None  # a measurement CSV, whatever its comments quote
     try:
         detect_format(text, str(path))
     except ConfigError:

@@ -773,14 +773,34 @@ def test_a_truncated_output_fails_the_command_in_one_line(tmp_path, capsys):
     assert not (tmp_path / "m.toml").exists()
 
 
-def test_a_measurement_csv_is_not_taken_for_truncated_output(tmp_path):
-    """The signs of a cut output are lines no measurement file has."""
+@pytest.mark.parametrize("comment", [
+    "", "# measured with: java -cp ycsb.jar site.ycsb.Client -t -db "
+        "site.ycsb.db.CassandraCQLClient -P workloads/workloadc\n",
+    "# Running with 16 threadCount\n"])
+def test_a_measurement_csv_is_not_taken_for_truncated_output(tmp_path, comment):
+    """The signs of a cut output are lines no measurement file has, outside comments
+    (a file noting the YCSB command it ran was refused as truncated YCSB output: a
+    review)."""
     rows = tmp_path / "rows.csv"
-    rows.write_text("operation,consistency,threads,throughput,mean_ms\n"
+    rows.write_text(comment + "operation,consistency,threads,throughput,mean_ms\n"
                     "read,QUORUM,16,12000,1.3\n")
     assert benchmark_rows(rows) is None
     (row,), _ = read_measurements(str(rows), replicas=3)
     assert (row.operation, row.threads, row.mean_ms) == ("read", 16, 1.3)
+
+
+def test_a_results_block_ending_in_its_operation_time_is_whole():
+    """cassandra-stress 3.0 prints no 'Total errors': its block ends with 'Total
+    operation time'. A text ending there was refused as cut short (a review)."""
+    block = ("Running WRITE with 4 threads 60 seconds\nResults:\n"
+             "op rate                   : 3954\nlatency mean              : 1.0\n"
+             "latency median            : 0.8\nlatency 95th percentile   : 1.5\n"
+             "latency 99th percentile   : 1.8\n"
+             "Total operation time      : 00:00:59\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (row,) = parse_cassandra_stress(block, consistency="ONE")
+    assert (row["operation"], row["threads"], row["mean_ms"]) == ("write", "4", "1")
 
 
 @pytest.mark.parametrize("lines", [
