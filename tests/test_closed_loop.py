@@ -158,3 +158,11 @@ def test_a_short_closed_run_over_one_is_too_short_to_tell_not_an_overload():
     long = simulate(model, jobs=5_000, seed=1)
     assert long.utilisation.max() < 1.0
     assert not any("busy fraction" in w for w in long.warnings)
+    # on the fused engine each replication fills and drains its queues: 100 of 20 jobs
+    # are as short as one of 20 (a review saw the overload note for 2,000 in all)
+    fused = simulate(ForkJoinModel(5, 3, 1, clients=2), jobs=2_000, seed=1,
+                     engine="fused", replications=100)
+    assert fused.utilisation.max() > OVERLOAD_ALARM
+    assert any("after 20 jobs per replication" in w and "run at least 1,667 jobs per "
+               "replication (166,700 in all)" in w for w in fused.warnings)
+    assert not any("backlog grows without bound" in w for w in fused.warnings)

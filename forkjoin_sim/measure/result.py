@@ -208,12 +208,14 @@ def saturation_note(open_load: float | None, jobs: int, classes,
 
 
 def run_notes(utilisation: np.ndarray | None, system, open_load: float | None,
-              jobs: int) -> tuple[str, ...]:
+              jobs: int, replications: int = 1) -> tuple[str, ...]:
     """A run's warnings about its nodes' load: `overload_notes` and
-    `saturation_note` of ``system``'s classes and nodes."""
+    `saturation_note` of ``system``'s classes and nodes, for ``replications``
+    independent replications of ``jobs`` jobs each (a queue fills and drains in each
+    one, not over their total)."""
     near = saturation_note(open_load, jobs, system.classes, system.nodes)
     return overload_notes(utilisation, system.classes, open_load, jobs,
-                          system.nodes) + (
+                          system.nodes, replications) + (
         (near,) if near is not None else ())
 
 
@@ -226,8 +228,8 @@ SHORT_RUN_TASKS = 1_000
 
 
 def overload_notes(utilisation: np.ndarray | None, classes=(),
-                   open_load: float | None = None,
-                   jobs: int | None = None, nodes: int | None = None) -> tuple[str, ...]:
+                   open_load: float | None = None, jobs: int | None = None,
+                   nodes: int | None = None, replications: int = 1) -> tuple[str, ...]:
     """A warning when a node was measured busy for longer than the run lasted.
 
     Under a closed loop (``open_load`` None) this happens without any instability
@@ -243,8 +245,9 @@ def overload_notes(utilisation: np.ndarray | None, classes=(),
     open_load`) says whether there is a steady state: below 1 a busy fraction above
     `OVERLOAD_ALARM` is a short run's noise (work still queued at its end, a burst of
     long services), not an overload. A closed loop has no such load: a run of
-    ``jobs`` giving each of ``nodes`` fewer than `SHORT_RUN_TASKS` tasks is too short
-    to tell the two apart, and the note says so.
+    ``jobs`` (per replication, of ``replications``) giving each of ``nodes`` fewer
+    than `SHORT_RUN_TASKS` tasks is too short to tell the two apart, and the note
+    says so.
     """
     if utilisation is None:
         return ()
@@ -254,20 +257,24 @@ def overload_notes(utilisation: np.ndarray | None, classes=(),
     over = np.flatnonzero(per_node > OVERLOAD_ALARM)
     if over.size == 0:
         return ()
-    names, count = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5]), nodes
+    names = ", ".join(f"{i} ({per_node[i]:.2f})" for i in over[:5])
     if open_load is not None and open_load < 1:
         return (f"node(s) {names} measured busy for longer than the run (busy fraction "
                 f"> 1) at a configured load of {open_load:.3g} < 1: the run is too "
                 "short to measure the nodes' busy fractions (work still queued at its "
                 "end, a burst of long services), not an overload; run more jobs",)
     tasks = sum(c.fraction * c.replicas for c in classes) or 1.0
-    if open_load is None and jobs and count and jobs * tasks / count < SHORT_RUN_TASKS:
+    if open_load is None and jobs and nodes and jobs * tasks / nodes < SHORT_RUN_TASKS:
+        each = "" if replications == 1 else " per replication"
+        least = math.ceil(SHORT_RUN_TASKS * nodes / tasks)
+        fix = (f"{least:,} jobs" if replications == 1 else
+               f"{least:,} jobs per replication ({least * replications:,} in all), or "
+               "fewer replications")
         return (f"node(s) {names} measured busy for longer than the run (busy fraction "
-                f"> 1) after {jobs:,} jobs, about {jobs * tasks / count:,.0f} tasks per "
-                "node: too short to tell an overload (a quorum below the replicas "
-                "lets a closed loop outrun a slow node) from work still queued at its "
-                f"end; run at least {math.ceil(SHORT_RUN_TASKS * count / tasks):,} "
-                "jobs",)
+                f"> 1) after {jobs:,} jobs{each}, about {jobs * tasks / nodes:,.0f} "
+                f"tasks per node: too short to tell an overload (a quorum below the "
+                "replicas lets a closed loop outrun a slow node) from work still "
+                f"queued at its end; run at least {fix}",)
     if open_load is not None:
         return (f"node(s) {names} received more work than they can serve: the "
                 f"configured load is {open_load:.3g} >= 1, so their backlog grows "

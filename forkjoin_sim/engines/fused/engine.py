@@ -164,7 +164,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
                if len(names) > 1 else {})
     rate, low, high = result.throughput()
     utilisation = result.utilisation()
-    notes = run_notes(utilisation, system, open_load(model), per * replications)
+    notes = run_notes(utilisation, system, open_load(model), per, replications)
     if not 0 < low <= high < math.inf:  # nan fails too
         notes += (f"throughput: no proper 95% interval from "
                   f"{int(np.count_nonzero(result.batch_counts[:, -1] > 1))} batches ("
