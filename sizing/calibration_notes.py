@@ -149,7 +149,8 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
         if np.any(asked) and not np.any(had):
             notes.append(f"the model was fitted on {other} only: its {kind} rest on the "
                          "model's own curve, without measured rows of their kind to "
-                         "anchor them")
+                         "anchor them; their intervals hold what the fitted rows "
+                         "allow, not how far the structure may miss them")
     think = np.asarray(mrows.get("think_ms", np.zeros(len(rate))), float)
     if model.outside is None and np.any(closed & (think == 0)):
         notes.append("no fitted closed-loop row had a throughput, so a closed loop's "

@@ -477,9 +477,11 @@ class NetworkModel:
         rows = self.with_outside(given)
         values = self._draw_values(rows, samples, seed, draws)
         finite = np.isfinite(values).all(axis=1)
-        # rows of an operation no fitted row measured: no anchor pulls a draw back
-        # onto the rows, so a draw they rule out is left out there
+        # rows no anchor reaches (an operation and loop kind no fitted row measured):
+        # no anchor pulls a draw back onto the rows, so a draw they rule out is left
+        # out there (every draw where none would be left)
         ruled = draws.ruled_out[finite][:, None] & self._unanchored(rows)[None, :]
+        ruled[:, ruled.all(axis=0)] = False
         values = np.where(ruled, np.nan, values[finite])
         if not len(values):
             values = np.log(self.predict(rows)[0])[None, :]
@@ -580,8 +582,10 @@ class NetworkModel:
             else np.full((samples, 0), np.nan)
 
     def _unanchored(self, rows) -> np.ndarray:
-        """Per row, whether no fitted row is of its operation and loop kind (its
-        prediction is the model's own: no anchor corrects it)."""
+        """Per row, whether no fitted row is of its operation and loop kind (writes
+        of a model fitted on reads; an open loop of a model fitted on closed ones):
+        its prediction is the model's own, as no anchor corrects it. (A row of a
+        mixed run is anchored by its own operation's rows.)"""
         write = np.asarray(rows["write"], bool)
         is_open = _load(rows)[1]
         return np.array([not self.anchors._kind(w, o).any()
@@ -603,8 +607,9 @@ class NetworkModel:
                            float(np.sum((k[1].residual / noise) ** 2)) for k in kept])
         moved = int(np.sum(self.fit.posterior_sd > 1e-9)) or 1
         out = misfit - own > stats.chi2.ppf(RULE_LEVEL, moved)
-        if np.sum(~out) < RULE_KEEP * len(kept):
-            out = misfit > np.quantile(misfit, 0.25)
+        drawn = np.isfinite(misfit)
+        if np.sum(~out) < RULE_KEEP * len(kept) and drawn.any():
+            out = ~drawn | (misfit > np.quantile(misfit[drawn], 0.25))
         return out
 
     def _within_loop_bounds(self, rows, centre, low, high, level, samples, seed,

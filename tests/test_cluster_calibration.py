@@ -693,3 +693,15 @@ def test_an_operation_never_measured_gets_a_band_the_fitted_rows_allow(from_file
               & (measured <= ruled[0].predicted_ci_high_ms.to_numpy()))
     assert inside.mean() >= 0.9
     pd.testing.assert_frame_equal(ruled[1], every[1])
+
+
+def test_the_rows_no_anchor_reaches_are_the_unmeasured_operation_and_loop(from_file):
+    """Fitted on closed-loop reads: writes and open-loop reads are the model's own
+    (their bands leave out the draws the reads rule out); closed reads, and reads of
+    a mixed run, are anchored by the reads."""
+    model = from_file[0].model
+    rows = dict(write=np.array([False, True, False, False]),
+                threads=np.array([100.0, 100.0, np.nan, 100.0]),
+                rate=np.array([np.nan, np.nan, 2000.0, np.nan]),
+                reads=np.array([1.0, 0.0, 1.0, 0.5]))
+    assert list(model._unanchored(rows)) == [False, True, True, False]
