@@ -453,7 +453,7 @@ def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:
         for suffix, power in UNIT_SUFFIXES.items():
             base = name[:-len(suffix)] + "_ms" if name.endswith(suffix) else None
             if base in TIME_COLUMNS and base not in names:
-                names[i], scaled[i], renamed[base] = base, power, (i, name)
+                names[i], scaled[i], renamed[base] = base, power, (i, name, power)
     if not scaled:
         return names, records, renamed
 
@@ -472,18 +472,32 @@ def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:
 def _as_written(message: str, renamed: dict, row: dict | None = None,
                 fields: list[str] | None = None) -> str:
     """A message about a row (``row``: its fields as read, ``fields``: as written) in
-    the words of its file: a converted time column (`_in_ms`) whose text the message
-    quotes is named as written, with the text written; one whose value in
-    milliseconds it states is named with its source."""
-    for base, (index, name) in renamed.items():
+    the words of its file, for each converted time column (`_in_ms`): the text it
+    quotes is the text written, a value it states as ``mean_ms=V`` is given in the
+    column's own unit, its guesses at a unit slip in milliseconds are left out (the
+    column names its unit), and any other mention names the column's source."""
+    for base, (index, name, power) in renamed.items():
         quoted = (f"{base}={row[base].strip()!r}" if row is not None and base in row
                   and index < len(fields) else None)
         if quoted is not None and quoted in message:
             message = message.replace(quoted, f"{name}={fields[index].strip()!r}")
             message = re.sub(rf"\b{base}\b", name, message)
-        else:
-            message = re.sub(rf"\b{base}\b", f"{base} (from {name})", message)
+            continue
+        if base not in message:
+            continue
+        message = _UNIT_SLIP.sub("", message)
+        message = re.sub(rf"\b{base}=({_NUMBER})",
+                         lambda m: f"{name}={float(m.group(1)) * 10.0 ** -power:g}",
+                         message)
+        message = re.sub(rf"\b{base}\b", f"{base} (from {name})", message)
     return message
+
+
+#: A number as messages print it (``:g``).
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+#: The hints of a row's messages that guess the unit of a column in ms.
+_UNIT_SLIP = re.compile(r";? *latencies are in milliseconds|"
+                        r" *\((?:was it written in seconds\?|in microseconds it is)[^)]*\)")
 
 
 #: Field separators a measurement CSV may use, as a spreadsheet saves it: commas, or,
