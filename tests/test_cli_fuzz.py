@@ -580,7 +580,13 @@ ISSUE_EXAMPLES = [
      "--report ./m.toml is also the file of --out; give each output a file of its own"),
     # ... too many fused replications for the jobs, in the words of the options
     (["simulate", *Q, "--rho", "0.5", "--jobs", "2000", "--engine", "fused",
-      "--replications", "1000"], "1,000 replications of 2,000 jobs leave 2 jobs each"),
+      "--replications", "1000"], "2,000 jobs in 1,000 replications leave 2 measured "
+     "each after the warm-up, fewer than the 4 a replication needs (two batches of "
+     "two); run more jobs, or fewer replications"),
+    (["simulate", *Q, "--rho", "0.5", "--jobs", "2000", "--engine", "fused",
+      "--sample-every", "1000"], "2,000 jobs leave 2 measured after the warm-up (one "
+     "in 1,000 sampled), fewer than the 4 a replication needs (two batches of two); run "
+     "more jobs, or a sample_every below 1000"),
     # ... the option a bad law or speed came from is named
     (["simulate", *Q, "--rho", "0.5", "--speeds", "1,1,1,1,-1"],
      "node speeds must be positive finite factors, got 1, 1, 1, 1, -1"),

@@ -119,10 +119,14 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     measured = kernel.measured_count(per, start, every)
     if measured < 4:
         # each replication's interval needs two batches of two jobs
-        raise ConfigError(f"{replications:,} replications of {jobs:,} jobs leave {per:,} "
-                          f"jobs each, {measured} measured after the warm-up, fewer than "
-                          "the 4 a replication needs (two batches of two); run more jobs "
-                          "or fewer replications")
+        fixes = ["run more jobs"] + (["fewer replications"] if replications > 1 else [])
+        fixes += [f"a sample_every below {every}"] if every > 1 else []
+        sampled = f" (one in {every:,} sampled)" if every > 1 else ""
+        split = "" if replications == 1 else f" in {replications:,} replications"
+        raise ConfigError(f"{jobs:,} jobs{split} leave {measured} measured "
+                          f"{'each ' if split else ''}after the warm-up{sampled}, fewer "
+                          "than the 4 a replication needs (two batches of two); "
+                          f"{', or '.join(fixes)}")
     batches = min(DEFAULT_BATCHES, max(2, measured // 2))
     bar = None
     # run imports the engines, so not at the top
