@@ -371,10 +371,7 @@ def model_from_args(args):
     service = parse_service(args.service, mean=1.0 / mu)
     if args.mu is not None:
         check_mean_applies(args.service, "--service", "--mu")
-    try:
-        speeds = None if args.speeds is None else parse_speeds(args.speeds, args.nodes)
-    except ConfigError as exc:
-        raise ConfigError(f"--speeds {args.speeds}: {exc}") from None
+    speeds = None if args.speeds is None else parse_speeds(args.speeds, args.nodes)
     return ForkJoinModel(args.nodes, args.replicas, args.quorum, load=args.rho,
                          service=service, placement=args.placement,
                          purging=args.purging, speeds=speeds, **closed)

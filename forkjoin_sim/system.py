@@ -316,9 +316,12 @@ class System:
                 raise ConfigError(f"speeds must give one factor per node ({self.nodes}),"
                                   f" or be a Stragglers(fraction, speed); got {speeds!r}")
             if not np.all(np.isfinite(values) & (values > 0)):
-                raise ConfigError(f"node speeds must be positive finite "
-                                  f"factors, got {', '.join(f'{v:g}' for v in values)}; "
-                                  "give each node a factor > 0 (1: nominal speed)")
+                bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+                named = ", ".join(f"node {i}: {values[i]:g}" for i in bad[:5])
+                more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
+                raise ConfigError(f"node speeds must be positive finite factors "
+                                  f"({named}{more}); give each node a factor > 0 (1: "
+                                  "nominal speed)")
             object.__setattr__(self, "speeds", tuple(float(v) for v in values))
 
     @property

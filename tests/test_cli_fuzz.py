@@ -589,7 +589,7 @@ ISSUE_EXAMPLES = [
      "more jobs, or a sample_every below 1000"),
     # ... the option a bad law or speed came from is named
     (["simulate", *Q, "--rho", "0.5", "--speeds", "1,1,1,1,-1"],
-     "node speeds must be positive finite factors, got 1, 1, 1, 1, -1"),
+     "node speeds must be positive finite factors (node 4: -1); give each node"),
     (["mix", "--nodes", "3", "--replicas", "3", "--rate", "0.5", "--hop", "exp:0.1",
       "--client-hop", "exp:-1"], "--client-hop: service 'exp:-1'"),
     (["mix", "--nodes", "3", "--replicas", "3", "--rate", "0.5", "--data-read",
