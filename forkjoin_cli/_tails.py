@@ -20,7 +20,7 @@ from forkjoin_sim import checks as options
 from forkjoin_cli import types
 from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
 from forkjoin_cli.types import whole, whole_list
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.files.io import atomic_write
 from forkjoin_sim.laws.service import parse_service
 
@@ -410,7 +410,7 @@ def _plan_consistency_rate(args) -> int:
     if (args.objective or "percentile") == "percentile" and plan.best is not None \
             and not plan.best.reliable:
         warnings.warn(f"{len(doubtful)} of the {len(plan.options)} pairs, the best "
-                      f"among them, have their p{args.percentile:.10g} where the simulated "
+                      f"among them, have their {percentile_label(args.percentile)} where the simulated "
                       "basic queues' distribution is outside its sampling tolerance "
                       f"({args.jobs:,} jobs per basic queue; reliable False): the "
                       "ranking may be noise; run again with a larger --jobs, or "
@@ -501,13 +501,13 @@ def _cmd_plan_capacity(args) -> int:
                                     jobs=args.validate, seed=args.seed + 1)
     print(plan.report(), file=sys.stderr)
     if sim is not None:
-        print(f"simulated p{args.percentile:.10g} of the best: {sim.mean:.4g} "
+        print(f"simulated {percentile_label(args.percentile)} of the best: {sim.mean:.4g} "
               f"[{sim.low:.4g}, {sim.high:.4g}]", file=sys.stderr)
         how = (f"{args.jobs:,} jobs per candidate" if args.basic == DIRECT else
                f"{args.jobs:,} jobs per basic queue ({args.basic})")
         predicted = plan.best.predicted
         if sim.low > args.target:
-            warnings.warn(f"the simulation puts the best's p{args.percentile:.10g} at "
+            warnings.warn(f"the simulation puts the best's {percentile_label(args.percentile)} at "
                           f"{sim.mean:.4g} [{sim.low:.4g}, {sim.high:.4g}], above the "
                           f"target {args.target:g}: the plan from {how} is wrong here; "
                           "run again with a larger --jobs"
@@ -515,7 +515,7 @@ def _cmd_plan_capacity(args) -> int:
                           RuntimeWarning, stacklevel=1)
         elif not (1 - VALIDATION_SLACK) * sim.low <= predicted \
                 <= (1 + VALIDATION_SLACK) * sim.high:
-            warnings.warn(f"the plan put the best's p{args.percentile:.10g} at "
+            warnings.warn(f"the plan put the best's {percentile_label(args.percentile)} at "
                           f"{predicted:.4g}, the simulation at {sim.mean:.4g} "
                           f"[{sim.low:.4g}, {sim.high:.4g}]: more than "
                           f"{VALIDATION_SLACK:.0%} apart, so the plan from {how} may "

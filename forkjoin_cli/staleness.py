@@ -29,7 +29,7 @@ from forkjoin_sim import checks as options
 from forkjoin_cli import types
 from forkjoin_cli._progress import progress_bar
 from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.files.io import json_text, strict_json
 
 #: Operations per closed-loop client a run needs at least (each client's first
@@ -259,7 +259,7 @@ def flat_row(summary: dict) -> dict:
             item["probability"], item["low"], item["high"])
     for item in summary["latency"]:
         for kind in ("read", "write"):
-            name = f"{kind}_p{item['percentile']:.10g}"
+            name = f"{kind}_{percentile_label(item['percentile'])}"
             row[name] = item[kind]
             row[f"{name}_low"], row[f"{name}_high"] = item[f"{kind}_low"], item[f"{kind}_high"]
     return row

@@ -17,6 +17,12 @@ def shorten(message: str) -> str:
     return _WORD.sub(cut, message)
 
 
+def percentile_label(percentile) -> str:
+    """A percentile's name with the digits it was given ("p99", "p99.99999"; ":g"
+    rounds the latter to "p100")."""
+    return f"p{percentile:.10g}"
+
+
 def counted(number, noun: str, digits: int = 6) -> str:
     """``number`` (to ``digits`` significant digits) and ``noun`` for a message, plural
     unless the number is written 1 ("1 replica", "3 replicas")."""

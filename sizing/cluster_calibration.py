@@ -104,15 +104,9 @@ def load_prior(path: str | Prior | None) -> Prior:
         return path
     if path is None:
         return default_prior()[0]
-    try:
-        if is_network_model(path):
-            return prior_from_model(read_network_model(path), path)
-        return Prior.read(path)
-    except ConfigError as exc:
-        # the model reader names the option it usually serves
-        text = str(exc)
-        raise ConfigError("--prior " + text.removeprefix("--model ")
-                          if text.startswith("--model ") else text) from None
+    if is_network_model(path):
+        return prior_from_model(read_network_model(path, "--prior"), path)
+    return Prior.read(path)
 
 
 #: The columns `predict_table` adds to the query rows.

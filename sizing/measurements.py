@@ -61,7 +61,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 
-from forkjoin_sim.cassandra.model import consistency_quorum
+from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.laws.empirical import UNITS
@@ -175,8 +175,9 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     try:
         consistency_quorum(level, replicas)
     except ConfigError as exc:
-        also = (" (LOCAL_ONE and LOCAL_QUORUM are read as ONE and QUORUM)"
-                if "is unknown" in str(exc) else "")
+        # a name this reader does not know: say the other names it reads
+        also = ("" if level.strip().isdigit() or level.strip() in CONSISTENCY_LEVELS
+                else " (LOCAL_ONE and LOCAL_QUORUM are read as ONE and QUORUM)")
         raise ConfigError(f"{where}: {exc}{also}") from None
     values = {c: _number(row.get(c), c, where)
               for c in COLUMNS if c not in ("operation", "consistency", "threads")}

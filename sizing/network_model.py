@@ -818,7 +818,7 @@ def _whole(model: dict, key: str, path: str) -> int:
     """``[model] key`` of file ``path``, which must be a whole number."""
     value = model[key]
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"--model {path}: [model] {key} = {value!r}; give a whole "
+        raise ConfigError(f"{path}: [model] {key} = {value!r}; give a whole "
                           "number, or recalibrate")
     return value
 
@@ -835,30 +835,30 @@ def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
     from sizing.columns import MAX_THREADS
 
     if not len(anchors.threads):
-        raise ConfigError(f"--model {path}: the [{name}] lists are empty (a calibrated "
+        raise ConfigError(f"{path}: the [{name}] lists are empty (a calibrated "
                           "model keeps one entry per fitted row); recalibrate")
     loads_ok = np.all(np.isfinite(anchors.threads)) and np.all(
         np.where(anchors.is_open(),
                  (anchors.threads > 0) & (anchors.threads <= MOST_RATE),
                  (anchors.threads >= 1) & (anchors.threads <= MAX_THREADS)))
     if not np.all(np.isfinite(anchors.residual)):
-        raise ConfigError(f"--model {path}: [{name}] {values} must be finite numbers; "
+        raise ConfigError(f"{path}: [{name}] {values} must be finite numbers; "
                           "recalibrate")
     if name == "anchors" and np.any(np.abs(anchors.residual) > LOG_LIMIT):
-        raise ConfigError(f"--model {path}: [anchors] residual (a log correction) must "
+        raise ConfigError(f"{path}: [anchors] residual (a log correction) must "
                           f"lie within +-{LOG_LIMIT:g}; recalibrate")
     if not loads_ok:
-        raise ConfigError(f"--model {path}: [{name}] threads must lie in 1..{MAX_THREADS:,} "
+        raise ConfigError(f"{path}: [{name}] threads must lie in 1..{MAX_THREADS:,} "
                           f"(an open loop's rate in (0, {MOST_RATE:.0e}] ops/s); "
                           "recalibrate")
     if np.any((anchors.quorum < 1) | (anchors.quorum > replicas)) or (
             anchors.other_quorum is not None and np.any(
                 (anchors.other_quorum < 1) | (anchors.other_quorum > replicas))):
-        raise ConfigError(f"--model {path}: [{name}] quorum and other_quorum must lie "
+        raise ConfigError(f"{path}: [{name}] quorum and other_quorum must lie "
                           f"in 1..{replicas} (the model's replicas); recalibrate")
     if anchors.reads is not None and not np.all((anchors.reads >= 0)
                                                 & (anchors.reads <= 1)):
-        raise ConfigError(f"--model {path}: [{name}] reads (a run's share of reads) "
+        raise ConfigError(f"{path}: [{name}] reads (a run's share of reads) "
                           "must lie in [0, 1]; recalibrate")
 
 
@@ -875,10 +875,10 @@ def _check_demands(table: dict, point: np.ndarray, path: str) -> None:
     if shown is None:
         return
     if not isinstance(shown, dict):
-        raise ConfigError(f"--model {path}: demands_ms must be a table; recalibrate")
+        raise ConfigError(f"{path}: demands_ms must be a table; recalibrate")
     unknown = [key for key in shown if key not in DEMANDS]
     if unknown:
-        raise ConfigError(f"--model {path}: [demands_ms] has unknown key(s) "
+        raise ConfigError(f"{path}: [demands_ms] has unknown key(s) "
                           f"{', '.join(unknown)}; its keys are {', '.join(DEMANDS)} (the "
                           "table is shown for reading only: delete it, or recalibrate)")
     for name, value in zip(DEMANDS, demands_of(point)):
@@ -888,35 +888,36 @@ def _check_demands(table: dict, point: np.ndarray, path: str) -> None:
         if isinstance(given, bool) or not isinstance(given, (int, float)) or not any(
                 np.isclose(given, v, rtol=1e-9, atol=0.0) for v in fitted):
             raise ConfigError(
-                f"--model {path}: [demands_ms] {name} = {given!r} is not what "
+                f"{path}: [demands_ms] {name} = {given!r} is not what "
                 f"[posterior] gives ({float(value)!r}); [demands_ms] is shown for "
                 "reading only (the model computes from [posterior], natural logs), so "
                 "an edit there does nothing: undo it or delete the table (after "
                 "editing [posterior] it is stale: delete it), or recalibrate")
 
 
-def read_network_model(path: str) -> NetworkModel:
+def read_network_model(path: str, option: str = "--model") -> NetworkModel:
     """Read a model file written by `NetworkModel.to_toml` (checked: one line per
-    problem, naming the file)."""
-    table = read_toml(path, "--model", "give a file written by forkjoin-sim cassandra "
+    problem, naming the file as given by ``option``)."""
+    table = read_toml(path, option, "give a file written by forkjoin-sim cassandra "
                       "calibrate")
+    path = f"{option} {path}"  # as messages name it from here on
     unknown = [name for name in table if name not in TABLES]
     if unknown:
-        raise ConfigError(f"--model {path} has unknown table(s) {', '.join(unknown)}; a "
+        raise ConfigError(f"{path} has unknown table(s) {', '.join(unknown)}; a "
                           f"model file has {', '.join(TABLES)}: give a file written by "
                           "forkjoin-sim cassandra calibrate")
     try:
         model, posterior, anchors = table["model"], table["posterior"], table["anchors"]
         structure = model["structure"]
         if structure not in STRUCTURES:
-            raise ConfigError(f"--model {path}: structure {structure!r} is not one of "
+            raise ConfigError(f"{path}: structure {structure!r} is not one of "
                               f"{', '.join(STRUCTURES)}; recalibrate")
         prior = Prior.from_file_table(table, path)
         # a file written before a coordinate existed: it predicts as its release did
         # (the value it computed with, held), else the coordinate sits at the prior
         older = [n for n in LATER_COORDINATES if n not in posterior]
         if older and tuple(older) != COORDINATES[len(COORDINATES) - len(older):]:
-            raise ConfigError(f"--model {path}: [posterior] lacks {', '.join(older)} but "
+            raise ConfigError(f"{path}: [posterior] lacks {', '.join(older)} but "
                               "has coordinates that came after it; recalibrate")
         posterior = dict(posterior, **{
             n: {"mean": LEGACY_VALUES[n], "sd": 0.0} if n in LEGACY_VALUES else
@@ -924,7 +925,7 @@ def read_network_model(path: str) -> NetworkModel:
             for n in older})
         for n in COORDINATES:
             if not isinstance(posterior[n], dict):
-                raise ConfigError(f"--model {path}: [posterior] {n} = {posterior[n]!r}; "
+                raise ConfigError(f"{path}: [posterior] {n} = {posterior[n]!r}; "
                                   "give a table { mean = ..., sd = ... } (natural logs), "
                                   "or recalibrate")
         point = np.array([posterior[n]["mean"] for n in COORDINATES], float)
@@ -939,12 +940,12 @@ def read_network_model(path: str) -> NetworkModel:
                 covariance = full
             elif older:
                 # a release before them wrote no row of them: a line lost since
-                raise ConfigError(f"--model {path}: [posterior] lacks {', '.join(older)} "
+                raise ConfigError(f"{path}: [posterior] lacks {', '.join(older)} "
                                   "though its covariance has a row for every coordinate; "
                                   "recalibrate")
             if covariance.shape != (len(COORDINATES), len(COORDINATES)) or \
                     not np.all(np.isfinite(covariance)):
-                raise ConfigError(f"--model {path}: [posterior] covariance must be "
+                raise ConfigError(f"{path}: [posterior] covariance must be "
                                   f"{len(COORDINATES)} x {len(COORDINATES)} finite "
                                   "numbers; recalibrate")
         geography = None
@@ -962,28 +963,28 @@ def read_network_model(path: str) -> NetworkModel:
             o = table["outside"]
             outside = _anchors_of(o, "ms")
             if len(_lengths(outside)) != 1 or np.any(outside.residual < 0):
-                raise ConfigError(f"--model {path}: [outside] lists differ in length "
+                raise ConfigError(f"{path}: [outside] lists differ in length "
                                   "or hold a negative time; recalibrate")
     except KeyError as exc:
-        raise ConfigError(f"--model {path} lacks {exc.args[0]!r}; give a file written "
+        raise ConfigError(f"{path} lacks {exc.args[0]!r}; give a file written "
                           "by forkjoin-sim cassandra calibrate") from None
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"--model {path} has a malformed value ({exc}); give a file "
+        raise ConfigError(f"{path} has a malformed value ({exc}); give a file "
                           "written by forkjoin-sim cassandra calibrate") from None
     if len(_lengths(found)) != 1:
-        raise ConfigError(f"--model {path}: the [anchors] lists differ in length; "
+        raise ConfigError(f"{path}: the [anchors] lists differ in length; "
                           "recalibrate")
     if not (np.all(np.isfinite(point)) and np.all(np.isfinite(sd)) and np.all(sd >= 0)
             and np.all(np.abs(point) <= LOG_LIMIT) and np.all(sd <= LOG_LIMIT)):
-        raise ConfigError(f"--model {path}: [posterior] needs finite means within "
+        raise ConfigError(f"{path}: [posterior] needs finite means within "
                           f"+-{LOG_LIMIT:g} and sds in 0..{LOG_LIMIT:g}; recalibrate")
     if not 1 <= replicas <= nodes:
-        raise ConfigError(f"--model {path}: replicas={replicas} nodes={nodes}; need "
+        raise ConfigError(f"{path}: replicas={replicas} nodes={nodes}; need "
                           "1 <= replicas <= nodes")
     if fit.cores < 1 or fit.client_cores < 1:
-        raise ConfigError(f"--model {path}: [model] cores and client_cores must be at "
+        raise ConfigError(f"{path}: [model] cores and client_cores must be at "
                           "least 1; recalibrate")
     _check_anchors(found, replicas, path, "anchors", "residual")
     if outside is not None:
@@ -1005,6 +1006,6 @@ def _check_predicts(model: NetworkModel, path: str) -> None:
     except (ArithmeticError, FloatingPointError):
         latency = np.array([np.nan])
     if not np.all(np.isfinite(latency) & (latency > 0)):
-        raise ConfigError(f"--model {path}: its parameters and anchors give no finite "
+        raise ConfigError(f"{path}: its parameters and anchors give no finite "
                           "latency for its own fitted rows (a value edited out of "
                           "range?); undo the edit, or recalibrate")

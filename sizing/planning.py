@@ -46,7 +46,7 @@ from scipy import stats
 from analytic.cassandra import consistency_level_to_k
 from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERANCE,
                                    QuorumDistribution, invert_cdf, quorum_cdf)
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
@@ -128,7 +128,7 @@ class ConsistencyPlan:
                  f"time, basic queues: {self.basic}",
                  f"{'R':>2} {'W':>2} {'load':>6} {'read mean':>10} {'read p':>8} "
                  f"{'write mean':>10} {'write p':>8} {'mix mean':>9} "
-                 f"{'mix p' + format(self.percentile, '.10g'):>9} reliable"]
+                 f"{'mix ' + percentile_label(self.percentile):>9} reliable"]
         for o in self.options:
             mark = "  <- best" if o == self.best else ""
             lines.append(f"{o.read_quorum:>2} {o.write_quorum:>2} {o.node_load:6.3f} "
@@ -386,7 +386,7 @@ class CapacityPlan:
     candidates: tuple[CapacityCandidate, ...] = field(default=())
 
     def report(self) -> str:
-        head = (f"SLA: p{self.percentile:.10g} write latency <= {self.target:g} at "
+        head = (f"SLA: {percentile_label(self.percentile)} write latency <= {self.target:g} at "
                 f"{self.write_rate:g} writes per unit time ("
                 + ("each candidate's queue simulated" if self.basic == DIRECT else
                    f"basic queues: {self.basic}") + ")")
@@ -394,7 +394,7 @@ class CapacityPlan:
             return head + "\nno configuration in the search space meets it: " + self.why()
         b = self.best
         return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.level} (k={b.quorum}),"
-                f" node load {b.node_load:.3f}, predicted p{self.percentile:.10g} "
+                f" node load {b.node_load:.3f}, predicted {percentile_label(self.percentile)} "
                 f"{b.predicted:.4g} (bracket up to {_upper(b.bracket_high)}; "
                 f"{'confident' if b.confident else 'NOT confident'})"
                 f"\n{len(self.candidates)} candidates evaluated")
@@ -417,7 +417,7 @@ class CapacityPlan:
                f"raise --max-nodes above {largest} (lighter node loads)")
         return (f"the fastest candidate, n={fastest.nodes}, r={fastest.replicas}, "
                 f"{fastest.level} (node load {fastest.node_load:.3f}), predicts "
-                f"p{self.percentile:.10g} {fastest.predicted:.4g} > {self.target:g}; "
+                f"{percentile_label(self.percentile)} {fastest.predicted:.4g} > {self.target:g}; "
                 f"{fix} or relax --target")
 
 

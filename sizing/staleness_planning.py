@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from forkjoin_sim.errors import ConfigError, counted
+from forkjoin_sim.errors import ConfigError, counted, percentile_label
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.intervals import inflation, share
@@ -150,7 +150,7 @@ class StalenessPlan:
                 for row in self.options.to_dict("records")]
 
     def _objective_name(self) -> str:
-        return "mean latency" if self.objective == "mean" else f"p{self.percentile:.10g}"
+        return "mean latency" if self.objective == "mean" else percentile_label(self.percentile)
 
 
 def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
@@ -352,7 +352,7 @@ def _check_measured(result, operations: int, warmup: float, percentile: float) -
                 f"the run of {operations:,} operations measured no {kind} for R="
                 f"{result.read_quorum}, W={result.write_quorum} (write share "
                 f"{result.key.write_share:g}, warm-up {warmup:g}; a read counts once a "
-                f"write committed before it), so it has no p{percentile:.10g} to rank by; "
+                f"write committed before it), so it has no {percentile_label(percentile)} to rank by; "
                 f"simulate at least {max(need, operations + 1):,} operations (--jobs)")
 
 
