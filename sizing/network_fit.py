@@ -510,8 +510,13 @@ def level_step(demands, pairs, structure: str, cores: int, client_cores: int,
 WINDOW_STARTS = (1000.0, 100.0, 10.0)
 
 
+#: The log miss a measured row's mean latency is fitted to within (its noise, a
+#: measured mean's own spread and rounding: cassandra-stress prints "1.0 ms").
+ROW_NOISE = 0.05
+
+
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
-        cores: int = 4, client_cores: int = 4, throughput=None, noise: float = 0.05,
+        cores: int = 4, client_cores: int = 4, throughput=None, noise: float = ROW_NOISE,
         starts: int = 2, max_evaluations: int = 80, progress=None,
         geography=None) -> Fit:
     """MAP fit of the demands to measured mean latencies (ms) and optional throughputs

@@ -38,7 +38,7 @@ from sizing.closed_network import DEMANDS, STRUCTURES, one_operation, reads_of, 
     single_closed
 from sizing.geography import Geography
 from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, LOG_LIMIT, \
-    Fit, Prior, demands_of, fit
+    ROW_NOISE, Fit, Prior, demands_of, fit
 
 #: The ``kind`` of a model file written by this module.
 KIND = "closed-network"
@@ -262,11 +262,12 @@ def _along_threads(loads, residual, threads):
 
 
 #: The rule that leaves out posterior draws the fitted rows rule out, for rows of an
-#: operation no fitted row measured (`NetworkModel._ruled_out`): the noise unit of a
-#: row's log miss, the chi-square quantile, and the least share of draws kept.
-#: Fitted on huskicajla's Cassandra reads, the writes' bands ran from 0.001-0.15 ms
-#: to 4,900-21,500 ms; a probe saw [0.00014, 2143] ms for a 1.25 ms write.
-RULE_NOISE, RULE_LEVEL, RULE_KEEP = 0.05, 0.999, 0.1
+#: operation no fitted row measured (`NetworkModel._ruled_out`): the chi-square
+#: quantile, and the least share of draws kept (a row's log miss in units of
+#: `sizing.network_fit.ROW_NOISE`). Fitted on huskicajla's Cassandra reads, the
+#: writes' bands ran from 0.001-0.15 ms to 4,900-21,500 ms; a probe saw
+#: [0.00014, 2143] ms for a 1.25 ms write.
+RULE_LEVEL, RULE_KEEP = 0.999, 0.1
 
 
 #: Largest share of its throughput a closed loop is taken to lose past saturation
@@ -465,12 +466,13 @@ class NetworkModel:
         return self._interval(given, level, samples, seed, extrapolation, _Draws())
 
     def _interval(self, given, level, samples, seed, extrapolation, draws: "_Draws",
-                  sides: tuple[str, ...] = ("floor", "ceiling")):
+                  sides: tuple[str, ...] = ("floor", "ceiling", "lone")):
         """`interval`, with the posterior draws' predictions of rows already asked
         (``draws``: shared with the calls below for the levels beneath and above and
         the largest fitted thread count, which take the same draws: the same seed and
-        size). ``sides``: whether the level beneath bounds the lower end ("floor")
-        and the level above the upper end ("ceiling"); each neighbour's own band is
+        size). ``sides``: whether the level beneath bounds the lower end ("floor"),
+        the level above the upper end ("ceiling"), and a lone request of the row's
+        operation and level the lower end ("lone"); each neighbour's own band is
         bounded on the side away from this level only, so the levels are walked once
         each way."""
         fitted = self.fit
@@ -490,7 +492,7 @@ class NetworkModel:
         z = stats.norm.ppf(1 - tail)
         # centred on the anchored prediction of the fitted point (the band holds it)
         centre = np.log(self.predict(rows)[0])
-        width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self.anchors.spread) ** 2
+        width = np.sqrt((0.5 * (high - low)) ** 2 + (z * self._row_noise()) ** 2
                         + extrapolation * (z * self.anchors.extrapolation(
                             self.as_fitted(rows), fitted.prior.level_miss)) ** 2)
         low, high = np.exp(centre - width), np.exp(centre + width)
@@ -502,6 +504,13 @@ class NetworkModel:
         if extrapolation:
             low, high = self._within_loop_bounds(rows, np.exp(centre), low, high,
                                                  level, samples, seed, draws)
+        if "lone" in sides:
+            # no load makes a request faster than it is alone: a probe's open loop of
+            # a mix the fit had not seen put a read's lower end at 0.18 ms, where a
+            # lone read took 0.495
+            low = np.minimum(np.maximum(low, self._lone_low(given, level, samples, seed,
+                                                            extrapolation, draws)),
+                             np.exp(centre))
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
         if "floor" in sides and higher.any():
@@ -581,6 +590,28 @@ class NetworkModel:
         return np.stack([done[key] for key in keys], axis=1) if count \
             else np.full((samples, 0), np.nan)
 
+    def _lone_low(self, given, level, samples, seed, extrapolation, draws) -> np.ndarray:
+        """Per row, the lower end of the band of a lone request of its operation and
+        level on its cluster: one client thread, no think time, a run of that
+        operation alone."""
+        count = len(np.asarray(given["quorum"]))
+        lone = {key: np.broadcast_to(np.asarray(given[key]), (count,)).copy()
+                for key in ("write", "quorum", "nodes", "replicas") if key in given}
+        write = np.asarray(lone["write"], bool)
+        lone.update(threads=np.ones(count), think_ms=np.zeros(count),
+                    rate=np.full(count, np.nan), reads=np.where(write, 0.0, 1.0),
+                    other_quorum=np.asarray(lone["quorum"]))
+        return self._interval(lone, level, samples, seed, extrapolation, draws, ())[0]
+
+    def _row_noise(self) -> float:
+        """How far a measured row's mean may lie from the model's anchored value (log):
+        the anchors' rms miss, and never less than the noise the rows were fitted to
+        within (`ROW_NOISE`: re-anchored on the rows, every draw passes through them,
+        so a model that fits three rows exactly gave a band of +-1% around a mean
+        printed as "1.0 ms"; held out the rows inside went from 97% to 98%, the band
+        widths the same)."""
+        return max(self.anchors.spread, ROW_NOISE)
+
     def _unanchored(self, rows) -> np.ndarray:
         """Per row, whether no fitted row is of its operation and loop kind (writes
         of a model fitted on reads; an open loop of a model fitted on closed ones):
@@ -594,14 +625,14 @@ class NetworkModel:
     def _ruled_out(self, kept) -> np.ndarray:
         """Per posterior draw (``kept``: point and anchors, None for a draw left out
         already), whether the fitted rows rule it out: its misfit (squared log misses
-        in units of `RULE_NOISE`, or of the fitted point's rms miss, the larger)
+        in units of `ROW_NOISE`, or of the fitted point's rms miss, the larger)
         exceeds the fitted point's by more than the `RULE_LEVEL` quantile of a
         chi-square with one degree of freedom per coordinate the posterior moves. The
         Laplace approximation is blind to how fast the rows' fit worsens away from
         the point: a coordinate the rows barely pin (a hop, a share) drawn at its
         prior's spread can make them thousands of times slower. Where fewer than
         `RULE_KEEP` of the draws pass, the best-fitting quarter are kept."""
-        noise = max(RULE_NOISE, self.anchors.spread)
+        noise = self._row_noise()
         own = float(np.sum((self.anchors.residual / noise) ** 2))
         misfit = np.array([np.inf if k is None else
                            float(np.sum((k[1].residual / noise) ** 2)) for k in kept])

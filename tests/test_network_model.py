@@ -956,7 +956,9 @@ def test_calibrate_fits_wide_area_rows_across_data_centres_and_predict_reads_it(
 def test_an_interval_above_one_never_starts_below_the_level_beneath_it():
     """Karpenko D's ONE reads alone (flat at 126-128 ms): the intervals of QUORUM and
     ALL at the same threads start no lower than ONE's (waiting for more replicas is
-    never faster); before, ALL's reached down to 35 ms."""
+    never faster); before, ALL's reached down to 35 ms. (ONE's own band holds the
+    rows' noise, 5% rms in log, about 10% at 95%: so ALL's starts within 12% of the
+    measured ONE.)"""
     d = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
     one = d[(d.operation == "read") & (d.consistency == "ONE")].assign(
         quorum=1, nodes=3, replicas=3)
@@ -967,7 +969,7 @@ def test_an_interval_above_one_never_starts_below_the_level_beneath_it():
     assert np.all(low <= centre) and np.all(centre <= high)
     low = low.reshape(3, 3)
     assert np.all(low[1] >= low[0] * (1 - 1e-12)) and np.all(low[2] >= low[1] * (1 - 1e-12))
-    assert np.all(low[2] >= 0.95 * one.mean_ms.min())
+    assert np.all(low[2] >= 0.88 * one.mean_ms.min())
 
 
 def test_a_remote_client_of_one_region_is_why_flat_one_rows_stay_in_one_data_centre():
