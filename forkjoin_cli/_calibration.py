@@ -196,7 +196,7 @@ def _calibrate_simulated(args) -> int:
     # the model last: a report that cannot be written leaves the old model in place
     if args.report:
         with atomic_write(args.report) as handle:
-            if args.report.endswith(".json"):
+            if args.report.lower().endswith(".json"):
                 handle.write(json_text(report, indent=1))
             else:
                 handle.write(report_markdown(report))

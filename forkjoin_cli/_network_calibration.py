@@ -58,7 +58,8 @@ def calibrate(args, structure: str) -> int:
                       seed=args.seed)
     if args.report:
         with atomic_write(args.report) as handle:
-            handle.write(json_text(report, indent=1) if args.report.endswith(".json")
+            as_json = args.report.lower().endswith(".json")  # as the suffix check reads it
+            handle.write(json_text(report, indent=1) if as_json
                          else report_markdown(report))
     fitted.save(args.out)
     print(json_text(report) if args.json else report_markdown(report))

@@ -289,8 +289,9 @@ def _plan_consistency_model(args) -> int:
     missing = [_flag(name) for name in ("read_fraction", "threads")
                if getattr(args, name) is None]
     if missing:
-        raise ConfigError(f"--model needs {' and '.join(missing)} (the share of reads "
-                          "and the client threads)")
+        said = {"--read-fraction": "the share of reads", "--threads": "the client threads"}
+        raise ConfigError("--model needs " + " and ".join(
+            f"{flag} ({said.get(flag, flag)})" for flag in missing))
     if args.out:
         options.check_output_file(args.out, "--out", suffixes=(".csv",))
     model = read_network_model(args.model)

@@ -574,6 +574,9 @@ ISSUE_EXAMPLES = [
     (["experiment", "calibration-holdout", "samples.txt", "--write-synthetic",
       "samples.txt"], "--write-synthetic samples.txt is also the input samples.txt "
      "(of files)"),
+    # ... what plan-consistency --model lacks, each said for itself
+    (["plan-consistency", "--model", "samples.txt", "--read-fraction", "0.5"],
+     "--model needs --threads (the client threads)"),
     # ... two outputs in one file named as outputs, not as an input
     (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
       "samples.txt", "--out", "m.toml", "--report", "./m.toml"],

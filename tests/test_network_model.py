@@ -1559,3 +1559,15 @@ def test_a_query_row_of_a_mixed_run_without_one_partner_is_named(tmp_path, capsy
     (note,) = [line for line in capsys.readouterr().err.splitlines()
                if "without one row of the other operation" in line]
     assert "row 3, row 4: a row of a mixed run" in note and "row 1" not in note
+
+
+def test_a_report_named_in_capitals_is_written_in_its_suffix_format(tmp_path, capsys):
+    """--report r.JSON passed the suffix check (any case) but was written as
+    Markdown (a probe)."""
+    fitted = _measurement_file(tmp_path, [("ONE", t) for t in THREADS], "fit.csv")
+    report = tmp_path / "r.JSON"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", fitted, "--out", str(tmp_path / "m.toml"),
+                 "--report", str(report)]) == 0
+    capsys.readouterr()
+    assert json.loads(report.read_text())["rows"][0]["row"] == "read ONE 4 threads"
