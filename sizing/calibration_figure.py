@@ -362,10 +362,13 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             mine = (anchors.write == (operation == "write"))
             closed = mine if anchors.open is None else mine & ~anchors.open
             beyond = at.load[~at.open & ~at.fitted]
-            if closed.any() and len(beyond) and beyond.max() > anchors.threads[closed].max():
+            # on a cluster of another size, at the same load per node
+            per_node = (float(at.nodes.max()) / fit.nodes
+                        if getattr(fit, "nodes", None) else 1.0)
+            edge = anchors.threads[closed].max() * per_node if closed.any() else 0.0
+            if closed.any() and len(beyond) and beyond.max() > edge:
                 for ax in (top, bottom):
-                    ax.axvline(anchors.threads[closed].max(), ls=":", color="grey",
-                               lw=0.8)
+                    ax.axvline(edge, ls=":", color="grey", lw=0.8)
         handles, _ = top.get_legend_handles_labels()
         kinds = set(at.fitted[at.mean_ms.notna()])
         if anchors is not None:

@@ -473,7 +473,8 @@ def prediction_figure(path: str, model: NetworkModel, table: pd.DataFrame,
     from sizing.calibration_figure import draw
 
     size = int(table.nodes.max()) if len(table) else model.nodes
-    draw(path, model, table, title=title + (f" for {size} nodes" if size != model.nodes
+    draw(path, model, table, title=title + (f" for {size} nodes (fitted on {model.nodes})"
+                                             if size != model.nodes
                                              else ""), seed=seed)
 
 

@@ -340,3 +340,36 @@ def test_a_band_past_the_panel_is_marked_and_its_reach_said(fitted, monkeypatch,
     reach = float(said.replace(",", ""))
     expected = 1000 * table[table.operation == "read"].mean_ms.max()
     assert reach == pytest.approx(expected, rel=0.05) or reach > expected
+
+
+def test_the_largest_fitted_load_is_drawn_at_the_asked_clusters_load_per_node(
+        monkeypatch, tmp_path):
+    """A model of Karpenko C (3 nodes, fitted up to 1,000 threads) asked for 6 nodes:
+    the text says extrapolation starts past 2,000 threads (the same load per node);
+    the figure drew its dotted line at 1,000 (a probe). The title says the size it was
+    fitted on."""
+    from pathlib import Path
+
+    import warnings
+    from sizing.cluster_calibration import calibrate_cluster, predict_table
+
+    table = pd.read_csv(Path(__file__).resolve().parent.parent
+                        / "docs/data/karpenko2021/cluster_c.csv")
+    saved = []
+
+    def keeping(target, save, *args, **kwargs):
+        saved.append(save.__self__)
+        atomic_save(target, save, *args, **kwargs)
+
+    monkeypatch.setattr(sizing.calibration_figure, "atomic_save", keeping)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = calibrate_cluster(table[table.operation == "read"], nodes=3, replicas=3)
+        query = pd.DataFrame(dict(operation="read", consistency="QUORUM",
+                                  threads=[400, 1600, 3000]))
+        predict_table(fitted, query, nodes=6, figure=str(tmp_path / "six.png"))
+    (figure,) = saved
+    top = figure.axes[0]
+    (edge,) = [line for line in top.get_lines() if line.get_linestyle() == ":"]
+    assert edge.get_xdata()[0] == pytest.approx(2000.0)
+    assert "for 6 nodes (fitted on 3)" in figure._suptitle.get_text()
