@@ -566,5 +566,10 @@ def _choice_text(choice: dict) -> str:
     and each candidate's held-out error."""
     scores = ", ".join(f"{name} {100 * value:.1f}%" if np.isfinite(value) else
                        f"{name} n/a" for name, value in choice["held_out_error"].items())
+    best = min(((v, n) for n, v in choice["held_out_error"].items() if np.isfinite(v)),
+               default=(np.nan, choice["chosen"]))
+    kept = ("" if best[1] == choice["chosen"] else
+            f" ({best[1]}'s lead is within one standard error of the paired "
+            "differences: the default is kept)")
     return (f"auto chose {choice['chosen']}: mean error on the rows' own held-out "
-            f"levels and larger thread counts {scores}")
+            f"levels and larger thread counts {scores}{kept}")

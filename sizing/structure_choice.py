@@ -62,12 +62,12 @@ def _held_out_errors(job) -> np.ndarray:
     return np.abs(predicted / part.mean_ms.to_numpy(float) - 1)
 
 
-def cross_validate(table, candidates, prior, cores: int, client_cores: int,
-                   geography=None, progress=None, workers: int = 1) -> dict:
-    """Per candidate structure, the mean absolute relative error (over the held-out
-    rows of all `held_out_cases`) of its anchored predictions; NaN without cases.
-    ``workers`` > 1: the calibrations run in that many processes (the same numbers:
-    each is a deterministic fit)."""
+def held_out_errors(table, candidates, prior, cores: int, client_cores: int,
+                    geography=None, progress=None, workers: int = 1) -> dict:
+    """Per candidate structure, the absolute relative error of its anchored
+    prediction of each held-out row of every `held_out_cases` split, in one order
+    for all candidates (empty without cases). ``workers`` > 1: the calibrations run
+    in that many processes (the same numbers: each is a deterministic fit)."""
     cases = held_out_cases(table)
     jobs = [(table, fitted, held, structure, prior, cores, client_cores, geography)
             for structure in candidates for _, fitted, held in cases]
@@ -89,17 +89,28 @@ def cross_validate(table, candidates, prior, cores: int, client_cores: int,
             if progress is not None:
                 progress(done, len(jobs))
     per = len(cases)
-    return {structure: (float(np.mean(np.concatenate(errors[i * per:(i + 1) * per])))
-                        if per else np.nan) for i, structure in enumerate(candidates)}
+    return {structure: (np.concatenate(errors[i * per:(i + 1) * per]) if per
+                        else np.array([])) for i, structure in enumerate(candidates)}
 
 
 def choose(table, candidates, default: str, prior, cores: int, client_cores: int,
            geography=None, progress=None, workers: int = 1) -> tuple[str, dict]:
-    """The candidate with the smallest `cross_validate` score (``default`` when the
-    rows allow no split), and the scores."""
-    scores = cross_validate(table, candidates, prior, cores, client_cores, geography,
-                            progress, workers)
+    """The candidate with the smallest mean held-out error, if it beats ``default``
+    by more than one standard error of their paired differences over the held-out
+    rows (else, and when the rows allow no split, ``default``: the structure chosen
+    across all published data sets is not set aside for a difference the rows
+    cannot tell from chance), and the mean errors."""
+    errors = held_out_errors(table, candidates, prior, cores, client_cores, geography,
+                             progress, workers)
+    scores = {s: float(np.mean(e)) if len(e) else np.nan for s, e in errors.items()}
     known = {s: v for s, v in scores.items() if np.isfinite(v)}
     if not known:
         return default, scores
-    return min(known, key=lambda s: (known[s], s != default)), scores
+    best = min(known, key=lambda s: (known[s], s != default))
+    if best != default and default in known:
+        gain = errors[default] - errors[best]
+        spread = (float(np.std(gain, ddof=1) / np.sqrt(len(gain))) if len(gain) > 1
+                  else np.inf)
+        if float(np.mean(gain)) <= spread:
+            return default, scores
+    return best, scores
