@@ -235,6 +235,12 @@ def _clipped(ax, load: np.ndarray, high: np.ndarray, colour: str) -> float:
     return float(np.max(high[past])) if past.any() else 0.0
 
 
+def _plain_number(value: float) -> str:
+    """``value`` to 4 significant digits, in plain digits with thousands separators
+    however large (":,.4g" writes 10,510 as 1.051e+04)."""
+    return f"{float(f'{value:.4g}'):,.10g}"
+
+
 def _wrapped(text: str, width: int) -> str:
     """``text`` broken into lines of at most ``width`` characters."""
     import textwrap
@@ -355,8 +361,9 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             reach = max([_clipped(a, load, high, colour)
                          for a, load, high, colour in bands if a is ax] or [0.0])
             if reach:
-                ax.text(0.02, 0.97, f"\u25b2 a band runs past the top, to {reach:,.4g} "
-                        f"{unit}", transform=ax.transAxes, va="top", fontsize=7)
+                ax.text(0.02, 0.97, "\u25b2 a band runs past the top, to "
+                        f"{_plain_number(reach)} {unit}", transform=ax.transAxes,
+                        va="top", fontsize=7)
         # where the fitted rows end and the rows asked go on
         if anchors is not None and len(anchors.threads):
             mine = (anchors.write == (operation == "write"))

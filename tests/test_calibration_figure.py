@@ -373,3 +373,12 @@ def test_the_largest_fitted_load_is_drawn_at_the_asked_clusters_load_per_node(
     (edge,) = [line for line in top.get_lines() if line.get_linestyle() == ":"]
     assert edge.get_xdata()[0] == pytest.approx(2000.0)
     assert "for 6 nodes (fitted on 3)" in figure._suptitle.get_text()
+
+
+def test_a_band_reach_is_written_in_plain_digits():
+    """The overflow note wrote 1.051e+04 ms in one panel and 8,674 ms in the next (a
+    probe)."""
+    from sizing.calibration_figure import _plain_number
+
+    assert [_plain_number(v) for v in (10510.4, 8674.2, 1.23456, 0.000123456)] == \
+        ["10,510", "8,674", "1.235", "0.0001235"]
