@@ -142,7 +142,9 @@ def _emit(rows: list[dict], out: str | None) -> None:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    # a value not measured (NaN) is an empty cell, as predict and pandas write it
+    writer.writerows({k: "" if isinstance(v, float) and math.isnan(v) else v
+                      for k, v in row.items()} for row in rows)
     if out:
         with atomic_write(out, encoding="utf-8") as handle:
             handle.write(buffer.getvalue())

@@ -71,3 +71,30 @@ def test_the_report_names_the_users_cluster_before_the_one_key_model():
     assert header.startswith("6 nodes, 3 replicas, 1 ops per unit time in all; "
                              "modelled as one key's replicas: 3 replicas, 0.5 ops per "
                              "unit time")
+
+
+def test_an_unmeasured_value_is_an_empty_cell(tmp_path, capsys):
+    """All reads: the write columns have no value, written as empty cells as predict
+    writes them (they were 'nan'; a probe)."""
+    import csv
+    import warnings
+    from pathlib import Path
+
+    import pandas as pd
+
+    from forkjoin_cli.main import main
+    from sizing.cluster_calibration import calibrate_cluster
+
+    table = pd.read_csv(Path(__file__).resolve().parent.parent
+                        / "docs/data/karpenko2021/cluster_c.csv")
+    model = tmp_path / "c.toml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        calibrate_cluster(table[table.operation == "read"], 3, 3).save(str(model))
+    out = tmp_path / "plan.csv"
+    assert main(["plan-consistency", "--model", str(model), "--read-fraction", "1",
+                 "--threads", "500", "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader(out.open()))
+    assert rows and all(row["write_ms"] == "" for row in rows)
+    assert all(float(row["read_ms"]) > 0 for row in rows)
