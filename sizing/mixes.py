@@ -667,8 +667,8 @@ def _tie(model, rows) -> str | None:
             + ", ".join(f"{100 * (row['overall_ms'] / best['overall_ms'] - 1):.2g}%"
                         for row in close)
             + f" of the fastest, {best['pair']}: less than the model's miss of its own "
-            f"measured rows ({100 * (factor - 1):.3g}%, rms in log), so it cannot rank "
-            "them: take either")
+            f"measured rows ({100 * model.anchors.spread:.3g}% rms in log, as calibrate "
+            f"reports it: a factor {factor:.4g}), so it cannot rank them: take either")
 
 
 def plan_strong_pairs(model, read_fraction: float, threads: int,
