@@ -215,6 +215,18 @@ class Stragglers:
         return speeds
 
 
+def check_speed_factors(values) -> None:
+    """Refuse node speed factors that are not positive and finite, naming the nodes
+    (at most five)."""
+    values = np.asarray(values, dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+    if len(bad):
+        named = ", ".join(f"node {i}: {values[i]:g}" for i in bad[:5])
+        more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
+        raise ConfigError(f"node speeds must be positive finite factors ({named}{more}); "
+                          "give each node a factor > 0 (1: nominal speed)")
+
+
 def parse_speeds(text: str, nodes: int):
     """CLI form of node speeds: ``1,1,0.5,...`` (one per node), ``slow:K:SPEED``
     (the first K nodes at SPEED) or ``stragglers:FRACTION:SPEED``."""
@@ -315,13 +327,7 @@ class System:
             if values is None or values.shape != (self.nodes,):
                 raise ConfigError(f"speeds must give one factor per node ({self.nodes}),"
                                   f" or be a Stragglers(fraction, speed); got {speeds!r}")
-            if not np.all(np.isfinite(values) & (values > 0)):
-                bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
-                named = ", ".join(f"node {i}: {values[i]:g}" for i in bad[:5])
-                more = f" and {len(bad) - 5:,} more" if len(bad) > 5 else ""
-                raise ConfigError(f"node speeds must be positive finite factors "
-                                  f"({named}{more}); give each node a factor > 0 (1: "
-                                  "nominal speed)")
+            check_speed_factors(values)
             object.__setattr__(self, "speeds", tuple(float(v) for v in values))
 
     @property

@@ -99,7 +99,7 @@ def _check_speeds(text: str) -> None:
     """Refuse node speeds no node count can take (text not understood, a factor that
     is not positive); speeds for another node count are a combination to skip."""
     from forkjoin_sim.checks import is_plain_whole
-    from forkjoin_sim.system import Stragglers, parse_speeds
+    from forkjoin_sim.system import Stragglers, check_speed_factors, parse_speeds
 
     name, _, rest = text.strip().partition(":")
     count = rest.partition(":")[0]
@@ -107,10 +107,11 @@ def _check_speeds(text: str) -> None:
     nodes = ((int(count) if is_plain_whole(count) else 0) if name == "slow"
              else len(text.split(",")))
     speeds = parse_speeds(text, max(nodes, 1))
-    if not isinstance(speeds, Stragglers) and not all(
-            math.isfinite(v) and v > 0 for v in speeds):
-        raise ConfigError(f"speeds {text!r}: node speeds must be positive finite "
-                          "factors (1 = full speed, 0.5 = half speed)")
+    if not isinstance(speeds, Stragglers):
+        try:
+            check_speed_factors(speeds)
+        except ConfigError as exc:
+            raise ConfigError(f"speeds {text!r}: {exc}") from None
 
 
 def _check_positive(name: str, value) -> None:
