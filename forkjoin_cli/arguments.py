@@ -92,21 +92,42 @@ class _Parser(argparse.ArgumentParser):
                 self.error(f"{action.option_strings[-1]} is empty; give a value")
 
     def _refuse_unknown(self, args) -> None:
-        """An option this command does not have, named before argparse would complain
+        """An option this parser does not have, named before argparse would complain
         of a required option missing (``--quor 2`` is not "--quorum is required"),
-        with the nearest it has; only a command's own parser knows its options."""
-        if any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
-            return
+        with the nearest it has. Each parser checks its own words: one with
+        sub-commands those before the sub-command (``forkjoin-sim --ver``,
+        ``forkjoin-sim cassandra --jo``), whose parser checks the rest."""
+        commands = any(isinstance(a, argparse._SubParsersAction) for a in self._actions)
+        value_next = False
         for token in args:
             if token == "--":
                 break
-            name = token.split("=", 1)[0]
-            if not name.startswith("--") or name in self._option_string_actions:
+            if value_next:
+                value_next = False
                 continue
-            options = {o[2:]: o for o in self._option_string_actions if o.startswith("--")}
-            self.error(f"{name} is not an option of this command"
-                       + (f"; did you mean {near}?" if (near := self._nearest(
-                           name[2:], options)) else ""))
+            name = token.split("=", 1)[0]
+            if not name.startswith("--"):
+                if commands:
+                    break  # the sub-command: the rest is its parser's
+                continue
+            action = self._option_string_actions.get(name)
+            if action is None:
+                self.error(self._unknown_option(name))
+            value_next = commands and "=" not in token and action.nargs != 0
+
+    def _unknown_option(self, name: str) -> str:
+        """The one line for an option this parser does not have: every option it
+        begins when it is an abbreviation of several (options are never
+        abbreviated, so none is picked), else the nearest option, if any."""
+        options = {o[2:]: o for o in self._option_string_actions if o.startswith("--")}
+        message = f"{name} is not an option of this command"
+        begun = sorted(o for o in options.values() if o.startswith(name)) if name[2:] else []
+        if len(begun) > 1:
+            listed = ", ".join(begun[:-1]) + " and " + begun[-1]
+            return (f"{message} (options are never abbreviated): it begins {listed}; "
+                    "give one in full")
+        near = begun[0] if begun else self._nearest(name[2:], options)
+        return message + (f"; did you mean {near}?" if near else "")
 
     def _nearest(self, word: str, options: dict) -> str | None:
         """The option a mistyped ``--word`` most likely meant, or None: a near

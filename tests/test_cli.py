@@ -1,6 +1,7 @@
 """The ``forkjoin-sim`` command: JSON contract and one-line errors with status 2."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -334,3 +335,62 @@ def test_simulate_json_has_the_same_throughput_keys_however_short_the_run(capsys
         out = json.loads(capsys.readouterr().out)
         keys.append({k for k in out if k.startswith("throughput")})
     assert keys[0] == keys[1] == {"throughput", "throughput_ci_low", "throughput_ci_high"}
+
+
+def _parsers(parser, path=()):
+    """(words that reach it, parser) of every parser below ``parser``."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name), sub
+                yield from _parsers(sub, (*path, name))
+
+
+def _abbreviations(parser):
+    """Each shortest ``--x`` that begins two or more of ``parser``'s options, with
+    the options it begins."""
+    options = sorted(o for o in parser._option_string_actions if o.startswith("--"))
+    for prefix in sorted({o[:3] for o in options}):
+        begun = [o for o in options if o.startswith(prefix)]
+        if len(begun) > 1:
+            yield prefix, begun
+
+
+def test_an_abbreviation_of_several_options_names_them_all_in_every_command(capsys):
+    from forkjoin_cli.main import build_parser
+
+    checked = 0
+    for path, parser in [((), build_parser(every=True)),
+                         *_parsers(build_parser(every=True))]:
+        for prefix, begun in _abbreviations(parser):
+            assert main([*path, prefix, "1"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "Traceback" not in err
+            assert f"{prefix} is not an option of this command" in err
+            assert "never abbreviated" in err
+            # every option it begins, none other
+            named = set(re.findall(r"--[a-z][\w-]*", err.split(": it begins ")[1]
+                                   .split(";")[0]))
+            assert named == set(begun), (path, prefix)
+            checked += 1
+    assert checked > 20  # every command has such prefixes; the walk found them
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    # --jo begins --jobs only (not --json): simulate suggested --json
+    (["simulate", "--jo", "5"], "--jo is not an option of this command; did you mean "
+                                "--jobs?"),
+    (["simulate", "--se=1"], "it begins --seed and --service; give one in full"),
+    # before the command, and before a group's sub-command: was "give a command"
+    (["--ver"], "--ver is not an option of this command; did you mean --version?"),
+    (["cassandra", "--he", "predict"], "--he is not an option of this command; did "
+                                       "you mean --help?"),
+    (["estimators", "--quiet", "referee"], "--quiet is not an option of this command"),
+])
+def test_an_unknown_option_anywhere_is_one_line_naming_what_was_meant(capsys, argv,
+                                                                      fragment):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1
