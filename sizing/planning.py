@@ -391,7 +391,8 @@ class CapacityPlan:
                 + ("each candidate's queue simulated" if self.basic == DIRECT else
                    f"basic queues: {self.basic}") + ")")
         if self.best is None:
-            return head + "\nno configuration in the search space meets it: " + self.why()
+            return (head + "\nno configuration in the search space meets "
+                    f"{percentile_label(self.percentile)} <= {self.target:g}: {self.why()}")
         b = self.best
         return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.level} (k={b.quorum}),"
                 f" node load {b.node_load:.3f}, predicted {percentile_label(self.percentile)} "

@@ -337,7 +337,7 @@ def test_cli_plan_capacity_suggests_more_replicas_when_they_are_what_is_missing(
     """At light load the fastest candidate already has the most replicas searched:
     more nodes cannot bring its p99 under the target, a larger quorum can."""
     assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
-                "60", "--basic", "independent"]) == 0
+                "60", "--basic", "independent"]) == 1
     err = capsys.readouterr().err
     assert "r=5, ONE" in err and "raise --max-replicas above 5" in err
     assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
@@ -348,10 +348,10 @@ def test_cli_plan_capacity_suggests_more_replicas_when_they_are_what_is_missing(
 def test_cli_plan_capacity_says_why_nothing_meets_the_target(cli, capsys):
     # an unloaded exponential's p99 is 4.6: no cluster of 4 nodes reaches 0.5
     assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
-                "4", "--basic", "independent"]) == 0
+                "4", "--basic", "independent"]) == 1
     err = capsys.readouterr().err
-    assert re.search(r"no configuration in the search space meets it: the fastest "
-                     r"candidate, n=4, r=\d, ONE .* predicts p99 [\d.]+ > 0.5; raise "
+    assert re.search(r"no configuration in the search space meets p99 <= 0.5: the "
+                     r"fastest candidate, n=4, r=\d, ONE .* predicts p99 [\d.]+ > 0.5; raise "
                      r"--max-nodes above 4 .* or relax --target", err)
 
 

@@ -1,0 +1,71 @@
+"""Tests for forkjoin_cli.plan_capacity: ``forkjoin-sim plan-capacity``."""
+
+import csv
+import io
+import math
+
+import pytest
+
+from forkjoin_cli.main import main
+
+#: At most 4 nodes, exponential service of mean 1: even unloaded, the fastest write
+#: (ONE on r <= 4 replicas) has p99 ln(100) / r >= 1.15, so no configuration meets
+#: a p99 of 0.5. The analytic basic queues keep the search instant.
+NOTHING_MEETS = ["plan-capacity", "--write-rate", "1", "--target", "0.5",
+                 "--max-nodes", "4", "--basic", "independent"]
+#: Candidates of that search: (n, r) for n in 1..4, r in 1..n, each at ONE, QUORUM
+#: and ALL (the default levels).
+CANDIDATES = sum(range(1, 5)) * 3
+
+
+def _run(argv) -> int:
+    try:
+        return main(argv)
+    except SystemExit as stop:  # refused while parsing
+        return stop.code
+
+
+def test_no_configuration_meeting_the_target_exits_1_and_still_writes_its_file(
+        tmp_path, capsys):
+    assert math.log(100) / 4 > 0.5
+    out = tmp_path / "plan.csv"
+    assert _run([*NOTHING_MEETS, "--out", str(out)]) == 1
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == CANDIDATES and all(row["best"] == "False" for row in rows)
+    assert all(float(row["predicted"]) > 0.5 for row in rows)
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    # one line that stands alone: what is missed, by how much, and what to change
+    assert last.startswith("no configuration in the search space meets p99 <= 0.5: "
+                           "the fastest candidate, n=4")
+    assert "raise --max-" in last and last.endswith("or relax --target")
+
+
+def test_no_configuration_meeting_the_target_prints_its_rows_then_says_so(capsys):
+    assert _run(NOTHING_MEETS) == 1
+    captured = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(captured.out)))
+    assert len(rows) == CANDIDATES and not any(row["best"] == "True" for row in rows)
+    assert captured.err.strip().splitlines()[-1].startswith(
+        "no configuration in the search space meets p99 <= 0.5")
+
+
+def test_a_target_met_exits_0_and_bad_input_2(capsys):
+    # the same search at a target of 8: one replica on 4 nodes is an M/M/1 queue at
+    # load 1/4, whose p99 ln(100) / (1 - 1/4) = 6.1 meets it
+    argv = list(NOTHING_MEETS)
+    argv[argv.index("--target") + 1] = "8"
+    assert math.log(100) / (1 - 1 / 4) < 8
+    assert _run(argv) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sum(row["best"] == "True" for row in rows) == 1
+    assert _run([*NOTHING_MEETS, "--min-nodes", "5"]) == 2
+    assert capsys.readouterr().out == ""
+
+
+def test_the_help_documents_the_exit_status(capsys):
+    assert _run(["plan-capacity", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    epilog = help_text[help_text.index("exit status:"):]
+    for status, says in (("0", "meets the target"), ("1", "none in the search space"),
+                         ("2", "bad input")):
+        assert f"\n  {status}  " in epilog and says in epilog
