@@ -38,20 +38,28 @@ def estimate(method: str, n: int, r: int, k: int, rho: float, mu: float = 1.0) -
     return float(ESTIMATORS[method](n, r, k, rho, mu))
 
 
-def _referee(name: str, seed: int, workers: int):
+def _referee(name: str, seed: int, workers: int, quiet: bool = False):
+    """The referee table of set ``name``; a bar over the jobs of its long runs shows
+    progress within each run (not with ``quiet``, nor where no bar may draw)."""
     from validation import estimators as harness
 
-    if name == "grid":
-        configs = sorted({(n, r, rho) for n, r, _, rho in harness.paper_grid()})
-        return harness.long_table(configs, seed=seed, workers=workers)
     if name == "paper-size":
         from validation.fig2 import paper_size_table
 
         return paper_size_table(workers=workers, seed=seed)
-    if name == "six-three":
-        return harness.long_table(harness.cassandra_configs(), seed=seed, workers=workers)
-    return harness.long_table(harness.offgrid_configs(), seed=seed, workers=workers,
-                              scale=harness.OFFGRID_JOBS_SCALE, cap=harness.OFFGRID_JOBS_MAX)
+    if name == "grid":
+        configs, lengths = sorted({(n, r, rho) for n, r, _, rho in harness.paper_grid()}), {}
+    elif name == "six-three":
+        configs, lengths = harness.cassandra_configs(), {}
+    else:
+        configs = harness.offgrid_configs()
+        lengths = {"scale": harness.OFFGRID_JOBS_SCALE, "cap": harness.OFFGRID_JOBS_MAX}
+    from forkjoin_cli._progress import progress_bar
+
+    with progress_bar(harness.referee_jobs(configs, **lengths), desc=f"referee {name}",
+                      unit="job", show=not quiet, unit_scale=True) as bar:
+        return harness.long_table(configs, seed=seed, workers=workers,
+                                  on_jobs=bar.update, **lengths)
 
 
 #: Columns a referee table must have.
@@ -169,7 +177,7 @@ def _numbers(column) -> np.ndarray:
 
 def _cmd_referee(args) -> int:
     options.check_output_file(args.out, "--out", suffixes=(".csv",))
-    table = _referee(args.set, args.seed, args.workers)
+    table = _referee(args.set, args.seed, args.workers, args.quiet)
     table.insert(list(table.columns).index("rho") + 1, "mu", REFEREE_MU)
     with atomic_write(args.out, encoding="utf-8") as handle:
         table.to_csv(handle, index=False)
@@ -230,6 +238,9 @@ def register(subparsers) -> None:
     ref.add_argument("--seed", type=types.seed, default=2019, help=SEED_HELP)
     ref.add_argument("--workers", type=types.workers, default=2,
                      help="processes (the same numbers on any count; default 2)")
+    ref.add_argument("--quiet", action="store_true",
+                     help="no progress bar (a bar over the runs' jobs draws on a "
+                          "terminal only)")
     ref.set_defaults(handler=_cmd_referee)
 
     acc = actions.add_parser("accuracy", help="errors of every estimator on a referee table")

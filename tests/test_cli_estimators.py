@@ -99,3 +99,65 @@ def test_a_referee_table_says_its_service_rate(tmp_path, monkeypatch):
     assert main(["estimators", "referee", "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert list(table.columns[3:5]) == ["rho", "mu"] and table["mu"].tolist() == [1.0]
+
+
+def _short_referee(monkeypatch, blocks: int):
+    """``--set six-three`` cut to one (3, 2, 0.6) run of ``blocks`` blocks of jobs."""
+    from forkjoin_sim.run import BLOCK_JOBS
+    from validation import estimators as harness
+
+    monkeypatch.setattr(harness, "cassandra_configs", lambda: [(3, 2, 0.6)])
+    monkeypatch.setattr(harness, "long_jobs", lambda *_, **__: blocks * BLOCK_JOBS)
+    return blocks * BLOCK_JOBS
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_referee_progress_moves_within_a_run(tmp_path, monkeypatch, workers):
+    """One long run was one silent step of the bar (minutes that looked hung); the
+    bar now counts its jobs as each block is simulated, in this process or a pool's."""
+    import contextlib
+
+    from forkjoin_sim import run
+    from forkjoin_sim.run import BLOCK_JOBS
+    from validation import estimators as harness
+
+    jobs = _short_referee(monkeypatch, blocks=6)
+    monkeypatch.setattr(harness, "PROGRESS_POLL_SECONDS", 0.002)
+    bars, updates = [], []
+
+    class Bar:
+        update = staticmethod(updates.append)
+
+    def spy(total, desc, unit, show=True, **options):
+        if desc == "simulate":  # run_path's own bar, never shown here
+            return contextlib.nullcontext(run._NoBar())
+        bars.append((total, desc, unit, show))
+        return contextlib.nullcontext(Bar())
+
+    monkeypatch.setattr(run, "progress_bar", spy)
+    out = tmp_path / "referee.csv"
+    assert main(["estimators", "referee", "--set", "six-three", "--out", str(out),
+                 "--workers", workers]) == 0
+    assert bars == [(jobs, "referee six-three", "job", True)]
+    assert sum(updates) == jobs and all(u % BLOCK_JOBS == 0 for u in updates)
+    if workers == "1":
+        assert updates == [BLOCK_JOBS] * 6  # each block as it is done
+    else:
+        assert len(updates) >= 2  # the parent saw the run part done
+
+
+def test_referee_bar_draws_on_a_terminal_unless_quiet(tmp_path, monkeypatch, capsys):
+    from forkjoin_sim import run
+
+    _short_referee(monkeypatch, blocks=2)
+    monkeypatch.setattr(run, "PROGRESS_DELAY", 0)
+    out = str(tmp_path / "referee.csv")
+    argv = ["estimators", "referee", "--set", "six-three", "--out", out, "--workers", "1"]
+    # standard error here is no terminal: no bar
+    assert main(argv) == 0
+    assert capsys.readouterr().err == f"wrote 2 rows to {out}\n"
+    monkeypatch.setenv(run.PROGRESS_ENV, "1")  # as a terminal would
+    assert main(argv) == 0
+    assert "referee six-three" in capsys.readouterr().err
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == f"wrote 2 rows to {out}\n"

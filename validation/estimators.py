@@ -18,6 +18,7 @@ numbers in ``docs/estimators.md`` can be recomputed without simulating:
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -71,15 +72,17 @@ def _config_seed(seed: int, nodes: int, replicas: int, load: float):
 
 
 def quorum_sweep(nodes: int, replicas: int, load: float, jobs: int, seed: int = 0,
-                 warmup: float = 0.1) -> list[dict]:
+                 warmup: float = 0.1, on_jobs: Callable[[int], None] | None = None
+                 ) -> list[dict]:
     """Mean sojourn of the non-purging (nodes, replicas, k) queue for every quorum k.
 
     One exponential-service sample path (random placement) of ``jobs`` jobs; the
     first ``warmup`` fraction (whole blocks) is dropped, every later job measured.
     Means of consecutive groups of ``GROUP_JOBS`` jobs are kept and given to the
     batch-means interval, which equals the interval on the jobs themselves.
-    Returns one row per quorum: ``n, r, k, rho, sim_mean, sim_ci_low, sim_ci_high,
-    jobs, sample_every``.
+    ``on_jobs(count)`` is told the jobs of each block as it is simulated (progress
+    within the run). Returns one row per quorum: ``n, r, k, rho, sim_mean,
+    sim_ci_low, sim_ci_high, jobs, sample_every``.
     """
     from forkjoin_sim.engines import FastEngine
     from forkjoin_sim.model import ForkJoinModel
@@ -94,10 +97,13 @@ def quorum_sweep(nodes: int, replicas: int, load: float, jobs: int, seed: int = 
     skip = int(math.ceil(warmup * blocks))
     recorder = SojournRecorder(blocks * BLOCK_JOBS, warmup_jobs=skip * BLOCK_JOBS,
                                columns=replicas, group=GROUP_JOBS)
+    def observe(path, completions, _):
+        if on_jobs is not None:
+            on_jobs(path.jobs)
+        return np.sort(completions, axis=1) - path.arrivals[:, None]
+
     run_path(sampler, FastEngine(nodes), blocks * BLOCK_JOBS, recorder, nodes,
-             observe=lambda path, completions, _: (np.sort(completions, axis=1)
-                                                   - path.arrivals[:, None]),
-             track_busy=False)
+             observe=observe, track_busy=False)
     groups = recorder.measured()["values"].reshape(-1, replicas)
     rows = []
     for k in range(1, replicas + 1):
@@ -108,39 +114,83 @@ def quorum_sweep(nodes: int, replicas: int, load: float, jobs: int, seed: int = 
     return rows
 
 
+#: The jobs this worker process has simulated, shared with the process that made the
+#: pool (set by `_share_counter`; None in the main process).
+_jobs_done = None
+#: Seconds between two looks of the parent at the workers' count of jobs.
+PROGRESS_POLL_SECONDS = 0.5
+
+
+def _share_counter(counter) -> None:
+    """Pool initializer: this worker adds its simulated jobs to ``counter``."""
+    global _jobs_done
+    _jobs_done = counter
+
+
+def _count_jobs(count: int) -> None:
+    with _jobs_done.get_lock():
+        _jobs_done.value += count
+
+
 def _quorum_sweep_task(args):
-    return quorum_sweep(*args)
+    return quorum_sweep(*args, on_jobs=None if _jobs_done is None else _count_jobs)
+
+
+def referee_tasks(configs, seed: int = 0, scale: int = LONG_JOBS_SCALE,
+                  cap: int = LONG_JOBS_MAX) -> list[tuple]:
+    """The runs of a long table: ``(nodes, replicas, load, jobs, seed)``, longest
+    first (lengths from :func:`long_jobs`)."""
+    return sorted(((n, r, rho, long_jobs(n, r, rho, scale, cap), seed)
+                   for n, r, rho in configs), key=lambda t: -t[3] * t[1])
+
+
+def referee_jobs(configs, scale: int = LONG_JOBS_SCALE, cap: int = LONG_JOBS_MAX) -> int:
+    """The jobs a long table simulates in all (a progress bar's total)."""
+    return sum(task[3] for task in referee_tasks(configs, 0, scale, cap))
 
 
 def long_table(configs, seed: int = 0, workers: int = 2, scale: int = LONG_JOBS_SCALE,
-               cap: int = LONG_JOBS_MAX) -> pd.DataFrame:
+               cap: int = LONG_JOBS_MAX,
+               on_jobs: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Long referee runs of ``(nodes, replicas, load)`` configurations, every quorum.
 
     Lengths from :func:`long_jobs` (``scale``, ``cap``); the longest runs start first.
+    ``on_jobs(count)`` is told the jobs simulated as the runs go (a progress bar's
+    ``update``; with several workers, every `PROGRESS_POLL_SECONDS`), so that a run
+    of minutes shows its progress, not only its end.
     """
-    tasks = sorted(((n, r, rho, long_jobs(n, r, rho, scale, cap), seed)
-                    for n, r, rho in configs),
-                   key=lambda t: -t[3] * t[1])
-
-    from tqdm.auto import tqdm
-
-    from forkjoin_sim.run import PROGRESS_DELAY, bar_shown
-
-    def done(results):
-        # a bar over the configurations, shown when a run takes long (as other commands')
-        return tqdm(results, total=len(tasks), unit="config", desc="referee",
-                    delay=PROGRESS_DELAY, leave=False, disable=not bar_shown())
+    tasks = referee_tasks(configs, seed, scale, cap)
     if workers == 1:
-        rows = [row for result in done(map(_quorum_sweep_task, tasks)) for row in result]
+        rows = [row for task in tasks for row in quorum_sweep(*task, on_jobs=on_jobs)]
     else:
-        from forkjoin_sim.sweep.runner import process_pool
-
-        # workers that end with the command (Ctrl-C, SIGTERM, or a killed parent)
-        # instead of running on for minutes
-        with process_pool(workers) as pool:
-            rows = [row for result in done(pool.map(_quorum_sweep_task, tasks))
-                    for row in result]
+        rows = _pool_rows(tasks, workers, on_jobs)
     return pd.DataFrame(rows).sort_values(["n", "r", "k", "rho"]).reset_index(drop=True)
+
+
+def _pool_rows(tasks, workers: int, on_jobs) -> list[dict]:
+    """The rows of ``tasks`` run on ``workers`` processes, in the tasks' order."""
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, wait
+
+    from forkjoin_sim.sweep.runner import process_pool
+
+    counter = multiprocessing.Value("q", 0)
+    told = 0
+    # workers that end with the command (Ctrl-C, SIGTERM, or a killed parent)
+    # instead of running on for minutes
+    with process_pool(workers, _share_counter, (counter,)) as pool:
+        futures = [pool.submit(_quorum_sweep_task, task) for task in tasks]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=PROGRESS_POLL_SECONDS,
+                                 return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()  # a failed run stops the table now
+            now = counter.value
+            if on_jobs is not None and now > told:
+                on_jobs(now - told)
+                told = now
+    return [row for future in futures for row in future.result()]
 
 
 # ---------------------------------------------------------------------------

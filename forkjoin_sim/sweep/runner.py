@@ -192,17 +192,28 @@ def _stop_pool(pool) -> None:
         manager.join()
 
 
+def _init_worker_then(parent: int, initializer, initargs: tuple) -> None:
+    """`init_worker`, then the caller's own ``initializer(*initargs)``."""
+    init_worker(parent)
+    initializer(*initargs)
+
+
 @contextlib.contextmanager
-def process_pool(workers: int):
+def process_pool(workers: int, initializer=None, initargs: tuple = ()):
     """A ``ProcessPoolExecutor`` whose workers ignore Ctrl-C and end with this process.
 
     If the block raises (Ctrl-C, SIGTERM, a failed write) the pool is stopped at
-    once, its running tasks abandoned, instead of waited for.
+    once, its running tasks abandoned, instead of waited for. ``initializer(
+    *initargs)`` runs in each worker after that set-up (e.g. to receive a shared
+    ``multiprocessing.Value``, which only reaches a worker when it starts).
     """
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker,
-                               initargs=(os.getpid(),))
+    if initializer is None:
+        setup, args = init_worker, (os.getpid(),)
+    else:
+        setup, args = _init_worker_then, (os.getpid(), initializer, tuple(initargs))
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=setup, initargs=args)
     try:
         yield pool
     except BaseException:
