@@ -59,6 +59,25 @@ def _check_search_space(args, mean_service: float) -> None:
             f"service / nodes >= 1 with {args.min_replicas} replica(s)); {fix}")
 
 
+def _check_levels(args) -> None:
+    """Refuse a level given as a number of acknowledgements that no candidate can
+    have: more than the most replicas searched (--max-replicas, and --max-nodes, since
+    replicas never exceed nodes)."""
+    widest = min(args.max_replicas, args.max_nodes)
+    over = [int(level) for level in args.levels if level.isdigit() and int(level) > widest]
+    if over:
+        most = max(over)
+        limits = [(flag, value) for flag, value in (("--max-replicas", args.max_replicas),
+                                                    ("--max-nodes", args.max_nodes))
+                  if value < most]
+        raise ConfigError(
+            f"--levels {','.join(map(str, over))}: a level of k acknowledgements needs "
+            f"k replicas, and the search has at most {widest} ("
+            + " and ".join(f"{flag} {value}" for flag, value in limits)
+            + f"); give levels from 1 to {widest}, or raise "
+            + " and ".join(flag for flag, _ in limits) + f" to at least {most}")
+
+
 #: How far outside the validation run's interval a planned percentile may lie before
 #: plan-capacity --validate calls the two apart (the plan's own bracket is wider).
 VALIDATION_SLACK = 0.1
@@ -74,6 +93,7 @@ def _cmd_plan_capacity(args) -> int:
     _check_analytic_basic(args, ("--service", args.service, service))
     _check_clock(args.write_rate, max(args.jobs, args.validate), service)
     _check_search_space(args, float(service.mean()))
+    _check_levels(args)
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
                          service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,
@@ -135,9 +155,11 @@ def register(subparsers) -> None:
     p.add_argument("--mu", type=types.positive_real, default=None,
                    help="service rate of parametric services (mean 1/mu, default 1)")
     p.add_argument("--levels", default=list(DEFAULT_LEVELS),
-                   type=types.choice_list(LEVELS, "--levels"),
-                   help="allowed consistency levels, comma-separated (default "
-                        f"{','.join(DEFAULT_LEVELS)})")
+                   type=types.level_list(LEVELS, "--levels"),
+                   help="allowed consistency levels, comma-separated: names (a name "
+                        "needing more replicas than a candidate has is skipped there) "
+                        "or numbers of acknowledgements, from 1 to the most replicas "
+                        f"searched (default {','.join(DEFAULT_LEVELS)})")
     p.add_argument("--min-replicas", type=types.count(MAX_NODES, "--min-replicas"),
                    default=1, help="fewest replicas searched (default 1)")
     p.add_argument("--max-replicas", type=types.count(MAX_NODES, "--max-replicas"),

@@ -16,9 +16,10 @@ Consistency planner (`plan_consistency`)
 Capacity planner (`plan_capacity`)
     Search space: nodes ``n`` in ``[min_nodes, max_nodes]``, replication ``r`` in
     ``[min_replicas, min(max_replicas, n)]`` and the consistency levels given
-    (ONE, TWO, THREE, QUORUM, ALL; a level needing more than r replicas is
-    skipped). A candidate meets the SLA when its node load is < 1 and its
-    predicted write-latency percentile is <= the target. Objective, in order:
+    (ONE, TWO, THREE, QUORUM, ALL, or a number k of acknowledgements from 1 to the
+    most replicas searched; a level needing more than r replicas is skipped). A
+    candidate meets the SLA when its node load is < 1 and its predicted
+    write-latency percentile is <= the target. Objective, in order:
     fewest nodes (cost); then most replicas (durability); then the strongest
     consistency (largest k); then the smallest predicted percentile. Search stops at
     the first n with a feasible candidate. Each candidate's percentile comes, by
@@ -43,9 +44,10 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats
 
-from analytic.cassandra import consistency_level_to_k
 from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERANCE,
                                    QuorumDistribution, invert_cdf, quorum_cdf)
+from forkjoin_sim.cassandra.model import consistency_quorum
+from forkjoin_sim.checks import is_plain_whole
 from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.run import simulate_nested_basic
@@ -373,6 +375,12 @@ class CapacityCandidate:
     def as_row(self) -> dict:
         return dict(self.__dict__)
 
+    def consistency(self) -> str:
+        """The level as a report names it: "QUORUM (k=2)", or "k=2" for a level
+        given as its number of acknowledgements."""
+        return (f"k={self.quorum}" if self.level == str(self.quorum)
+                else f"{self.level} (k={self.quorum})")
+
 
 @dataclass(frozen=True)
 class CapacityPlan:
@@ -394,7 +402,7 @@ class CapacityPlan:
             return (head + "\nno configuration in the search space meets "
                     f"{percentile_label(self.percentile)} <= {self.target:g}: {self.why()}")
         b = self.best
-        return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.level} (k={b.quorum}),"
+        return (head + f"\nbest: n={b.nodes}, r={b.replicas}, {b.consistency()},"
                 f" node load {b.node_load:.3f}, predicted {percentile_label(self.percentile)} "
                 f"{b.predicted:.4g} (bracket up to {_upper(b.bracket_high)}; "
                 f"{'confident' if b.confident else 'NOT confident'})"
@@ -417,7 +425,7 @@ class CapacityPlan:
                "now " f"{largest})" if fastest.replicas == most else
                f"raise --max-nodes above {largest} (lighter node loads)")
         return (f"the fastest candidate, n={fastest.nodes}, r={fastest.replicas}, "
-                f"{fastest.level} (node load {fastest.node_load:.3f}), predicts "
+                f"{fastest.consistency()} (node load {fastest.node_load:.3f}), predicts "
                 f"{percentile_label(self.percentile)} {fastest.predicted:.4g} > {self.target:g}; "
                 f"{fix} or relax --target")
 
@@ -443,7 +451,7 @@ def _upper(value: float) -> str:
 
 
 def plan_capacity(write_rate: float, target: float, percentile: float = 99,
-                  service: Any = None, levels: Sequence[str] = DEFAULT_LEVELS,
+                  service: Any = None, levels: Sequence[str | int] = DEFAULT_LEVELS,
                   min_replicas: int = 1, max_replicas: int = 5, min_nodes: int = 1,
                   max_nodes: int = 20, basic: str = DIRECT, jobs: int = 100_000,
                   seed=0, progress: bool = False) -> CapacityPlan:
@@ -480,11 +488,13 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
         if values[low] > values[high]:
             raise ConfigError(f"search bounds are empty: {low}={values[low]} exceeds "
                               f"{high}={values[high]}; give {low} <= {high}")
-    for level in levels:
-        consistency_level_to_k(level, max(max_replicas, 3))  # rejects unknown names
     widest = min(max_replicas, max_nodes)
+    for level in levels:
+        # a name is checked for its spelling only (it may fit some r searched and
+        # not others); a number k of acknowledgements must fit the widest r searched
+        consistency_quorum(level, widest if _is_count(level) else max(widest, 3))
     if not any(_quorum(level, widest) for level in levels):
-        raise ConfigError(f"levels {', '.join(levels)} each need more than "
+        raise ConfigError(f"levels {', '.join(map(str, levels))} each need more than "
                           f"{widest} replicas; allow more replicas or add a level such as "
                           "QUORUM")
     if min_replicas * write_rate * float(service.mean()) / max_nodes >= UNSTABLE:
@@ -516,7 +526,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
             feasible = []
             for r in range(min_replicas, min(max_replicas, n) + 1):
                 node_load = r * write_rate * mean_service / n
-                for level in dict.fromkeys(l.upper() for l in levels):
+                for level in dict.fromkeys(str(l).upper() for l in levels):
                     k = _quorum(level, r)
                     if k is None:
                         continue  # e.g. THREE with r = 2
@@ -569,15 +579,21 @@ def _percentile(nodes, replicas, quorum, write_rate, percentile, service, basic,
             d.percentile_reliable(percentile))
 
 
-def _quorum(level: str, replicas: int) -> int | None:
-    """The quorum of ``level`` on ``replicas`` copies, or None if it needs more."""
+def _quorum(level: str | int, replicas: int) -> int | None:
+    """The quorum of ``level`` (a name or a number of acknowledgements) on
+    ``replicas`` copies, or None if it needs more."""
     try:
-        return consistency_level_to_k(level, replicas)
-    except ValueError:
+        return consistency_quorum(level, replicas)
+    except ConfigError:
         return None
 
 
-def capacity_runs(work_rate: float, levels: Sequence[str], min_replicas: int,
+def _is_count(level: str | int) -> bool:
+    """Whether ``level`` is a number of acknowledgements (3 or "3"), not a name."""
+    return not isinstance(level, str) or is_plain_whole(level)
+
+
+def capacity_runs(work_rate: float, levels: Sequence[str | int], min_replicas: int,
                   max_replicas: int, min_nodes: int, max_nodes: int) -> int:
     """How many simulations `plan_capacity` runs at most (of candidates' queues, or of
     basic queues): one per stable (nodes, replicas, quorum) of the search space (it

@@ -3,6 +3,7 @@
 import csv
 import io
 import math
+import re
 
 import pytest
 
@@ -69,3 +70,56 @@ def test_the_help_documents_the_exit_status(capsys):
     for status, says in (("0", "meets the target"), ("1", "none in the search space"),
                          ("2", "bad input")):
         assert f"\n  {status}  " in epilog and says in epilog
+
+
+def _rows(argv, capsys) -> list[dict]:
+    assert _run(argv) == 0
+    return list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+
+
+def test_a_level_may_be_a_number_of_acknowledgements_as_elsewhere(capsys):
+    """--levels 2 plans what --levels TWO plans (the level column keeps what was
+    given), and numbers mix with names, as cassandra predict --consistency takes
+    them."""
+    search = ["plan-capacity", "--write-rate", "1", "--target", "8", "--basic",
+              "independent", "--max-nodes", "8"]
+    by_name = _rows([*search, "--levels", "TWO"], capsys)
+    by_number = _rows([*search, "--levels", "2"], capsys)
+    assert {row["level"] for row in by_number} == {"2"}
+    same = ("nodes", "replicas", "quorum", "predicted", "best")
+    assert [[row[k] for k in same] for row in by_number] == [
+        [row[k] for k in same] for row in by_name]
+    mixed = _rows([*search, "--levels", "ONE,3"], capsys)
+    assert {(row["level"], row["quorum"]) for row in mixed} == {("ONE", "1"), ("3", "3")}
+    assert _run([*search, "--levels", "2"]) == 0
+    assert "r=3, k=2, node load" in capsys.readouterr().err
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if the planner is reached: bad input is refused before."""
+    import sizing.planning
+
+    def reached(*args, **kwargs):
+        raise AssertionError("the plan ran before its levels were checked")
+    monkeypatch.setattr(sizing.planning, "plan_capacity", reached)
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--levels", "7"], r"--levels 7: a level of k acknowledgements needs k replicas, "
+                        r"and the search has at most 5 \(--max-replicas 5\); give "
+                        r"levels from 1 to 5, or raise --max-replicas to at least 7"),
+    (["--levels", "ONE,5", "--max-nodes", "4"],
+     r"--levels 5: .* at most 4 \(--max-nodes 4\); give levels from 1 to 4, or raise "
+     r"--max-nodes to at least 5"),
+    (["--levels", "0"], "--levels '0': a level given as a number needs at least 1"),
+    (["--levels", "7,TWO", "--max-replicas", "3"],
+     "raise --max-replicas to at least 7"),
+])
+def test_a_number_of_acknowledgements_outside_the_search_is_one_line_exit_2(
+        no_work, capsys, extra, says):
+    assert _run(["plan-capacity", "--write-rate", "1", "--target", "5", *extra]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert "error:" in line and re.search(says, line), line
+    assert captured.out == ""

@@ -83,6 +83,17 @@ def test_capacity_objective_prefers_fewer_nodes_then_more_replicas_then_stronger
                          max_nodes=3).best is None
 
 
+def test_a_level_given_as_its_number_of_acknowledgements_plans_as_its_name():
+    search = dict(write_rate=1.0, target=8.0, basic="independent", max_nodes=8)
+    by_name = plan_capacity(**search, levels=("TWO",))
+    for level in (2, "2"):
+        plan = plan_capacity(**search, levels=(level,))
+        assert [(c.nodes, c.replicas, c.quorum, c.predicted) for c in plan.candidates] \
+            == [(c.nodes, c.replicas, c.quorum, c.predicted) for c in by_name.candidates]
+        assert {c.level for c in plan.candidates} == {"2"}
+        assert "k=2" in plan.report() and "TWO" not in plan.report()
+
+
 def test_the_announced_worst_case_is_the_number_of_runs_of_a_full_search(monkeypatch,
                                                                          capsys):
     calls = []
@@ -113,8 +124,12 @@ def test_capacity_planner_bad_input(capsys):
     with pytest.raises(ConfigError, match="too small to simulate"):
         plan_capacity(1e-300, 5.0, progress=True)
     assert capsys.readouterr().err == ""  # refused before the plan line
-    with pytest.raises(ValueError, match="unknown consistency level"):
+    with pytest.raises(ConfigError, match="'SOMETIMES' is unknown; use one of .* or a "
+                                          "whole number k"):
         plan_capacity(1.0, 5.0, levels=("SOMETIMES",))
+    # a number of acknowledgements must fit the most replicas searched (5)
+    with pytest.raises(ConfigError, match="k=6 must satisfy 1 <= k <= replicas r=5"):
+        plan_capacity(1.0, 5.0, levels=("ONE", 6))
     with pytest.raises(ConfigError, match="min_nodes=5 exceeds max_nodes=4"):
         plan_capacity(1.0, 5.0, min_nodes=5, max_nodes=4)
     with pytest.raises(ConfigError, match="min_replicas=3 exceeds max_nodes=2"):
