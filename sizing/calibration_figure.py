@@ -1,8 +1,9 @@
 """The picture of a calibrated Cassandra model beside its benchmark rows.
 
-One column per operation (read, write); the top row is mean latency against the load
-(client threads of a closed loop, or the rate an open loop offers), the bottom row
-throughput against the load. Per consistency level (and mix of reads and writes): the
+One column per operation (read, write) and kind of loop (rows of a closed loop against
+their client threads, rows of an open loop against the rate it offers, each on an axis
+of its own); the top row is mean latency against the load, the bottom row throughput
+against the load. Per consistency level (and mix of reads and writes): the
 model's curve on a fine grid of loads with its 95% band (a configuration at a single
 load: the model's value as a diamond with its band as an error bar), and the
 measured rows as markers of the same colour. A calibrated model's curve is anchored
@@ -78,12 +79,12 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     ``fit.interval``), ``throughput``, ``throughput_low``, ``throughput_high`` (ops/s),
     ``plain_ms`` (a model with anchors: its latency before anchoring; else NaN).
 
-    The throughput band of a closed loop of one operation follows from the latency
-    band by Little's law, ``threads = throughput (think + outside + latency)``, the
-    clients' time outside the measured latency (``outside``, what the model's
-    throughput leaves beside its latency and the think time) held at the model's. An
-    open loop's throughput is its offered rate up to the model's capacity, and a mixed
-    run's cycle holds the other operation's latency too: their band is the curve.
+    The throughput band (`throughput_interval`) of a closed loop of one operation
+    follows from the latency band by Little's law, ``threads = throughput (think +
+    outside + latency)``, the clients' time outside the measured latency held at the
+    model's; an open loop the model carries carries its offered rate (a band of no
+    width); past the model's capacity, and in a mixed run, whose cycle holds the
+    other operation's latency too, the band is unknown (NaN) and not drawn.
     """
     table = _checked(measured)
     pieces = []
@@ -114,19 +115,42 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     grid["plain_ms"] = (fit.predict(rows, anchored=False)[0]
                         if getattr(fit, "anchors", None) is not None
                         else np.full(len(grid), np.nan))
+    grid["throughput_low"], grid["throughput_high"] = throughput_interval(
+        rows, latency, throughput, low, high)
+    return grid
+
+
+def throughput_interval(rows, latency, throughput, low, high):
+    """The interval of the model's throughput (ops/s) per row of ``rows`` (as
+    `sizing.closed_network.predict` takes them) that holds its latency (ms) interval
+    ``low`` to ``high`` (``latency``, ``throughput``: the model's values), as
+    (low, high).
+
+    A closed loop of one operation carries its threads over its clients' cycle
+    (Little's law): the think time, their time outside the latency (what the model's
+    ``throughput`` leaves beside ``latency`` and the think time, held at the model's)
+    and the latency, so the latency's interval maps onto the throughput's, its high
+    end onto the low end. An open loop the model carries carries its offered rate,
+    at both ends. An open loop past the model's capacity and a mixed run (whose
+    cycle holds the other operation's latency too) have no interval here: NaN."""
+    latency, throughput = np.asarray(latency, float), np.asarray(throughput, float)
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
+    rate = np.asarray(rows.get("rate", np.full(len(latency), np.nan)), float)
     plain = single_closed(rows)
-    threads = np.where(plain, rows["threads"], 1.0)
+    threads = np.where(plain, np.asarray(rows["threads"], float), 1.0)
     # the clients' time between requests beside the think time: it does not move
     # with the latency (scaling it with the latency made a JMeter loop with 108 ms
     # outside carry 414 ops/s from 50 threads)
-    waits = rows["think_ms"] + np.maximum(
-        threads * 1000.0 / throughput - rows["think_ms"] - latency, 0.0)
+    waits = think + np.maximum(threads * 1000.0 / throughput - think - latency, 0.0)
+    # an open loop below capacity: the model's throughput is the rate offered (as
+    # `sizing.calibration_notes.prediction_notes` tells a row past it)
+    carried = np.isfinite(rate) & (throughput >= (1 - 1e-6) * rate)
     # more latency, less throughput: the band's high end is the throughput's low end
-    grid["throughput_low"] = np.where(plain, threads * 1000.0 / (waits + high),
-                                      throughput)
-    grid["throughput_high"] = np.where(plain, threads * 1000.0 / (waits + low),
-                                       throughput)
-    return grid
+    return (np.where(plain, threads * 1000.0 / (waits + high),
+                     np.where(carried, throughput, np.nan)),
+            np.where(plain, threads * 1000.0 / (waits + low),
+                     np.where(carried, throughput, np.nan)))
 
 
 def _label(consistency, nodes, replicas, several_clusters: bool,
@@ -283,25 +307,29 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
 
     table = _checked(measured)
     grid = curves(fit, table, points, seed=seed)
     table["fitted"] = _fitted(fit, table)
-    operations = [op for op in _OPERATIONS if op in set(table.operation)]
+    # a column per operation and loop: threads and an offered rate share no axis
+    panels = [(op, is_open) for op in _OPERATIONS for is_open in (False, True)
+              if np.any((table.operation == op) & (table.open == is_open))]
+    both_loops = len({is_open for _, is_open in panels}) > 1
     several = table[["nodes", "replicas"]].drop_duplicates().shape[0] > 1
     levels = (table[["quorum", "consistency", "nodes", "replicas"]]
               .drop_duplicates().sort_values(["nodes", "replicas", "quorum"]))
     colours = _colours(levels)
     anchors = getattr(fit, "anchors", None)
 
-    fig = Figure(figsize=(5.0 * len(operations), 7.5))
+    fig = Figure(figsize=(5.0 * len(panels), 7.5))
     FigureCanvasAgg(fig)  # a canvas of its own: no pyplot, no global backend switch
-    axes = fig.subplots(2, len(operations), squeeze=False, sharex="col")
-    for column, operation in enumerate(operations):
+    axes = fig.subplots(2, len(panels), squeeze=False, sharex="col")
+    for column, (operation, is_open) in enumerate(panels):
         top, bottom = axes[0, column], axes[1, column]
         bands = []  # (axes, load, high, colour) of every band, for the top edge
-        for key, curve in grid[grid.operation == operation].groupby(_CURVE, sort=False,
-                                                                     dropna=False):
+        mine = (grid.operation == operation) & (grid.open == is_open)
+        for key, curve in grid[mine].groupby(_CURVE, sort=False, dropna=False):
             configuration = dict(zip(_CURVE, key))
             colour = colours[(configuration["quorum"], configuration["consistency"],
                               configuration["nodes"], configuration["replicas"])]
@@ -324,14 +352,15 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
                     part = shown[shown.fitted == fitted]
                     ax.plot(part.load, part[column_name], "o", color=colour, mfc=face,
                             ms=4)
-        shown = grid[grid.operation == operation]
-        at = table[table.operation == operation]
+        shown = grid[mine]
+        at = table[(table.operation == operation) & (table.open == is_open)]
         alone = any(_lone(curve.mean_ms.to_numpy(float)).any()
                     for _, curve in shown.groupby(_CURVE, sort=False, dropna=False))
         plain, mean = shown.plain_ms.to_numpy(float), shown.mean_ms.to_numpy(float)
         # the dashed curve is named only where it shows beside the solid one
         anchored = bool(np.any(np.abs(plain / mean - 1.0) > 0.005))
-        top.set_title(f"{operation}s: model (line, 95% band)"
+        loop = ((", open loop" if is_open else ", closed loop") if both_loops else "")
+        top.set_title(f"{operation}s{loop}: model (line, 95% band)"
                       + (" and measured (dots)" if at.mean_ms.notna().any() else "")
                       + ("\na lone load: diamond and 95% bar"
                          + (" (x: before anchoring)" if anchored else "")
@@ -342,10 +371,10 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
         mixed = bool(np.any((at.reads > 0.0) & (at.reads < 1.0)))
         bottom.set_ylabel("throughput of the whole run, reads and writes (ops/s)"
                           if mixed else "throughput (ops/s)")
-        loops = set(table[table.operation == operation].open)
-        bottom.set_xlabel({frozenset([False]): "client threads",
-                           frozenset([True]): "offered load (ops/s)"}.get(
-            frozenset(loops), "client threads (closed loop) or offered ops/s (open)"))
+        bottom.set_xlabel("offered load (ops/s)" if is_open else "client threads")
+        if is_open:
+            # rates of six digits: the default ticks run into each other
+            bottom.xaxis.set_major_locator(MaxNLocator(nbins=5))
         for ax, curves_drawn, measured, unit in (
                 (top, (shown.mean_ms, shown.plain_ms), at.mean_ms, "ms"),
                 (bottom, (shown.throughput,), at.throughput, "ops/s")):
@@ -391,6 +420,6 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
         top.legend(handles=handles, title="consistency", fontsize=8, title_fontsize=8)
     heading = "; ".join(part for part in (title, _described(fit, title)) if part)
     if heading:
-        fig.suptitle(_wrapped(heading, int(11 * 5.0 * len(operations))), fontsize=9)
+        fig.suptitle(_wrapped(heading, int(11 * 5.0 * len(panels))), fontsize=9)
     fig.tight_layout()
     atomic_save(path, fig.savefig, dpi=120)

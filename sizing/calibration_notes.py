@@ -109,11 +109,16 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
 
 
 def prediction_notes(model: NetworkModel, mrows, throughput,
-                     row_name=lambda i: f"row {i + 1}") -> list[str]:
+                     row_name=lambda i: f"row {i + 1}", mix_given=None) -> list[str]:
     """What a prediction says of its query rows (``mrows``, predicted ``throughput``;
     ``row_name(i)`` names the i-th in a message) besides the numbers: rows past the
     model's capacity, parameters resting on the prior, a fit that misses its own
-    rows, and where the rows reach past what the model was fitted on."""
+    rows, and where the rows reach past what the model was fitted on.
+
+    ``mix_given``: per row, whether it gave its run's share of reads (a
+    ``read_fraction`` cell); None (a grid, or not known) counts as not given. Rows of
+    one operation asked of a model fitted on mixed runs are told how to ask for the
+    fitted mix (`MIX_HINT`) only where they did not give one."""
     notes = []
     rate = mrows["rate"]
     for i in np.flatnonzero(np.isfinite(rate) & (throughput < (1 - 1e-6) * rate)):
@@ -137,7 +142,7 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                          "how far the structure may miss an operation it never saw "
                          "(held out on published clusters, up to 40%: "
                          "docs/cassandra/calibration.md)")
-    mixed_note = _runs_unlike_the_fitted(fitted, mrows, row_name)
+    mixed_note = _runs_unlike_the_fitted(fitted, mrows, row_name, mix_given)
     if mixed_note is not None:
         notes.append(mixed_note)
     closed = np.isnan(rate)
@@ -207,22 +212,31 @@ def unpaired_rows(table: pd.DataFrame, row_name) -> str | None:
             "give each mixed run's read and write rows, one of each")
 
 
-def _runs_unlike_the_fitted(fitted, mrows, row_name) -> str | None:
+#: What the note on rows of one operation asked of a model fitted on mixed runs adds
+#: where those rows gave no share of reads (a --threads grid, a query file without a
+#: read_fraction column): how to ask for the fitted mix.
+MIX_HINT = " (a query file with a read_fraction column asks for the fitted mix)"
+
+
+def _runs_unlike_the_fitted(fitted, mrows, row_name, mix_given=None) -> str | None:
     """A note when every fitted row was of a mixed run and some asked rows are of runs
     of one operation (a --threads grid's), or the other way round: their interference
-    comes from the model alone."""
+    comes from the model alone. ``mix_given``: see `prediction_notes`."""
     theirs = fitted.read_shares()
     mine = reads_of(mrows)
     fitted_mixed = (theirs > 0) & (theirs < 1)
     asked_mixed = (mine > 0) & (mine < 1)
+    given = (np.zeros(len(mine), bool) if mix_given is None
+             else np.asarray(mix_given, bool))
     for had, asked, kind, other in ((fitted_mixed, ~asked_mixed, "runs of one operation",
                                      "mixed runs"),
                                     (~fitted_mixed, asked_mixed, "mixed runs",
                                      "runs of one operation")):
         if had.all() and asked.any():
             shares = ", ".join(f"{100 * r:g}%" for r in sorted(set(theirs.tolist())))
-            hint = (" (a query file with a read_fraction column asks for the fitted "
-                    "mix)" if kind == "runs of one operation" else "")
+            # rows that gave their share of reads chose one operation: no hint then
+            hint = (MIX_HINT if kind == "runs of one operation"
+                    and not given[asked].all() else "")
             return (f"{_listed(np.flatnonzero(asked), row_name)}: {kind}, while every "
                     f"fitted row was of {other} ({shares} reads): how the operations "
                     f"interfere there rests on the model alone{hint}")

@@ -69,7 +69,7 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
             "nodes": model.nodes, "replicas": model.replicas,
             "cores": f.cores, "client_cores": f.client_cores,
             "client_station": structure_of(f.structure).client_station,
-            "prior": model.meta.get("prior_source"),
+            **prior_used(model.meta.get("prior_source"), f.prior, f.geography),
             "parameters": parameters,
             "demands_ms": {k: float(v) for k, v in zip(DEMANDS, demands_of(f.point))
                            if k not in hidden_demands},
@@ -83,6 +83,37 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
                      for label, m, p, z in zip(table.label, table.mean_ms, plain,
                                                rows["think_ms"])],
             "seconds": model.meta.get("seconds")}
+
+
+#: How a prior's source names its parts (`benchmarks/cassandra_heldout.py` writes
+#: them, "; " between): the part on the levels' ratios and steps, and the part on the
+#: window of a wide-area link.
+LEVEL_PART, WINDOW_PART = "level prior", "link window"
+
+
+def prior_used(source: str | None, prior, geography) -> dict:
+    """What a fit took from its ``prior`` (its description ``source``): ``prior``, the
+    parts of ``source`` the fit used, and ``prior_left_out``, the parts it did not use
+    and why (None if it used them all). With data centres (``geography``) the level
+    prior is left out (`sizing.network_fit.fit`: the round trips between them set
+    what a level costs); in one data centre, the window of a wide-area link."""
+    parts = [part for part in (source or "").split("; ") if part]
+    if geography is not None:
+        unused, why = LEVEL_PART, ("with data centres the round trips between them "
+                                   "set what a level costs")
+        has = (prior.level_mean is not None or prior.level_shape_sd is not None
+               or prior.level_step_mean is not None or bool(prior.level_step_by_operation))
+    else:
+        unused, why = WINDOW_PART, "one data centre has no wide-area link"
+        has = False  # a coordinate: the report hides it, the source may still name it
+    left = [part for part in parts if part.startswith(unused)]
+    if has and not left:
+        left = [f"its {unused}"]
+    if not left:
+        return {"prior": source, "prior_left_out": None}
+    used = [part for part in parts if not part.startswith(unused)]
+    return {"prior": "; ".join(used) or "its parameters' prior only",
+            "prior_left_out": f"{'; '.join(left)} ({why})"}
 
 
 def _places(report: dict) -> str:
@@ -112,7 +143,9 @@ def report_markdown(report: dict) -> str:
                 else f"{counted(report['cores'], 'core')} per node, ")
              + (f"{counted(report['client_cores'], 'client core')}. "
                 if report.get("client_station") else "client machine not queued. ")
-             + f"Prior: {report['prior']}. "
+             + f"Prior: {report['prior']}"
+             + (f"; not used in the fit: {report['prior_left_out']}"
+                if report.get("prior_left_out") else "") + ". "
              f"Fitted in {report['seconds']:.1f} s." + _places(report)
              + (f" Structure: {report['structure_choice']}."
                 if report.get("structure_choice") else ""), "",

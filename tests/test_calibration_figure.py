@@ -382,3 +382,51 @@ def test_a_band_reach_is_written_in_plain_digits():
 
     assert [_plain_number(v) for v in (10510.4, 8674.2, 1.23456, 0.000123456)] == \
         ["10,510", "8,674", "1.235", "0.0001235"]
+
+
+def test_closed_and_open_rows_are_drawn_on_axes_of_their_own(fitted, monkeypatch,
+                                                             tmp_path):
+    """Client threads and an offered rate (ops/s) shared one x axis, labelled with
+    both."""
+    model, table = fitted
+    closed = table[(table.operation == "read") & (table.consistency == "ONE")]
+    carried = model.predict(_rows(closed.iloc[[-1]]))[1][0]
+    rates = np.array([0.3, 0.5, 0.7]) * carried  # within what 90 threads carry
+    offered = pd.DataFrame({"operation": "read", "consistency": "ONE", "quorum": 1,
+                            "threads": np.nan, "rate": rates, "nodes": 3,
+                            "replicas": 3, "mean_ms": np.nan, "throughput": np.nan})
+    both = pd.concat([closed.assign(rate=np.nan), offered], ignore_index=True)
+    figure = _figure(monkeypatch, tmp_path / "both.png", model, both)
+    top_closed, top_open, bottom_closed, bottom_open = figure.axes[:4]
+    assert bottom_closed.get_xlabel() == "client threads"
+    assert bottom_open.get_xlabel() == "offered load (ops/s)"
+    assert "closed loop" in top_closed.get_title()
+    assert "open loop" in top_open.get_title()
+    for ax, loads in ((top_closed, THREADS), (bottom_closed, THREADS),
+                      (top_open, rates), (bottom_open, rates)):
+        drawn = np.concatenate([line.get_xdata() for line in ax.get_lines()
+                                if line.get_linestyle() == "-"
+                                and line.get_gid() != BAND_EDGE])
+        assert drawn.min() == pytest.approx(loads.min(), rel=1e-12), ax.get_title()
+        assert drawn.max() == pytest.approx(loads.max(), rel=1e-12), ax.get_title()
+
+
+def test_the_throughput_interval_is_the_latency_interval_through_littles_law():
+    """A closed loop of one operation: threads over its cycle, the latency at either
+    end; an open loop the model carries: the offered rate; past capacity and in a
+    mixed run (whose cycle holds the other operation's latency too): none."""
+    from sizing.calibration_figure import throughput_interval
+
+    rows = dict(threads=np.array([10.0, np.nan, np.nan, 10.0]),
+                rate=np.array([np.nan, 100.0, 100.0, np.nan]),
+                think_ms=np.array([2.0, 0.0, 0.0, 0.0]), write=np.zeros(4, bool),
+                reads=np.array([1.0, 1.0, 1.0, 0.5]), quorum=np.ones(4, int),
+                other_quorum=np.ones(4, int), nodes=np.full(4, 3),
+                replicas=np.full(4, 3))
+    # row 1: a cycle of 2 ms thinking, 5 ms outside the latency and 3 ms latency
+    low, high = throughput_interval(rows, latency=[3.0, 1.0, 1.0, 2.0],
+                                    throughput=[1000.0, 100.0, 80.0, 500.0],
+                                    low=[2.0, 0.5, 0.5, 1.0], high=[5.0, 2.0, 2.0, 4.0])
+    assert low[0] == pytest.approx(10_000 / 12) and high[0] == pytest.approx(10_000 / 9)
+    assert low[1] == high[1] == 100.0
+    assert np.isnan(low[2:]).all() and np.isnan(high[2:]).all()

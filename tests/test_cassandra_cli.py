@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 import analytic
@@ -257,3 +258,150 @@ def test_basic_csv_kinds_take_any_case(tmp_path, capsys):
     status, out, _ = run(capsys, "predict", "--nodes", "6", "--replicas", "3", "--policy",
                          "round-robin", "--basic-csv", str(basic), "--json")
     assert status == 0 and json.loads(out)["ALL"] == pytest.approx(0.5 * 2.1 + 0.5 * 1.6)
+
+
+# --- calibrate / predict --model: what the outputs say of the fit and its rows ---
+
+KARPENKO = "docs/data/karpenko2021"
+SITANO = "docs/data/sitano_scylla_ycsb/runs.csv"
+
+
+def _rows_of(path, keep, out):
+    """The header and the lines of the CSV ``path`` for which ``keep(cells)`` holds,
+    written to ``out``."""
+    import csv
+
+    with open(path, newline="") as handle:
+        lines = list(csv.reader(handle))
+    with open(out, "w", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(
+            [lines[0]] + [line for line in lines[1:]
+                          if keep(dict(zip(lines[0], line)))])
+    return str(out)
+
+
+def _calibrate_report(capsys, tmp_path, measurements, *extra):
+    report = tmp_path / "report.json"
+    status, out, _ = run(capsys, "calibrate", "--nodes", "3", "--replicas", "3",
+                         "--measurements", measurements, "--out",
+                         str(tmp_path / "m.toml"), "--report", str(report), *extra)
+    assert status == 0
+    return json.loads(report.read_text()), out
+
+
+def test_a_fit_in_data_centres_does_not_describe_the_level_prior_as_used(tmp_path,
+                                                                         capsys):
+    """With data centres the fit leaves the level prior out (the round trips set what a
+    level costs); the report named it among the prior's parts all the same."""
+    light = _rows_of(f"{KARPENKO}/cluster_d.csv",
+                     lambda row: row["threads"] in ("100", "500", "1000"),
+                     tmp_path / "d.csv")
+    report, markdown = _calibrate_report(
+        capsys, tmp_path, light, "--datacentres",
+        f"{KARPENKO}/cluster_d_client_us-west-2.toml")
+    assert "level prior" not in report["prior"]
+    assert report["prior"].startswith("vague parameters")
+    assert report["prior_left_out"].startswith("level prior of ")
+    assert "round trips" in report["prior_left_out"]
+    (line,) = [line for line in markdown.splitlines() if "Prior: " in line]
+    used, _, left = line.partition("Prior: ")[2].partition("; not used in the fit: ")
+    assert "level prior" not in used and left.startswith("level prior of ")
+    # in one data centre the level prior is used, and no wide-area link's window
+    single = _rows_of(f"{KARPENKO}/cluster_c.csv",
+                      lambda row: row["threads"] in ("100", "500", "1000"),
+                      tmp_path / "c.csv")
+    report, _ = _calibrate_report(capsys, tmp_path, single)
+    assert "level prior of " in report["prior"] and "link window" not in report["prior"]
+    assert report["prior_left_out"].startswith("link window of ")
+
+
+@pytest.fixture(scope="module")
+def mixed_model(tmp_path_factory):
+    """A model fitted on the mixed runs of sitano's file only (50% and 95% reads)."""
+    where = tmp_path_factory.mktemp("mixed")
+    fit = _rows_of(SITANO, lambda row: row["read_fraction"] != "1.0", where / "fit.csv")
+    model = where / "m.toml"
+    assert cli.main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                     "--measurements", fit, "--out", str(model)]) == 0
+    return str(model)
+
+
+MIX_HINT = "a query file with a read_fraction column asks for the fitted mix"
+
+
+def test_the_mix_hint_is_given_only_to_rows_that_gave_no_mix(mixed_model, tmp_path,
+                                                              capsys):
+    """Rows of one operation asked of a model fitted on mixed runs: the hint to give a
+    read_fraction was shown also to a query file whose rows gave one (1.0)."""
+    capsys.readouterr()
+    given = _rows_of(SITANO, lambda row: row["read_fraction"] == "1.0",
+                     tmp_path / "given.csv")
+    status, _, err = run(capsys, "predict", "--model", mixed_model, "--measurements",
+                         given)
+    assert status == 0
+    assert "runs of one operation, while every fitted row was of mixed runs" in err
+    assert MIX_HINT not in err
+    # the same rows without the column, and a grid: the hint applies
+    bare = tmp_path / "bare.csv"
+    bare.write_text("".join(
+        ",".join(line.split(",")[:-1]) + "\n"
+        for line in open(given).read().splitlines()))
+    for query in (["--measurements", str(bare)], ["--threads", "84",
+                                                  "--consistency", "ONE"]):
+        status, _, err = run(capsys, "predict", "--model", mixed_model, *query)
+        assert status == 0 and MIX_HINT in err, query
+
+
+def test_predicted_throughput_has_the_interval_the_figure_draws(mixed_model, tmp_path,
+                                                                capsys):
+    """--out had the throughput without the interval --figure draws around it."""
+    import csv
+
+    from sizing.calibration_figure import curves
+    from sizing.cluster_calibration import PREDICTED, predicted_rows
+    from sizing.network_model import read_network_model
+
+    query = tmp_path / "q.csv"
+    # a closed loop of reads, an open loop the model carries, a mixed run's pair
+    query.write_text("operation,consistency,threads,rate,read_fraction\n"
+                     "read,ONE,60,,1.0\nread,ONE,,130000,1.0\n"
+                     "read,ONE,60,,0.5\nwrite,ONE,60,,0.5\n")
+    out = tmp_path / "p.csv"
+    status, _, _ = run(capsys, "predict", "--model", mixed_model, "--measurements",
+                       str(query), "--out", str(out), "--figure", str(tmp_path / "p.png"),
+                       "--seed", "3")
+    assert status == 0
+    with open(out, newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    # the columns scripts read stay as they were; the interval's come after them
+    assert reader.fieldnames == ["operation", "consistency", "threads", "rate",
+                                 "read_fraction", *PREDICTED,
+                                 "predicted_throughput_ci_low",
+                                 "predicted_throughput_ci_high"]
+    model = read_network_model(mixed_model)
+    table = predicted_rows(model, str(query), 3)[2]
+    drawn = curves(model, table, points=3, seed=3)
+    for row, asked in zip(rows, table.itertuples()):
+        at = drawn[(drawn.operation == asked.operation) & (drawn.reads == asked.reads)
+                   & (drawn.load == (asked.threads if asked.threads == asked.threads
+                                     else asked.rate))]
+        (low,), (high,) = at.throughput_low, at.throughput_high
+        cells = row["predicted_throughput_ci_low"], row["predicted_throughput_ci_high"]
+        if np.isnan(low):
+            assert cells == ("", "")  # no interval drawn, none written
+        else:
+            assert [float(c) for c in cells] == pytest.approx([low, high], rel=1e-5)
+    closed, carried, mixed_read, mixed_write = rows
+    value = float(closed["predicted_throughput"])
+    assert float(closed["predicted_throughput_ci_low"]) < value \
+        < float(closed["predicted_throughput_ci_high"])
+    # Little's law at 60 threads with the latency at either end of its interval
+    cycle = 60 * 1000.0 / value
+    assert 60 * 1000.0 / float(closed["predicted_throughput_ci_low"]) == pytest.approx(
+        cycle + float(closed["predicted_ci_high_ms"]) - float(closed["predicted_mean_ms"]),
+        rel=1e-4)
+    assert float(carried["predicted_throughput_ci_low"]) == 130000.0 \
+        == float(carried["predicted_throughput_ci_high"])
+    assert mixed_read["predicted_throughput_ci_low"] == "" \
+        == mixed_write["predicted_throughput_ci_high"]
