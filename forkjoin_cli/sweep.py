@@ -47,7 +47,9 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                     "list points explicitly. Without an engine key each point runs "
                     "on the engine simulate would choose (engine = \"auto\"; the "
                     "results name it in engine_ran and engine_reason); set engine = "
-                    "\"fast\" for exact percentiles. Rows are written to "
+                    "\"fast\" for exact percentiles. Each row's run_seed is "
+                    "the point's own seed and replay the simulate command (with "
+                    "--seed RUN_SEED) that gives its numbers alone. Rows are written to "
                     "OUT.partial.csv as points finish; OUT is replaced, in grid "
                     "order, only when every point has run. Exit status 1 if a point failed "
                     "(its row says why), 2 for a bad spec.",

@@ -132,3 +132,79 @@ def test_an_empty_list_is_refused_naming_the_key():
     with pytest.raises(ConfigError, match=r"sweep key 'quorum' in points\[0\] is an "
                                           "empty list"):
         sweep_points.expand({**BASE, "points": [{"quorum": []}]})
+
+
+#: Points of every kind a row can replay: named engines, a rescaled law, an arrival
+#: rate (simulate takes the load it makes), closed-loop clients, uneven nodes, ring
+#: placement, purging, warm-up and thinning off their defaults, two replications.
+REPLAYED = {"nodes": 5, "replicas": 3, "quorum": 2, "jobs": 3000, "replications": 2,
+            "seed": 11, "points": [
+                {"rho": 0.6},
+                {"arrival_rate": 1.7, "mu": 3.0, "service": "lognormal:0.8",
+                 "engine": "fast", "sample_every": 2},
+                {"clients": 4, "think": 0.5, "placement": "ring", "warmup": 0.25},
+                {"rho": 0.5, "speeds": "1,1,0.5,1,1", "engine": "simpy",
+                 "purging": True}]}
+
+
+@pytest.fixture(scope="module")
+def replayed_rows():
+    from forkjoin_sim.sweep.runner import sweep
+
+    frame = sweep(REPLAYED, backend="serial", progress=False, annotate=False)
+    assert (frame["status"] == "ok").all() and len(frame) == 8
+    return frame
+
+
+def test_a_rows_replay_command_gives_its_numbers_alone(replayed_rows, capsys):
+    """A row's seed column was the sweep's seed, which simulate --seed does not
+    replay (the point drew from a SeedSequence no whole number gives); each row now
+    names its run_seed and the simulate command that gives exactly its numbers."""
+    import json
+    import shlex
+
+    for _, row in replayed_rows.iterrows():
+        words = shlex.split(row["replay"])
+        assert words[:2] == ["forkjoin-sim", "simulate"]
+        assert words[-2:] == ["--seed", str(row["run_seed"])]
+        assert cli.main([*words[1:], "--json"]) == 0
+        alone = json.loads(capsys.readouterr().out)
+        assert alone["engine"] == row["engine_ran"]
+        # every statistic of the run (not its seconds, nor the point's own columns)
+        compared = [c for c, v in alone.items() if c in row.index and c not in (
+            *sweep_points.KEY_COLUMNS, "seconds") and isinstance(v, (int, float))
+            and not isinstance(v, bool)]
+        assert {"mean", "ci_low", "ci_high", "p50", "p99", "jobs_measured"} <= set(compared)
+        for column in compared:
+            assert alone[column] == row[column], (row["replay"], column)
+
+
+def test_run_seeds_are_whole_numbers_simulate_takes_and_differ_by_point():
+    from forkjoin_sim.checks import SEED_LIMIT
+
+    points, _ = sweep_points.expand(REPLAYED)
+    seeds = [sweep_points.run_seed(p) for p in points]
+    assert all(isinstance(s, int) and 0 <= s < SEED_LIMIT for s in seeds)
+    assert len(set(seeds)) == len(points)  # replications too are runs of their own
+    again, _ = sweep_points.expand({**REPLAYED, "seed": 12})
+    assert not set(seeds) & {sweep_points.run_seed(p) for p in again}
+    # the point's SeedSequence is the one simulate makes of that whole number
+    assert all(sweep_points.point_seed(p).entropy == s for p, s in zip(points, seeds))
+
+
+def test_the_sweep_command_writes_the_replay_columns_after_the_points_identity(
+        tmp_path, capsys):
+    import csv
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('nodes = 5\nreplicas = 3\nquorum = [1, 2]\nrho = 0.4\njobs = 500\n'
+                    'seed = 3\n')
+    out = tmp_path / "out.csv"
+    assert cli.main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                     "--no-analytic", "--quiet"]) == 0
+    with out.open(encoding="utf-8") as handle:
+        header, *rows = list(csv.reader(handle))
+    at = header.index("seed")
+    assert header[at + 1:at + 3] == ["run_seed", "replay"]
+    assert {row[at] for row in rows} == {"3"}
+    assert all(row[at + 2].endswith(f"--seed {row[at + 1]}") for row in rows)

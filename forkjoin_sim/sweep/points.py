@@ -5,8 +5,10 @@ option names with underscores. A list is a grid axis, a scalar is fixed; ``jobs`
 ``replications`` and ``seed`` are fixed keys. An optional ``points`` list holds
 explicit entries (tables in TOML), each expanded like a spec of its own on top of
 the shared keys. Each point's seed is derived from the base seed and the point's
-canonical description (``point_seed``), so the numbers of a point never depend on
-the backend, the number of workers or the order in which points finish.
+canonical description (``run_seed``, the whole number ``simulate --seed`` takes), so
+the numbers of a point never depend on the backend, the number of workers or the
+order in which points finish, and ``simulate`` with the point's options and that
+seed (its row's ``replay`` command) gives them alone.
 
 A point that sets no engine has engine ``"auto"``: it runs on the engine
 ``simulate`` would choose for it (`forkjoin_sim.simulation.choose_engine`), and its
@@ -44,6 +46,9 @@ RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
 RUN_MINIMUM = {"jobs": 0, "replications": 1, "seed": 0}
 #: The columns that identify a point (its ``point_key``), first in every results file.
 KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
+#: The columns after them that replay the point alone: its `run_seed` and the
+#: ``simulate`` command (`replay_command`).
+REPLAY_COLUMNS = ("run_seed", "replay")
 #: Most points one sweep may have (each is a row of the results file).
 MAX_POINTS = 1_000_000
 #: Parameters that are real numbers, however the spec spells them.
@@ -358,13 +363,81 @@ def _service_identity(service):
     return service
 
 
-def point_seed(point: dict) -> np.random.SeedSequence:
-    """The point's SeedSequence: base seed plus a hash of its canonical description
-    (an empirical service described by its data)."""
+def run_seed(point: dict) -> int:
+    """The seed of the point's run: the whole number ``simulate --seed`` takes to give
+    the point's numbers alone (its row's ``run_seed``; ``replay`` is the command).
+
+    Drawn from the child of the sweep's seed whose key is a hash of the point's
+    canonical description (an empirical service described by its data), so it is a
+    function of the sweep's seed and the point only, never of the backend, the
+    workers or the order of completion.
+    """
+    from forkjoin_sim.checks import SEED_LIMIT
+    from forkjoin_sim.randomness.streams import child_seed
+
     described = {**point, "service": _service_identity(point.get("service"))}
     digest = hashlib.sha256(point_key(described).encode()).digest()
     words = np.frombuffer(digest, dtype=np.uint32)
-    return np.random.SeedSequence([int(point["seed"]), *map(int, words)])
+    child = child_seed(int(point["seed"]), *map(int, words))
+    return int(child.generate_state(1, np.uint64)[0]) % SEED_LIMIT
+
+
+def point_seed(point: dict) -> np.random.SeedSequence:
+    """The point's SeedSequence: that of its `run_seed`, as ``simulate`` makes it."""
+    return np.random.SeedSequence(run_seed(point))
+
+
+#: The simulate options a point's keys set, where they are not ``--`` and the key
+#: with dashes (the arrival rate is given to simulate as the load it makes).
+_OPTION_OF = {"arrival_rate": "--rho"}
+#: Keys that are the same for a sweep and ``simulate`` left unsaid at these values.
+_REPLAY_DEFAULTS = {"mu": 1.0, "service": "exp", "placement": "random",
+                    "purging": False, "engine": "auto", "warmup": 0.1,
+                    "sample_every": 1}
+
+
+def _replay_load(point: dict) -> float | None:
+    """The ``--rho`` that makes exactly the point's arrival rate (the model's rate is
+    load / mean service, which rounds: the nearest floats are tried), None if none
+    does or the point has no model."""
+    from forkjoin_sim.system import law_mean
+
+    try:
+        model = build_model(point)
+    except ConfigError:
+        return None
+    mean, load = law_mean(model.service, "service"), model.load
+    for _ in range(8):
+        rate = load / mean
+        if rate == model.arrival_rate:
+            return load
+        load = float(np.nextafter(load, np.inf if rate < model.arrival_rate else -np.inf))
+    return None
+
+
+def replay_command(point: dict) -> str:
+    """The ``forkjoin-sim simulate`` command that runs ``point`` alone, with its
+    `run_seed`: the same numbers as its row ("" for an arrival rate no load
+    reproduces exactly)."""
+    import shlex
+
+    words = ["forkjoin-sim", "simulate"]
+    for key in (*POINT_DEFAULTS, "jobs"):
+        value = point.get(key)
+        if value is None or (key in _REPLAY_DEFAULTS and value == _REPLAY_DEFAULTS[key]
+                             and type(value) is type(_REPLAY_DEFAULTS[key])):
+            continue
+        if key == "arrival_rate":
+            value = _replay_load(point)
+            if value is None:
+                return ""
+        option = _OPTION_OF.get(key, "--" + key.replace("_", "-"))
+        if value is True:
+            words.append(option)
+        else:
+            words += [option, repr(value) if isinstance(value, float) else str(value)]
+    words += ["--seed", str(run_seed(point))]
+    return shlex.join(words)
 
 
 def build_model(params: dict):

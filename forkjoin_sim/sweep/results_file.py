@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 
 from forkjoin_sim.errors import ConfigError
-from forkjoin_sim.sweep.points import KEY_COLUMNS, LEGACY_ENGINE, _plain
+from forkjoin_sim.sweep.points import KEY_COLUMNS, LEGACY_ENGINE, REPLAY_COLUMNS, _plain
 
 OUT_FORMATS = (".csv", ".parquet")
 #: A setting that changes a row but not the point's identity: whether the analytic
@@ -143,7 +143,8 @@ class Journal:
     def __init__(self, path: Path, rows: list[dict]):
         self.path = path
         self.rows = list(rows)
-        self.header = [*KEY_COLUMNS, "status", "message", SETTINGS_COLUMN]
+        self.header = [*KEY_COLUMNS, *REPLAY_COLUMNS, "status", "message",
+                       SETTINGS_COLUMN]
         self._handle = None
         for row in self.rows:
             self._widen(row)
@@ -181,9 +182,10 @@ class Journal:
 
 
 def _columns(rows: list[dict]) -> list[str]:
-    """Key columns, status, message, the settings column, then the rest by first
-    appearance in ``rows``."""
-    columns = {c: None for c in (*KEY_COLUMNS, "status", "message", SETTINGS_COLUMN)}
+    """Key columns, replay columns, status, message, the settings column, then the
+    rest by first appearance in ``rows``."""
+    columns = {c: None for c in (*KEY_COLUMNS, *REPLAY_COLUMNS, "status", "message",
+                                 SETTINGS_COLUMN)}
     for row in rows:
         columns.update(dict.fromkeys(c for c in row if c not in columns))
     return list(columns)
@@ -287,8 +289,11 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
         identity = row_identity(row)
         if identity not in order:
             foreign += 1
-        elif row.get("status") == "ok" and row.get("mean", "") != "":
-            # failed points, and rows cut short before their statistics, run again
+        elif (row.get("status") == "ok" and row.get("mean", "") != ""
+              and row.get("run_seed", "") != ""):
+            # failed points, rows cut short before their statistics, and rows of a
+            # version whose point seeds no simulate --seed gives (no run_seed) run
+            # again: the file is then the one an uninterrupted sweep writes
             done.setdefault(identity, row)
     if foreign:
         raise ConfigError(f"{foreign} row(s) of {resume_source(out)} are not points of "

@@ -20,11 +20,12 @@ from forkjoin_sim.sweep.results_file import (
     SETTINGS_COLUMN, Journal, cell_text, check_results_path, done_rows, journal_path,
     point_identity, resumed_spec, row_identity, rows_frame, write_final)
 from forkjoin_sim.sweep.points import (KEY_COLUMNS, build_model, expand, load_spec, point_key,
-                           point_seed)
+                                      point_seed, replay_command, run_seed)
 
 __all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "init_worker",
            "load_spec", "point_engine", "point_key", "point_seed", "process_pool",
-           "resumed_spec", "run_point", "run_points", "sweep"]
+           "replay_command", "resumed_spec", "run_point", "run_points", "run_seed",
+           "sweep"]
 
 BACKENDS = ("processes", "serial", "dask")
 
@@ -58,8 +59,13 @@ def _error_text(exc: BaseException) -> str:
     return text
 
 
+def _point_row(point: dict) -> dict:
+    """The point's columns, then those that replay it alone (`REPLAY_COLUMNS`)."""
+    return {**point, "run_seed": run_seed(point), "replay": replay_command(point)}
+
+
 def _error_row(point: dict, exc: BaseException) -> dict:
-    return {**point, "status": "error", "message": _error_text(exc)}
+    return {**_point_row(point), "status": "error", "message": _error_text(exc)}
 
 
 def point_engine(point: dict) -> tuple[str, str]:
@@ -72,7 +78,7 @@ def point_engine(point: dict) -> tuple[str, str]:
         return point["engine"], ""
     from forkjoin_sim.simulation import choose_engine
 
-    return choose_engine(build_model(point), point["jobs"], point_seed(point),
+    return choose_engine(build_model(point), point["jobs"], run_seed(point),
                          point["warmup"])
 
 
@@ -92,7 +98,9 @@ def _sweep_reason(engine: str, reason: str) -> str:
 def run_point(point: dict, annotate=()) -> dict:
     """Simulate one point; a row of statistics (and analytic columns where they apply).
 
-    The row holds the point's parameters, ``status`` ("ok" or "error"), ``message``
+    The row holds the point's parameters, ``run_seed`` and ``replay`` (the seed and
+    the ``forkjoin-sim simulate`` command that give its numbers alone), ``status``
+    ("ok" or "error"), ``message``
     (what failed, "" when ok; not ``error``, which the analytic columns use for
     the relative error of Theorem 3), ``engine_ran`` and ``engine_reason`` (the
     engine that ran, and why when the point left the choice to "auto"), the
@@ -104,19 +112,19 @@ def run_point(point: dict, annotate=()) -> dict:
     """
     from forkjoin_sim.simulation import simulate
 
-    row = {**point, "status": "ok", "message": ""}
+    row = {**_point_row(point), "status": "ok", "message": ""}
     try:
         model = build_model(point)
         # One thread: the fused kernel's numbers depend on its replications, never
         # on its threads, and the sweep's workers already fill the cores.
-        result = simulate(model, jobs=point["jobs"], seed=point_seed(point),
+        result = simulate(model, jobs=point["jobs"], seed=row["run_seed"],
                           engine=point["engine"], warmup=point["warmup"],
                           sample_every=point["sample_every"], progress=False,
                           workers=1)
     except Exception as exc:  # recorded, not fatal: one bad point must not stop a sweep
         return _error_row(point, exc)
     stats = result.to_dict()
-    for key in KEY_COLUMNS:
+    for key in (*KEY_COLUMNS, "run_seed"):
         # the point's own spelling identifies its row (think None, speeds as given),
         # not the model's normalised value (think 0.0, speeds as a list)
         stats.pop(key, None)
