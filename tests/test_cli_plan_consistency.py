@@ -1,6 +1,7 @@
 """Tests for forkjoin_cli.plan_consistency: ``forkjoin-sim plan-consistency``."""
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from forkjoin_cli.main import build_parser
@@ -73,28 +74,103 @@ def test_the_report_names_the_users_cluster_before_the_one_key_model():
                              "unit time")
 
 
-def test_an_unmeasured_value_is_an_empty_cell(tmp_path, capsys):
-    """All reads: the write columns have no value, written as empty cells as predict
-    writes them (they were 'nan'; a probe)."""
-    import csv
+@pytest.fixture(scope="module")
+def reads_model(tmp_path_factory):
+    """Karpenko's cluster C calibrated on its reads (the default lanes: a plan is
+    evaluated, not simulated)."""
     import warnings
     from pathlib import Path
 
     import pandas as pd
 
-    from forkjoin_cli.main import main
     from sizing.cluster_calibration import calibrate_cluster
 
     table = pd.read_csv(Path(__file__).resolve().parent.parent
                         / "docs/data/karpenko2021/cluster_c.csv")
-    model = tmp_path / "c.toml"
+    model = tmp_path_factory.mktemp("model") / "c.toml"
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # its notes on the prior concern no test here
         calibrate_cluster(table[table.operation == "read"], 3, 3).save(str(model))
-    out = tmp_path / "plan.csv"
-    assert main(["plan-consistency", "--model", str(model), "--read-fraction", "1",
-                 "--threads", "500", "--out", str(out)]) == 0
-    capsys.readouterr()
-    rows = list(csv.DictReader(out.open()))
+    return str(model)
+
+
+#: --threads of the --json plans compared: one count, and two
+THREADS = ("100", "100,500")
+
+
+@pytest.fixture(scope="module")
+def json_plans(reads_model, tmp_path_factory):
+    """threads -> (the --json plan, the rows of its --out CSV as pandas reads them,
+    that CSV's path), at each of `THREADS`, on an all-read mix."""
+    import contextlib
+    import io
+    import json
+    import warnings
+
+    import pandas as pd
+
+    from forkjoin_cli.main import main
+
+    plans = {}
+    for threads in THREADS:
+        out = tmp_path_factory.mktemp("plan") / "plan.csv"
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed), \
+                contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            assert main(["plan-consistency", "--model", reads_model, "--read-fraction",
+                         "1", "--threads", threads, "--json", "--out", str(out)]) == 0
+        plans[threads] = json.loads(printed.getvalue()), pd.read_csv(out), out
+    return plans
+
+
+def test_an_unmeasured_value_is_an_empty_cell(json_plans):
+    """All reads: the write columns have no value, written as empty cells as predict
+    writes them (they were 'nan'; a probe)."""
+    import csv
+
+    rows = list(csv.DictReader(json_plans["100"][2].open()))
     assert rows and all(row["write_ms"] == "" for row in rows)
     assert all(float(row["read_ms"]) > 0 for row in rows)
+
+
+def test_the_json_has_one_shape_whatever_the_number_of_thread_counts(json_plans):
+    """--threads 100 and --threads 100,500 give the same keys of the same types:
+    threads and best are lists in the order given (one thread count gave scalars),
+    best one {threads, pair} record per count, as pairs are records of the CSV's
+    columns; the single count's plan is the first count's part of the two."""
+    one, two = (json_plans[threads][0] for threads in THREADS)
+    assert list(one) == list(two)
+    assert {key: type(value) for key, value in one.items()} == {
+        key: type(value) for key, value in two.items()}
+    assert one["threads"] == [100] and two["threads"] == [100, 500]
+    for plan in (one, two):
+        fastest = [{"threads": p["threads"], "pair": p["pair"]} for p in plan["pairs"]
+                   if p["best"]]
+        assert plan["best"] == fastest
+        assert [b["threads"] for b in plan["best"]] == plan["threads"]
+    assert two["best"][:1] == one["best"]
+    assert two["pairs"][:len(one["pairs"])] == one["pairs"]
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_the_csv_holds_the_json_pairs_under_the_same_columns(json_plans, threads):
+    """--out beside --json writes the JSON's pairs as rows, threads first, with the
+    same columns and types for one thread count as for several; a value not measured
+    (the writes of an all-read mix) is null in the JSON, an empty cell (NaN) in the
+    CSV."""
+    import math
+
+    plan, table, _ = json_plans[threads]
+    assert list(table.columns) == list(plan["pairs"][0])
+    assert list(table.columns)[:2] == ["threads", "pair"]
+    assert table["threads"].dtype.kind == "i" and table["best"].dtype == bool
+    assert len(table) == len(plan["pairs"]) == 3 * len(plan["threads"])
+    assert table["write_ms"].isna().all()
+    for row, pair in zip(table.to_dict("records"), plan["pairs"]):
+        for key, value in pair.items():
+            if value is None:
+                assert math.isnan(row[key]), key
+            elif isinstance(value, float):
+                assert row[key] == pytest.approx(value, rel=1e-12), key
+            else:
+                assert row[key] == value, key
