@@ -284,9 +284,11 @@ FOOTER = """## Where and why they disagree
 forkjoin-sim cassandra calibrate --nodes 3 --replicas 3 \\
     --measurements docs/data/karpenko2021/cluster_c.csv --out c.toml
 forkjoin-sim plan-consistency --model c.toml --read-fraction 0.3 --threads 800 [--json]
+forkjoin-sim plan-consistency --model c.toml --read-fraction 0.3 --threads 100,400,800
 ```
 
-prints, per strong pair, `read_ms`, `write_ms`, `overall_ms` (each with `*_low_ms` and
+prints, per thread count and strong pair (`threads` first; several counts, comma-separated,
+plan each, as one count alone would), `read_ms`, `write_ms`, `overall_ms` (each with `*_low_ms` and
 `*_high_ms`: 95% prediction intervals; for the default `lanes` the mix is evaluated,
 not simulated, and its band is the model's posterior; for a simulated structure the
 simulation's and the model's spread added on the log scale), `throughput`
@@ -294,13 +296,27 @@ simulation's and the model's spread added on the log scale), `throughput`
 holds the latency and, for a model fitted on rows with throughputs, the clients' time
 outside it), `simulation_low_ms` /
 `simulation_high_ms` (for a simulated structure the simulation's interval of
-`overall_ms` alone: the pairs share the model's error, so this is what separates them;
-for `lanes` both equal `overall_ms`, there being no simulation error),
-`eqs_13_15_ms` and `best` (the smallest `overall_ms`); `--json` wraps the rows as
-`pairs` beside `model`, `structure`, `nodes`, `fitted_nodes`, `replicas`,
-`read_fraction`, `threads`, `operations`, `seed` and `best`. `--operations` sets the
+`overall_ms` alone: the pairs share the model's posterior draws, so this is what
+separates them as far as the simulation goes; for `lanes` both equal `overall_ms`,
+there being no simulation error),
+`eqs_13_15_ms` and `best` (the smallest `overall_ms`); `--json` prints `model`,
+`structure`, `nodes`, `fitted_nodes`, `replicas`, `read_fraction`, `operations`, `seed`
+and three lists, the same shape for one thread count as for several: `threads` (in the
+order given), `best` (one `{"threads": N, "pair": "1R-3W"}` record per thread count, in
+that order) and `pairs` (the rows, one record per thread count and pair, keyed as the
+CSV's columns; a value not measured is `null` there, an empty cell in the CSV).
+`--out plan.csv` beside `--json` also writes the rows. `--operations` sets the
 operations simulated per pair for a simulated structure (default 40,000, about half a
 second each; unused by `lanes`).
+
+The line on stderr names the fastest pair (and a near tie where the simulation
+intervals overlap). A warning (also in `plan_notes`, for Python) names every pair whose
+`overall_ms` is closer to the fastest's than the model comes to its own measured rows
+(the anchors' rms miss in log, as a factor): the shared posterior cannot separate what
+the model's structure misses by more. On the C model above, at 50% reads and 1,000
+threads, 1R-3W (25.52 ms) leads 2R-2W by 0.04% and 3R-1W by 5.6%, under the model's
+6.13% rms miss of C's rows (in log, a factor 1.063): it cannot rank them (eqs. 13-15
+pick 2R-2W there).
 
 `--nodes N` plans a cluster of N nodes from a model calibrated on another size, as
 `cassandra predict --nodes` predicts one (`docs/cassandra/calibration.md`, "Another
@@ -309,7 +325,7 @@ all N, the anchors are read at the same load per node, and a warning says that n
 measured row of that size checks the plan (Python: `plan_strong_pairs(model, F, N_threads,
 nodes=N)`, and `nodes=` on `predict_mix` and `weighted_average`). On the Karpenko C model
 above at 50% reads and 500 threads, 3 nodes give 1R-3W at 13.55 ms [11.76, 15.62], 6
-nodes 1R-3W at 8.378 ms [6.264, 11.54]. A model placed in data centres plans its own
+nodes 1R-3W at 8.378 ms [6.264, 11.12]. A model placed in data centres plans its own
 size only.
 
 ## What is approximated or missing

@@ -179,7 +179,7 @@ def test_plan_consistency_model_marks_the_fastest_pair(model_file, capsys):
     assert main(["plan-consistency", "--model", model_file, "--read-fraction", "0.9",
                  "--threads", "40", "--operations", "10000", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["best"] == "1R-3W"
+    assert out["best"] == [{"threads": 40, "pair": "1R-3W"}]
     pairs = {p["pair"]: p for p in out["pairs"]}
     assert list(pairs) == ["1R-3W", "2R-2W", "3R-1W"]
     assert [p["best"] for p in out["pairs"]] == [True, False, False]
@@ -220,7 +220,7 @@ def test_several_thread_counts_plan_each_as_one_count_would(model_file, capsys):
     captured = capsys.readouterr()
     both = json.loads(captured.out)
     assert both["threads"] == [4, 40]
-    assert both["best"] == [alone[4]["best"], alone[40]["best"]]
+    assert both["best"] == alone[4]["best"] + alone[40]["best"]
     assert both["pairs"] == alone[4]["pairs"] + alone[40]["pairs"]
     assert [p["threads"] for p in both["pairs"]] == [4] * 3 + [40] * 3
     assert captured.err.count("fastest strong pair") == 2
