@@ -13,8 +13,7 @@ from forkjoin_sim.sweep.runner import default_workers
 from sizing.calibration_report import report_markdown
 from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_rows, \
     prediction_figure, query_grid
-from sizing.calibration_notes import MIX_HINT
-from sizing.network_model import read_network_model, rows_of_table
+from sizing.network_model import read_network_model
 
 from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
     to_stderr
@@ -83,49 +82,13 @@ def predict(args) -> int:
             raise ConfigError(f"--consistency: {exc}") from None
     names, out, table, notes = predicted_rows(model, query, args.seed,
                                               getattr(args, "nodes", None))
-    if _mix_given(names, out, table):
-        # (predicted_rows does not tell prediction_notes which rows gave their mix)
-        notes = [note.replace(MIX_HINT, "") for note in notes]
     for note in notes:
         to_stderr(f"predict: warning: {note}")
-    _with_throughput_interval(out, table)
     if args.figure:
         prediction_figure(args.figure, model, table,
                           title=f"predict {args.measurements or 'a grid'}", seed=args.seed)
-    emit_rows(args, names + list(PREDICTED) + list(THROUGHPUT_INTERVAL), out)
+    # a cell the model gives no value (NaN) is empty, null in JSON
+    emit_rows(args, names + list(PREDICTED), [
+        {k: None if isinstance(v, float) and not math.isfinite(v) else v
+         for k, v in entry.items()} for entry in out])
     return 0
-
-
-#: The columns `predict` adds after `sizing.cluster_calibration.PREDICTED`: the 95%
-#: interval of ``predicted_throughput`` that ``--figure`` draws.
-THROUGHPUT_INTERVAL = ("predicted_throughput_ci_low", "predicted_throughput_ci_high")
-
-
-def _with_throughput_interval(out, table) -> None:
-    """Each predicted row of ``out`` (of the query ``table``) with the interval of its
-    throughput that holds its latency interval
-    (`sizing.calibration_figure.throughput_interval`, as the figure draws it); None
-    (an empty cell, JSON null) where the model gives none (a mixed run, an open loop
-    past its capacity)."""
-    from sizing.calibration_figure import throughput_interval
-
-    def column(name):
-        return [entry[name] for entry in out]
-
-    low, high = throughput_interval(
-        rows_of_table(table), column("predicted_mean_ms"), column("predicted_throughput"),
-        column("predicted_ci_low_ms"), column("predicted_ci_high_ms"))
-    for entry, *ends in zip(out, low.tolist(), high.tolist()):
-        entry.update(zip(THROUGHPUT_INTERVAL,
-                         (end if math.isfinite(end) else None for end in ends)))
-
-
-def _mix_given(names, out, table) -> bool:
-    """Whether every query row of one operation (``table``'s reads 0 or 1) gave its
-    run's share of reads: a ``read_fraction`` column (``names``) with a cell in each
-    such row (``out``); then asking for the fitted mix is what they chose not to do."""
-    if "read_fraction" not in names:
-        return False
-    alone = table.reads.isin((0.0, 1.0)).to_numpy()
-    return all(str(entry.get("read_fraction", "")).strip()
-               for entry, one in zip(out, alone) if one)

@@ -35,6 +35,7 @@ from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_notes import fit_notes, merged_levels, prediction_notes, \
     unpaired_rows, wide_area_note, wide_intervals
+from sizing.calibration_figure import throughput_interval
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
@@ -111,7 +112,8 @@ def load_prior(path: str | Prior | None) -> Prior:
 
 #: The columns `predict_table` adds to the query rows.
 PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
-             "predicted_throughput")
+             "predicted_throughput", "predicted_throughput_ci_low",
+             "predicted_throughput_ci_high")
 
 
 @dataclass(frozen=True)
@@ -425,15 +427,19 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     mrows = rows_of_table(table)
     mean, throughput = model.predict(mrows)
     low, high = model.interval(mrows, seed=seed)
+    # the throughput's interval that holds the latency's (NaN where the model gives
+    # none: a mixed run, an open loop past its capacity), as --figure draws it
+    few, many = throughput_interval(mrows, mean, throughput, low, high)
     out = []
     for i, row in enumerate(rows):
         entry = {c: row.raw.get(c, "") for c in names}
-        entry.update(predicted_mean_ms=float(mean[i]), predicted_ci_low_ms=float(low[i]),
-                     predicted_ci_high_ms=float(high[i]),
-                     predicted_throughput=float(throughput[i]))
+        entry.update(zip(PREDICTED, (float(v[i]) for v in (mean, low, high, throughput,
+                                                           few, many))))
         out.append(entry)
+    # which rows gave their run's share of reads (a read_fraction cell)
+    given = [bool(str(row.raw.get("read_fraction") or "").strip()) for row in rows]
     notes = prediction_notes(model, mrows, throughput,
-                             lambda i: source.row_name(i, by_place=False))
+                             lambda i: source.row_name(i, by_place=False), given)
     if nodes != model.nodes:
         notes.insert(0, model.resized_note(nodes) + " (a query's measured mean_ms, if "
                      "any, is taken as this size's)")
@@ -453,7 +459,9 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
                   seed: int = 0, nodes: int | None = None,
                   figure: str | None = None) -> pd.DataFrame:
     """The query rows (a file or a DataFrame) with the `PREDICTED` columns: mean
-    latency (ms), its 95% prediction interval and the throughput (ops/s), from
+    latency (ms), its 95% prediction interval, the throughput (ops/s) and the
+    throughput's interval that holds the latency's (NaN where the model gives none: a
+    mixed run, an open loop past its capacity), from
     ``model`` (a `NetworkModel`, a `ClusterFit` or a model file), for the fitted
     cluster or one of ``nodes`` nodes (`predicted_rows`). A DataFrame comes back whole
     (its index, its columns, the predictions added); a file's columns come back as

@@ -642,7 +642,9 @@ def plan_notes(model, read_fraction: float, threads: int, rows,
     mrows = rows_of_table(table)
     throughput = model.predict(mrows)[1]
     names = [f"{pair_name(r, w)} {op}s" for r, w, op in asked]
-    notes = prediction_notes(model, mrows, throughput, lambda i: names[i])
+    # a plan states its share of reads: no row asks how to give one
+    notes = prediction_notes(model, mrows, throughput, lambda i: names[i],
+                             mix_given=np.ones(len(names), bool))
     if nodes != model.nodes:
         notes.insert(0, model.resized_note(nodes))
     wide = wide_intervals([row["overall_low_ms"] for row in rows],
