@@ -373,21 +373,37 @@ class Fit:
     #: Data centres of the nodes and the client (`sizing.geography.Geography`), or
     #: None: one data centre, symmetric nodes.
     geography: object = None
+    #: Other points of the posterior along the scale's profile: (weight relative to
+    #: the fitted point's, point, covariance with the work held), each drawn in that
+    #: share (`fit`).
+    alternatives: tuple = ()
 
     def draws(self, samples: int, rng: np.random.Generator) -> np.ndarray:
         """Points drawn from the Laplace posterior: with its covariance (the level
-        prior ties coordinates together) when known, else from the marginal sds. The
+        prior ties coordinates together) when known, else from the marginal sds; and
+        from each of the ``alternatives``, in the share of its weight (the rest, and
+        the remainder of the rounding, about the fitted point). The
         draws are scrambled Sobol' points (seeded by ``rng``) sent through the normal
         quantile function: the ends of a band settle with fewer of them than with
         independent draws (Karpenko C reads: the spread of band widths across seeds
         halves, median 9.5% to 6.2%, at 200 draws)."""
         covariance = (self.covariance if self.covariance is not None
                       else np.diag(self.posterior_sd ** 2))
-        values, vectors = np.linalg.eigh(covariance)
-        factor = vectors * np.sqrt(np.clip(values, 0.0, None))
-        sobol = qmc.Sobol(len(self.point), seed=rng).random_base2(
-            int(np.ceil(np.log2(max(samples, 2)))))[:samples]
-        return self.point + stats.norm.ppf(np.clip(sobol, 1e-12, 1 - 1e-12)) @ factor.T
+        parts = [(1.0, self.point, covariance)] + list(self.alternatives)
+        weights = np.array([w for w, _, _ in parts])
+        counts = np.floor(samples * weights / weights.sum()).astype(int)
+        counts[0] += samples - counts.sum()
+        out = []
+        for (_, centre, spread), count in zip(parts, counts):
+            if count <= 0:
+                continue
+            values, vectors = np.linalg.eigh(spread)
+            factor = vectors * np.sqrt(np.clip(values, 0.0, None))
+            sobol = qmc.Sobol(len(centre), seed=rng).random_base2(
+                int(np.ceil(np.log2(max(count, 2)))))[:count]
+            out.append(centre + stats.norm.ppf(np.clip(sobol, 1e-12, 1 - 1e-12))
+                       @ factor.T)
+        return np.concatenate(out)
 
     def predict(self, rows, point: np.ndarray | None = None):
         """Mean latency (ms) and throughput (ops/s) per row."""
@@ -515,12 +531,29 @@ WINDOW_STARTS = (1000.0, 100.0, 10.0)
 ROW_NOISE = 0.05
 
 
+#: Shares of `COORDINATES` that are ratios to the replica work (log): moving the work
+#: by a factor and these by its inverse keeps their times in ms.
+SCALED = ("coordinate_share", "message_share", "client_share", "hop_client",
+          "outside_share")
+
+#: Offsets (log) of the replica work from the fitted point at which the profile of
+#: the posterior is fitted (`fit`).
+PROFILE_OFFSETS = (-3.0, -2.0, -1.0, 1.0)
+
+#: Excess cost past which a profile point carries no weight (e^-4: 2%).
+PROFILE_CUT = 4.0
+
+
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
         cores: int = 4, client_cores: int = 4, throughput=None, noise: float = ROW_NOISE,
         starts: int = 2, max_evaluations: int = 80, progress=None,
         geography=None) -> Fit:
     """MAP fit of the demands to measured mean latencies (ms) and optional throughputs
     (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`).
+
+    Beside the point and its Laplace approximation, the fit keeps the points of the
+    scale's profile the rows barely tell from it (`Fit.alternatives`), which the
+    prediction bands draw from too.
 
     ``progress(done, budget)``, if given, is called at every model evaluation (at most
     ``budget`` of them). ``geography`` (`sizing.geography.Geography`) places nodes and
@@ -551,8 +584,9 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     unused = unused_coordinates(structure, geography)
     free = np.array([name not in unused for name in COORDINATES])
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
-    budget = int(starts * max_evaluations * (1 + free.sum()) * (
-        1 if geography is None else 1.25 * len(WINDOW_STARTS)))
+    budget = int((starts * max_evaluations * (
+        1 if geography is None else 1.25 * len(WINDOW_STARTS))
+        + len(PROFILE_OFFSETS) * (max_evaluations // 2)) * (1 + free.sum()))
     calls = [0]
 
     def residuals(point):
@@ -626,19 +660,55 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
         if best is None or result.cost < best[1].cost:
             best = point, result
     point, result = best
-    # the coordinates left out: their posterior is the prior, uncorrelated
+    covariance, sd = _laplace(result.jac, free, prior)
+    alternatives = []
+    if covariance is not None:
+        # the scale's profile: the fit with the replica work held a factor e, e^2, e^3
+        # apart, started from the other demands in ms where the point has them (the
+        # shares are ratios to the work). Where the rows cannot tell what saturates
+        # (busy nodes, or full wide-area links: Karpenko D's QUORUM and ALL writes),
+        # the cost along the scale is nearly flat and the explanation changes along
+        # it, which the Laplace approximation about the point cannot see. Each point
+        # within PROFILE_CUT of the fitted one's cost is kept, weighted e^-(its
+        # excess cost) against the point's 1 (the rows' and the prior's support; the
+        # volume about each is not counted), with its own Laplace covariance at the
+        # held work
+        held_free = free.copy()
+        held_free[0] = False
+        scale_of = [COORDINATES.index(n) for n in SCALED]
+        for offset in PROFILE_OFFSETS:
+            start = point.copy()
+            start[0] += offset
+            start[scale_of] -= offset
+            start = np.clip(start, low, high)
+            lower, upper = low.copy(), high.copy()
+            lower[0], upper[0] = start[0] - 1e-6, start[0] + 1e-6
+            there, held = solve(start, lower, upper, max_evaluations // 2)
+            if held.cost - result.cost > PROFILE_CUT:
+                continue
+            inner, _ = _laplace(held.jac[:, held_free[free]], held_free, prior)
+            if inner is None:
+                continue
+            inner[0, :] = inner[:, 0] = 0.0
+            alternatives.append((float(np.exp(result.cost - held.cost)), there, inner))
+    return Fit(point, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
+               float(result.cost), covariance, geography, tuple(alternatives))
+
+
+
+def _laplace(jac, free, prior):
+    """(covariance, sd) of the Laplace approximation from the Jacobian ``jac`` of
+    the residuals in the coordinates ``free``; the others at their prior,
+    uncorrelated; (None, prior sd) where ``jac`` is singular."""
     covariance = np.diag(prior.sd ** 2)
     sd = prior.sd.copy()
-    jac = result.jac
     try:
         inner = np.linalg.inv(jac.T @ jac)
-        inner = 0.5 * (inner + inner.T)
-        covariance[np.ix_(free, free)] = inner
-        sd[free] = np.sqrt(np.clip(np.diag(inner), 0, None))
-        # no coordinate wider than its prior (a numerically flat direction)
-        shrink = np.minimum(1.0, prior.sd / np.maximum(sd, 1e-300))
-        covariance = covariance * np.outer(shrink, shrink)
     except np.linalg.LinAlgError:
-        covariance, sd = None, prior.sd.copy()
-    return Fit(point, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
-               float(result.cost), covariance, geography)
+        return None, prior.sd.copy()
+    inner = 0.5 * (inner + inner.T)
+    covariance[np.ix_(free, free)] = inner
+    sd[free] = np.sqrt(np.clip(np.diag(inner), 0, None))
+    # no coordinate wider than its prior (a numerically flat direction)
+    shrink = np.minimum(1.0, prior.sd / np.maximum(sd, 1e-300))
+    return covariance * np.outer(shrink, shrink), sd

@@ -11,7 +11,7 @@ import pytest
 from forkjoin_sim.errors import ConfigError
 from sizing.calibration_notes import wide_intervals
 from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster, \
-    predict_table, query_grid
+    predict_table, predicted_rows, query_grid
 from sizing.measurements import read_measurements
 from sizing.network_model import read_network_model, rows_of_table
 
@@ -687,7 +687,8 @@ def test_an_operation_never_measured_gets_a_band_the_fitted_rows_allow(from_file
         every = predict_table(fitted, writes), predict_table(fitted, reads)
     width = [np.asarray(f.predicted_ci_high_ms / f.predicted_ci_low_ms)
              for f, _ in (ruled, every)]
-    assert np.all(width[0] < 3.0) and np.all(width[1] > 10.0)
+    # (each end as far as the draws reach on its side: up to 3.1 at 100 threads)
+    assert np.all(width[0] < 4.0) and np.all(width[1] > 10.0)
     measured = table[table.operation == "write"].mean_ms.to_numpy()
     inside = ((ruled[0].predicted_ci_low_ms.to_numpy() <= measured)
               & (measured <= ruled[0].predicted_ci_high_ms.to_numpy()))
@@ -734,3 +735,86 @@ def test_a_band_never_starts_below_a_lone_request_nor_within_the_rows_noise():
     z = stats.norm.ppf(0.975)
     assert np.all(np.log(high / centre) >= z * ROW_NOISE * (1 - 1e-9))
     assert np.all(np.log(centre / low) >= z * ROW_NOISE * (1 - 1e-9))
+
+
+KARPENKO_D = KARPENKO_C.parent / "cluster_d.csv"
+
+
+@pytest.fixture(scope="module")
+def geo_writes():
+    """Karpenko D's writes (client and nodes in four regions) fitted at QUORUM and ALL
+    only, without --datacentres, and its measured ONE writes (flat at 127 ms: ONE
+    waits for no other region, so its nodes are far from busy)."""
+    table = pd.read_csv(KARPENKO_D)
+    writes = table[table.operation == "write"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = calibrate_cluster(writes[writes.consistency != "ONE"], 3, 3)
+    return fitted, writes[writes.consistency == "ONE"]
+
+
+def test_rows_that_cannot_tell_busy_nodes_from_full_links_keep_both(geo_writes):
+    """QUORUM and ALL saturate alike whether the nodes' lanes or the wide-area links'
+    windows bind; ONE tells them apart (a window binds ONE not at all). The fitted
+    point takes the nodes, and so predicted ONE saturating (700 ms at 1,000 threads)
+    inside a band of [551, 895] that held 0 of the 10 measured ONE rows. The scale's
+    profile finds the other explanation at a cost near the point's, its draws share
+    the band, and the band holds every measured row."""
+    fitted, one = geo_writes
+    fit = fitted.model.fit
+    assert fit.alternatives
+    weights = np.array([w for w, _, _ in fit.alternatives])
+    assert np.all((weights > np.exp(-4.0)) & (weights <= 1.0 + 1e-9))
+    query = one[["operation", "consistency", "threads"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        predicted = fitted.predict(query)
+    measured = one.mean_ms.to_numpy()
+    # the point still takes the nodes: this is a band, not a point, that changes
+    assert predicted.predicted_mean_ms.iloc[-1] > 3 * measured[-1]
+    assert np.all((predicted.predicted_ci_low_ms.to_numpy() <= measured)
+                  & (measured <= predicted.predicted_ci_high_ms.to_numpy()))
+    # some point of the profile leaves ONE unqueued: within 30% of 127 ms throughout
+    rows = fitted.model.with_outside(rows_of_table(
+        predicted_rows(fitted.model, query)[2]))
+    flat = [np.all(np.abs(fit.predict(rows, point)[0] / measured - 1) < 0.3)
+            for _, point, _ in fit.alternatives]
+    assert any(flat)
+
+
+def test_the_profile_is_written_and_read_back(geo_writes, tmp_path):
+    """The model file keeps the profile's points: read back, the bands are the same."""
+    fitted, one = geo_writes
+    path = tmp_path / "d.toml"
+    fitted.save(str(path))
+    back = read_network_model(str(path))
+    assert len(back.fit.alternatives) == len(fitted.model.fit.alternatives)
+    for (w, p, c), (w2, p2, c2) in zip(back.fit.alternatives,
+                                       fitted.model.fit.alternatives):
+        assert w == w2 and np.array_equal(p, p2) and np.array_equal(c, c2)
+    query = one[["operation", "consistency", "threads"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pd.testing.assert_frame_equal(predict_table(back, query),
+                                      fitted.predict(query))
+
+
+@pytest.mark.parametrize("edit, say", [
+    ("weight = -1.0", "positive weight"),
+    ("point = [1.0, 2.0]", "13 finite coordinates"),
+    ("wait = 1.0", "needs weight, point and covariance"),
+])
+def test_a_broken_profile_entry_is_refused(geo_writes, tmp_path, edit, say):
+    fitted, _ = geo_writes
+    path = tmp_path / "d.toml"
+    fitted.save(str(path))
+    text = path.read_text()
+    key = edit.split(" = ")[0]
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line == "[[posterior.profile]]")
+    at = next(i for i in range(first, len(lines))
+              if lines[i].startswith(("weight = " if key == "wait" else key + " = ")))
+    lines[at] = edit
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match=say):
+        read_network_model(str(path))

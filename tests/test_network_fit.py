@@ -439,3 +439,23 @@ def test_coordinates_no_prediction_uses_stay_exactly_at_the_prior():
         others = np.delete(result.covariance[i], i)
         assert np.all(others == 0.0)
         assert name not in result.resting_on_prior()
+
+
+def test_draws_share_the_samples_among_the_profile_by_weight():
+    """The fitted point and two profile points weighted 0.5 each: half the draws
+    about the point, a quarter at each profile point (their covariance zero here, so
+    each of their draws is the point itself); the count is the one asked."""
+    from sizing.network_fit import Fit
+    sd = np.full(len(COORDINATES), 0.1)
+    others = [(0.5, TRUE + 1.0, np.zeros((len(COORDINATES),) * 2)),
+              (0.5, TRUE - 2.0, np.zeros((len(COORDINATES),) * 2))]
+    fitted = Fit(TRUE, sd, Prior.vague(), "lanes", 4, 4, 0.0, np.diag(sd ** 2),
+                 alternatives=tuple(others))
+    draws = fitted.draws(256, np.random.default_rng(0))
+    assert draws.shape == (256, len(COORDINATES))
+    at = [np.all(draws == point, axis=1).sum() for _, point, _ in others]
+    assert at == [64, 64]
+    near = np.all(np.abs(draws - TRUE) < 0.6, axis=1)
+    assert near.sum() == 128
+    # an odd count: the remainder goes to the fitted point
+    assert len(fitted.draws(7, np.random.default_rng(0))) == 7
