@@ -60,22 +60,43 @@ def _check_search_space(args, mean_service: float) -> None:
 
 
 def _check_levels(args) -> None:
-    """Refuse a level given as a number of acknowledgements that no candidate can
-    have: more than the most replicas searched (--max-replicas, and --max-nodes, since
-    replicas never exceed nodes)."""
-    widest = min(args.max_replicas, args.max_nodes)
-    over = [int(level) for level in args.levels if level.isdigit() and int(level) > widest]
-    if over:
-        most = max(over)
-        limits = [(flag, value) for flag, value in (("--max-replicas", args.max_replicas),
-                                                    ("--max-nodes", args.max_nodes))
-                  if value < most]
+    """Refuse, as the project's list options do, a level given twice (TWO and 2 are
+    one level), and a level that no candidate can use: one needing more replicas
+    than the most searched (--max-replicas, and --max-nodes, since replicas never
+    exceed nodes). A name that fits only some candidates (THREE from r=1 to 5) is
+    skipped where it does not fit, by the planner."""
+    from sizing.planning import fewest_replicas, level_key
+
+    same: dict = {}
+    for level in args.levels:
+        same.setdefault(level_key(level), []).append(level)
+    twice = [levels for levels in same.values() if len(levels) > 1]
+    if twice:
         raise ConfigError(
-            f"--levels {','.join(map(str, over))}: a level of k acknowledgements needs "
-            f"k replicas, and the search has at most {widest} ("
-            + " and ".join(f"{flag} {value}" for flag, value in limits)
-            + f"); give levels from 1 to {widest}, or raise "
-            + " and ".join(flag for flag, _ in limits) + f" to at least {most}")
+            f"--levels {','.join(args.levels)}: "
+            + "; ".join(f"{' and '.join(levels)} are one level ({fewest_replicas(levels[0])} "
+                        "acknowledgement" + "s" * (fewest_replicas(levels[0]) > 1) + ")"
+                        for levels in twice)
+            + "; list each level once")
+    widest = min(args.max_replicas, args.max_nodes)
+    over = [level for level in args.levels if fewest_replicas(level) > widest]
+    if not over:
+        return
+    most = max(fewest_replicas(level) for level in over)
+    limits = [(flag, value) for flag, value in (("--max-replicas", args.max_replicas),
+                                                ("--max-nodes", args.max_nodes))
+              if value < most]
+    names = [level for level in over if not level.isdigit()]
+    needs = [f"{level} needs {fewest_replicas(level)} replicas" for level in names]
+    if len(names) < len(over):
+        needs.append("a level of k acknowledgements needs k replicas")
+    fitting = [name for name in LEVELS if fewest_replicas(name) <= widest]
+    raise ConfigError(
+        f"--levels {','.join(over)}: {', '.join(needs)}, and the search has at most "
+        f"{widest} (" + " and ".join(f"{flag} {value}" for flag, value in limits)
+        + f"); give levels from 1 to {widest}"
+        + (f" or names from {','.join(fitting)}" if names else "") + ", or raise "
+        + " and ".join(flag for flag, _ in limits) + f" to at least {most}")
 
 
 #: How far outside the validation run's interval a planned percentile may lie before
@@ -156,10 +177,11 @@ def register(subparsers) -> None:
                    help="service rate of parametric services (mean 1/mu, default 1)")
     p.add_argument("--levels", default=list(DEFAULT_LEVELS),
                    type=types.level_list(LEVELS, "--levels"),
-                   help="allowed consistency levels, comma-separated: names (a name "
-                        "needing more replicas than a candidate has is skipped there) "
-                        "or numbers of acknowledgements, from 1 to the most replicas "
-                        f"searched (default {','.join(DEFAULT_LEVELS)})")
+                   help="allowed consistency levels, comma-separated, each once: names "
+                        "(a name needing more replicas than a candidate has is skipped "
+                        "there) or numbers of acknowledgements; each must fit the most "
+                        "replicas searched (default "
+                        f"{','.join(DEFAULT_LEVELS)})")
     p.add_argument("--min-replicas", type=types.count(MAX_NODES, "--min-replicas"),
                    default=1, help="fewest replicas searched (default 1)")
     p.add_argument("--max-replicas", type=types.count(MAX_NODES, "--max-replicas"),

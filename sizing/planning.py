@@ -17,7 +17,9 @@ Capacity planner (`plan_capacity`)
     Search space: nodes ``n`` in ``[min_nodes, max_nodes]``, replication ``r`` in
     ``[min_replicas, min(max_replicas, n)]`` and the consistency levels given
     (ONE, TWO, THREE, QUORUM, ALL, or a number k of acknowledgements from 1 to the
-    most replicas searched; a level needing more than r replicas is skipped). A
+    most replicas searched; a level needing more than r replicas is skipped, one
+    that no r searched can hold is refused, and a level given twice, e.g. TWO and
+    2, is planned once). A
     candidate meets the SLA when its node load is < 1 and its predicted
     write-latency percentile is <= the target. Objective, in order:
     fewest nodes (cost); then most replicas (durability); then the strongest
@@ -488,15 +490,29 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
         if values[low] > values[high]:
             raise ConfigError(f"search bounds are empty: {low}={values[low]} exceeds "
                               f"{high}={values[high]}; give {low} <= {high}")
-    widest = min(max_replicas, max_nodes)
     for level in levels:
-        # a name is checked for its spelling only (it may fit some r searched and
-        # not others); a number k of acknowledgements must fit the widest r searched
-        consistency_quorum(level, widest if _is_count(level) else max(widest, 3))
-    if not any(_quorum(level, widest) for level in levels):
-        raise ConfigError(f"levels {', '.join(map(str, levels))} each need more than "
-                          f"{widest} replicas; allow more replicas or add a level such as "
-                          "QUORUM")
+        consistency_quorum(level, MAX_NODES)  # its spelling, and k >= 1 for a number
+    widest = min(max_replicas, max_nodes)
+    # a level that fits some replica counts searched and not others (THREE with r from
+    # 1 to 5) is skipped where it does not; one that fits none is a mistake
+    unusable = [level for level in levels if fewest_replicas(level) > widest]
+    if unusable:
+        most = max(fewest_replicas(level) for level in unusable)
+        limits = [f"{name}={value}" for name, value in (("max_replicas", max_replicas),
+                                                        ("max_nodes", max_nodes))
+                  if value < most]
+        raise ConfigError(
+            "consistency " + ", ".join(
+                f"{f'k={level}' if _is_count(level) else level} needs "
+                f"{fewest_replicas(level)} replicas" for level in unusable)
+            + f", and the search has at most {widest} ({', '.join(limits)}); leave "
+            f"{'it' if len(unusable) == 1 else 'them'} out, or raise "
+            + " and ".join(limit.split("=")[0] for limit in limits)
+            + f" to at least {most}")
+    # the same level given twice (TWO and 2, or QUORUM and quorum) is planned once
+    distinct = {}
+    for level in levels:
+        distinct.setdefault(level_key(level), str(level).upper())
     if min_replicas * write_rate * float(service.mean()) / max_nodes >= UNSTABLE:
         fewest = fewest_stable_nodes(write_rate * float(service.mean()), min_replicas)
         fix = (f"search up to at least {fewest:,} nodes, or lower min_replicas or the "
@@ -526,7 +542,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
             feasible = []
             for r in range(min_replicas, min(max_replicas, n) + 1):
                 node_load = r * write_rate * mean_service / n
-                for level in dict.fromkeys(str(l).upper() for l in levels):
+                for level in distinct.values():
                     k = _quorum(level, r)
                     if k is None:
                         continue  # e.g. THREE with r = 2
@@ -586,6 +602,24 @@ def _quorum(level: str | int, replicas: int) -> int | None:
         return consistency_quorum(level, replicas)
     except ConfigError:
         return None
+
+
+def fewest_replicas(level: str | int) -> int:
+    """Fewest replicas a consistency level can be used on: k for a number k of
+    acknowledgements, 2 for TWO, 1 for QUORUM or ALL."""
+    if _is_count(level):
+        return int(level)
+    return next(r for r in range(1, MAX_NODES + 1) if _quorum(level, r) is not None)
+
+
+def level_key(level: str | int) -> str | int:
+    """What makes two consistency levels one: a name whose quorum is the same on any
+    number of replicas (ONE, TWO, THREE) is that number of acknowledgements (TWO is
+    2, "2" and 2); QUORUM and ALL are themselves, in any case."""
+    if _is_count(level):
+        return int(level)
+    fixed = _quorum(level, MAX_NODES)
+    return fixed if fixed == _quorum(level, MAX_NODES - 1) else level.upper()
 
 
 def _is_count(level: str | int) -> bool:

@@ -123,3 +123,56 @@ def test_a_number_of_acknowledgements_outside_the_search_is_one_line_exit_2(
     (line,) = captured.err.strip().splitlines()
     assert "error:" in line and re.search(says, line), line
     assert captured.out == ""
+
+
+@pytest.mark.parametrize("extra, says", [
+    # a name no candidate can use is refused as its number is
+    (["--levels", "ONE,THREE", "--max-replicas", "2"],
+     r"--levels THREE: THREE needs 3 replicas, and the search has at most 2 "
+     r"\(--max-replicas 2\); give levels from 1 to 2 or names from ONE,TWO,QUORUM,ALL, "
+     r"or raise --max-replicas to at least 3"),
+    (["--levels", "TWO", "--max-nodes", "1"],
+     r"--levels TWO: TWO needs 2 replicas, .* at most 1 \(--max-nodes 1\); .* raise "
+     r"--max-nodes to at least 2"),
+    (["--levels", "THREE,7", "--max-replicas", "2"],
+     r"--levels THREE,7: THREE needs 3 replicas, a level of k acknowledgements needs k "
+     r"replicas, .* raise --max-replicas to at least 7"),
+])
+def test_a_name_no_candidate_can_use_is_one_line_exit_2(no_work, capsys, extra, says):
+    # half a write per unit time: one node is not overloaded
+    assert _run(["plan-capacity", "--write-rate", "0.5", "--target", "5", *extra]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert "error:" in line and re.search(says, line), line
+    assert captured.out == ""
+
+
+def test_a_name_some_candidates_can_use_is_skipped_only_where_it_does_not_fit(capsys):
+    """THREE fits r >= 3 of r = 1..4, ALL fits every r: neither is refused, THREE
+    has no row where r < 3."""
+    argv = [*NOTHING_MEETS, "--levels", "ONE,THREE,ALL"]
+    assert _run(argv) == 1
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    by_level = {level: {int(row["replicas"]) for row in rows if row["level"] == level}
+                for level in ("ONE", "THREE", "ALL")}
+    assert by_level == {"ONE": {1, 2, 3, 4}, "THREE": {3, 4}, "ALL": {1, 2, 3, 4}}
+    assert _run([*NOTHING_MEETS, "--levels", "ALL", "--max-replicas", "1"]) == 1
+
+
+@pytest.mark.parametrize("levels, says", [
+    ("TWO,2", "--levels TWO,2: TWO and 2 are one level (2 acknowledgements); list each "
+              "level once"),
+    ("ONE,QUORUM,1", "--levels ONE,QUORUM,1: ONE and 1 are one level (1 "
+                     "acknowledgement); list each level once"),
+    ("3,three", "3 and THREE are one level"),
+])
+def test_a_level_given_twice_by_name_and_number_is_one_line_exit_2(no_work, capsys,
+                                                                   levels, says):
+    """As every list option of the project (ONE,ONE and 2,2 are refused while
+    parsing): a level listed twice is refused, not planned twice."""
+    assert _run(["plan-capacity", "--write-rate", "1", "--target", "5", "--levels",
+                 levels]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert "error:" in line and says in line, line
+    assert captured.out == ""

@@ -94,6 +94,21 @@ def test_a_level_given_as_its_number_of_acknowledgements_plans_as_its_name():
         assert "k=2" in plan.report() and "TWO" not in plan.report()
 
 
+def test_a_level_given_twice_is_planned_once_as_first_given():
+    search = dict(write_rate=1.0, target=8.0, basic="independent", max_nodes=8)
+    once = plan_capacity(**search, levels=("TWO", "ALL"))
+    twice = plan_capacity(**search, levels=("TWO", 2, "ALL", "2", "all", "two"))
+    assert twice.candidates == once.candidates and twice.best == once.best
+
+
+def test_a_level_named_some_candidates_cannot_use_is_skipped_only_there():
+    plan = plan_capacity(1.0, 0.5, levels=("THREE", "ALL"), max_nodes=4,
+                         basic="independent")
+    assert plan.best is None
+    assert {c.replicas for c in plan.candidates if c.level == "THREE"} == {3, 4}
+    assert {c.replicas for c in plan.candidates if c.level == "ALL"} == {1, 2, 3, 4}
+
+
 def test_the_announced_worst_case_is_the_number_of_runs_of_a_full_search(monkeypatch,
                                                                          capsys):
     calls = []
@@ -127,14 +142,23 @@ def test_capacity_planner_bad_input(capsys):
     with pytest.raises(ConfigError, match="'SOMETIMES' is unknown; use one of .* or a "
                                           "whole number k"):
         plan_capacity(1.0, 5.0, levels=("SOMETIMES",))
-    # a number of acknowledgements must fit the most replicas searched (5)
-    with pytest.raises(ConfigError, match="k=6 must satisfy 1 <= k <= replicas r=5"):
+    # a level, number or name, must fit the most replicas searched
+    with pytest.raises(ConfigError, match=r"consistency k=6 needs 6 replicas, and the "
+                                          r"search has at most 5 \(max_replicas=5\); "
+                                          "leave it out, or raise max_replicas to at "
+                                          "least 6"):
         plan_capacity(1.0, 5.0, levels=("ONE", 6))
+    with pytest.raises(ConfigError, match=r"consistency THREE needs 3 replicas, and the "
+                                          r"search has at most 2 \(max_replicas=2\)"):
+        plan_capacity(1.0, 5.0, levels=("ONE", "THREE"), max_replicas=2)
+    with pytest.raises(ConfigError, match=r"TWO needs 2 replicas, .* at most 1 "
+                                          r"\(max_nodes=1\); .* raise max_nodes"):
+        plan_capacity(1.0, 5.0, levels=("ONE", "TWO"), max_nodes=1)
     with pytest.raises(ConfigError, match="min_nodes=5 exceeds max_nodes=4"):
         plan_capacity(1.0, 5.0, min_nodes=5, max_nodes=4)
     with pytest.raises(ConfigError, match="min_replicas=3 exceeds max_nodes=2"):
         plan_capacity(1.0, 5.0, min_replicas=3, max_nodes=2)
-    with pytest.raises(ConfigError, match="THREE each need more than 2 replicas"):
+    with pytest.raises(ConfigError, match="consistency THREE needs 3 replicas"):
         plan_capacity(1.0, 5.0, levels=("THREE",), max_replicas=2)
     with pytest.raises(ConfigError, match="search up to at least 101 nodes"):
         plan_capacity(100.0, 5.0)
