@@ -28,8 +28,9 @@ exit status:
   0  a configuration meets the target: its row has best True
   1  none in the search space does: every candidate's row is still printed (or
      written to --out), then one line "no configuration in the search space
-     meets ...", naming the fastest candidate and what to change (more nodes or
-     replicas, or a looser --target)
+     meets ...", naming the fastest candidate and the limit that binds (more
+     nodes, more or fewer replicas, level ONE, or only a looser --target: no
+     cluster gets under the target even unloaded)
   2  bad input: one line "error: ...", and nothing is run or written"""
 
 
@@ -72,11 +73,13 @@ def _check_levels(args) -> None:
         same.setdefault(level_key(level), []).append(level)
     twice = [levels for levels in same.values() if len(levels) > 1]
     if twice:
+        def acknowledgements(level) -> str:
+            k = fewest_replicas(level)
+            return f"{k} acknowledgement" + "s" * (k > 1)
         raise ConfigError(
             f"--levels {','.join(args.levels)}: "
-            + "; ".join(f"{' and '.join(levels)} are one level ({fewest_replicas(levels[0])} "
-                        "acknowledgement" + "s" * (fewest_replicas(levels[0]) > 1) + ")"
-                        for levels in twice)
+            + "; ".join(f"{' and '.join(levels)} are one level "
+                        f"({acknowledgements(levels[0])})" for levels in twice)
             + "; list each level once")
     widest = min(args.max_replicas, args.max_nodes)
     over = [level for level in args.levels if fewest_replicas(level) > widest]

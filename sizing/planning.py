@@ -32,7 +32,9 @@ Capacity planner (`plan_capacity`)
     so the plan took 6 nodes where 5 meet a p99 of 6). ``confident`` says whether
     the percentile's uncertainty bracket also meets the target and the simulated
     distribution is within its sampling tolerance there (with too few ``jobs`` its
-    tail rests on a handful of jobs).
+    tail rests on a handful of jobs). When no candidate meets the target,
+    `CapacityPlan.why` names the limit that binds from each replica count's
+    unloaded percentile (`unloaded_percentile`), a floor no load goes under.
 """
 
 from __future__ import annotations
@@ -394,6 +396,13 @@ class CapacityPlan:
     basic: str
     best: CapacityCandidate | None
     candidates: tuple[CapacityCandidate, ...] = field(default=())
+    #: The search space (as `plan_capacity` takes it, with its defaults), whose
+    #: binding limit `why` names when no candidate meets the target.
+    levels: tuple = DEFAULT_LEVELS
+    service: Any = None
+    min_replicas: int = 1
+    max_replicas: int = 5
+    max_nodes: int = 20
 
     def report(self) -> str:
         head = (f"SLA: {percentile_label(self.percentile)} write latency <= {self.target:g} at "
@@ -412,24 +421,85 @@ class CapacityPlan:
 
 
     def why(self) -> str:
-        """Why no candidate meets the target, and what to change."""
+        """Why no candidate meets the target, and which limit of the search to change
+        (`_binding_limit`)."""
         stable = [c for c in self.candidates if math.isfinite(c.predicted)]
         if not stable:
             return ("no candidate's percentile lies within its simulated range; raise "
                     "--jobs")
         fastest = min(stable, key=lambda c: c.predicted)
-        largest = max(c.nodes for c in self.candidates)
-        most = max(c.replicas for c in self.candidates)
-        # the fastest already has the most replicas searched: at light load a quorum
-        # of more replicas (ONE: the fastest of more) is what can go faster, and more
-        # nodes alone only lighten a load that is no longer the obstacle
-        fix = (f"raise --max-replicas above {most} (with --max-nodes at least that, "
-               "now " f"{largest})" if fastest.replicas == most else
-               f"raise --max-nodes above {largest} (lighter node loads)")
         return (f"the fastest candidate, n={fastest.nodes}, r={fastest.replicas}, "
                 f"{fastest.consistency()} (node load {fastest.node_load:.3f}), predicts "
-                f"{percentile_label(self.percentile)} {fastest.predicted:.4g} > {self.target:g}; "
-                f"{fix} or relax --target")
+                f"{percentile_label(self.percentile)} {fastest.predicted:.4g} > "
+                f"{self.target:g}; {self._binding_limit(fastest)}")
+
+    def _binding_limit(self, fastest: CapacityCandidate) -> str:
+        """What to change, from each replica count's unloaded percentile
+        (`fastest_unloaded`), below which no load of any cluster goes: if some
+        replicas searched reach the target unloaded, the nodes bind (lighter loads
+        get there); else the replicas, if more (or fewer) reach it; else the levels,
+        if ONE would; else only the target."""
+        label = percentile_label(self.percentile)
+        service = stats.expon() if self.service is None else self.service
+        floor = fastest_unloaded(self.levels, self.percentile, service)
+        reach = np.flatnonzero(floor <= self.target) + 1
+        widest = min(self.max_replicas, self.max_nodes)
+        searched = reach[(reach >= self.min_replicas) & (reach <= widest)]
+        if searched.size:
+            r = fastest.replicas if fastest.replicas in searched else int(searched[-1])
+            more = (f" or --max-replicas above {self.max_replicas}"
+                    if fastest.replicas == self.max_replicas < MAX_NODES
+                    and floor[self.max_replicas] < floor[self.max_replicas - 1] else "")
+            return (f"raise --max-nodes above {self.max_nodes} (lighter node loads: "
+                    f"unloaded, {_reach(r)} {label} {floor[r - 1]:.4g}){more} or "
+                    "relax --target")
+        if (reach > widest).any():
+            need = int(reach[reach > widest].min())
+            flags = [flag for flag, value in (("--max-replicas", self.max_replicas),
+                                              ("--max-nodes", self.max_nodes))
+                     if value < need]
+            return (f"raise {' and '.join(flags)} to at least {need} (even unloaded, "
+                    f"{widest} replicas or fewer miss it: {_reach(need)} {label} "
+                    f"{floor[need - 1]:.4g}) or relax --target")
+        if reach.size:
+            need = int(reach.max())
+            return (f"lower --min-replicas to {need} (even unloaded, more replicas at "
+                    f"these levels miss it: {_reach(need)} {label} "
+                    f"{floor[need - 1]:.4g}) or relax --target")
+        one = np.flatnonzero(fastest_unloaded(("ONE",), self.percentile, service)
+                             <= self.target) + 1
+        if one.size and 1 not in {level_key(level) for level in self.levels}:
+            return (f"add ONE to --levels (even unloaded, no level given reaches it on "
+                    f"up to {MAX_NODES:,} replicas; ONE on {int(one[0])} does) or relax "
+                    "--target")
+        return (f"even unloaded, no cluster of up to {MAX_NODES:,} replicas has "
+                f"{label} below {floor.min():.4g}: relax --target")
+
+
+def _reach(replicas: int) -> str:
+    return f"{replicas} {'replica reaches' if replicas == 1 else 'replicas reach'}"
+
+
+def unloaded_percentile(replicas, quorum, percentile: float, service: Any):
+    """The ``percentile`` of the ``quorum``-th shortest of ``replicas`` service times
+    (that of ``quorum`` of ``replicas`` uniforms is Beta(quorum, replicas - quorum +
+    1)): a write's latency when nothing queues. A task's sojourn is never shorter
+    than its service, so no load on any number of nodes goes below it."""
+    return service.ppf(stats.beta.ppf(percentile / 100, quorum, replicas - quorum + 1))
+
+
+def fastest_unloaded(levels: Sequence[str | int], percentile: float,
+                     service: Any) -> np.ndarray:
+    """For r = 1 .. `MAX_NODES` replicas (entry r - 1), the lowest
+    `unloaded_percentile` of the ``levels`` usable on r (inf where none is)."""
+    replicas = np.arange(1, MAX_NODES + 1)
+    fastest = np.full(MAX_NODES, np.inf)
+    for level in levels:
+        quorum = np.array([_quorum(level, r) or 0 for r in replicas])
+        usable = quorum > 0
+        fastest[usable] = np.minimum(fastest[usable], unloaded_percentile(
+            replicas[usable], quorum[usable], percentile, service))
+    return fastest
 
 
 def fewest_stable_nodes(work_rate: float, replicas: int) -> int:
@@ -524,6 +594,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     from tqdm.auto import tqdm
 
     mean_service = float(service.mean())
+    search = (tuple(levels), service, min_replicas, max_replicas, max_nodes)
     candidates = []
     cache: dict[tuple[int, int, int], tuple[float, float, bool]] = {}
     worst = (capacity_runs(write_rate * mean_service, levels, min_replicas, max_replicas,
@@ -568,8 +639,9 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
             if feasible:
                 best = min(feasible, key=lambda c: (-c.replicas, -c.quorum, c.predicted))
                 return CapacityPlan(write_rate, target, percentile, basic, best,
-                                    tuple(candidates))
-        return CapacityPlan(write_rate, target, percentile, basic, None, tuple(candidates))
+                                    tuple(candidates), *search)
+        return CapacityPlan(write_rate, target, percentile, basic, None,
+                            tuple(candidates), *search)
 
 
 def _percentile(nodes, replicas, quorum, write_rate, percentile, service, basic, jobs,

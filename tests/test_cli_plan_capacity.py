@@ -176,3 +176,65 @@ def test_a_level_given_twice_by_name_and_number_is_one_line_exit_2(no_work, caps
     (line,) = captured.err.strip().splitlines()
     assert "error:" in line and says in line, line
     assert captured.out == ""
+
+
+def _advice(argv, capsys) -> str:
+    assert _run(argv) == 1
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+#: Exponential service of mean 1: even unloaded, ONE on r replicas has p99
+#: ln(100) / r, ALL on r replicas at least ln(100) (ALL on 1), ALL on 2 the longest
+#: of two, -ln(1 - sqrt(0.99)) = 5.3.
+FASTEST_ONE = math.log(100)
+
+
+def test_the_advice_names_the_nodes_when_lighter_loads_would_meet_the_target(capsys):
+    # unloaded, 3 replicas reach p99 1.5 <= 3: only the load (3 nodes) is missing
+    assert FASTEST_ONE / 3 < 3
+    argv = ["plan-capacity", "--write-rate", "1", "--target", "3", "--basic",
+            "independent", "--max-nodes", "3"]
+    last = _advice(argv, capsys)
+    assert "raise --max-nodes above 3 (lighter node loads" in last
+    assert "--max-replicas" not in last and last.endswith(" or relax --target")
+    # the advice holds: more nodes, nothing else changed, meet it
+    argv[argv.index("--max-nodes") + 1] = "20"
+    assert _run(argv) == 0
+
+
+def test_the_advice_names_the_replicas_when_no_cluster_of_them_meets_it(capsys):
+    """4 nodes, p99 <= 0.5 (NOTHING_MEETS): no load on 4 replicas or fewer gets under
+    ln(100) / 4 = 1.15, so more nodes alone never help (the advice said they did)."""
+    assert math.ceil(FASTEST_ONE / 0.5) == 10
+    last = _advice(NOTHING_MEETS, capsys)
+    assert "raise --max-replicas and --max-nodes to at least 10 " in last
+    assert "raise --max-nodes above" not in last and last.endswith(" or relax --target")
+
+
+def test_the_advice_names_the_levels_when_only_one_would_meet_it(capsys):
+    # ALL on r replicas is the longest of r: even unloaded its p99 is >= ln(100)
+    assert FASTEST_ONE > 0.5
+    last = _advice([*NOTHING_MEETS, "--levels", "ALL,QUORUM"], capsys)
+    assert "add ONE to --levels" in last and "ONE on 10 does" in last
+    assert "--max-" not in last and last.endswith(" or relax --target")
+
+
+def test_the_advice_names_min_replicas_when_fewer_replicas_would_meet_it(capsys):
+    # ALL on 1 replica: p99 4.6 <= 5; on 2 the longest of two, 5.3 > 5
+    assert FASTEST_ONE < 5 < -math.log(1 - math.sqrt(0.99))
+    last = _advice(["plan-capacity", "--write-rate", "1", "--target", "5", "--basic",
+                    "independent", "--max-nodes", "4", "--levels", "ALL",
+                    "--min-replicas", "2"], capsys)
+    assert "lower --min-replicas to 1 " in last and "--max-" not in last
+    assert last.endswith(" or relax --target")
+
+
+def test_the_advice_is_the_target_alone_when_no_cluster_can_reach_it(capsys):
+    """A deterministic service of 1 takes 1 on any replicas at any quorum, so a p99
+    of 0.9 is out of reach of every cluster: neither nodes nor replicas help."""
+    last = _advice(["plan-capacity", "--write-rate", "1", "--target", "0.9",
+                    "--service", "deterministic", "--max-nodes", "3", "--jobs", "2000"],
+                   capsys)
+    assert last.endswith("even unloaded, no cluster of up to 1,000 replicas has p99 "
+                         "below 1: relax --target")
+    assert "raise" not in last

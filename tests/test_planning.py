@@ -12,8 +12,8 @@ import sizing.planning
 import sizing.tails
 from sizing.planning import (
     capacity_runs, consistency_jobs, consistency_load, consistency_pairs,
-    fewest_stable_nodes, plan_capacity, plan_consistency, simulate_capacity,
-    simulate_consistency, validation_jobs)
+    fastest_unloaded, fewest_stable_nodes, plan_capacity, plan_consistency,
+    simulate_capacity, simulate_consistency, unloaded_percentile, validation_jobs)
 
 
 @pytest.mark.parametrize("r", [1, 2, 3, 5])
@@ -107,6 +107,25 @@ def test_a_level_named_some_candidates_cannot_use_is_skipped_only_there():
     assert plan.best is None
     assert {c.replicas for c in plan.candidates if c.level == "THREE"} == {3, 4}
     assert {c.replicas for c in plan.candidates if c.level == "ALL"} == {1, 2, 3, 4}
+
+
+def test_the_unloaded_percentile_is_the_quorum_th_shortest_service():
+    """Closed forms for exponential service of mean 1: the shortest of r has p99
+    ln(100) / r, the longest of 2 has p99 -ln(1 - sqrt(0.99)); a deterministic
+    service of 1 takes 1 whatever the quorum."""
+    from scipy import stats
+
+    exp = stats.expon()
+    for r in (1, 3, 10):
+        assert unloaded_percentile(r, 1, 99, exp) == pytest.approx(math.log(100) / r)
+    assert unloaded_percentile(2, 2, 99, exp) == pytest.approx(
+        -math.log(1 - math.sqrt(0.99)))
+    fastest = fastest_unloaded(("ONE", "ALL"), 99, exp)
+    assert fastest.shape == (sizing.planning.MAX_NODES,)
+    assert fastest[9] == pytest.approx(math.log(100) / 10)
+    assert fastest_unloaded(("THREE",), 99, exp)[1] == math.inf  # THREE on 2 replicas
+    from forkjoin_sim.laws.service import parse_service
+    assert unloaded_percentile(5, 3, 99, parse_service("deterministic")) == 1
 
 
 def test_the_announced_worst_case_is_the_number_of_runs_of_a_full_search(monkeypatch,
@@ -378,7 +397,9 @@ def test_cli_plan_capacity_suggests_more_replicas_when_they_are_what_is_missing(
     assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
                 "60", "--basic", "independent"]) == 1
     err = capsys.readouterr().err
-    assert "r=5, ONE" in err and "raise --max-replicas above 5" in err
+    # even unloaded, ONE on r replicas has p99 ln(100) / r: 10 are the fewest under 0.5
+    assert math.ceil(math.log(100) / 0.5) == 10
+    assert "r=5, ONE" in err and "raise --max-replicas to at least 10 " in err
     assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
                 "60", "--max-replicas", "20", "--basic", "independent"]) == 0
     assert "no configuration" not in capsys.readouterr().err
@@ -389,9 +410,11 @@ def test_cli_plan_capacity_says_why_nothing_meets_the_target(cli, capsys):
     assert cli(["plan-capacity", "--write-rate", "1", "--target", "0.5", "--max-nodes",
                 "4", "--basic", "independent"]) == 1
     err = capsys.readouterr().err
+    # replicas bind, not nodes: 10 are the fewest whose unloaded p99 is under 0.5
     assert re.search(r"no configuration in the search space meets p99 <= 0.5: the "
                      r"fastest candidate, n=4, r=\d, ONE .* predicts p99 [\d.]+ > 0.5; raise "
-                     r"--max-nodes above 4 .* or relax --target", err)
+                     r"--max-replicas and --max-nodes to at least 10 .* or relax "
+                     r"--target", err)
 
 
 def test_cli_timeouts_availability_interval_stays_a_probability(cli, tmp_path):
