@@ -153,6 +153,10 @@ def choice_list(choices, what: str = "list"):
     return convert
 
 
+#: Level names whose number of acknowledgements does not depend on the replicas.
+_FIXED_COUNT = {"ONE": "1", "TWO": "2", "THREE": "3"}
+
+
 def level_list(names, what: str = "--consistency"):
     """An argparse ``type=``: comma-separated consistency levels, each a name from
     ``names`` (as `choice_list`) or a whole number k >= 1 of acknowledgements, as a
@@ -177,8 +181,12 @@ def level_list(names, what: str = "--consistency"):
             raise argparse.ArgumentTypeError(
                 str(exc).replace(f"names from {','.join(names)}", choices)) from None
         out = [str(int(p)) if i in numbers else next(found) for i, p in enumerate(parts)]
-        if len(set(out)) != len(out):
-            raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice")
+        # a name whose count is fixed (ONE, TWO, THREE) is the same level as its number
+        keys = [_FIXED_COUNT.get(level.upper(), level.upper()) for level in out]
+        if len(set(keys)) != len(keys):
+            raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice (a "
+                                             "name and its number of acknowledgements, "
+                                             "e.g. TWO and 2, are one level)")
         return out
     convert.__name__ = "list of levels"
     return convert

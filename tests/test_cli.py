@@ -394,3 +394,23 @@ def test_an_unknown_option_anywhere_is_one_line_naming_what_was_meant(capsys, ar
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert fragment in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("levels, twice", [("TWO,2", True), ("1,one", True),
+                                            ("THREE,3", True), ("ONE,2,QUORUM", False),
+                                            ("ALL,3", False)])
+def test_a_level_list_refuses_a_name_and_its_number_together(levels, twice):
+    """TWO and 2 are one level: cassandra predict --consistency TWO,2 predicted it
+    twice. QUORUM and ALL depend on the replicas, unknown while parsing: not refused
+    there."""
+    import argparse
+
+    from forkjoin_cli.types import level_list
+
+    convert = level_list(["ONE", "TWO", "THREE", "QUORUM", "ALL"])
+    if twice:
+        with pytest.raises(argparse.ArgumentTypeError, match="names a level twice"):
+            convert(levels)
+    else:
+        assert convert(levels) == [p if p.isdigit() else p.upper()
+                                   for p in levels.split(",")]
