@@ -61,26 +61,13 @@ def _check_search_space(args, mean_service: float) -> None:
 
 
 def _check_levels(args) -> None:
-    """Refuse, as the project's list options do, a level given twice (TWO and 2 are
-    one level), and a level that no candidate can use: one needing more replicas
-    than the most searched (--max-replicas, and --max-nodes, since replicas never
-    exceed nodes). A name that fits only some candidates (THREE from r=1 to 5) is
-    skipped where it does not fit, by the planner."""
-    from sizing.planning import fewest_replicas, level_key
+    """Refuse a level that no candidate can use: one needing more replicas than the
+    most searched (--max-replicas, and --max-nodes, since replicas never exceed
+    nodes). A name that fits only some candidates (THREE from r=1 to 5) is skipped
+    where it does not fit, by the planner. (A level given twice, TWO and 2 too, is
+    refused while parsing, `forkjoin_cli.types.level_list`.)"""
+    from sizing.planning import fewest_replicas
 
-    same: dict = {}
-    for level in args.levels:
-        same.setdefault(level_key(level), []).append(level)
-    twice = [levels for levels in same.values() if len(levels) > 1]
-    if twice:
-        def acknowledgements(level) -> str:
-            k = fewest_replicas(level)
-            return f"{k} acknowledgement" + "s" * (k > 1)
-        raise ConfigError(
-            f"--levels {','.join(args.levels)}: "
-            + "; ".join(f"{' and '.join(levels)} are one level "
-                        f"({acknowledgements(levels[0])})" for levels in twice)
-            + "; list each level once")
     widest = min(args.max_replicas, args.max_nodes)
     over = [level for level in args.levels if fewest_replicas(level) > widest]
     if not over:

@@ -181,12 +181,19 @@ def level_list(names, what: str = "--consistency"):
             raise argparse.ArgumentTypeError(
                 str(exc).replace(f"names from {','.join(names)}", choices)) from None
         out = [str(int(p)) if i in numbers else next(found) for i, p in enumerate(parts)]
+        if len(set(out)) != len(out):
+            raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice")
         # a name whose count is fixed (ONE, TWO, THREE) is the same level as its number
-        keys = [_FIXED_COUNT.get(level.upper(), level.upper()) for level in out]
-        if len(set(keys)) != len(keys):
-            raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice (a "
-                                             "name and its number of acknowledgements, "
-                                             "e.g. TWO and 2, are one level)")
+        same: dict = {}
+        for level in out:
+            same.setdefault(_FIXED_COUNT.get(level.upper(), level.upper()), []).append(level)
+        twice = {k: v for k, v in same.items() if len(v) > 1}
+        if twice:
+            raise argparse.ArgumentTypeError(
+                f"{what} {text}: " + "; ".join(
+                    f"{' and '.join(v)} are one level ({k} acknowledgement"
+                    + "s" * (k != "1") + ")" for k, v in twice.items())
+                + "; list each level once")
         return out
     convert.__name__ = "list of levels"
     return convert

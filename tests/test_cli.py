@@ -409,7 +409,7 @@ def test_a_level_list_refuses_a_name_and_its_number_together(levels, twice):
 
     convert = level_list(["ONE", "TWO", "THREE", "QUORUM", "ALL"])
     if twice:
-        with pytest.raises(argparse.ArgumentTypeError, match="names a level twice"):
+        with pytest.raises(argparse.ArgumentTypeError, match="are one level"):
             convert(levels)
     else:
         assert convert(levels) == [p if p.isdigit() else p.upper()
