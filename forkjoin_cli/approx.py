@@ -19,7 +19,7 @@ FIELDS = {
     "per_node_load": "per-node load r*rho/n",
     "nelson": "NelsonT (Theorem 1 + Nelson-Tantawi)",
     "lower": "LowT (Theorem 3 lower bound)",
-    # Not a bound: above the simulated mean at 71 of 351 Fig. 2 points, k = r and
+    # Not a bound: above the simulated mean at 70 of 351 Fig. 2 points, k = r and
     # k < r alike (docs/validation.md); at k = r it is the split-merge mean.
     "lower_pk": "Theorem 2 'tighter' form (NOT a valid bound)",
     "upper": "UpT (Nelson estimate of T(k,k,k))",
