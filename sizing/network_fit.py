@@ -690,10 +690,21 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
             if inner is None:
                 continue
             inner[0, :] = inner[:, 0] = 0.0
-            alternatives.append((float(np.exp(result.cost - held.cost)), there, inner))
+            alternatives.append((held.cost, there, inner))
+        lowest = min(alternatives, key=lambda a: a[0], default=None)
+        if lowest is not None and lowest[0] < result.cost:
+            # a profile point below the fitted one: the starts missed the optimum;
+            # freed from there, the better point is the fit, the old one a profile
+            # point
+            better, again = solve(lowest[1], low, high, max_evaluations)
+            laplace = _laplace(again.jac, free, prior)
+            if again.cost < result.cost and laplace[0] is not None:
+                alternatives.append((result.cost, point, covariance))
+                point, result, (covariance, sd) = better, again, laplace
+        alternatives = [(float(np.exp(result.cost - cost)), there, inner)
+                        for cost, there, inner in alternatives]
     return Fit(point, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
                float(result.cost), covariance, geography, tuple(alternatives))
-
 
 
 def _laplace(jac, free, prior):

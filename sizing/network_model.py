@@ -454,7 +454,8 @@ class NetworkModel:
         ``level`` range reaches on that side (nothing where it stops short of the
         prediction), widened in quadrature by the anchors' own spread (how far the
         model misses measured rows) and, with ``extrapolation``, by the anchors' own
-        error where the row is an extrapolation (`Anchors.extrapolation`); past the fitted loads (thread counts, or an open loop's rates),
+        error where the row is an extrapolation (`Anchors.extrapolation`); past the
+        fitted loads (thread counts, or an open loop's rates),
         narrowed to what the loop allows from there (`_within_loop_bounds`:
         never below the band at the largest fitted load, and for a closed loop no
         higher than its threads allow); above ONE, its lower end
@@ -491,7 +492,7 @@ class NetworkModel:
         tail = (1 - level) / 2
         low, high = (np.nanquantile(values, q, axis=0) for q in (tail, 1 - tail))
         z = stats.norm.ppf(1 - tail)
-        # centred on the anchored prediction of the fitted point (the band holds it)
+        # about the anchored prediction of the fitted point (the band holds it)
         centre = np.log(self.predict(rows)[0])
         other = (z * self._row_noise()) ** 2 + extrapolation * (
             z * self.anchors.extrapolation(self.as_fitted(rows),
@@ -714,8 +715,7 @@ class NetworkModel:
             lines.append("covariance = " + _matrix(f.covariance))
         for weight, point, covariance in f.alternatives:
             lines += ["", "[[posterior.profile]]", f"weight = {float(weight)!r}",
-                      "point = [" + ", ".join(repr(float(v)) for v in point) + "]",
-                      "covariance = " + _matrix(covariance)]
+                      "point = " + _numbers(point), "covariance = " + _matrix(covariance)]
         lines += ["", "[anchors]",
                   f"write = {[bool(v) for v in self.anchors.write]}".replace("True", "true")
                   .replace("False", "false"),
@@ -839,10 +839,14 @@ def _lengths(anchors: Anchors) -> set:
                              anchors.other_quorum) if v is not None}
 
 
+def _numbers(values) -> str:
+    """Numbers as a TOML array, every digit kept."""
+    return "[" + ", ".join(repr(float(v)) for v in values) + "]"
+
+
 def _matrix(rows) -> str:
-    """A square matrix as a TOML array of arrays, every digit kept."""
-    return "[" + ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]"
-                           for row in rows) + "]"
+    """A matrix as a TOML array of arrays, every digit kept."""
+    return "[" + ", ".join(_numbers(row) for row in rows) + "]"
 
 
 def _profile_of(entries, older, path: str) -> tuple:
