@@ -325,7 +325,7 @@ all N, the anchors are read at the same load per node, and a warning says that n
 measured row of that size checks the plan (Python: `plan_strong_pairs(model, F, N_threads,
 nodes=N)`, and `nodes=` on `predict_mix` and `weighted_average`). On the Karpenko C model
 above at 50% reads and 500 threads, 3 nodes give 1R-3W at 13.55 ms [11.9, 15.88], 6
-nodes 1R-3W at 8.378 ms [7.354, 11.74]. A model placed in data centres plans its own
+nodes 1R-3W at 8.379 ms [7.355, 11.74]. A model placed in data centres plans its own
 size only.
 
 ## What is approximated or missing
