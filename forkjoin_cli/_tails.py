@@ -15,17 +15,16 @@ import math
 import sys
 import warnings
 
-from analytic.cassandra import CONSISTENCY_LEVELS as LEVELS
 from forkjoin_sim import checks as options
 from forkjoin_cli import types
 from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
-from forkjoin_cli.types import whole, whole_list
+from forkjoin_cli.types import whole
 from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.files.io import atomic_write
 from forkjoin_sim.laws.service import parse_service
 
 from sizing.columns import MAX_THREADS
-from sizing.planning import DEFAULT_LEVELS, DIRECT, MAX_NODES
+from sizing.planning import DIRECT
 from sizing.tails import BASIC_SOURCES, QUANTILE_BATCHES, section_jobs
 
 #: Largest --jobs / --sim-jobs / --validate: a billion jobs is hours of simulation.

@@ -83,8 +83,9 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     follows from the latency band by Little's law, ``threads = throughput (think +
     outside + latency)``, the clients' time outside the measured latency held at the
     model's; an open loop the model carries carries its offered rate (a band of no
-    width); past the model's capacity, and in a mixed run, whose cycle holds the
-    other operation's latency too, the band is unknown (NaN) and not drawn.
+    width, mixed or not); past the model's capacity, and in a closed-loop mixed run,
+    whose cycle holds the other operation's latency too, the band is unknown (NaN)
+    and not drawn.
     """
     table = _checked(measured)
     pieces = []
@@ -131,8 +132,9 @@ def throughput_interval(rows, latency, throughput, low, high):
     ``throughput`` leaves beside ``latency`` and the think time, held at the model's)
     and the latency, so the latency's interval maps onto the throughput's, its high
     end onto the low end. An open loop the model carries carries its offered rate,
-    at both ends. An open loop past the model's capacity and a mixed run (whose
-    cycle holds the other operation's latency too) have no interval here: NaN."""
+    at both ends, mixed or not. An open loop past the model's capacity and a
+    closed-loop mixed run (whose cycle holds the other operation's latency too) have
+    no interval here: NaN."""
     latency, throughput = np.asarray(latency, float), np.asarray(throughput, float)
     low, high = np.asarray(low, float), np.asarray(high, float)
     think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)

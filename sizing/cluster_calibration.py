@@ -428,7 +428,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     mean, throughput = model.predict(mrows)
     low, high = model.interval(mrows, seed=seed)
     # the throughput's interval that holds the latency's (NaN where the model gives
-    # none: a mixed run, an open loop past its capacity), as --figure draws it
+    # none: a closed-loop mixed run, an open loop past its capacity), as --figure
+    # draws it
     few, many = throughput_interval(mrows, mean, throughput, low, high)
     out = []
     for i, row in enumerate(rows):
@@ -461,7 +462,7 @@ def predict_table(model: NetworkModel | ClusterFit | str, query,
     """The query rows (a file or a DataFrame) with the `PREDICTED` columns: mean
     latency (ms), its 95% prediction interval, the throughput (ops/s) and the
     throughput's interval that holds the latency's (NaN where the model gives none: a
-    mixed run, an open loop past its capacity), from
+    closed-loop mixed run, an open loop past its capacity), from
     ``model`` (a `NetworkModel`, a `ClusterFit` or a model file), for the fitted
     cluster or one of ``nodes`` nodes (`predicted_rows`). A DataFrame comes back whole
     (its index, its columns, the predictions added); a file's columns come back as

@@ -374,8 +374,8 @@ class Fit:
     #: None: one data centre, symmetric nodes.
     geography: object = None
     #: Other points of the posterior along the scale's profile: (weight relative to
-    #: the fitted point's, point, covariance with the work held), each drawn in that
-    #: share (`fit`).
+    #: the fitted point's 1, at most 1; point; covariance with the work held), each
+    #: drawn in that share (`fit`).
     alternatives: tuple = ()
 
     def draws(self, samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -403,7 +403,7 @@ class Fit:
                 int(np.ceil(np.log2(max(count, 2)))))[:count]
             out.append(centre + stats.norm.ppf(np.clip(sobol, 1e-12, 1 - 1e-12))
                        @ factor.T)
-        return np.concatenate(out)
+        return np.concatenate(out) if out else np.empty((0, len(self.point)))
 
     def predict(self, rows, point: np.ndarray | None = None):
         """Mean latency (ms) and throughput (ops/s) per row."""
@@ -413,8 +413,8 @@ class Fit:
         return latency, per_ms * 1000.0
 
     def interval(self, rows, samples: int = 256, seed: int = 0, level: float = 0.95):
-        """Prediction interval of the mean latency per row from sampling the Laplace
-        posterior (which holds the prior's spread where the rows say nothing): the
+        """Prediction interval of the mean latency per row from the posterior draws
+        (`draws`: they hold the prior's spread where the rows say nothing): the
         width of the draws' central ``level`` range on the log scale, centred on the
         fitted point's prediction (so the band always holds the curve drawn)."""
         draws = self.draws(samples, np.random.default_rng(seed))
@@ -661,48 +661,51 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
             best = point, result
     point, result = best
     covariance, sd = _laplace(result.jac, free, prior)
-    alternatives = []
-    if covariance is not None:
-        # the scale's profile: the fit with the replica work held a factor e, e^2, e^3
-        # apart, started from the other demands in ms where the point has them (the
-        # shares are ratios to the work). Where the rows cannot tell what saturates
-        # (busy nodes, or full wide-area links: Karpenko D's QUORUM and ALL writes),
-        # the cost along the scale is nearly flat and the explanation changes along
-        # it, which the Laplace approximation about the point cannot see. Each point
-        # within PROFILE_CUT of the fitted one's cost is kept, weighted e^-(its
-        # excess cost) against the point's 1 (the rows' and the prior's support; the
-        # volume about each is not counted), with its own Laplace covariance at the
-        # held work
-        held_free = free.copy()
-        held_free[0] = False
-        scale_of = [COORDINATES.index(n) for n in SCALED]
+    # the scale's profile: the fit with the replica work held a factor e, e^2, e^3
+    # apart, started from the other demands in ms where the point has them (the
+    # shares are ratios to the work). Where the rows cannot tell what saturates
+    # (busy nodes, or full wide-area links: Karpenko D's QUORUM and ALL writes), the
+    # cost along the scale is nearly flat and the explanation changes along it, which
+    # the Laplace approximation about the point cannot see. Each point within
+    # PROFILE_CUT of the fitted one's cost is kept, weighted e^-(its excess cost)
+    # against the point's 1 (the rows' and the prior's support; the volume about each
+    # is not counted), with its own Laplace covariance at the held work
+    held_free = free.copy()
+    held_free[0] = False
+    # the shares the structure uses (one it does not stays at its prior)
+    scale_of = [i for i in map(COORDINATES.index, SCALED) if free[i]]
+
+    def profile(centre, cost):
+        """(cost, point, covariance) of each profile point about ``centre``."""
+        found = []
         for offset in PROFILE_OFFSETS:
-            start = point.copy()
+            start = centre.copy()
             start[0] += offset
             start[scale_of] -= offset
             start = np.clip(start, low, high)
             lower, upper = low.copy(), high.copy()
             lower[0], upper[0] = start[0] - 1e-6, start[0] + 1e-6
             there, held = solve(start, lower, upper, max_evaluations // 2)
-            if held.cost - result.cost > PROFILE_CUT:
-                continue
-            inner, _ = _laplace(held.jac[:, held_free[free]], held_free, prior)
-            if inner is None:
-                continue
-            inner[0, :] = inner[:, 0] = 0.0
-            alternatives.append((held.cost, there, inner))
-        lowest = min(alternatives, key=lambda a: a[0], default=None)
-        if lowest is not None and lowest[0] < result.cost:
-            # a profile point below the fitted one: the starts missed the optimum;
-            # freed from there, the better point is the fit, the old one a profile
-            # point
-            better, again = solve(lowest[1], low, high, max_evaluations)
-            laplace = _laplace(again.jac, free, prior)
-            if again.cost < result.cost and laplace[0] is not None:
-                alternatives.append((result.cost, point, covariance))
-                point, result, (covariance, sd) = better, again, laplace
-        alternatives = [(float(np.exp(result.cost - cost)), there, inner)
-                        for cost, there, inner in alternatives]
+            inner = _laplace(held.jac[:, held_free[free]], held_free, prior)[0]
+            if held.cost - cost <= PROFILE_CUT and inner is not None:
+                inner[0, :] = inner[:, 0] = 0.0
+                found.append((held.cost, there, inner))
+        return found
+
+    alternatives = [] if covariance is None else profile(point, result.cost)
+    lowest = min(alternatives, key=lambda a: a[0], default=None)
+    if lowest is not None and lowest[0] < result.cost:
+        # a profile point below the fitted one: the starts missed the optimum; freed
+        # from there, the better point is the fit, and the profile is taken about it
+        better, again = solve(lowest[1], low, high, max_evaluations)
+        laplace = _laplace(again.jac, free, prior)
+        if again.cost < result.cost and laplace[0] is not None:
+            point, result, (covariance, sd) = better, again, laplace
+            alternatives = profile(point, result.cost)
+    # the fit is the lowest point found: a profile point below it (where the refit
+    # failed) is left out, as the weights are against the fit's 1
+    alternatives = [(float(np.exp(result.cost - cost)), there, inner)
+                    for cost, there, inner in alternatives if cost >= result.cost]
     return Fit(point, np.minimum(sd, prior.sd), prior, structure, cores, client_cores,
                float(result.cost), covariance, geography, tuple(alternatives))
 

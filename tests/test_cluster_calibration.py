@@ -830,3 +830,9 @@ def test_the_fit_is_the_lowest_point_its_profile_found():
     fit = calibrate_cluster(writes, 3, 3).model.fit
     assert fit.alternatives
     assert max(w for w, _, _ in fit.alternatives) <= 1.0 + 1e-9
+    # the profile is taken about the fit: its points hold the work at the offsets
+    # from it (it was left about the point the starts had reached)
+    from sizing.network_fit import PROFILE_OFFSETS
+    offsets = np.array([p[0] - fit.point[0] for _, p, _ in fit.alternatives])
+    gaps = np.abs(offsets[:, None] - np.array(PROFILE_OFFSETS)[None, :]).min(axis=1)
+    assert np.all(gaps < 1e-4)

@@ -459,3 +459,5 @@ def test_draws_share_the_samples_among_the_profile_by_weight():
     assert near.sum() == 128
     # an odd count: the remainder goes to the fitted point
     assert len(fitted.draws(7, np.random.default_rng(0))) == 7
+    # none asked, none drawn (a band then lies about the point alone)
+    assert fitted.draws(0, np.random.default_rng(0)).shape == (0, len(COORDINATES))
