@@ -396,16 +396,17 @@ _REPLAY_DEFAULTS = {"mu": 1.0, "service": "exp", "placement": "random",
                     "sample_every": 1}
 
 
-def _replay_load(point: dict) -> float | None:
+def _replay_load(point: dict, model=None) -> float | None:
     """The ``--rho`` that makes exactly the point's arrival rate (the model's rate is
     load / mean service, which rounds: the nearest floats are tried), None if none
-    does or the point has no model."""
+    does or the point has no model. ``model`` is the point's, if already built."""
     from forkjoin_sim.system import law_mean
 
-    try:
-        model = build_model(point)
-    except ConfigError:
-        return None
+    if model is None:
+        try:
+            model = build_model(point)
+        except ConfigError:
+            return None
     mean, load = law_mean(model.service, "service"), model.load
     for _ in range(8):
         rate = load / mean
@@ -415,10 +416,14 @@ def _replay_load(point: dict) -> float | None:
     return None
 
 
-def replay_command(point: dict) -> str:
+def replay_command(point: dict, *, model=None, seed: int | None = None) -> str:
     """The ``forkjoin-sim simulate`` command that runs ``point`` alone, with its
     `run_seed`: the same numbers as its row ("" for an arrival rate no load
-    reproduces exactly)."""
+    reproduces exactly).
+
+    ``model`` and ``seed`` are the point's model (`build_model`) and `run_seed` where
+    the caller has them already; they are not made again.
+    """
     import shlex
 
     words = ["forkjoin-sim", "simulate"]
@@ -428,7 +433,7 @@ def replay_command(point: dict) -> str:
                              and type(value) is type(_REPLAY_DEFAULTS[key])):
             continue
         if key == "arrival_rate":
-            value = _replay_load(point)
+            value = _replay_load(point, model)
             if value is None:
                 return ""
         option = _OPTION_OF.get(key, "--" + key.replace("_", "-"))
@@ -436,7 +441,7 @@ def replay_command(point: dict) -> str:
             words.append(option)
         else:
             words += [option, repr(value) if isinstance(value, float) else str(value)]
-    words += ["--seed", str(run_seed(point))]
+    words += ["--seed", str(run_seed(point) if seed is None else seed)]
     return shlex.join(words)
 
 

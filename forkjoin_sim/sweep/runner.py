@@ -19,8 +19,9 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.sweep.results_file import (
     SETTINGS_COLUMN, Journal, cell_text, check_results_path, done_rows, journal_path,
     point_identity, resumed_spec, row_identity, rows_frame, write_final)
-from forkjoin_sim.sweep.points import (KEY_COLUMNS, build_model, expand, load_spec, point_key,
-                                      point_seed, replay_command, run_seed)
+from forkjoin_sim.sweep.points import (KEY_COLUMNS, REPLAY_COLUMNS, build_model, expand,
+                                      load_spec, point_key, point_seed, replay_command,
+                                      run_seed)
 
 __all__ = ["BACKENDS", "build_model", "check_run_settings", "expand", "init_worker",
            "load_spec", "point_engine", "point_key", "point_seed", "process_pool",
@@ -60,12 +61,19 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _point_row(point: dict) -> dict:
-    """The point's columns, then those that replay it alone (`REPLAY_COLUMNS`)."""
-    return {**point, "run_seed": run_seed(point), "replay": replay_command(point)}
+    """The point's columns, then those that replay it alone (`REPLAY_COLUMNS`), None
+    until they are made."""
+    return {**point, **dict.fromkeys(REPLAY_COLUMNS)}
 
 
 def _error_row(point: dict, exc: BaseException) -> dict:
-    return {**_point_row(point), "status": "error", "message": _error_text(exc)}
+    """The row of a point whose worker was lost: its replay columns as far as they
+    can be made, None where they cannot (a second failure must not stop the sweep)."""
+    row = _point_row(point)
+    with contextlib.suppress(Exception):
+        row["run_seed"] = run_seed(point)
+        row["replay"] = replay_command(point, seed=row["run_seed"])
+    return {**row, "status": "error", "message": _error_text(exc)}
 
 
 def point_engine(point: dict) -> tuple[str, str]:
@@ -106,15 +114,25 @@ def run_point(point: dict, annotate=()) -> dict:
     engine that ran, and why when the point left the choice to "auto"), the
     statistics of ``simulate``, ``doubts`` (its ``warnings`` but a note that the
     interval is merely wide: `SimulationResult.doubts`) and the annotators'
-    columns. A failing point returns
-    ``status="error"`` and the message, so a sweep goes on; if only the analytic
-    columns fail, the statistics are kept.
+    columns. A failing point (its seed, model, replay command or run) returns
+    ``status="error"`` and the message, with the replay columns made before the
+    failure (None after it), so a sweep goes on; if only the analytic columns
+    fail, the statistics are kept. The point's model is built once.
     """
     from forkjoin_sim.simulation import simulate
 
     row = {**_point_row(point), "status": "ok", "message": ""}
     try:
-        model = build_model(point)
+        row["run_seed"] = run_seed(point)
+        try:
+            model = build_model(point)
+        except Exception:
+            # its replay command reproduces the failure alone (only an arrival rate
+            # needs the model, and then there is none: "")
+            with contextlib.suppress(Exception):
+                row["replay"] = replay_command(point, seed=row["run_seed"])
+            raise
+        row["replay"] = replay_command(point, model=model, seed=row["run_seed"])
         # One thread: the fused kernel's numbers depend on its replications, never
         # on its threads, and the sweep's workers already fill the cores.
         result = simulate(model, jobs=point["jobs"], seed=row["run_seed"],
@@ -122,7 +140,7 @@ def run_point(point: dict, annotate=()) -> dict:
                           sample_every=point["sample_every"], progress=False,
                           workers=1)
     except Exception as exc:  # recorded, not fatal: one bad point must not stop a sweep
-        return _error_row(point, exc)
+        return {**row, "status": "error", "message": _error_text(exc)}
     stats = result.to_dict()
     for key in (*KEY_COLUMNS, "run_seed"):
         # the point's own spelling identifies its row (think None, speeds as given),
