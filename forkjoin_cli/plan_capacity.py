@@ -15,9 +15,13 @@ from forkjoin_cli import types
 from forkjoin_cli._tails import (_check_analytic_basic, _check_before_work, _check_clock,
                                  _check_mu, _common, _emit, _flag, _service, _validating,
                                  _validate_jobs, _warnings_after_success)
-from forkjoin_sim.errors import ConfigError, percentile_label
+from forkjoin_sim.errors import percentile_label
 
-from sizing.planning import DEFAULT_LEVELS, DIRECT, MAX_NODES
+from sizing.planning import DEFAULT_LEVELS, DIRECT, MAX_NODES, SEARCH_PARAMETERS
+
+#: The options of the search, by the parameter of `sizing.planning.plan_capacity`
+#: each sets: the names its checks' messages give them.
+SEARCH_OPTIONS = {name: _flag(name) for name in SEARCH_PARAMETERS}
 
 #: Exit status when no configuration in the search space meets the target (2 is bad
 #: input, as for every command).
@@ -29,64 +33,10 @@ exit status:
   1  none in the search space does: every candidate's row is still printed (or
      written to --out), then one line "no configuration in the search space
      meets ...", naming the fastest candidate and the limit that binds (more
-     nodes, more or fewer replicas, level ONE, or only a looser --target: no
+     nodes, more or fewer replicas, level ONE, a lower --write-rate or a faster
+     service once --max-nodes is at its limit, or only a looser --target: no
      cluster gets under the target even unloaded)
   2  bad input: one line "error: ...", and nothing is run or written"""
-
-
-def _check_search_space(args, mean_service: float) -> None:
-    """Refuse an empty search space, or one whose every cluster is overloaded, in
-    the words of plan-capacity's options."""
-    from sizing.planning import UNSTABLE, fewest_stable_nodes
-
-    for low, high in (("min_replicas", "max_replicas"), ("min_nodes", "max_nodes"),
-                      ("min_replicas", "max_nodes")):
-        if getattr(args, low) > getattr(args, high):
-            raise ConfigError(
-                f"{_flag(low)} {getattr(args, low)} exceeds {_flag(high)} "
-                f"{getattr(args, high)}, so there is nothing to search; give "
-                f"{_flag(low)} at most {getattr(args, high)} or {_flag(high)} at least "
-                f"{getattr(args, low)}")
-    work = args.write_rate * mean_service
-    if args.min_replicas * work / args.max_nodes >= UNSTABLE:
-        fewest = fewest_stable_nodes(work, args.min_replicas)
-        count = f"{fewest:,}" if fewest < 10 ** 15 else f"{fewest:.3g}"
-        fix = (f"raise --max-nodes to at least {count}" if fewest <= MAX_NODES else
-               f"it needs {count} nodes, beyond the limit {MAX_NODES:,}: lower "
-               "--write-rate")
-        raise ConfigError(
-            f"every cluster of up to --max-nodes {args.max_nodes} is overloaded at "
-            f"--write-rate {args.write_rate:g} (node load = replicas x rate x mean "
-            f"service / nodes >= 1 with {args.min_replicas} replica(s)); {fix}")
-
-
-def _check_levels(args) -> None:
-    """Refuse a level that no candidate can use: one needing more replicas than the
-    most searched (--max-replicas, and --max-nodes, since replicas never exceed
-    nodes). A name that fits only some candidates (THREE from r=1 to 5) is skipped
-    where it does not fit, by the planner. (A level given twice, TWO and 2 too, is
-    refused while parsing, `forkjoin_cli.types.level_list`.)"""
-    from sizing.planning import fewest_replicas
-
-    widest = min(args.max_replicas, args.max_nodes)
-    over = [level for level in args.levels if fewest_replicas(level) > widest]
-    if not over:
-        return
-    most = max(fewest_replicas(level) for level in over)
-    limits = [(flag, value) for flag, value in (("--max-replicas", args.max_replicas),
-                                                ("--max-nodes", args.max_nodes))
-              if value < most]
-    names = [level for level in over if not level.isdigit()]
-    needs = [f"{level} needs {fewest_replicas(level)} replicas" for level in names]
-    if len(names) < len(over):
-        needs.append("a level of k acknowledgements needs k replicas")
-    fitting = [name for name in LEVELS if fewest_replicas(name) <= widest]
-    raise ConfigError(
-        f"--levels {','.join(over)}: {', '.join(needs)}, and the search has at most "
-        f"{widest} (" + " and ".join(f"{flag} {value}" for flag, value in limits)
-        + f"); give levels from 1 to {widest}"
-        + (f" or names from {','.join(fitting)}" if names else "") + ", or raise "
-        + " and ".join(flag for flag, _ in limits) + f" to at least {most}")
 
 
 #: How far outside the validation run's interval a planned percentile may lie before
@@ -95,7 +45,7 @@ VALIDATION_SLACK = 0.1
 
 
 def _cmd_plan_capacity(args) -> int:
-    from sizing.planning import plan_capacity, simulate_capacity
+    from sizing.planning import check_capacity_search, plan_capacity, simulate_capacity
 
     args.basic = args.basic or DIRECT
     _check_before_work(args, ("--jobs", args.jobs), ("--validate", args.validate))
@@ -103,8 +53,9 @@ def _cmd_plan_capacity(args) -> int:
     _check_mu(args.mu, ("--service", args.service))
     _check_analytic_basic(args, ("--service", args.service, service))
     _check_clock(args.write_rate, max(args.jobs, args.validate), service)
-    _check_search_space(args, float(service.mean()))
-    _check_levels(args)
+    check_capacity_search(args.write_rate, service, args.levels, args.min_replicas,
+                          args.max_replicas, args.min_nodes, args.max_nodes,
+                          names=SEARCH_OPTIONS)
     plan = plan_capacity(args.write_rate, args.target, percentile=args.percentile,
                          service=service, levels=args.levels,
                          min_replicas=args.min_replicas, max_replicas=args.max_replicas,

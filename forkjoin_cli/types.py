@@ -153,10 +153,6 @@ def choice_list(choices, what: str = "list"):
     return convert
 
 
-#: Level names whose number of acknowledgements does not depend on the replicas.
-_FIXED_COUNT = {"ONE": "1", "TWO": "2", "THREE": "3"}
-
-
 def level_list(names, what: str = "--consistency"):
     """An argparse ``type=``: comma-separated consistency levels, each a name from
     ``names`` (as `choice_list`) or a whole number k >= 1 of acknowledgements, as a
@@ -184,15 +180,17 @@ def level_list(names, what: str = "--consistency"):
         if len(set(out)) != len(out):
             raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice")
         # a name whose count is fixed (ONE, TWO, THREE) is the same level as its number
+        from sizing.planning import level_key
+
         same: dict = {}
         for level in out:
-            same.setdefault(_FIXED_COUNT.get(level.upper(), level.upper()), []).append(level)
+            same.setdefault(level_key(level), []).append(level)
         twice = {k: v for k, v in same.items() if len(v) > 1}
         if twice:
             raise argparse.ArgumentTypeError(
                 f"{what} {text}: " + "; ".join(
                     f"{' and '.join(v)} are one level ({k} acknowledgement"
-                    + "s" * (k != "1") + ")" for k, v in twice.items())
+                    + "s" * (k != 1) + ")" for k, v in twice.items())
                 + "; list each level once")
         return out
     convert.__name__ = "list of levels"

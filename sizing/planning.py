@@ -43,14 +43,14 @@ import dataclasses
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
 
 from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERANCE,
                                    QuorumDistribution, invert_cdf, quorum_cdf)
-from forkjoin_sim.cassandra.model import consistency_quorum
+from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.checks import is_plain_whole
 from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.randomness.streams import child_seed
@@ -447,12 +447,17 @@ class CapacityPlan:
         searched = reach[(reach >= self.min_replicas) & (reach <= widest)]
         if searched.size:
             r = fastest.replicas if fastest.replicas in searched else int(searched[-1])
-            more = (f" or --max-replicas above {self.max_replicas}"
-                    if fastest.replicas == self.max_replicas < MAX_NODES
-                    and floor[self.max_replicas] < floor[self.max_replicas - 1] else "")
-            return (f"raise --max-nodes above {self.max_nodes} (lighter node loads: "
-                    f"unloaded, {_reach(r)} {label} {floor[r - 1]:.4g}){more} or "
-                    "relax --target")
+            wider = (fastest.replicas == self.max_replicas < MAX_NODES
+                     and floor[self.max_replicas] < floor[self.max_replicas - 1])
+            more = f"--max-replicas above {self.max_replicas}"
+            unloaded = f"unloaded, {_reach(r)} {label} {floor[r - 1]:.4g}"
+            if self.max_nodes < MAX_NODES:
+                return (f"raise --max-nodes above {self.max_nodes} (lighter node loads: "
+                        f"{unloaded}){f' or {more}' if wider else ''} or relax --target")
+            # no larger search is taken: the load is the lever
+            return (f"even {MAX_NODES:,} nodes, the largest search, load each node too "
+                    f"much ({unloaded}): lower --write-rate or the mean service time"
+                    f"{f', raise {more}' if wider else ''} or relax --target")
         if (reach > widest).any():
             need = int(reach[reach > widest].min())
             flags = [flag for flag, value in (("--max-replicas", self.max_replicas),
@@ -522,6 +527,129 @@ def _upper(value: float) -> str:
             else "beyond the simulated range: raise --jobs")
 
 
+#: The parameters of `plan_capacity` that `check_capacity_search` checks, by the
+#: names its messages give them unless the caller passes its own.
+SEARCH_PARAMETERS = ("write_rate", "levels", "min_replicas", "max_replicas",
+                     "min_nodes", "max_nodes")
+
+
+@dataclass(frozen=True)
+class _Names:
+    """How a message names a search parameter and its value: as `plan_capacity`'s
+    argument (``max_nodes=4``) or, through ``names``, as the caller's option
+    (``--max-nodes 4``)."""
+
+    names: Mapping[str, str] | None = None
+
+    def __call__(self, parameter: str, value: Any = None) -> str:
+        if not self.names:
+            return parameter if value is None else f"{parameter}={value}"
+        return self.names[parameter] + ("" if value is None else f" {value}")
+
+
+def check_capacity_search(write_rate: float, service: Any,
+                          levels: Sequence[str | int], min_replicas: int = 1,
+                          max_replicas: int = 5, min_nodes: int = 1,
+                          max_nodes: int = 20,
+                          names: Mapping[str, str] | None = None) -> None:
+    """Refuse a search space of `plan_capacity` that is empty, larger than
+    `MAX_NODES`, holds a level no candidate can use, or overloads every cluster.
+
+    ``names`` maps each of `SEARCH_PARAMETERS` to the name its messages use, the
+    value after a blank (the CLI's ``{"max_nodes": "--max-nodes", ...}``: "--max-nodes
+    4"); by default they are `plan_capacity`'s arguments ("max_nodes=4"). Every
+    limit a message advises is one the search takes (at most `MAX_NODES`).
+    """
+    name = _Names(names)
+    if not levels:
+        raise ConfigError(f"no consistency level given ({name('levels')}); give at "
+                          "least one, e.g. QUORUM")
+    bounds = {"min_replicas": min_replicas, "max_replicas": max_replicas,
+              "min_nodes": min_nodes, "max_nodes": max_nodes}
+    for parameter, value in bounds.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name(parameter, repr(value))} must be a whole number "
+                              ">= 1")
+        if value > MAX_NODES:
+            # each cluster size costs up to (replicas x levels) runs; a lower bound
+            # past it would be advised a refused upper one
+            raise ConfigError(f"{name(parameter, value)} exceeds the limit "
+                              f"{MAX_NODES:,} of the search; give {name(parameter)} at "
+                              f"most {MAX_NODES:,}")
+    for low, high in (("min_replicas", "max_replicas"), ("min_nodes", "max_nodes"),
+                      ("min_replicas", "max_nodes")):
+        if bounds[low] > bounds[high]:
+            raise ConfigError(
+                f"{name(low, bounds[low])} exceeds {name(high, bounds[high])}, so there "
+                f"is nothing to search; give {name(low)} at most {bounds[high]} or "
+                f"{name(high)} at least {bounds[low]}")
+    for level in levels:
+        if not (_is_count(level) and int(level) > MAX_NODES):
+            consistency_quorum(level, MAX_NODES)  # its spelling, and k >= 1 for a number
+    _check_levels_fit(levels, max_replicas, max_nodes, name)
+    work = write_rate * float(service.mean())
+    if min_replicas * work / max_nodes >= UNSTABLE:
+        fewest = fewest_stable_nodes(work, min_replicas)
+        if fewest <= MAX_NODES:
+            fix = f"raise {name('max_nodes')} to at least {_count(fewest)}"
+        else:
+            fix = (f"it needs {_count(fewest)} nodes, beyond the limit {MAX_NODES:,}: "
+                   f"lower {name('write_rate')} or the mean service time")
+            # fewer copies load each node less: the most replicas some search carries
+            fewer = next((r for r in range(min_replicas - 1, 0, -1)
+                          if fewest_stable_nodes(work, r) <= MAX_NODES), None)
+            if fewer is not None:
+                needed = fewest_stable_nodes(work, fewer)
+                fix += (f", or lower {name('min_replicas')} to {fewer}"
+                        + (f" and raise {name('max_nodes')} to at least {needed:,}"
+                           if needed > max_nodes else ""))
+        raise ConfigError(
+            f"every cluster of up to {name('max_nodes', max_nodes)} is overloaded at "
+            f"{name('write_rate', f'{write_rate:g}')} (node load = replicas x rate x "
+            f"mean service / nodes >= 1 with {min_replicas} replica(s)); {fix}")
+
+
+def _check_levels_fit(levels, max_replicas: int, max_nodes: int, name: _Names) -> None:
+    """Refuse a level that no candidate can use: one needing more replicas than the
+    most searched (``max_replicas``, and ``max_nodes``, since replicas never exceed
+    nodes). A level that fits only some candidates (THREE with r from 1 to 5) is
+    skipped where it does not fit, by `plan_capacity`."""
+    widest = min(max_replicas, max_nodes)
+    over = [level for level in levels if fewest_replicas(level) > widest]
+    if not over:
+        return
+    named = [str(level) for level in over if not _is_count(level)]
+    needs = [f"{level} needs {fewest_replicas(level)} replicas" for level in named]
+    if len(named) < len(over):
+        needs.append("a level of k acknowledgements needs k replicas")
+    # only a level within the largest search is fixed by a larger one: the limits
+    # named are those to raise for it, else those that set the most searched
+    reach = [fewest_replicas(level) for level in over
+             if fewest_replicas(level) <= MAX_NODES]
+    beyond = [str(level) for level in over if fewest_replicas(level) > MAX_NODES]
+    bound = max(reach) if reach else widest + 1
+    limit = {"max_replicas": max_replicas, "max_nodes": max_nodes}
+    limits = [parameter for parameter, value in limit.items() if value < bound]
+    fitting = [level for level in CONSISTENCY_LEVELS if fewest_replicas(level) <= widest]
+    message = (f"{name('levels', ','.join(map(str, over)))}: {', '.join(needs)}, and "
+               f"the search has at most {widest} ("
+               + " and ".join(name(parameter, limit[parameter]) for parameter in limits)
+               + f"); give levels from 1 to {widest}"
+               + (f" or names from {','.join(fitting)}" if named else ""))
+    if reach:
+        message += (", or raise " + " and ".join(map(name, limits))
+                    + f" to at least {bound}")
+    if beyond:
+        message += (f"; {','.join(beyond)} {'is' if len(beyond) == 1 else 'are'} past "
+                    f"the largest search, {MAX_NODES:,} replicas")
+    raise ConfigError(message)
+
+
+def _count(nodes: int) -> str:
+    """A number of nodes as a message gives it (a float's digits past 10^15)."""
+    return f"{nodes:,}" if nodes < 10 ** 15 else f"{nodes:.3g}"
+
+
 def plan_capacity(write_rate: float, target: float, percentile: float = 99,
                   service: Any = None, levels: Sequence[str | int] = DEFAULT_LEVELS,
                   min_replicas: int = 1, max_replicas: int = 5, min_nodes: int = 1,
@@ -544,53 +672,13 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     positive_rate(write_rate, "write rate")  # within what a run's clock can hold
     target = _check_positive(target, "latency target")
     _check_basic(basic, service, (DIRECT, *BASIC_SOURCES))
-    if not levels:
-        raise ConfigError("give at least one consistency level, e.g. QUORUM")
-    for name, value in (("min_replicas", min_replicas), ("max_replicas", max_replicas),
-                        ("min_nodes", min_nodes), ("max_nodes", max_nodes)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name}={value!r} must be a whole number >= 1")
-    if max_nodes > MAX_NODES or max_replicas > MAX_NODES:
-        raise ConfigError(f"max_nodes={max_nodes} / max_replicas={max_replicas}: the "
-                          f"search covers at most {MAX_NODES:,} nodes; narrow it")
-    for (low, high) in (("min_replicas", "max_replicas"), ("min_nodes", "max_nodes"),
-                        ("min_replicas", "max_nodes")):
-        values = {"min_replicas": min_replicas, "max_replicas": max_replicas,
-                  "min_nodes": min_nodes, "max_nodes": max_nodes}
-        if values[low] > values[high]:
-            raise ConfigError(f"search bounds are empty: {low}={values[low]} exceeds "
-                              f"{high}={values[high]}; give {low} <= {high}")
-    for level in levels:
-        consistency_quorum(level, MAX_NODES)  # its spelling, and k >= 1 for a number
-    widest = min(max_replicas, max_nodes)
-    # a level that fits some replica counts searched and not others (THREE with r from
-    # 1 to 5) is skipped where it does not; one that fits none is a mistake
-    unusable = [level for level in levels if fewest_replicas(level) > widest]
-    if unusable:
-        most = max(fewest_replicas(level) for level in unusable)
-        limits = [f"{name}={value}" for name, value in (("max_replicas", max_replicas),
-                                                        ("max_nodes", max_nodes))
-                  if value < most]
-        raise ConfigError(
-            "consistency " + ", ".join(
-                f"{f'k={level}' if _is_count(level) else level} needs "
-                f"{fewest_replicas(level)} replicas" for level in unusable)
-            + f", and the search has at most {widest} ({', '.join(limits)}); leave "
-            f"{'it' if len(unusable) == 1 else 'them'} out, or raise "
-            + " and ".join(limit.split("=")[0] for limit in limits)
-            + f" to at least {most}")
+    check_capacity_search(write_rate, service, levels, min_replicas, max_replicas,
+                          min_nodes, max_nodes)
     # the same level given twice (TWO and 2, or QUORUM and quorum) is planned once
     distinct = {}
     for level in levels:
         distinct.setdefault(level_key(level), str(level).upper())
-    if min_replicas * write_rate * float(service.mean()) / max_nodes >= UNSTABLE:
-        fewest = fewest_stable_nodes(write_rate * float(service.mean()), min_replicas)
-        fix = (f"search up to at least {fewest:,} nodes, or lower min_replicas or the "
-               "rate" if fewest <= MAX_NODES else f"it needs {fewest:,} nodes, beyond "
-               f"the limit {MAX_NODES:,}: lower the rate")
-        raise ConfigError(
-            f"every cluster of at most max_nodes={max_nodes} nodes is overloaded at "
-            f"{write_rate:g} writes per unit time (node load >= 1); {fix}")
+
     from tqdm.auto import tqdm
 
     mean_service = float(service.mean())
@@ -684,14 +772,19 @@ def fewest_replicas(level: str | int) -> int:
     return next(r for r in range(1, MAX_NODES + 1) if _quorum(level, r) is not None)
 
 
+#: The level names whose quorum is the same on any number of replicas (ONE, TWO,
+#: THREE), and that quorum: read off `consistency_quorum`, the table of levels.
+FIXED_QUORUMS = {name: _quorum(name, MAX_NODES) for name in CONSISTENCY_LEVELS
+                 if _quorum(name, MAX_NODES) == _quorum(name, MAX_NODES - 1)}
+
+
 def level_key(level: str | int) -> str | int:
-    """What makes two consistency levels one: a name whose quorum is the same on any
-    number of replicas (ONE, TWO, THREE) is that number of acknowledgements (TWO is
-    2, "2" and 2); QUORUM and ALL are themselves, in any case."""
+    """What makes two consistency levels one: a name in `FIXED_QUORUMS` is its
+    number of acknowledgements (TWO is 2, "2" and 2); any other name is itself, in
+    any case (QUORUM, ALL, and names the model does not know, such as LOCAL_ONE)."""
     if _is_count(level):
         return int(level)
-    fixed = _quorum(level, MAX_NODES)
-    return fixed if fixed == _quorum(level, MAX_NODES - 1) else level.upper()
+    return FIXED_QUORUMS.get(level.upper(), level.upper())
 
 
 def _is_count(level: str | int) -> bool:

@@ -238,3 +238,76 @@ def test_the_advice_is_the_target_alone_when_no_cluster_can_reach_it(capsys):
     assert last.endswith("even unloaded, no cluster of up to 1,000 replicas has p99 "
                          "below 1: relax --target")
     assert "raise" not in last
+
+
+def _only_accepted_values(line: str) -> None:
+    """Every limit the line advises is one plan-capacity takes: "raise --max-nodes
+    above N" leaves room up to MAX_NODES, "to at least N" names at most MAX_NODES."""
+    from sizing.planning import MAX_NODES
+
+    for above in re.findall(r"above ([\d,]+)", line):
+        assert int(above.replace(",", "")) < MAX_NODES, line
+    for least in re.findall(r"to at least ([\d,]+)", line):
+        assert int(least.replace(",", "")) <= MAX_NODES, line
+
+
+def test_the_advice_at_the_largest_search_names_the_load_not_more_nodes(capsys):
+    """At --max-nodes 1,000, the most it takes, the advice was "raise --max-nodes
+    above 1000", a value refused. 900 writes on 1,000 nodes: one replica is an M/M/1
+    queue at load 0.9, p99 ln(100) / 0.1 = 46 > 10, and more replicas overload every
+    node; at 500 writes (load 0.5) its p99 ln(100) / 0.5 = 9.2 meets 10."""
+    from sizing.planning import MAX_NODES
+
+    assert math.log(100) / (1 - 0.9) > 10 > math.log(100) / (1 - 0.5)
+    argv = ["plan-capacity", "--write-rate", "900", "--target", "10", "--basic",
+            "independent", "--min-nodes", str(MAX_NODES), "--max-nodes", str(MAX_NODES)]
+    last = _advice(argv, capsys)
+    _only_accepted_values(last)
+    assert "raise --max-nodes" not in last and f"{MAX_NODES:,}" in last
+    assert "lower --write-rate" in last and last.endswith(" or relax --target")
+    assert _run([*argv, "--max-nodes", str(MAX_NODES + 1)]) == 2  # why never advised
+    capsys.readouterr()
+    # the advice holds: a lower rate, nothing else changed, meets it
+    argv[argv.index("--write-rate") + 1] = "500"
+    assert _run(argv) == 0
+
+
+@pytest.mark.parametrize("levels, extra, fixable", [
+    ("5000", [], None),
+    ("5000", ["--max-replicas", "1000", "--max-nodes", "1000"], None),
+    # 7 is in reach of a larger search, 5000 of none
+    ("7,5000", ["--max-replicas", "3"], "raise --max-replicas to at least 7"),
+])
+def test_a_level_past_the_largest_search_is_not_advised_a_refused_limit(
+        no_work, capsys, levels, extra, fixable):
+    """--levels 5000 was told to raise --max-replicas to at least 5000, past the
+    1,000 that option takes: such a level is to be left out."""
+    assert _run(["plan-capacity", "--write-rate", "1", "--target", "5", "--levels",
+                 levels, *extra]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    _only_accepted_values(line)
+    assert "5000 is past the largest search, 1,000 replicas" in line, line
+    assert (fixable is None and "raise" not in line) or fixable in line, line
+
+
+def test_an_overload_past_the_largest_search_names_the_other_levers(no_work, capsys):
+    """3 replicas of 400 writes load 1,000 nodes to 1.2: no --max-nodes carries them,
+    so the advice names the rate and the service, and 2 replicas, on which 801
+    nodes do (the library's check passes there)."""
+    from scipy import stats
+
+    from sizing.planning import check_capacity_search, fewest_stable_nodes
+
+    assert fewest_stable_nodes(400, 3) > 1000 >= fewest_stable_nodes(400, 2) == 801
+    assert _run(["plan-capacity", "--write-rate", "400", "--target", "5",
+                 "--min-replicas", "3", "--max-nodes", "1000"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    _only_accepted_values(line)
+    assert ("it needs 1,201 nodes, beyond the limit 1,000: lower --write-rate or the "
+            "mean service time, or lower --min-replicas to 2") in line, line
+    check_capacity_search(400, stats.expon(), ("ONE",), min_replicas=2, max_nodes=1000)
+    # with a smaller search, the nodes the fewer replicas need are named too
+    assert _run(["plan-capacity", "--write-rate", "400", "--target", "5",
+                 "--min-replicas", "3"]) == 2
+    assert ("lower --min-replicas to 2 and raise --max-nodes to at least 801"
+            in capsys.readouterr().err)

@@ -162,13 +162,13 @@ def test_capacity_planner_bad_input(capsys):
                                           "whole number k"):
         plan_capacity(1.0, 5.0, levels=("SOMETIMES",))
     # a level, number or name, must fit the most replicas searched
-    with pytest.raises(ConfigError, match=r"consistency k=6 needs 6 replicas, and the "
-                                          r"search has at most 5 \(max_replicas=5\); "
-                                          "leave it out, or raise max_replicas to at "
-                                          "least 6"):
+    with pytest.raises(ConfigError, match=r"levels=6: a level of k acknowledgements "
+                                          r"needs k replicas, and the search has at "
+                                          r"most 5 \(max_replicas=5\); give levels from "
+                                          "1 to 5, or raise max_replicas to at least 6"):
         plan_capacity(1.0, 5.0, levels=("ONE", 6))
-    with pytest.raises(ConfigError, match=r"consistency THREE needs 3 replicas, and the "
-                                          r"search has at most 2 \(max_replicas=2\)"):
+    with pytest.raises(ConfigError, match=r"levels=THREE: THREE needs 3 replicas, and "
+                                          r"the search has at most 2 \(max_replicas=2\)"):
         plan_capacity(1.0, 5.0, levels=("ONE", "THREE"), max_replicas=2)
     with pytest.raises(ConfigError, match=r"TWO needs 2 replicas, .* at most 1 "
                                           r"\(max_nodes=1\); .* raise max_nodes"):
@@ -177,14 +177,83 @@ def test_capacity_planner_bad_input(capsys):
         plan_capacity(1.0, 5.0, min_nodes=5, max_nodes=4)
     with pytest.raises(ConfigError, match="min_replicas=3 exceeds max_nodes=2"):
         plan_capacity(1.0, 5.0, min_replicas=3, max_nodes=2)
-    with pytest.raises(ConfigError, match="consistency THREE needs 3 replicas"):
+    with pytest.raises(ConfigError, match="THREE needs 3 replicas"):
         plan_capacity(1.0, 5.0, levels=("THREE",), max_replicas=2)
-    with pytest.raises(ConfigError, match="search up to at least 101 nodes"):
+    with pytest.raises(ConfigError, match="raise max_nodes to at least 101"):
         plan_capacity(100.0, 5.0)
     # past the largest search there is no such advice to give
     with pytest.raises(ConfigError, match="1,000,001 nodes, beyond the limit 1,000: "
-                                          "lower the rate"):
+                                          "lower write_rate"):
         plan_capacity(1e6, 5.0)
+
+
+#: The CLI's names for the search's parameters, as plan-capacity passes them.
+FLAGS = {"write_rate": "--write-rate", "levels": "--levels",
+         "min_replicas": "--min-replicas", "max_replicas": "--max-replicas",
+         "min_nodes": "--min-nodes", "max_nodes": "--max-nodes"}
+
+
+def _as_flags(message: str) -> str:
+    """A message in plan_capacity's argument names ("max_nodes=4") in the CLI's
+    ("--max-nodes 4"); "levels" alone is a word, not the argument."""
+    for name, flag in FLAGS.items():
+        bare = "" if "_" in name else "(?!)"
+        message = re.sub(rf"\b{name}(=|\b{bare})", lambda m: flag + (" " if m[1] else ""),
+                         message)
+    return message
+
+
+@pytest.mark.parametrize("search, says", [
+    (dict(min_nodes=5, max_nodes=4), "min_nodes=5 exceeds max_nodes=4, so there is "
+                                     "nothing to search"),
+    (dict(min_replicas=6), "min_replicas=6 exceeds max_replicas=5"),
+    (dict(levels=("ONE", 7)), r"levels=7: a level of k acknowledgements needs k "
+                              r"replicas, and the search has at most 5 \(max_replicas=5"),
+    (dict(levels=("THREE",), max_nodes=2), r"levels=THREE: THREE needs 3 replicas, .*"
+                                           r"names from ONE,TWO,QUORUM,ALL, or raise "
+                                           r"max_nodes to at least 3$"),
+    (dict(levels=("ONE", "5000")), "5000 is past the largest search, 1,000 replicas"),
+    (dict(write_rate=100.0), r"every cluster of up to max_nodes=20 is overloaded at "
+                             r"write_rate=100 .* raise max_nodes to at least 101"),
+    (dict(write_rate=400.0, min_replicas=3, max_nodes=1000),
+     "1,201 nodes, beyond the limit 1,000: lower write_rate or the mean service time, "
+     "or lower min_replicas to 2$"),
+    (dict(max_nodes=1001), "max_nodes=1001 exceeds the limit 1,000"),
+    # not "give max_replicas at least 5000", a value refused
+    (dict(min_replicas=5000), "min_replicas=5000 exceeds the limit 1,000 of the "
+                              "search; give min_replicas at most 1,000$"),
+])
+def test_a_search_is_checked_once_in_the_names_of_its_caller(search, says):
+    """One check, two spellings: the message in the CLI's option names is the
+    library's sentence with only the names changed."""
+    from scipy import stats
+
+    from sizing.planning import check_capacity_search
+
+    search = {"write_rate": 1.0, "service": stats.expon(), "levels": ("ONE",), **search}
+    with pytest.raises(ConfigError, match=says) as python:
+        check_capacity_search(**search)
+    with pytest.raises(ConfigError) as cli:
+        check_capacity_search(**search, names=FLAGS)
+    assert str(cli.value) == _as_flags(str(python.value))
+    assert "_" not in re.sub(r"[A-Z]+_[A-Z]+", "", str(cli.value))  # no Python names
+    # plan_capacity refuses the same search with the same message
+    with pytest.raises(ConfigError) as planned:
+        plan_capacity(**{k: v for k, v in search.items()}, target=5.0)
+    assert str(planned.value) == str(python.value)
+
+
+def test_level_key_makes_one_level_of_a_name_and_its_number_and_no_more():
+    """TWO, "2" and 2 are one level; QUORUM and ALL depend on the replicas; a name
+    outside the model (LOCAL_ONE, LOCAL_QUORUM: data-centre levels) is itself, so two
+    of them are two levels (both were None)."""
+    from sizing.planning import FIXED_QUORUMS, level_key
+
+    assert FIXED_QUORUMS == {"ONE": 1, "TWO": 2, "THREE": 3}
+    assert level_key("TWO") == level_key("two") == level_key("2") == level_key(2) == 2
+    assert level_key("quorum") == "QUORUM" and level_key("ALL") == "ALL"
+    assert level_key("local_one") == "LOCAL_ONE"
+    assert level_key("LOCAL_QUORUM") == "LOCAL_QUORUM"
 
 
 @pytest.fixture
