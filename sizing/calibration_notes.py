@@ -1,7 +1,8 @@
 """What a calibration or a prediction of the closed-network Cassandra model says
 besides its numbers (`sizing.cluster_calibration` warns them; `sizing.mixes` asks them
 of a plan's rows): the clients' time outside the latency, what one measured level
-leaves to the prior, a row the fit misses far more than the others, levels the model
+leaves to the prior, repeats of a run that disagree, a row the fit misses far more
+than the others, levels the model
 merges, wide-area rows fitted in one data centre, rows past the fitted loads or past
 the busiest fitted row, bands wider than an order of magnitude.
 """
@@ -42,9 +43,9 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
     the prior, a row missed far more than the others, a model that misses its rows."""
     fitted, anchors, outside = model.fit, model.anchors, model.outside
     notes = []
-    inverted = levels_out_of_order(table)
-    if inverted is not None:
-        notes.append(inverted)
+    for note in (levels_out_of_order(table), repeated_runs(table, source.row_name)):
+        if note is not None:
+            notes.append(note)
     if outside is not None and np.max(outside.residual) > 0.05 * np.min(
             table.mean_ms.to_numpy()):
         notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
@@ -77,9 +78,11 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
                                             fitted.client_cores)
             one, own = math.exp(own_one[0]), math.exp(own_step[0])
             extra = math.exp(step[0]) * one ** prior.level_step_scale
-            grows = "" if prior.level_step_scale == 0 else (
-                f": the prior's step, scaled to this ONE as ONE^"
-                f"{prior.level_step_scale:g}")
+            power = prior.level_step_scale
+            grows = "" if power == 0 else (
+                ": the prior's step grows with a cluster's own ONE latency, "
+                + ("in proportion" if power == 1 else "as its square root"
+                   if power == 0.5 else f"as its power {power:g}"))
             measured = " and ".join(sorted({str(level) for level in mine.consistency}))
             replicas = int(mine.replicas.max())
             others = table[(table.operation != operation)
@@ -270,6 +273,40 @@ def levels_out_of_order(table: pd.DataFrame) -> str | None:
             "the same run at a lower level, while waiting for more replicas is never "
             "faster; the model keeps the levels in order and misses these rows (check "
             "the rows' consistency labels, or give several runs' mean)")
+
+
+#: Repeats of one run (operation, level, load, mix) that differ by more than this
+#: share of the faster one are named (`repeated_runs`): a run's repeats usually agree
+#: within a few percent; more is noise no fit can be closer than.
+REPEAT_SPREAD = 0.10
+
+
+def repeated_runs(table: pd.DataFrame,
+                  row_name=lambda i: f"row {i + 1}") -> str | None:
+    """A note naming runs measured more than once whose repeats differ by more than
+    `REPEAT_SPREAD` (``row_name(i)`` names the i-th row of ``table``), or None: the fit
+    takes every repeat as it is, so neither its own rows nor a prediction there can be
+    closer than the repeats are to each other."""
+    mixed = (table.reads > 0) & (table.reads < 1)
+    runs = table.assign(partner=np.where(mixed, table.other_quorum, -1),
+                        place=np.arange(len(table)))
+    found = []
+    for _, run in runs.groupby(["operation", "quorum", "replicas", "threads", "rate",
+                                "reads", "partner"], dropna=False, sort=False):
+        if len(run) > 1 and run.mean_ms.max() > (1 + REPEAT_SPREAD) * run.mean_ms.min():
+            slow, fast = run.loc[run.mean_ms.idxmax()], run.loc[run.mean_ms.idxmin()]
+            found.append((run.mean_ms.max() / run.mean_ms.min() - 1,
+                          f"{slow.label}: {row_name(int(slow.place))} "
+                          f"({slow.mean_ms:.4g} ms) and {row_name(int(fast.place))} "
+                          f"({fast.mean_ms:.4g} ms)"))
+    if not found:
+        return None
+    found.sort(key=lambda pair: -pair[0])
+    return (f"{_listed([text for _, text in found], str)}: the same run measured more "
+            f"than once, up to {found[0][0]:.0%} apart; the fit takes each repeat as it "
+            "is, so no prediction of that run is closer than its repeats are to each "
+            "other (give each run once, as the mean of its repeats, if they measure "
+            "one setting)")
 
 
 #: Most rows a note names one by one; the rest it counts.

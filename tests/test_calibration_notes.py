@@ -1,0 +1,49 @@
+"""Notes of `sizing.calibration_notes` that a calibration gives besides its numbers."""
+
+import glob
+
+import pytest
+
+from sizing.calibration_notes import REPEAT_SPREAD, repeated_runs
+from sizing.cluster_calibration import table_of
+from sizing.measurements import read_measurements
+
+HEADER = "operation,consistency,threads,throughput,mean_ms\n"
+
+
+def _table(tmp_path, body: str):
+    path = tmp_path / "rows.csv"
+    path.write_text(HEADER + body)
+    rows, _ = read_measurements(str(path), 3)
+    return table_of(rows, 3, 3)
+
+
+def test_repeats_of_one_run_far_apart_are_named_by_line(tmp_path):
+    """Two 10-thread ONE reads of 5.4 and 9.9 ms (a probe's file): the note names both
+    lines, the larger spread first, and says how far apart they are."""
+    table = _table(tmp_path, "read,ONE,10,,5.4\nread,ONE,10,,9.9\nread,ONE,20,,7\n"
+                             "read,QUORUM,20,,8\nread,QUORUM,20,,9\n")
+    note = repeated_runs(table, lambda i: f"line {i + 2}")
+    assert note.startswith("read ONE 10 threads: line 3 (9.9 ms) and line 2 (5.4 ms)")
+    assert "read QUORUM 20 threads: line 6 (9 ms) and line 5 (8 ms)" in note
+    assert note.index("ONE 10") < note.index("QUORUM 20")
+    assert "up to 83% apart" in note
+
+
+@pytest.mark.parametrize("second", [5.4 * (1 + REPEAT_SPREAD) * 0.99, 5.4])
+def test_repeats_that_agree_and_distinct_runs_get_no_note(tmp_path, second):
+    """Repeats within `REPEAT_SPREAD` of each other, and rows that differ in level or
+    threads, are not repeats worth a note."""
+    table = _table(tmp_path, f"read,ONE,10,,5.4\nread,ONE,10,,{second:.6g}\n"
+                             "read,QUORUM,10,,9.9\nread,ONE,20,,12\n")
+    assert repeated_runs(table) is None
+
+
+@pytest.mark.parametrize("path", sorted(
+    glob.glob("docs/data/karpenko2021/cluster_*.csv")
+    + glob.glob("docs/data/george0st_cassandra_stress/cassandra*.csv")
+    + glob.glob("docs/data/measurements/saulolks2022_*.csv")))
+def test_the_published_files_repeat_no_run(path):
+    """The published data sets give each run once: none gets the note."""
+    rows, _ = read_measurements(path, 3)
+    assert repeated_runs(table_of(rows, 3, 3)) is None
