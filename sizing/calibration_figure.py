@@ -20,7 +20,7 @@ import pandas as pd
 
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_save
-from sizing.closed_network import single_closed
+from sizing.network_model import throughput_interval
 
 #: Columns `draw` and `curves` read from the measured rows.
 NEEDED = ("operation", "consistency", "quorum", "threads", "nodes", "replicas",
@@ -79,13 +79,13 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     ``fit.interval``), ``throughput``, ``throughput_low``, ``throughput_high`` (ops/s),
     ``plain_ms`` (a model with anchors: its latency before anchoring; else NaN).
 
-    The throughput band (`throughput_interval`) of a closed loop of one operation
-    follows from the latency band by Little's law, ``threads = throughput (think +
-    outside + latency)``, the clients' time outside the measured latency held at the
-    model's; an open loop the model carries carries its offered rate (a band of no
-    width, mixed or not); past the model's capacity, and in a closed-loop mixed run,
-    whose cycle holds the other operation's latency too, the band is unknown (NaN)
-    and not drawn.
+    The throughput band (`sizing.network_model.throughput_interval`) of a closed
+    loop of one operation follows from the latency band by Little's law, ``threads =
+    throughput (think + outside + latency)``, the clients' time outside the measured
+    latency held at the model's; an open loop the model carries carries its offered
+    rate (a band of no width, mixed or not); past the model's capacity, and in a
+    closed-loop mixed run, whose cycle holds the other operation's latency too, the
+    band is unknown (NaN) and not drawn.
     """
     table = _checked(measured)
     pieces = []
@@ -119,40 +119,6 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     grid["throughput_low"], grid["throughput_high"] = throughput_interval(
         rows, latency, throughput, low, high)
     return grid
-
-
-def throughput_interval(rows, latency, throughput, low, high):
-    """The interval of the model's throughput (ops/s) per row of ``rows`` (as
-    `sizing.closed_network.predict` takes them) that holds its latency (ms) interval
-    ``low`` to ``high`` (``latency``, ``throughput``: the model's values), as
-    (low, high).
-
-    A closed loop of one operation carries its threads over its clients' cycle
-    (Little's law): the think time, their time outside the latency (what the model's
-    ``throughput`` leaves beside ``latency`` and the think time, held at the model's)
-    and the latency, so the latency's interval maps onto the throughput's, its high
-    end onto the low end. An open loop the model carries carries its offered rate,
-    at both ends, mixed or not. An open loop past the model's capacity and a
-    closed-loop mixed run (whose cycle holds the other operation's latency too) have
-    no interval here: NaN."""
-    latency, throughput = np.asarray(latency, float), np.asarray(throughput, float)
-    low, high = np.asarray(low, float), np.asarray(high, float)
-    think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
-    rate = np.asarray(rows.get("rate", np.full(len(latency), np.nan)), float)
-    plain = single_closed(rows)
-    threads = np.where(plain, np.asarray(rows["threads"], float), 1.0)
-    # the clients' time between requests beside the think time: it does not move
-    # with the latency (scaling it with the latency made a JMeter loop with 108 ms
-    # outside carry 414 ops/s from 50 threads)
-    waits = think + np.maximum(threads * 1000.0 / throughput - think - latency, 0.0)
-    # an open loop below capacity: the model's throughput is the rate offered (as
-    # `sizing.calibration_notes.prediction_notes` tells a row past it)
-    carried = np.isfinite(rate) & (throughput >= (1 - 1e-6) * rate)
-    # more latency, less throughput: the band's high end is the throughput's low end
-    return (np.where(plain, threads * 1000.0 / (waits + high),
-                     np.where(carried, throughput, np.nan)),
-            np.where(plain, threads * 1000.0 / (waits + low),
-                     np.where(carried, throughput, np.nan)))
 
 
 def _label(consistency, nodes, replicas, several_clusters: bool,

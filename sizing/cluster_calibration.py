@@ -35,14 +35,13 @@ from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_notes import fit_notes, merged_levels, prediction_notes, \
     unpaired_rows, wide_area_note, wide_intervals
-from sizing.calibration_figure import throughput_interval
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, prior_from_model
 from sizing.network_model import NetworkModel, calibrated, is_network_model, \
-    read_network_model, rows_of_table
+    read_network_model, rows_of_table, throughput_interval
 from sizing.structure_choice import AUTO
 
 

@@ -414,16 +414,15 @@ class Fit:
 
     def interval(self, rows, samples: int = 256, seed: int = 0, level: float = 0.95):
         """Prediction interval of the mean latency per row from the posterior draws
-        (`draws`: they hold the prior's spread where the rows say nothing): the
-        width of the draws' central ``level`` range on the log scale, centred on the
-        fitted point's prediction (so the band always holds the curve drawn)."""
+        (`draws`: they hold the prior's spread where the rows say nothing), as
+        `band_about` the fitted point's prediction: each end as far as the draws reach
+        on its side (so the band always holds the curve drawn)."""
         draws = self.draws(samples, np.random.default_rng(seed))
         values = np.log([self.predict(rows, d)[0] for d in draws])
-        tail = (1 - level) / 2
-        half = 0.5 * (np.quantile(values, 1 - tail, axis=0)
-                      - np.quantile(values, tail, axis=0))
-        centre = np.log(self.predict(rows)[0])
-        return np.exp(centre - half), np.exp(centre + half)
+        point = self.predict(rows)[0]
+        low, high = band_about(np.log(point), values, level)
+        # an end the draws do not move is the point itself, not its log's exp
+        return np.minimum(low, point), np.maximum(high, point)
 
     def resting_on_prior(self, keep: float = 0.5) -> list[str]:
         """Coordinates the structure uses whose posterior sd is more than ``keep`` of
@@ -432,6 +431,21 @@ class Fit:
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
+
+
+def band_about(centre, values, level: float, widen=0.0):
+    """The ``level`` prediction band (low, high) per row about ``centre`` (log
+    predictions) from posterior draws ``values`` (log, one row per draw; NaN: a draw
+    left out): on the log scale each end is as far from ``centre`` as the draws'
+    central ``level`` range reaches on its side (nothing where it stops short of
+    ``centre``), widened in quadrature by ``widen`` (a log half-width per row). A
+    posterior skewed, or of two explanations (`Fit.alternatives`), reaches further
+    on one side than a band centred on the prediction would."""
+    tail = (1 - level) / 2
+    low, high = (np.nanquantile(values, q, axis=0) for q in (tail, 1 - tail))
+    below = np.sqrt(np.clip(centre - low, 0.0, None) ** 2 + np.square(widen))
+    above = np.sqrt(np.clip(high - centre, 0.0, None) ** 2 + np.square(widen))
+    return np.exp(centre - below), np.exp(centre + above)
 
 
 def unused_coordinates(structure: str, geography=None) -> set[str]:

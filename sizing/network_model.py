@@ -38,7 +38,7 @@ from sizing.closed_network import DEMANDS, STRUCTURES, one_operation, reads_of, 
     single_closed
 from sizing.geography import Geography
 from sizing.network_fit import COORDINATES, LATER_COORDINATES, LEGACY_VALUES, LOG_LIMIT, \
-    ROW_NOISE, Fit, Prior, demands_of, fit
+    ROW_NOISE, Fit, Prior, band_about, demands_of, fit
 
 #: The ``kind`` of a model file written by this module.
 KIND = "closed-network"
@@ -385,9 +385,18 @@ class NetworkModel:
 
     def _anchored(self, rows, latency):
         """The model's ``latency`` of ``rows`` anchored, no slower than the same run
-        measured at a higher level (`measured_above`), and never below the row's
-        anchored latency at a lower level (which wins where measured rows are out of
-        order)."""
+        measured at a higher level (`measured_above`), never below the row's anchored
+        latency at a lower level, and an open loop's never below the same row's at
+        each fitted rate below its own (`_fitted_rates_below`; both floors win where
+        measured rows are out of order)."""
+        latency = self._level_anchored(rows, latency)
+        for which, there in self._fitted_rates_below(rows):
+            latency[which] = np.maximum(latency[which], self._level_anchored(
+                there, self.fit.predict(there)[0]))
+        return latency
+
+    def _level_anchored(self, rows, latency):
+        """`_anchored` but for the floor of the fitted rates below."""
         latency = np.minimum(latency * np.exp(self.anchors.correction(
             self.as_fitted(rows))), self.measured_above(rows))
         quorum = np.asarray(rows["quorum"], int)
@@ -397,6 +406,33 @@ class NetworkModel:
                 self.anchors.correction(self.as_fitted(lower)))
             latency = np.where(quorum > k, np.maximum(latency, below), latency)
         return latency
+
+    def _fitted_rates_below(self, rows):
+        """Per fitted open-loop rate of an operation, the open-loop rows of that
+        operation asked at a higher rate (``which``) and those rows at the fitted rate
+        (at their own cluster size), as (which, rows there). A higher offered rate
+        never lowers the latency, and the fitted rates are where the anchors' line
+        bends: between two of them the model, convex in the rate, and a straight
+        anchor can dip only below its ends, so a row's prediction that is no lower
+        than at each fitted rate below is no lower than at any rate below (a mix of
+        50% reads fitted at 120,000 and 150,000 ops/s put a read's lower end at
+        0.33 ms at 140,000 between 0.70 and 1.35 ms at those)."""
+        # rates compared at the fitted cluster's load per node
+        fitted_load, is_open = _load(self.as_fitted(rows))
+        own_load = _load(rows)[0]
+        write = np.asarray(rows["write"], bool)
+        a = self.anchors
+        opened = a.is_open()
+        for w, rate in sorted({(bool(w), float(t))
+                               for w, t in zip(a.write[opened], a.threads[opened])}):
+            # (a row at a fitted rate of another cluster size reads back within
+            # rounding of it)
+            which = is_open & (write == w) & (fitted_load > rate * (1 + 1e-9))
+            if not which.any():
+                continue
+            there = {k: np.asarray(v)[which] if np.ndim(v) else v for k, v in rows.items()}
+            there["rate"] = rate * own_load[which] / fitted_load[which]
+            yield which, there
 
     def measured_above(self, rows) -> np.ndarray:
         """Per row, the measured latency of the same load, operation and mix at the
@@ -455,28 +491,32 @@ class NetworkModel:
         prediction), widened in quadrature by the anchors' own spread (how far the
         model misses measured rows) and, with ``extrapolation``, by the anchors' own
         error where the row is an extrapolation (`Anchors.extrapolation`); past the
-        fitted loads (thread counts, or an open loop's rates),
-        narrowed to what the loop allows from there (`_within_loop_bounds`:
-        never below the band at the largest fitted load, and for a closed loop no
-        higher than its threads allow); above ONE, its lower end
+        fitted thread counts of a closed loop, narrowed to what the loop allows from
+        there (`_within_loop_bounds`: never below the band at the largest fitted
+        count, nor higher than its threads allow); above ONE, its lower end
         never below that of the level below at the same row, and below ALL its upper
         end never above that of the level above and of the same run measured there
-        (waiting for more replicas is never faster, as in `predict`).
+        (waiting for more replicas is never faster, as in `predict`); an open loop's
+        ends never below those of the same row at each fitted rate below its own (a
+        higher offered rate never lowers the latency, as in `predict`:
+        `_fitted_rates_below`).
         """
         # rows by position, as `predict` takes them (a Series' labels play no part)
         given = {k: np.asarray(v) if np.ndim(v) else v for k, v in rows.items()}
         return self._interval(given, level, samples, seed, extrapolation, _Draws())
 
     def _interval(self, given, level, samples, seed, extrapolation, draws: "_Draws",
-                  sides: tuple[str, ...] = ("floor", "ceiling", "lone")):
+                  sides: tuple[str, ...] = ("floor", "ceiling", "lone", "rates")):
         """`interval`, with the posterior draws' predictions of rows already asked
-        (``draws``: shared with the calls below for the levels beneath and above and
-        the largest fitted thread count, which take the same draws: the same seed and
-        size). ``sides``: whether the level beneath bounds the lower end ("floor"),
-        the level above the upper end ("ceiling"), and a lone request of the row's
-        operation and level the lower end ("lone"); each neighbour's own band is
-        bounded on the side away from this level only, so the levels are walked once
-        each way."""
+        (``draws``: shared with the calls below for the levels beneath and above,
+        the fitted rates below and the largest fitted thread count, which take the
+        same draws: the same seed and size). ``sides``: whether the level beneath
+        bounds the lower end ("floor"), the level above the upper end ("ceiling"), a
+        lone request of the row's operation and level the lower end ("lone"), and the
+        fitted rates below an open loop's rate both ends ("rates"); each neighbour's
+        own band is bounded on the side away from this level only, so the levels are
+        walked once each way, and the bands at the fitted rates are not bounded by
+        the rates below them (every one of those bounds the row itself)."""
         fitted = self.fit
         rows = self.with_outside(given)
         values = self._draw_values(rows, samples, seed, draws)
@@ -489,22 +529,17 @@ class NetworkModel:
         values = np.where(ruled, np.nan, values[finite])
         if not len(values):
             values = np.log(self.predict(rows)[0])[None, :]
-        tail = (1 - level) / 2
-        low, high = (np.nanquantile(values, q, axis=0) for q in (tail, 1 - tail))
-        z = stats.norm.ppf(1 - tail)
+        z = stats.norm.ppf(1 - (1 - level) / 2)
         # about the anchored prediction of the fitted point (the band holds it)
         centre = np.log(self.predict(rows)[0])
         other = (z * self._row_noise()) ** 2 + extrapolation * (
             z * self.anchors.extrapolation(self.as_fitted(rows),
                                            fitted.prior.level_miss)) ** 2
-        # each side the draws' own reach from the fitted point's prediction: a
-        # posterior skewed or of two explanations (`Fit.alternatives`) reaches further
-        # on one side than a band centred on the point, which held out put 3 of 10
-        # rows of a JMeter cluster's levels inside (now 10), and a geo-distributed
-        # cluster's ONE writes from QUORUM and ALL 2 of 10 (now 10)
-        below = np.sqrt(np.clip(centre - low, 0.0, None) ** 2 + other)
-        above = np.sqrt(np.clip(high - centre, 0.0, None) ** 2 + other)
-        low, high = np.exp(centre - below), np.exp(centre + above)
+        # each side the draws' own reach from the fitted point's prediction: a band
+        # centred on the point held out put 3 of 10 rows of a JMeter cluster's levels
+        # inside (now 10), and a geo-distributed cluster's ONE writes from QUORUM and
+        # ALL 2 of 10 (now 10)
+        low, high = band_about(centre, values, level, np.sqrt(other))
         if fitted.geography is not None:
             # no request returns before its round trips (less the slack of published
             # round trips against a benchmark's)
@@ -551,6 +586,17 @@ class NetworkModel:
         slack = np.exp(self.anchors.spread)
         high = np.maximum(np.minimum(high, self.measured_above(rows) * slack),
                           np.exp(centre))
+        if "rates" in sides:
+            # last, as the prediction's floor wins over the measured level above:
+            # each band at a fitted rate below lies about a prediction no higher
+            # than this row's, so the band still holds it
+            low, high = low.copy(), high.copy()
+            kept = tuple(side for side in sides if side != "rates")
+            for which, there in self._fitted_rates_below(given):
+                there_low, there_high = self._interval(there, level, samples, seed,
+                                                       extrapolation, draws, kept)
+                low[which] = np.maximum(low[which], there_low)
+                high[which] = np.maximum(high[which], there_high)
         return low, high
 
     def _draw_values(self, rows, samples: int, seed: int, draws: "_Draws") -> np.ndarray:
@@ -654,24 +700,25 @@ class NetworkModel:
 
     def _within_loop_bounds(self, rows, centre, low, high, level, samples, seed,
                                    draws: "_Draws"):
-        """``low`` and ``high`` of the rows of one operation past the largest fitted
-        load of their operation, loop and level (else operation and loop) narrowed to
-        what the loop allows from there. More threads, or a higher offered rate, never
-        lower the latency: the lower end is at least the one at the largest fitted
-        load M. A closed loop's throughput falls by at most `THROUGHPUT_LOSS` past
-        saturation, so its mean latency at T threads is at most (the one at M + time
-        outside) T / M / (1 - `THROUGHPUT_LOSS`) - time outside (an open loop's has no
-        such ceiling: near its capacity it grows without bound). Both ends are taken
-        from the interval at M (``centre``: the predictions, which the band keeps
-        holding)."""
-        # loads compared at the fitted cluster's load per node
+        """``low`` and ``high`` of the closed-loop rows of one operation past the
+        largest fitted thread count of their operation and level (else operation)
+        narrowed to what the loop allows from there. More threads never lower the
+        latency: the lower end is at least the one at the largest fitted count M. A
+        closed loop's throughput falls by at most `THROUGHPUT_LOSS` past saturation,
+        so its mean latency at T threads is at most (the one at M + time outside) T /
+        M / (1 - `THROUGHPUT_LOSS`) - time outside. Both ends are taken from the
+        interval at M (``centre``: the predictions, which the band keeps holding). (An
+        open loop's rows take the bands at the fitted rates below them instead, in
+        `_interval`, with no ceiling: near its capacity the latency grows without
+        bound.)"""
+        # thread counts compared at the fitted cluster's load per node
         threads, is_open = _load(self.as_fitted(rows))
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         pure = one_operation(rows)
         tops = np.full(len(threads), np.nan)
-        for i in np.flatnonzero(pure):
-            mine = self.anchors._kind(write[i], bool(is_open[i]))
+        for i in np.flatnonzero(pure & ~is_open):
+            mine = self.anchors._kind(write[i], False)
             same = mine & (self.anchors.quorum == quorum[i])
             group = same if same.any() else mine
             if group.any():
@@ -681,19 +728,15 @@ class NetworkModel:
         if not beyond.any():
             return low, high
         at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
-        # the largest fitted load, at the query row's own cluster size
-        top = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
-        opened = is_open[beyond]
-        at_top["threads"] = np.where(opened, at_top["threads"], top)
-        if "rate" in at_top:
-            at_top["rate"] = np.where(opened, top, at_top["rate"])
+        # the largest fitted count, at the query row's own cluster size
+        at_top["threads"] = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
         top_low, top_high = self._interval(at_top, level, samples, seed, True, draws)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
         centre = centre[beyond]
         low, high = low.copy(), high.copy()
         low[beyond] = np.minimum(np.maximum(low[beyond], top_low), centre)
-        ceiling = np.where(opened, np.inf, (top_high + outside) * threads[beyond]
-                           / tops[beyond] / (1.0 - THROUGHPUT_LOSS) - outside)
+        ceiling = (top_high + outside) * threads[beyond] / tops[beyond] \
+            / (1.0 - THROUGHPUT_LOSS) - outside
         high[beyond] = np.maximum(np.minimum(high[beyond], ceiling), centre)
         return low, high
 
@@ -736,6 +779,40 @@ class NetworkModel:
             lines.append(f"{key} = {_toml(value)}")
         places = "" if f.geography is None else "\n" + f.geography.to_toml()
         return "\n".join(lines) + "\n\n" + f.prior.to_toml() + places
+
+
+def throughput_interval(rows, latency, throughput, low, high):
+    """The interval of the model's throughput (ops/s) per row of ``rows`` (as
+    `sizing.closed_network.predict` takes them) that holds its latency (ms) interval
+    ``low`` to ``high`` (``latency``, ``throughput``: the model's values), as
+    (low, high).
+
+    A closed loop of one operation carries its threads over its clients' cycle
+    (Little's law): the think time, their time outside the latency (what the model's
+    ``throughput`` leaves beside ``latency`` and the think time, held at the model's)
+    and the latency, so the latency's interval maps onto the throughput's, its high
+    end onto the low end. An open loop the model carries carries its offered rate,
+    at both ends, mixed or not. An open loop past the model's capacity and a
+    closed-loop mixed run (whose cycle holds the other operation's latency too) have
+    no interval here: NaN."""
+    latency, throughput = np.asarray(latency, float), np.asarray(throughput, float)
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    think = np.asarray(rows.get("think_ms", np.zeros(len(latency))), float)
+    rate = np.asarray(rows.get("rate", np.full(len(latency), np.nan)), float)
+    plain = single_closed(rows)
+    threads = np.where(plain, np.asarray(rows["threads"], float), 1.0)
+    # the clients' time between requests beside the think time: it does not move
+    # with the latency (scaling it with the latency made a JMeter loop with 108 ms
+    # outside carry 414 ops/s from 50 threads)
+    waits = think + np.maximum(threads * 1000.0 / throughput - think - latency, 0.0)
+    # an open loop below capacity: the model's throughput is the rate offered (as
+    # `sizing.calibration_notes.prediction_notes` tells a row past it)
+    carried = np.isfinite(rate) & (throughput >= (1 - 1e-6) * rate)
+    # more latency, less throughput: the band's high end is the throughput's low end
+    return (np.where(plain, threads * 1000.0 / (waits + high),
+                     np.where(carried, throughput, np.nan)),
+            np.where(plain, threads * 1000.0 / (waits + low),
+                     np.where(carried, throughput, np.nan)))
 
 
 def _kinds(anchors: Anchors) -> list[str]:

@@ -92,8 +92,10 @@ def test_curves_pass_through_the_model_at_every_measured_row(fitted, grid):
 
 def test_bands_hold_the_curve(grid):
     assert np.all(grid.low_ms <= grid.mean_ms) and np.all(grid.mean_ms <= grid.high_ms)
-    assert np.all(grid.throughput_low <= grid.throughput)
-    assert np.all(grid.throughput <= grid.throughput_high)
+    # (a band's end at the curve, where no draw reaches past it, maps back within
+    # rounding)
+    assert np.all(grid.throughput_low <= grid.throughput * (1 + 1e-12))
+    assert np.all(grid.throughput <= grid.throughput_high * (1 + 1e-12))
     width = (grid.high_ms - grid.low_ms) / grid.mean_ms
     assert np.all(width > 0)
 
@@ -219,7 +221,9 @@ def test_a_level_at_one_load_is_a_marker_with_its_band_as_an_error_bar(
             assert x == 30
             assert y == pytest.approx(value, rel=1e-9)
             assert (bar_low, bar_high) == pytest.approx((band_low, band_high), rel=1e-9)
-            assert bar_low < y < bar_high  # a band of some width, seen on the panel
+            # a band of some width, seen on the panel (one end may be the value
+            # itself: each end reaches as far as the draws do on its side)
+            assert bar_low <= y <= bar_high and bar_low < bar_high
             # the marker inside its panel (a band past twice the curves may run off)
             assert ax.get_ylim()[0] < y < ax.get_ylim()[1]
     legend = _panels(figure)[("read", "latency")].get_legend()
@@ -409,24 +413,3 @@ def test_closed_and_open_rows_are_drawn_on_axes_of_their_own(fitted, monkeypatch
                                 and line.get_gid() != BAND_EDGE])
         assert drawn.min() == pytest.approx(loads.min(), rel=1e-12), ax.get_title()
         assert drawn.max() == pytest.approx(loads.max(), rel=1e-12), ax.get_title()
-
-
-def test_the_throughput_interval_is_the_latency_interval_through_littles_law():
-    """A closed loop of one operation: threads over its cycle, the latency at either
-    end; an open loop the model carries: the offered rate; past capacity and in a
-    mixed run (whose cycle holds the other operation's latency too): none."""
-    from sizing.calibration_figure import throughput_interval
-
-    rows = dict(threads=np.array([10.0, np.nan, np.nan, 10.0]),
-                rate=np.array([np.nan, 100.0, 100.0, np.nan]),
-                think_ms=np.array([2.0, 0.0, 0.0, 0.0]), write=np.zeros(4, bool),
-                reads=np.array([1.0, 1.0, 1.0, 0.5]), quorum=np.ones(4, int),
-                other_quorum=np.ones(4, int), nodes=np.full(4, 3),
-                replicas=np.full(4, 3))
-    # row 1: a cycle of 2 ms thinking, 5 ms outside the latency and 3 ms latency
-    low, high = throughput_interval(rows, latency=[3.0, 1.0, 1.0, 2.0],
-                                    throughput=[1000.0, 100.0, 80.0, 500.0],
-                                    low=[2.0, 0.5, 0.5, 1.0], high=[5.0, 2.0, 2.0, 4.0])
-    assert low[0] == pytest.approx(10_000 / 12) and high[0] == pytest.approx(10_000 / 9)
-    assert low[1] == high[1] == 100.0
-    assert np.isnan(low[2:]).all() and np.isnan(high[2:]).all()

@@ -461,3 +461,20 @@ def test_draws_share_the_samples_among_the_profile_by_weight():
     assert len(fitted.draws(7, np.random.default_rng(0))) == 7
     # none asked, none drawn (a band then lies about the point alone)
     assert fitted.draws(0, np.random.default_rng(0)).shape == (0, len(COORDINATES))
+
+
+def test_a_bare_fits_band_reaches_as_far_as_the_draws_on_each_side():
+    """Half the draws at the fitted point, half at a profile point with twice the
+    work (no spread about either): the 95% band runs from the point's prediction (no
+    draw lies below it) up to the profile point's, not a band centred on the point."""
+    from sizing.network_fit import Fit
+    zero = np.zeros((len(COORDINATES),) * 2)
+    slower = TRUE.copy()
+    slower[COORDINATES.index("work")] += np.log(2.0)
+    fitted = Fit(TRUE, np.zeros(len(COORDINATES)), Prior.vague(), "lanes", 4, 4, 0.0,
+                 zero, alternatives=((1.0, slower, zero),))
+    rows = _rows([1, 3])
+    low, high = fitted.interval(rows, samples=64)
+    np.testing.assert_allclose(low, fitted.predict(rows)[0], rtol=1e-12)
+    np.testing.assert_allclose(high, fitted.predict(rows, slower)[0], rtol=1e-12)
+    assert np.all(high > 1.2 * low)

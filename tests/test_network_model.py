@@ -15,7 +15,7 @@ from sizing.closed_network import Demands, predict
 from sizing.network_fit import COORDINATES, LEGACY_VALUES, Fit, Prior, default_prior, fit, \
     prior_from_model
 from sizing.network_model import THROUGHPUT_LOSS, Anchors, NetworkModel, calibrated, \
-    is_network_model, read_network_model
+    is_network_model, read_network_model, throughput_interval
 
 # calibrate_cluster warns its doubts (tested where they matter); here they are noise
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -782,6 +782,43 @@ def test_intervals_past_the_fitted_rates_never_reach_below_the_top_fitted_rate()
     assert np.all(low <= centre) and np.all(centre <= high)
     assert np.all(low >= top_low[0] * (1 - 1e-12))
     assert high[1] > high[0]
+
+
+def _open_rows(rates, write, reads):
+    """Open-loop rows at ONE (the other operation of a mixed run at ONE too)."""
+    n = len(rates)
+    return dict(threads=np.full(n, np.nan), rate=np.asarray(rates, float),
+                think_ms=np.zeros(n), nodes=np.full(n, 3), replicas=np.full(n, 3),
+                quorum=np.ones(n, int), other_quorum=np.ones(n, int),
+                write=np.full(n, write), reads=np.full(n, reads))
+
+
+def test_a_higher_offered_rate_never_lowers_a_prediction_nor_its_band():
+    """Reads and writes of 50% mixes (the truth's, 3% noise out of order along the
+    rate) fitted at 4,000 to 22,000 ops/s: asked every 500 ops/s up to 22,000, the
+    prediction and both ends of its band never fall as the rate grows, for reads
+    and writes alone and for the mix (the anchors' line between two fitted rates
+    lowered the prediction, and the draws' lower end of a read alone)."""
+    rates = np.array([4000.0, 10000.0, 16000.0, 22000.0])
+    fitted = {k: np.concatenate([_open_rows(rates, False, 0.5)[k],
+                                 _open_rows(rates, True, 0.5)[k]])
+              for k in _open_rows(rates, False, 0.5)}
+    noise = np.exp(0.03 * np.sin(2.3 * np.arange(2 * len(rates))))
+    table = pd.DataFrame({"operation": np.where(fitted["write"], "write", "read"),
+                          "quorum": 1, "threads": np.nan, "rate": fitted["rate"],
+                          "nodes": 3, "replicas": 3, "throughput": fitted["rate"],
+                          "mean_ms": predict(TRUTH, fitted, "shared-digest", 4, 4)[0]
+                          * noise, "reads": 0.5, "other_quorum": 1})
+    model = calibrated(table, "lanes", Prior.vague(), 4, 4)
+    asked = np.arange(500.0, 22001.0, 500.0)
+    for write, reads in ((False, 1.0), (False, 0.5), (True, 1.0)):
+        rows = _open_rows(asked, write, reads)
+        centre, carried = model.predict(rows)
+        assert np.all(carried == pytest.approx(asked, rel=1e-6))  # below capacity
+        low, high = model.interval(rows, samples=64)
+        for values in (low, centre, high):
+            assert np.all(np.diff(values) >= -1e-12 * values[1:]), (write, reads)
+        assert np.all((low <= centre) & (centre <= high))
 
 
 def _lanes_of_one_and_all():
@@ -1576,3 +1613,22 @@ def test_a_report_named_in_capitals_is_written_in_its_suffix_format(tmp_path, ca
                  "--report", str(report)]) == 0
     capsys.readouterr()
     assert json.loads(report.read_text())["rows"][0]["row"] == "read ONE 4 threads"
+
+
+def test_the_throughput_interval_is_the_latency_interval_through_littles_law():
+    """A closed loop of one operation: threads over its cycle, the latency at either
+    end; an open loop the model carries: the offered rate; past capacity and in a
+    mixed run (whose cycle holds the other operation's latency too): none."""
+    rows = dict(threads=np.array([10.0, np.nan, np.nan, 10.0]),
+                rate=np.array([np.nan, 100.0, 100.0, np.nan]),
+                think_ms=np.array([2.0, 0.0, 0.0, 0.0]), write=np.zeros(4, bool),
+                reads=np.array([1.0, 1.0, 1.0, 0.5]), quorum=np.ones(4, int),
+                other_quorum=np.ones(4, int), nodes=np.full(4, 3),
+                replicas=np.full(4, 3))
+    # row 1: a cycle of 2 ms thinking, 5 ms outside the latency and 3 ms latency
+    low, high = throughput_interval(rows, latency=[3.0, 1.0, 1.0, 2.0],
+                                    throughput=[1000.0, 100.0, 80.0, 500.0],
+                                    low=[2.0, 0.5, 0.5, 1.0], high=[5.0, 2.0, 2.0, 4.0])
+    assert low[0] == pytest.approx(10_000 / 12) and high[0] == pytest.approx(10_000 / 9)
+    assert low[1] == high[1] == 100.0
+    assert np.isnan(low[2:]).all() and np.isnan(high[2:]).all()
