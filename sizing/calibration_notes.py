@@ -275,7 +275,7 @@ def levels_out_of_order(table: pd.DataFrame) -> str | None:
             "the rows' consistency labels, or give several runs' mean)")
 
 
-#: Repeats of one run (operation, level, load, mix) that differ by more than this
+#: Repeats of one run (operation, level name, replicas, load, mix) that differ by more than this
 #: share of the faster one are named (`repeated_runs`): a run's repeats usually agree
 #: within a few percent; more is noise no fit can be closer than.
 REPEAT_SPREAD = 0.10
@@ -291,8 +291,10 @@ def repeated_runs(table: pd.DataFrame,
     runs = table.assign(partner=np.where(mixed, table.other_quorum, -1),
                         place=np.arange(len(table)))
     found = []
-    for _, run in runs.groupby(["operation", "quorum", "replicas", "threads", "rate",
-                                "reads", "partner"], dropna=False, sort=False):
+    # by the level's name: two names of one quorum (TWO and QUORUM of 3 replicas) are
+    # two runs, which `merged_levels` notes
+    for _, run in runs.groupby(["operation", "consistency", "replicas", "threads",
+                                "rate", "reads", "partner"], dropna=False, sort=False):
         if len(run) > 1 and run.mean_ms.max() > (1 + REPEAT_SPREAD) * run.mean_ms.min():
             slow, fast = run.loc[run.mean_ms.idxmax()], run.loc[run.mean_ms.idxmin()]
             found.append((run.mean_ms.max() / run.mean_ms.min() - 1,

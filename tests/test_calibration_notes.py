@@ -1,6 +1,6 @@
 """Notes of `sizing.calibration_notes` that a calibration gives besides its numbers."""
 
-import glob
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +9,10 @@ from sizing.cluster_calibration import table_of
 from sizing.measurements import read_measurements
 
 HEADER = "operation,consistency,threads,throughput,mean_ms\n"
+DATA = Path(__file__).resolve().parent.parent / "docs" / "data"
+PUBLISHED = sorted([*DATA.glob("karpenko2021/cluster_*.csv"),
+                    *DATA.glob("george0st_cassandra_stress/cassandra*.csv"),
+                    *DATA.glob("measurements/saulolks2022_*.csv")])
 
 
 def _table(tmp_path, body: str):
@@ -39,11 +43,18 @@ def test_repeats_that_agree_and_distinct_runs_get_no_note(tmp_path, second):
     assert repeated_runs(table) is None
 
 
-@pytest.mark.parametrize("path", sorted(
-    glob.glob("docs/data/karpenko2021/cluster_*.csv")
-    + glob.glob("docs/data/george0st_cassandra_stress/cassandra*.csv")
-    + glob.glob("docs/data/measurements/saulolks2022_*.csv")))
+def test_two_names_of_one_quorum_are_not_repeats(tmp_path):
+    """TWO and QUORUM of 3 replicas wait for as many replies, but they are two runs
+    (`merged_levels` notes them), not one run measured twice."""
+    assert repeated_runs(_table(tmp_path, "read,QUORUM,10,,5\nread,TWO,10,,7\n")) is None
+
+
+def test_the_published_files_are_found():
+    assert len(PUBLISHED) >= 20
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=lambda p: p.name)
 def test_the_published_files_repeat_no_run(path):
     """The published data sets give each run once: none gets the note."""
-    rows, _ = read_measurements(path, 3)
+    rows, _ = read_measurements(str(path), 3)
     assert repeated_runs(table_of(rows, 3, 3)) is None
