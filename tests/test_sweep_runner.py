@@ -77,6 +77,33 @@ def test_a_point_builds_its_model_once(monkeypatch, load):
     point = _points(**load)[0]
     expected = sweeps.replay_command(point)
     assert "--rho 0.9" in expected  # the command was found, not given up ("")
+    built = _count_builds(monkeypatch)
+    row = sweeps.run_point(point, annotate=False)
+    assert len(built) == 1
+    assert row["status"] == "ok" and row["replay"] == expected
+    assert row["run_seed"] == sweeps.run_seed(point)
+
+
+@pytest.mark.parametrize("load, replays", [({"rho": 0.9}, True),
+                                           ({"arrival_rate": 0.9}, False)])
+def test_a_point_whose_model_fails_tries_to_build_it_once(monkeypatch, load, replays):
+    """A failed model was built again for an arrival rate's replay command (which
+    needs it, and then gave up: ""). A load's command needs no model: it is kept."""
+    point = {**_points(**load)[0], "service": "empirical:/nonexistent/latencies.txt"}
+    built = _count_builds(monkeypatch)
+    row = sweeps.run_point(point, annotate=False)
+    assert len(built) == 1
+    assert row["status"] == "error" and "/nonexistent/latencies.txt" in row["message"]
+    assert row["run_seed"] == sweeps.run_seed(point)
+    if replays:
+        assert "--rho 0.9" in row["replay"]
+        assert "--service empirical:/nonexistent/latencies.txt" in row["replay"]
+    else:
+        assert row["replay"] == ""
+
+
+def _count_builds(monkeypatch) -> list:
+    """The points whose model is built from now on (both modules' references)."""
     real = sweep_points.build_model
     built = []
 
@@ -86,7 +113,4 @@ def test_a_point_builds_its_model_once(monkeypatch, load):
 
     monkeypatch.setattr(sweep_points, "build_model", counting)
     monkeypatch.setattr(sweeps, "build_model", counting)
-    row = sweeps.run_point(point, annotate=False)
-    assert len(built) == 1
-    assert row["status"] == "ok" and row["replay"] == expected
-    assert row["run_seed"] == sweeps.run_seed(point)
+    return built

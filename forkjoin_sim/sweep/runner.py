@@ -115,9 +115,12 @@ def run_point(point: dict, annotate=()) -> dict:
     statistics of ``simulate``, ``doubts`` (its ``warnings`` but a note that the
     interval is merely wide: `SimulationResult.doubts`) and the annotators'
     columns. A failing point (its seed, model, replay command or run) returns
-    ``status="error"`` and the message, with the replay columns made before the
-    failure (None after it), so a sweep goes on; if only the analytic columns
-    fail, the statistics are kept. The point's model is built once.
+    ``status="error"`` and the message, so a sweep goes on, with ``run_seed`` if it
+    was drawn and ``replay`` if it was made (None otherwise); a point whose model
+    fails keeps the command that reproduces the failure alone, or "" for an
+    arrival rate (its command is the load that makes the rate, which needs the
+    model). If only the analytic columns fail, the statistics are kept. The point's
+    model is built at most once.
     """
     from forkjoin_sim.simulation import simulate
 
@@ -127,10 +130,13 @@ def run_point(point: dict, annotate=()) -> dict:
         try:
             model = build_model(point)
         except Exception:
-            # its replay command reproduces the failure alone (only an arrival rate
-            # needs the model, and then there is none: "")
-            with contextlib.suppress(Exception):
-                row["replay"] = replay_command(point, seed=row["run_seed"])
+            # its replay command reproduces the failure alone; an arrival rate's
+            # needs the model, and building it again would only fail again
+            if point.get("arrival_rate") is not None:
+                row["replay"] = ""
+            else:
+                with contextlib.suppress(Exception):
+                    row["replay"] = replay_command(point, seed=row["run_seed"])
             raise
         row["replay"] = replay_command(point, model=model, seed=row["run_seed"])
         # One thread: the fused kernel's numbers depend on its replications, never
