@@ -17,11 +17,14 @@ from forkjoin_cli._tails import (_check_analytic_basic, _check_before_work, _che
                                  _validate_jobs, _warnings_after_success)
 from forkjoin_sim.errors import percentile_label
 
-from sizing.planning import DEFAULT_LEVELS, DIRECT, MAX_NODES, SEARCH_PARAMETERS
+from sizing.planning import (DEFAULT_LEVELS, DIRECT, MAX_NODES, SEARCH_PARAMETERS,
+                             SERVICE_OPTIONS)
 
 #: The options of the search, by the parameter of `sizing.planning.plan_capacity`
-#: each sets: the names its checks' messages give them.
-SEARCH_OPTIONS = {name: _flag(name) for name in SEARCH_PARAMETERS}
+#: each sets: the names its checks' messages give them. The service's mean is 1/--mu
+#: for a parametric --service, else set by --service itself.
+SEARCH_OPTIONS = {name: SERVICE_OPTIONS if name == "service" else _flag(name)
+                  for name in SEARCH_PARAMETERS}
 
 #: Exit status when no configuration in the search space meets the target (2 is bad
 #: input, as for every command).

@@ -424,6 +424,8 @@ class CapacityPlan:
         """Why no candidate meets the target, and which limit of the search to change
         (`_binding_limit`)."""
         stable = [c for c in self.candidates if math.isfinite(c.predicted)]
+        if self.candidates and all(c.node_load >= UNSTABLE for c in self.candidates):
+            return self._overloaded()
         if not stable:
             return ("no candidate's percentile lies within its simulated range; raise "
                     "--jobs")
@@ -432,6 +434,30 @@ class CapacityPlan:
                 f"{fastest.consistency()} (node load {fastest.node_load:.3f}), predicts "
                 f"{percentile_label(self.percentile)} {fastest.predicted:.4g} > "
                 f"{self.target:g}; {self._binding_limit(fastest)}")
+
+    def _work(self) -> float:
+        """Writes per unit time times the mean service time."""
+        service = stats.expon() if self.service is None else self.service
+        return self.write_rate * float(service.mean())
+
+    def _overloaded(self) -> str:
+        """What to change when every candidate loads its nodes to 1 or more (the
+        levels given run only on replicas that the nodes searched cannot carry):
+        more nodes, if the lightest candidate's replicas are stable on some search;
+        else the load; or levels that run on fewer replicas."""
+        lightest = min(self.candidates, key=lambda c: c.node_load)
+        needed = fewest_stable_nodes(self._work(), lightest.replicas)
+        load = f"lower --write-rate or the mean service time ({SERVICE_OPTIONS})"
+        fix = (f"raise --max-nodes to at least {needed:,} or {load}"
+               if needed <= MAX_NODES else
+               f"{lightest.replicas} replicas need {_count(needed)} nodes, beyond the "
+               f"limit {MAX_NODES:,}: {load}")
+        if lightest.replicas > self.min_replicas:
+            # the check found min_replicas stable on max_nodes: a level on fewer runs
+            fix += f", or give --levels needing fewer than {lightest.replicas} replicas"
+        return (f"every candidate is overloaded (node load >= 1; the lightest, "
+                f"n={lightest.nodes}, r={lightest.replicas}, {lightest.consistency()}, "
+                f"at {lightest.node_load:.3f}); {fix}")
 
     def _binding_limit(self, fastest: CapacityCandidate) -> str:
         """What to change, from each replica count's unloaded percentile
@@ -447,8 +473,13 @@ class CapacityPlan:
         searched = reach[(reach >= self.min_replicas) & (reach <= widest)]
         if searched.size:
             r = fastest.replicas if fastest.replicas in searched else int(searched[-1])
+            # one replica more could help: it is stable on a cluster the search takes
+            # (each copy loads every node more) and, unloaded, both faster than the
+            # most searched and within the target
             wider = (fastest.replicas == self.max_replicas < MAX_NODES
-                     and floor[self.max_replicas] < floor[self.max_replicas - 1])
+                     and (self.max_replicas + 1) * self._work() / MAX_NODES < UNSTABLE
+                     and floor[self.max_replicas] < floor[self.max_replicas - 1]
+                     and floor[self.max_replicas] <= self.target)
             more = f"--max-replicas above {self.max_replicas}"
             unloaded = f"unloaded, {_reach(r)} {label} {floor[r - 1]:.4g}"
             if self.max_nodes < MAX_NODES:
@@ -456,8 +487,9 @@ class CapacityPlan:
                         f"{unloaded}){f' or {more}' if wider else ''} or relax --target")
             # no larger search is taken: the load is the lever
             return (f"even {MAX_NODES:,} nodes, the largest search, load each node too "
-                    f"much ({unloaded}): lower --write-rate or the mean service time"
-                    f"{f', raise {more}' if wider else ''} or relax --target")
+                    f"much ({unloaded}): lower --write-rate or the mean service time "
+                    f"({SERVICE_OPTIONS}){f', raise {more}' if wider else ''} or relax "
+                    "--target")
         if (reach > widest).any():
             need = int(reach[reach > widest].min())
             flags = [flag for flag, value in (("--max-replicas", self.max_replicas),
@@ -527,10 +559,14 @@ def _upper(value: float) -> str:
             else "beyond the simulated range: raise --jobs")
 
 
-#: The parameters of `plan_capacity` that `check_capacity_search` checks, by the
-#: names its messages give them unless the caller passes its own.
+#: The parameters of `plan_capacity` that `check_capacity_search` checks or names
+#: (``service``, whose mean is a lever of an overload), by the names its messages
+#: give them unless the caller passes its own.
 SEARCH_PARAMETERS = ("write_rate", "levels", "min_replicas", "max_replicas",
-                     "min_nodes", "max_nodes")
+                     "min_nodes", "max_nodes", "service")
+#: How `CapacityPlan.why`, worded in the CLI's options, names the mean service
+#: time: the command's ``names`` for ``service``.
+SERVICE_OPTIONS = "--mu or --service"
 
 
 @dataclass(frozen=True)
@@ -557,8 +593,11 @@ def check_capacity_search(write_rate: float, service: Any,
 
     ``names`` maps each of `SEARCH_PARAMETERS` to the name its messages use, the
     value after a blank (the CLI's ``{"max_nodes": "--max-nodes", ...}``: "--max-nodes
-    4"); by default they are `plan_capacity`'s arguments ("max_nodes=4"). Every
-    limit a message advises is one the search takes (at most `MAX_NODES`).
+    4"; ``service``, whose mean an overload names, never has a value: the CLI's
+    "--mu or --service"); by default they are `plan_capacity`'s arguments
+    ("max_nodes=4"). Every limit a message advises is one the search takes (at most
+    `MAX_NODES`), and fewer replicas are advised only down to the fewest some level
+    given runs on.
     """
     name = _Names(names)
     if not levels:
@@ -594,9 +633,12 @@ def check_capacity_search(write_rate: float, service: Any,
             fix = f"raise {name('max_nodes')} to at least {_count(fewest)}"
         else:
             fix = (f"it needs {_count(fewest)} nodes, beyond the limit {MAX_NODES:,}: "
-                   f"lower {name('write_rate')} or the mean service time")
-            # fewer copies load each node less: the most replicas some search carries
-            fewer = next((r for r in range(min_replicas - 1, 0, -1)
+                   f"lower {name('write_rate')} or the mean service time "
+                   f"({name('service')})")
+            # fewer copies load each node less: the most replicas some search carries,
+            # never fewer than every level given needs (THREE runs on no 2)
+            least = min(fewest_replicas(level) for level in levels)
+            fewer = next((r for r in range(min_replicas - 1, least - 1, -1)
                           if fewest_stable_nodes(work, r) <= MAX_NODES), None)
             if fewer is not None:
                 needed = fewest_stable_nodes(work, fewer)

@@ -304,10 +304,80 @@ def test_an_overload_past_the_largest_search_names_the_other_levers(no_work, cap
     (line,) = capsys.readouterr().err.strip().splitlines()
     _only_accepted_values(line)
     assert ("it needs 1,201 nodes, beyond the limit 1,000: lower --write-rate or the "
-            "mean service time, or lower --min-replicas to 2") in line, line
+            "mean service time (--mu or --service), or lower --min-replicas to 2") \
+        in line, line
     check_capacity_search(400, stats.expon(), ("ONE",), min_replicas=2, max_nodes=1000)
     # with a smaller search, the nodes the fewer replicas need are named too
     assert _run(["plan-capacity", "--write-rate", "400", "--target", "5",
                  "--min-replicas", "3"]) == 2
     assert ("lower --min-replicas to 2 and raise --max-nodes to at least 801"
             in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("levels, fewer", [("THREE", None), ("TWO,THREE", 2)])
+def test_an_overload_is_never_advised_fewer_replicas_than_its_levels_run_on(
+        capsys, levels, fewer):
+    """--levels THREE at --min-replicas 3 was told to lower it to 2, where THREE
+    does not run: every candidate of that search would have had no level."""
+    from scipy import stats
+
+    from sizing.planning import check_capacity_search
+
+    assert _run(["plan-capacity", "--write-rate", "400", "--target", "5",
+                 "--max-nodes", "1000", "--min-replicas", "3", "--levels", levels]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    _only_accepted_values(line)
+    if fewer is None:
+        assert "--min-replicas" not in line.split(";", 1)[1], line
+        assert line.endswith("lower --write-rate or the mean service time (--mu or "
+                             "--service)"), line
+        return
+    assert line.endswith(f"or lower --min-replicas to {fewer}"), line
+    # the advice holds: the search passes, and TWO runs on its 2 replicas
+    check_capacity_search(400, stats.expon(), levels.split(","), min_replicas=fewer,
+                          max_nodes=1000)
+    assert _run(["plan-capacity", "--write-rate", "400", "--target", "5",
+                 "--max-nodes", "1000", "--min-replicas", str(fewer), "--levels",
+                 levels, "--basic", "independent",
+                 "--min-nodes", "1000"]) in (0, 1)
+    assert "1000,2,TWO,2," in capsys.readouterr().out
+
+
+def test_every_candidate_overloaded_past_the_largest_search_names_the_load(capsys):
+    """The check passes (one replica of 400 writes fits 1,000 nodes) but THREE runs
+    on 3 replicas, which no 1,000 nodes carry: the advice was "raise --jobs"."""
+    from sizing.planning import fewest_stable_nodes
+
+    assert fewest_stable_nodes(400, 3) > 1000
+    last = _advice(["plan-capacity", "--write-rate", "400", "--target", "5",
+                    "--max-nodes", "1000", "--levels", "THREE", "--basic",
+                    "independent"], capsys)
+    _only_accepted_values(last)
+    assert "every candidate is overloaded" in last and "--jobs" not in last, last
+    assert "lower --write-rate or the mean service time (--mu or --service)" in last
+    assert "--max-nodes" not in last and "--levels needing fewer than 3" in last
+
+
+@pytest.mark.parametrize("rate, target, offered", [
+    # 2 replicas of 990 writes load 1,000 nodes to 1.98: more replicas never help
+    ("990", "5", False),
+    # 2 replicas of 100 load them to 0.2: ONE is the shorter of two M/M/1 sojourns
+    # of rate 0.8, p99 ln(100) / 1.6 = 2.9 <= 5, where 1 replica (load 0.1) has
+    # ln(100) / 0.9 = 5.1 > 5, though unloaded ln(100) = 4.6 <= 5
+    ("100", "5", True),
+])
+def test_more_replicas_at_the_largest_search_are_advised_only_if_they_could_help(
+        capsys, rate, target, offered):
+    """At 1,000 nodes, the largest search, one replica more was advised even where it
+    overloads every node (990 writes)."""
+    assert math.log(100) / 1.6 < math.log(100) < 5 < math.log(100) / 0.9
+    argv = ["plan-capacity", "--write-rate", rate, "--target", target, "--min-nodes",
+            "1000", "--max-nodes", "1000", "--max-replicas", "1", "--levels", "ONE",
+            "--basic", "independent"]
+    last = _advice(argv, capsys)
+    _only_accepted_values(last)
+    assert ("raise --max-replicas above 1" in last) == offered, last
+    assert "lower --write-rate or the mean service time (--mu or --service)" in last
+    if offered:  # the advice holds
+        argv[argv.index("--max-replicas") + 1] = "2"
+        assert _run(argv) == 0

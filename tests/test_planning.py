@@ -109,6 +109,28 @@ def test_a_level_named_some_candidates_cannot_use_is_skipped_only_there():
     assert {c.replicas for c in plan.candidates if c.level == "ALL"} == {1, 2, 3, 4}
 
 
+def test_a_search_whose_every_candidate_is_overloaded_says_so_not_raise_jobs():
+    """THREE runs on 3 replicas or more, and 3 copies of 10 writes load each of up
+    to 20 nodes to 1.5 or more: every candidate is overloaded (the 1 or 2 replicas
+    the check finds stable run no level given). why() blamed --jobs."""
+    assert 3 * 10 / 31 < 1 <= 3 * 10 / 30  # 31 nodes are the fewest for THREE
+    plan = plan_capacity(10.0, 5.0, levels=("THREE",), max_nodes=20,
+                         basic="independent")
+    assert plan.best is None and plan.candidates
+    assert all(c.node_load >= 1 for c in plan.candidates)
+    why = plan.why()
+    assert "--jobs" not in why and "every candidate is overloaded" in why, why
+    assert "raise --max-nodes to at least 31" in why, why
+    assert "--levels needing fewer than 3 replicas" in why, why
+    # the advice holds: on 31 nodes THREE is stable and has a percentile
+    more = plan_capacity(10.0, 5.0, levels=("THREE",), min_nodes=31, max_nodes=31,
+                         basic="independent")
+    assert any(c.node_load < 1 and math.isfinite(c.predicted) for c in more.candidates)
+    # so do fewer replicas, with a level they run
+    fewer = plan_capacity(10.0, 5.0, levels=("ONE",), max_nodes=20, basic="independent")
+    assert any(math.isfinite(c.predicted) for c in fewer.candidates)
+
+
 def test_the_unloaded_percentile_is_the_quorum_th_shortest_service():
     """Closed forms for exponential service of mean 1: the shortest of r has p99
     ln(100) / r, the longest of 2 has p99 -ln(1 - sqrt(0.99)); a deterministic
@@ -190,14 +212,16 @@ def test_capacity_planner_bad_input(capsys):
 #: The CLI's names for the search's parameters, as plan-capacity passes them.
 FLAGS = {"write_rate": "--write-rate", "levels": "--levels",
          "min_replicas": "--min-replicas", "max_replicas": "--max-replicas",
-         "min_nodes": "--min-nodes", "max_nodes": "--max-nodes"}
+         "min_nodes": "--min-nodes", "max_nodes": "--max-nodes",
+         "service": "--mu or --service"}
 
 
 def _as_flags(message: str) -> str:
     """A message in plan_capacity's argument names ("max_nodes=4") in the CLI's
-    ("--max-nodes 4"); "levels" alone is a word, not the argument."""
+    ("--max-nodes 4"); "levels" and "service" alone are words, not the argument,
+    unless in parentheses ("the mean service time (service)")."""
     for name, flag in FLAGS.items():
-        bare = "" if "_" in name else "(?!)"
+        bare = "" if "_" in name else r"(?=\))"
         message = re.sub(rf"\b{name}(=|\b{bare})", lambda m: flag + (" " if m[1] else ""),
                          message)
     return message
@@ -216,8 +240,14 @@ def _as_flags(message: str) -> str:
     (dict(write_rate=100.0), r"every cluster of up to max_nodes=20 is overloaded at "
                              r"write_rate=100 .* raise max_nodes to at least 101"),
     (dict(write_rate=400.0, min_replicas=3, max_nodes=1000),
-     "1,201 nodes, beyond the limit 1,000: lower write_rate or the mean service time, "
-     "or lower min_replicas to 2$"),
+     r"1,201 nodes, beyond the limit 1,000: lower write_rate or the mean service time "
+     r"\(service\), or lower min_replicas to 2$"),
+    # THREE runs on no fewer than 3 replicas: 2 was advised, where no level runs
+    (dict(write_rate=400.0, min_replicas=3, max_nodes=1000, levels=("THREE",)),
+     r"1,201 nodes, beyond the limit 1,000: lower write_rate or the mean service time "
+     r"\(service\)$"),
+    (dict(write_rate=300.0, min_replicas=4, max_nodes=1000, levels=("THREE",)),
+     r"it needs 1,201 nodes, .* or lower min_replicas to 3$"),
     (dict(max_nodes=1001), "max_nodes=1001 exceeds the limit 1,000"),
     # not "give max_replicas at least 5000", a value refused
     (dict(min_replicas=5000), "min_replicas=5000 exceeds the limit 1,000 of the "
