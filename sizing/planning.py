@@ -424,8 +424,6 @@ class CapacityPlan:
         """Why no candidate meets the target, and which limit of the search to change
         (`_binding_limit`)."""
         stable = [c for c in self.candidates if math.isfinite(c.predicted)]
-        if self.candidates and all(c.node_load >= UNSTABLE for c in self.candidates):
-            return self._overloaded()
         if not stable:
             return ("no candidate's percentile lies within its simulated range; raise "
                     "--jobs")
@@ -439,25 +437,6 @@ class CapacityPlan:
         """Writes per unit time times the mean service time."""
         service = stats.expon() if self.service is None else self.service
         return self.write_rate * float(service.mean())
-
-    def _overloaded(self) -> str:
-        """What to change when every candidate loads its nodes to 1 or more (the
-        levels given run only on replicas that the nodes searched cannot carry):
-        more nodes, if the lightest candidate's replicas are stable on some search;
-        else the load; or levels that run on fewer replicas."""
-        lightest = min(self.candidates, key=lambda c: c.node_load)
-        needed = fewest_stable_nodes(self._work(), lightest.replicas)
-        load = f"lower --write-rate or the mean service time ({SERVICE_OPTIONS})"
-        fix = (f"raise --max-nodes to at least {needed:,} or {load}"
-               if needed <= MAX_NODES else
-               f"{lightest.replicas} replicas need {_count(needed)} nodes, beyond the "
-               f"limit {MAX_NODES:,}: {load}")
-        if lightest.replicas > self.min_replicas:
-            # the check found min_replicas stable on max_nodes: a level on fewer runs
-            fix += f", or give --levels needing fewer than {lightest.replicas} replicas"
-        return (f"every candidate is overloaded (node load >= 1; the lightest, "
-                f"n={lightest.nodes}, r={lightest.replicas}, {lightest.consistency()}, "
-                f"at {lightest.node_load:.3f}); {fix}")
 
     def _binding_limit(self, fastest: CapacityCandidate) -> str:
         """What to change, from each replica count's unloaded percentile
@@ -627,8 +606,11 @@ def check_capacity_search(write_rate: float, service: Any,
             consistency_quorum(level, MAX_NODES)  # its spelling, and k >= 1 for a number
     _check_levels_fit(levels, max_replicas, max_nodes, name)
     work = write_rate * float(service.mean())
-    if min_replicas * work / max_nodes >= UNSTABLE:
-        fewest = fewest_stable_nodes(work, min_replicas)
+    # the lightest candidate a level given runs on (THREE runs on no 2 replicas)
+    least = min(fewest_replicas(level) for level in levels)
+    lightest = max(min_replicas, least)
+    if lightest * work / max_nodes >= UNSTABLE:
+        fewest = fewest_stable_nodes(work, lightest)
         if fewest <= MAX_NODES:
             fix = f"raise {name('max_nodes')} to at least {_count(fewest)}"
         else:
@@ -636,19 +618,21 @@ def check_capacity_search(write_rate: float, service: Any,
                    f"lower {name('write_rate')} or the mean service time "
                    f"({name('service')})")
             # fewer copies load each node less: the most replicas some search carries,
-            # never fewer than every level given needs (THREE runs on no 2)
-            least = min(fewest_replicas(level) for level in levels)
-            fewer = next((r for r in range(min_replicas - 1, least - 1, -1)
+            # through a lower minimum, or else through levels that run on fewer
+            fewer = next((r for r in range(lightest - 1, 0, -1)
                           if fewest_stable_nodes(work, r) <= MAX_NODES), None)
-            if fewer is not None:
+            if fewer is not None and fewer >= least:
                 needed = fewest_stable_nodes(work, fewer)
                 fix += (f", or lower {name('min_replicas')} to {fewer}"
                         + (f" and raise {name('max_nodes')} to at least {needed:,}"
                            if needed > max_nodes else ""))
+            elif fewer is not None:
+                fix += f", or give levels that run on {fewer} replica(s) ({name('levels')})"
+        why = "" if lightest == min_replicas else ", the fewest any level given runs on"
         raise ConfigError(
             f"every cluster of up to {name('max_nodes', max_nodes)} is overloaded at "
             f"{name('write_rate', f'{write_rate:g}')} (node load = replicas x rate x "
-            f"mean service / nodes >= 1 with {min_replicas} replica(s)); {fix}")
+            f"mean service / nodes >= 1 with {lightest} replica(s){why}); {fix}")
 
 
 def _check_levels_fit(levels, max_replicas: int, max_nodes: int, name: _Names) -> None:

@@ -330,7 +330,7 @@ def test_an_overload_is_never_advised_fewer_replicas_than_its_levels_run_on(
     if fewer is None:
         assert "--min-replicas" not in line.split(";", 1)[1], line
         assert line.endswith("lower --write-rate or the mean service time (--mu or "
-                             "--service)"), line
+                             "--service), or give levels that run on 2 replica(s) (--levels)"), line
         return
     assert line.endswith(f"or lower --min-replicas to {fewer}"), line
     # the advice holds: the search passes, and TWO runs on its 2 replicas
@@ -343,19 +343,24 @@ def test_an_overload_is_never_advised_fewer_replicas_than_its_levels_run_on(
     assert "1000,2,TWO,2," in capsys.readouterr().out
 
 
-def test_every_candidate_overloaded_past_the_largest_search_names_the_load(capsys):
-    """The check passes (one replica of 400 writes fits 1,000 nodes) but THREE runs
-    on 3 replicas, which no 1,000 nodes carry: the advice was "raise --jobs"."""
+def test_every_candidate_overloaded_past_the_largest_search_is_refused_first(capsys):
+    """One replica of 400 writes fits 1,000 nodes, but THREE runs on 3 replicas,
+    which no 1,000 nodes carry: the check let the search run (exit 1, "raise
+    --jobs"); it now refuses before any work, naming the load and levels on fewer
+    replicas, never a limit past the largest search."""
     from sizing.planning import fewest_stable_nodes
 
-    assert fewest_stable_nodes(400, 3) > 1000
-    last = _advice(["plan-capacity", "--write-rate", "400", "--target", "5",
-                    "--max-nodes", "1000", "--levels", "THREE", "--basic",
-                    "independent"], capsys)
-    _only_accepted_values(last)
-    assert "every candidate is overloaded" in last and "--jobs" not in last, last
-    assert "lower --write-rate or the mean service time (--mu or --service)" in last
-    assert "--max-nodes" not in last and "--levels needing fewer than 3" in last
+    assert fewest_stable_nodes(400, 3) > 1000 >= fewest_stable_nodes(400, 2)
+    assert _run(["plan-capacity", "--write-rate", "400", "--target", "5",
+                 "--max-nodes", "1000", "--levels", "THREE", "--basic",
+                 "independent"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    line = captured.err.strip()
+    _only_accepted_values(line)
+    assert "3 replica(s), the fewest any level given runs on" in line, line
+    assert "lower --write-rate or the mean service time (--mu or --service)" in line
+    assert line.endswith("or give levels that run on 2 replica(s) (--levels)"), line
 
 
 @pytest.mark.parametrize("rate, target, offered", [

@@ -109,26 +109,19 @@ def test_a_level_named_some_candidates_cannot_use_is_skipped_only_there():
     assert {c.replicas for c in plan.candidates if c.level == "ALL"} == {1, 2, 3, 4}
 
 
-def test_a_search_whose_every_candidate_is_overloaded_says_so_not_raise_jobs():
+def test_a_search_whose_every_candidate_is_overloaded_is_refused_before_any_work():
     """THREE runs on 3 replicas or more, and 3 copies of 10 writes load each of up
-    to 20 nodes to 1.5 or more: every candidate is overloaded (the 1 or 2 replicas
-    the check finds stable run no level given). why() blamed --jobs."""
+    to 20 nodes to 1.5 or more: every candidate would be overloaded (the 1 or 2
+    replicas that carry the load run no level given). The check counted the
+    minimum replicas, 1, and let the search run; why() then blamed --jobs."""
     assert 3 * 10 / 31 < 1 <= 3 * 10 / 30  # 31 nodes are the fewest for THREE
-    plan = plan_capacity(10.0, 5.0, levels=("THREE",), max_nodes=20,
-                         basic="independent")
-    assert plan.best is None and plan.candidates
-    assert all(c.node_load >= 1 for c in plan.candidates)
-    why = plan.why()
-    assert "--jobs" not in why and "every candidate is overloaded" in why, why
-    assert "raise --max-nodes to at least 31" in why, why
-    assert "--levels needing fewer than 3 replicas" in why, why
+    with pytest.raises(ConfigError, match=r"with 3 replica\(s\), the fewest any level "
+                       r"given runs on\); raise max_nodes to at least 31$"):
+        plan_capacity(10.0, 5.0, levels=("THREE",), max_nodes=20, basic="independent")
     # the advice holds: on 31 nodes THREE is stable and has a percentile
     more = plan_capacity(10.0, 5.0, levels=("THREE",), min_nodes=31, max_nodes=31,
                          basic="independent")
     assert any(c.node_load < 1 and math.isfinite(c.predicted) for c in more.candidates)
-    # so do fewer replicas, with a level they run
-    fewer = plan_capacity(10.0, 5.0, levels=("ONE",), max_nodes=20, basic="independent")
-    assert any(math.isfinite(c.predicted) for c in fewer.candidates)
 
 
 def test_the_unloaded_percentile_is_the_quorum_th_shortest_service():
@@ -242,10 +235,14 @@ def _as_flags(message: str) -> str:
     (dict(write_rate=400.0, min_replicas=3, max_nodes=1000),
      r"1,201 nodes, beyond the limit 1,000: lower write_rate or the mean service time "
      r"\(service\), or lower min_replicas to 2$"),
-    # THREE runs on no fewer than 3 replicas: 2 was advised, where no level runs
+    # THREE runs on no fewer than 3 replicas: 2 was advised, where no level runs;
+    # a level that runs on 2 is
     (dict(write_rate=400.0, min_replicas=3, max_nodes=1000, levels=("THREE",)),
      r"1,201 nodes, beyond the limit 1,000: lower write_rate or the mean service time "
-     r"\(service\)$"),
+     r"\(service\), or give levels that run on 2 replica\(s\) \(levels\)$"),
+    # the fewest replicas a level runs on bounds the load, not min_replicas
+    (dict(write_rate=400.0, max_nodes=1000, levels=("THREE",)),
+     r"with 3 replica\(s\), the fewest any level given runs on\); it needs 1,201 "),
     (dict(write_rate=300.0, min_replicas=4, max_nodes=1000, levels=("THREE",)),
      r"it needs 1,201 nodes, .* or lower min_replicas to 3$"),
     (dict(max_nodes=1001), "max_nodes=1001 exceeds the limit 1,000"),
