@@ -31,15 +31,17 @@ def check_writable(path: str, option: str, suffixes: tuple[str, ...] = ()) -> No
 
 
 def emit_rows(args, columns, table) -> None:
-    """Predicted rows to ``--out`` (CSV, atomically, if given) and to standard output
-    (CSV, or a JSON list with ``--json``)."""
+    """Predicted rows to ``--out`` (CSV, atomically, and a line on standard error
+    saying so) or else to standard output (CSV); with ``--json``, a JSON list on
+    standard output either way (as the other commands that write rows do)."""
     if args.out:
         with atomic_write(args.out, newline="") as handle:
             _write_csv(handle, columns, table)
+        to_stderr(f"predict: wrote {len(table)} rows to {args.out}")
     if args.json:
         print(json_text([{k: _json_cell(v) for k, v in entry.items()}
                          for entry in table]))
-    else:
+    elif not args.out:
         buffer = io.StringIO()
         _write_csv(buffer, columns, table)
         print(buffer.getvalue(), end="")

@@ -405,3 +405,21 @@ def test_predicted_throughput_has_the_interval_the_figure_draws(mixed_model, tmp
         == float(carried["predicted_throughput_ci_high"])
     assert mixed_read["predicted_throughput_ci_low"] == "" \
         == mixed_write["predicted_throughput_ci_high"]
+
+
+def test_predict_out_writes_the_file_and_says_so_not_the_rows_again(mixed_model,
+                                                                     tmp_path, capsys):
+    """With --out the rows went to the file and to standard output as well (a probe:
+    a script's output cluttered); now the file alone, a line on standard error saying
+    so, as the other commands that write rows do; --json still prints them."""
+    capsys.readouterr()
+    out = tmp_path / "p.csv"
+    query = ["predict", "--model", mixed_model, "--threads", "20,40", "--consistency",
+             "ONE"]
+    status, printed, err = run(capsys, *query, "--out", str(out))
+    assert status == 0 and printed == ""
+    assert f"predict: wrote 4 rows to {out}" in err.splitlines()
+    status, alone, _ = run(capsys, *query)
+    assert status == 0 and alone == out.read_text()
+    status, listed, _ = run(capsys, *query, "--out", str(tmp_path / "q.csv"), "--json")
+    assert status == 0 and len(json.loads(listed)) == 4
