@@ -251,16 +251,27 @@ def _runs_unlike_the_fitted(fitted, mrows, row_name, mix_given=None) -> str | No
 OUT_OF_ORDER = 0.10
 
 
+#: What makes a run besides its operation and level: its load, its mix and, in a
+#: mixed run, the other operation's level (`_runs`' ``partner``).
+RUN_KEYS = ["threads", "rate", "reads", "partner"]
+
+
+def _runs(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each row's ``partner``: the other operation's quorum in a mixed
+    run, -1 in a run of one operation (which keeps its own level as the other's: not
+    a key then), and its ``place`` in ``table``."""
+    mixed = (table.reads > 0) & (table.reads < 1)
+    return table.assign(partner=np.where(mixed, table.other_quorum, -1),
+                        place=np.arange(len(table)))
+
+
 def levels_out_of_order(table: pd.DataFrame) -> str | None:
     """A note naming rows measured more than `OUT_OF_ORDER` faster than the same run
     (operation, load, mix) at a lower level, or None: waiting for more replicas is
     never faster, so the model, which keeps the levels in order, cannot follow them."""
-    # a run of one operation keeps its own level as the other's: not a key then
-    mixed = (table.reads > 0) & (table.reads < 1)
-    runs = table.assign(partner=np.where(mixed, table.other_quorum, -1))
     found = []
-    for _, run in runs.groupby(["operation", "threads", "rate", "reads", "partner"],
-                               dropna=False, sort=False):
+    for _, run in _runs(table).groupby(["operation", *RUN_KEYS], dropna=False,
+                                       sort=False):
         for _, row in run.sort_values("quorum").iterrows():
             below = run[run.quorum < row.quorum]
             if len(below) and row.mean_ms < (1 - OUT_OF_ORDER) * below.mean_ms.max():
@@ -275,8 +286,8 @@ def levels_out_of_order(table: pd.DataFrame) -> str | None:
             "the rows' consistency labels, or give several runs' mean)")
 
 
-#: Repeats of one run (operation, level name, replicas, load, mix) that differ by more than this
-#: share of the faster one are named (`repeated_runs`): a run's repeats usually agree
+#: Repeats of one run (operation, level name, replicas, load, mix) that differ by
+#: more than this share of the faster one are named (`repeated_runs`): a run's repeats usually agree
 #: within a few percent; more is noise no fit can be closer than.
 REPEAT_SPREAD = 0.10
 
@@ -287,14 +298,11 @@ def repeated_runs(table: pd.DataFrame,
     `REPEAT_SPREAD` (``row_name(i)`` names the i-th row of ``table``), or None: the fit
     takes every repeat as it is, so neither its own rows nor a prediction there can be
     closer than the repeats are to each other."""
-    mixed = (table.reads > 0) & (table.reads < 1)
-    runs = table.assign(partner=np.where(mixed, table.other_quorum, -1),
-                        place=np.arange(len(table)))
     found = []
     # by the level's name: two names of one quorum (TWO and QUORUM of 3 replicas) are
     # two runs, which `merged_levels` notes
-    for _, run in runs.groupby(["operation", "consistency", "replicas", "threads",
-                                "rate", "reads", "partner"], dropna=False, sort=False):
+    for _, run in _runs(table).groupby(["operation", "consistency", "replicas",
+                                        *RUN_KEYS], dropna=False, sort=False):
         if len(run) > 1 and run.mean_ms.max() > (1 + REPEAT_SPREAD) * run.mean_ms.min():
             slow, fast = run.loc[run.mean_ms.idxmax()], run.loc[run.mean_ms.idxmin()]
             found.append((run.mean_ms.max() / run.mean_ms.min() - 1,
