@@ -354,11 +354,15 @@ def _cmd_validate(args) -> int:
 
 
 def register(subparsers) -> None:
-    """Add ``cassandra predict | simulate | validate`` to the ``forkjoin-sim`` commands."""
+    """Add ``cassandra predict | calibrate | simulate | validate`` to the
+    ``forkjoin-sim`` commands."""
     top = subparsers.add_parser(
-        "cassandra", help="Cassandra write latency: Theorem 4, simulation, validation",
-        description="Theorem 4 of Wang, Li & Shen (Cassandra write latency) and "
-                    "simulations of Cassandra writes at two levels of detail.")
+        "cassandra", help="Cassandra latency: Theorem 4, simulation, calibration to "
+                          "benchmarks, validation",
+        description="Cassandra latency: Theorem 4 of Wang, Li & Shen (write latency), "
+                    "simulations of Cassandra writes at two levels of detail, and "
+                    "models of real clusters calibrated on their benchmark rows "
+                    "(calibrate, predict --model).")
     sub = top.add_subparsers(dest="cassandra_command", required=True,
                              parser_class=_Parser)
 

@@ -63,10 +63,11 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
         partners = [j for j, p in enumerate(rows) if p.operation != row.operation
                     and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)]
         # several runs of this load and mix: the one of the same measured throughput
-        # (one run, one throughput), then the one at the same consistency
-        for narrower in ([j for j in partners if row.throughput is not None
-                          and rows[j].throughput == row.throughput],
-                         [j for j in partners if rows[j].consistency == row.consistency]):
+        # (one run, one throughput), then, among those, the one at the same consistency
+        for same in (lambda j: row.throughput is not None
+                     and rows[j].throughput == row.throughput,
+                     lambda j: rows[j].consistency == row.consistency):
+            narrower = [j for j in partners if same(j)]
             if len(partners) > 1 and narrower:
                 partners = narrower
         # the run's mean is unknown without its other operation's latency: the

@@ -198,25 +198,33 @@ class Prior:
         return cls(mean, sd, source)
 
     def to_toml(self) -> str:
-        """The prior as a TOML table ``[prior]`` (mean and sd per coordinate)."""
+        """The prior as a TOML table ``[prior]`` (mean and sd per coordinate), each
+        value to four decimals, or with all its digits where four would round it to
+        zero (an sd of 3e-5 must not come back as 0, which the reader refuses)."""
+        def number(value) -> str:
+            text = f"{value:.4f}"
+            return repr(float(value)) if value and float(text) == 0.0 else text
+
+        def entry(name, mean, sd) -> str:
+            inside = f"sd = {number(sd)}" if mean is None \
+                else f"mean = {number(mean)}, sd = {number(sd)}"
+            return f"{name} = {{ {inside} }}"
+
         lines = ["[prior]", f'source = "{self.source}"']
-        for i, name in enumerate(COORDINATES):
-            lines.append(f"{name} = {{ mean = {self.mean[i]:.4f}, sd = {self.sd[i]:.4f} }}")
+        lines += [entry(name, self.mean[i], self.sd[i]) for i, name in enumerate(COORDINATES)]
         if self.level_mean is not None:
-            lines.append(f"level_log_ratio = {{ mean = {self.level_mean:.4f}, "
-                         f"sd = {self.level_sd:.4f} }}")
+            lines.append(entry("level_log_ratio", self.level_mean, self.level_sd))
         if self.level_shape_sd is not None:
-            lines.append(f"level_shape = {{ sd = {self.level_shape_sd:.4f} }}")
+            lines.append(entry("level_shape", None, self.level_shape_sd))
         if self.level_step_mean is not None:
-            lines.append(f"level_step_log_ms = {{ mean = {self.level_step_mean:.4f}, "
-                         f"sd = {self.level_step_sd:.4f} }}")
+            lines.append(entry("level_step_log_ms", self.level_step_mean,
+                               self.level_step_sd))
         for operation, mean, sd in self.level_step_by_operation:
-            lines.append(f"level_step_log_ms_{operation} = {{ mean = {mean:.4f}, "
-                         f"sd = {sd:.4f} }}")
+            lines.append(entry(f"level_step_log_ms_{operation}", mean, sd))
         if self.level_step_mean is not None or self.level_step_by_operation:
-            lines.append(f"level_step_scale = {self.level_step_scale:.4f}")
+            lines.append(f"level_step_scale = {number(self.level_step_scale)}")
         if self.level_miss is not None:
-            lines.append(f"level_miss = {{ sd = {self.level_miss:.4f} }}")
+            lines.append(entry("level_miss", None, self.level_miss))
         return "\n".join(lines) + "\n"
 
     @classmethod

@@ -10,9 +10,9 @@ carried to rows the fit did not see):
    threads between the fitted thread counts (constant past the ends: the curve keeps
    its last known miss);
 2. else the same operation was fitted at other levels: each one's anchor at these
-   threads (as in 1), then interpolated linearly in the level's position
-   (k-1)/(replicas-1) between them, constant past the outermost (one level: its
-   anchor), as in threads. Between two measured levels a model without curvature in
+   threads (as in 1), then interpolated linearly in the level k (the replicas it
+   waits for) between them, constant past the outermost (one level: its anchor), as
+   in threads. Between two measured levels a model without curvature in
    the level reproduces the line through them; past them the miss of the nearest
    measured level holds: a line through two noisy anchors would double their
    difference there (docs/cassandra/calibration.md, "Anchors", compares the two);
@@ -107,7 +107,8 @@ class Anchors:
         """Root mean square of the anchors: how far the model misses its own rows."""
         return float(np.sqrt(np.mean(self.residual ** 2))) if len(self.residual) else 0.0
 
-    def _without(self, keep) -> "Anchors":
+    def _only(self, keep) -> "Anchors":
+        """The anchors of the rows ``keep`` selects."""
         def part(values):
             return None if values is None else values[keep]
         return Anchors(self.write[keep], self.quorum[keep], self.threads[keep],
@@ -127,7 +128,7 @@ class Anchors:
         """Which anchors are of this operation and loop kind."""
         return (self.write == write) & (self.is_open() == is_open)
 
-    def level_miss(self, replicas: int = 3) -> float | None:
+    def level_miss(self) -> float | None:
         """How far the rule misses a measured level it did not see: root mean square,
         over the fitted rows, of the row's anchor minus the correction the other
         levels of its operation give it (None when no operation has two levels)."""
@@ -138,9 +139,10 @@ class Anchors:
                 continue
             for k in np.unique(self.quorum[mine]):
                 group = mine & (self.quorum == k)
-                rows = self._without(group).rows(replicas, replicas)
+                # the rule reads neither the cluster's size nor its replicas
+                rows = self._only(group).rows(nodes=1, replicas=1)
                 misses.append(self.residual[group]
-                              - self._without(~group).correction(rows))
+                              - self._only(~group).correction(rows))
         return float(np.sqrt(np.mean(np.concatenate(misses) ** 2))) if misses else None
 
     def thread_miss(self) -> float | None:
@@ -170,9 +172,7 @@ class Anchors:
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         threads, is_open = _load(rows)
-        size = np.asarray(rows.get("replicas", [3]), int)
-        level, step = self.level_miss(int(size.max()) if len(size) else 3), \
-            self.thread_miss()
+        level, step = self.level_miss(), self.thread_miss()
         if level is None:
             level = level_fallback
         out = np.zeros(len(threads))
@@ -197,7 +197,6 @@ class Anchors:
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         threads, is_open = _load(rows)
-        size = np.asarray(rows.get("replicas", np.full(len(threads), 3)), float)
         out = np.zeros(len(threads))
         known = np.isfinite(threads)
         for kind in {(bool(w), bool(o)) for w, o in zip(write, is_open)}:
@@ -217,10 +216,9 @@ class Anchors:
                 if quorum[i] in fitted:
                     out[i] = at[fitted[quorum[i]], j]
                     continue
-                # other levels: interpolated in the level's position (k-1)/(r-1),
-                # constant past the outermost
-                span = max(size[i] - 1.0, 1.0)
-                out[i] = np.interp((quorum[i] - 1) / span, (ks - 1) / span, at[:, j])
+                # other levels: interpolated in the level, constant past the
+                # outermost
+                out[i] = np.interp(quorum[i], ks, at[:, j])
         return out
 
 
@@ -372,7 +370,10 @@ class NetworkModel:
                 # the other operation's row of the same run: its share of the cycle
                 write = np.asarray(rows["write"], bool)
                 other = {key: np.asarray(value)[mixed] for key, value in rows.items()}
-                other.update(write=~write[mixed], quorum=other["other_quorum"],
+                # the other operation's level, the row's own where not given (as
+                # `sizing.closed_network.predict` reads it)
+                other.update(write=~write[mixed],
+                             quorum=other.get("other_quorum", other["quorum"]),
                              other_quorum=np.asarray(rows["quorum"])[mixed])
                 other = self.with_outside(other)
                 theirs = self._anchored(other, self.fit.predict(other)[0]) \
@@ -436,8 +437,9 @@ class NetworkModel:
 
     def measured_above(self, rows) -> np.ndarray:
         """Per row, the measured latency of the same load, operation and mix at the
-        nearest higher level (inf if none was fitted): waiting for fewer replicas is
-        never slower. Rows of another cluster size than the fitted one have none. (The
+        nearest higher level (inf if none was fitted; the geometric mean of its
+        repeats, as the anchors take them): waiting for fewer replicas is never
+        slower. Rows of another cluster size than the fitted one have none. (The
         level below bounds a row through the anchored prediction there, which at a
         fitted row is the measured one; george0st's rows have QUORUM measured below
         ONE at some loads, so a lower bound from them would cut off true values.)"""
@@ -447,7 +449,7 @@ class NetworkModel:
         a = self.anchors
         if not len(a.residual):
             return ceiling
-        measured = np.exp(self.measured_log_ms)
+        log_measured = self.measured_log_ms
         load, is_open = _load(rows)
         their_open, reads, theirs = a.is_open(), reads_of(rows), a.read_shares()
         write, quorum = np.asarray(rows["write"], bool), np.asarray(rows["quorum"], int)
@@ -462,7 +464,9 @@ class NetworkModel:
                 same &= their_other == other[i]
             above = same & (a.quorum > quorum[i])
             if above.any():
-                ceiling[i] = measured[above][np.argmin(a.quorum[above])]
+                # the nearest level's repeats together, as the anchors take them
+                nearest = above & (a.quorum == a.quorum[above].min())
+                ceiling[i] = np.exp(log_measured[nearest].mean())
         return ceiling
 
     def anchor_rows(self) -> dict:

@@ -478,3 +478,21 @@ def test_a_bare_fits_band_reaches_as_far_as_the_draws_on_each_side():
     np.testing.assert_allclose(low, fitted.predict(rows)[0], rtol=1e-12)
     np.testing.assert_allclose(high, fitted.predict(rows, slower)[0], rtol=1e-12)
     assert np.all(high > 1.2 * low)
+
+
+def test_a_prior_narrower_than_four_decimals_keeps_its_spread_in_toml(tmp_path):
+    """A user's prior may hold a ratio all but fixed (sd 3e-5 in log): written with
+    four decimals it came back as sd 0, which the reader refuses, so calibrate wrote
+    a model that predict would not read. Every value keeps its own digits where four
+    decimals would round it to zero."""
+    i = COORDINATES.index("coordinate_share")
+    vague = Prior.vague()
+    sd = vague.sd.copy()
+    sd[i] = 3e-5
+    tight = replace(vague, sd=sd)
+    path = tmp_path / "prior.toml"
+    path.write_text(tight.to_toml())
+    back = Prior.read(str(path))
+    assert back.sd[i] == pytest.approx(3e-5, rel=1e-9)
+    assert "coordinate_share = { mean = -1.0000, sd = 3e-05 }" in tight.to_toml()
+    assert "work = { mean = 0.0000, sd = 10.0000 }" in tight.to_toml()  # as before

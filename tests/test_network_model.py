@@ -1632,3 +1632,38 @@ def test_the_throughput_interval_is_the_latency_interval_through_littles_law():
     assert low[0] == pytest.approx(10_000 / 12) and high[0] == pytest.approx(10_000 / 9)
     assert low[1] == high[1] == 100.0
     assert np.isnan(low[2:]).all() and np.isnan(high[2:]).all()
+
+
+@pytest.mark.parametrize("repeats", [("5.6", "7.6"), ("7.6", "5.6")])
+def test_a_level_measured_twice_bounds_the_level_below_by_its_repeats_together(
+        tmp_path, repeats):
+    """QUORUM at 100 threads measured twice (5.6 and 7.6 ms) bounds ONE there by the
+    two together (their geometric mean, 6.52 ms, as the anchors take repeats), not by
+    whichever comes first in the file: ONE's own 6.0 ms row is predicted as measured
+    in either order (it came out 5.6 ms when 5.6 came first)."""
+    path = tmp_path / "rep.csv"
+    path.write_text("operation,consistency,threads,throughput,mean_ms\n"
+                    "read,ONE,100,,6.0\n"
+                    f"read,QUORUM,100,,{repeats[0]}\nread,QUORUM,100,,{repeats[1]}\n"
+                    "read,ONE,200,,8.0\nread,QUORUM,200,,9.0\n")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(path), "--out", str(out)]) == 0
+    model = read_network_model(str(out))
+    rows = _rows([("ONE", 100)])
+    assert model.measured_above(rows)[0] == pytest.approx(np.sqrt(5.6 * 7.6), rel=1e-9)
+    assert model.predict(rows)[0][0] == pytest.approx(6.0, rel=1e-6)
+
+
+def test_a_mixed_row_without_the_other_operations_level_takes_its_own():
+    """`sizing.closed_network.predict` reads a mixed row's ``other_quorum`` as the
+    row's own level where it is not given; a calibrated model's `predict` and
+    `interval` do the same (they raised KeyError)."""
+    pairs = [(level, t) for level in ("ONE", "ALL") for t in THREADS]
+    fitted = fit(_rows(pairs), _truth(pairs), "shared-digest", Prior.vague(), 4, 4)
+    model = NetworkModel(fitted, Anchors.of(fitted, _rows(pairs), _truth(pairs)), 3, 3)
+    mixed = dict(_rows([("QUORUM", 20)]), reads=np.array([0.5]))
+    given = dict(mixed, other_quorum=np.array([2]))
+    assert model.predict(mixed)[0] == pytest.approx(model.predict(given)[0], rel=1e-12)
+    low, high = model.interval(mixed, samples=16)
+    assert np.all(low <= high)
