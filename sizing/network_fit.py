@@ -191,10 +191,7 @@ class Prior:
         mean = points.mean(axis=0)
         sd = np.maximum(points.std(axis=0, ddof=1) if len(points) > 1
                         else np.zeros(points.shape[1]), floor)
-        vague = cls.vague()
-        for name in ("work", "hop_client", "outside_share"):
-            i = COORDINATES.index(name)
-            mean[i], sd[i] = vague.mean[i], vague.sd[i]
+        _vague_scale(mean, sd)
         return cls(mean, sd, source)
 
     def to_toml(self) -> str:
@@ -332,6 +329,20 @@ def default_prior() -> tuple[Prior, str]:
 CARRY_OVER_SD = 0.5
 
 
+#: Coordinates that belong to one cluster and its client machine (its scale): a prior
+#: carried from other clusters keeps them vague.
+OWN_SCALE = ("work", "hop_client", "outside_share")
+
+
+def _vague_scale(mean: np.ndarray, sd: np.ndarray) -> None:
+    """Set the `OWN_SCALE` coordinates of a carried prior's ``mean`` and ``sd`` (in
+    place) to the vague prior's."""
+    vague = Prior.vague()
+    for name in OWN_SCALE:
+        i = COORDINATES.index(name)
+        mean[i], sd[i] = vague.mean[i], vague.sd[i]
+
+
 def prior_from_model(model, source: str) -> Prior:
     """Prior from another cluster's fitted model: every coordinate but the cluster's
     own scale (its ratios such as digest/data, coordinator, message and client shares,
@@ -341,10 +352,7 @@ def prior_from_model(model, source: str) -> Prior:
     fitted = model.fit
     sd = np.sqrt(fitted.posterior_sd ** 2 + CARRY_OVER_SD ** 2)
     mean = fitted.point.copy()
-    vague = Prior.vague()
-    for name in ("work", "hop_client", "outside_share"):
-        i = COORDINATES.index(name)
-        mean[i], sd[i] = vague.mean[i], vague.sd[i]
+    _vague_scale(mean, sd)
     # the level prior it was fitted with carries over as it was
     return replace(fitted.prior, mean=mean, sd=sd,
                    source=f"the model {source} (structure {fitted.structure})")

@@ -242,6 +242,12 @@ def _plain(value):
     return None if isinstance(value, float) and value != value else value
 
 
+def _subset(rows, which):
+    """The rows ``which`` selects (a mask or positions) of a row table; a field given
+    once for all rows (a scalar) stays as it is."""
+    return {k: np.asarray(v)[which] if np.ndim(v) else v for k, v in rows.items()}
+
+
 def _load(rows):
     """Per row, its load (threads of a closed loop, or ops/s offered by an open one)
     and whether it is an open loop."""
@@ -431,7 +437,7 @@ class NetworkModel:
             which = is_open & (write == w) & (fitted_load > rate * (1 + 1e-9))
             if not which.any():
                 continue
-            there = {k: np.asarray(v)[which] if np.ndim(v) else v for k, v in rows.items()}
+            there = _subset(rows, which)
             there["rate"] = rate * own_load[which] / fitted_load[which]
             yield which, there
 
@@ -562,8 +568,7 @@ class NetworkModel:
         quorum = np.asarray(rows["quorum"], int)
         higher = quorum > 1
         if "floor" in sides and higher.any():
-            lower = {k: np.asarray(v)[higher] if np.ndim(v) else v
-                     for k, v in given.items()}
+            lower = _subset(given, higher)
             lower["quorum"] = quorum[higher] - 1
             floor = self._interval(lower, level, samples, seed, extrapolation, draws,
                                    ("floor",))[0]
@@ -576,8 +581,7 @@ class NetworkModel:
         if "ceiling" in sides and below_all.any():
             # waiting for fewer replicas is never slower: no higher than the band of
             # the level above at the same row
-            upper = {k: np.asarray(v)[below_all] if np.ndim(v) else v
-                     for k, v in given.items()}
+            upper = _subset(given, below_all)
             upper["quorum"] = quorum[below_all] + 1
             ceiling = self._interval(upper, level, samples, seed, extrapolation, draws,
                                      ("ceiling",))[1]
@@ -637,7 +641,7 @@ class NetworkModel:
         # each row not yet computed, once however often it is asked
         unique = list({keys[i]: i for i in range(count) if keys[i] not in done}.values())
         if unique:
-            part = {k: np.asarray(v)[unique] if np.ndim(v) else v for k, v in rows.items()}
+            part = _subset(rows, unique)
             computed = np.full((samples, len(unique)), np.nan)
             for d, kept in enumerate(draws.kept):
                 if kept is not None:
@@ -731,7 +735,7 @@ class NetworkModel:
         beyond = np.isfinite(tops) & (threads > tops * (1 + 1e-9))
         if not beyond.any():
             return low, high
-        at_top = {k: np.asarray(v)[beyond] if np.ndim(v) else v for k, v in rows.items()}
+        at_top = _subset(rows, beyond)
         # the largest fitted count, at the query row's own cluster size
         at_top["threads"] = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
         top_low, top_high = self._interval(at_top, level, samples, seed, True, draws)
@@ -763,21 +767,9 @@ class NetworkModel:
         for weight, point, covariance in f.alternatives:
             lines += ["", "[[posterior.profile]]", f"weight = {float(weight)!r}",
                       "point = " + _numbers(point), "covariance = " + _matrix(covariance)]
-        lines += ["", "[anchors]",
-                  f"write = {[bool(v) for v in self.anchors.write]}".replace("True", "true")
-                  .replace("False", "false"),
-                  f"quorum = {[int(v) for v in self.anchors.quorum]}",
-                  f"threads = {[float(v) for v in self.anchors.threads]}",
-                  f"residual = {[float(v) for v in self.anchors.residual]}"]
-        lines += _kinds(self.anchors) + [""]
+        lines += [""] + _anchor_lines(self.anchors, "anchors", "residual")
         if self.outside is not None:
-            o = self.outside
-            lines += ["[outside]",
-                      f"write = {[bool(v) for v in o.write]}".replace("True", "true")
-                      .replace("False", "false"),
-                      f"quorum = {[int(v) for v in o.quorum]}",
-                      f"threads = {[float(v) for v in o.threads]}",
-                      f"ms = {[float(v) for v in o.residual]}"] + _kinds(o) + [""]
+            lines += _anchor_lines(self.outside, "outside", "ms")
         lines += ["[fit]"]
         for key, value in self.meta.items():
             lines.append(f"{key} = {_toml(value)}")
@@ -819,14 +811,19 @@ def throughput_interval(rows, latency, throughput, low, high):
                      np.where(carried, throughput, np.nan)))
 
 
-def _kinds(anchors: Anchors) -> list[str]:
-    """The TOML lines of the anchors' open loops and mixes (none when all rows are
-    closed loops of one operation)."""
-    if anchors.open is None:
-        return []
-    return [f"open = {_toml([bool(v) for v in anchors.open])}",
-            f"reads = {_toml([float(v) for v in anchors.reads])}",
-            f"other_quorum = {_toml([int(v) for v in anchors.other_quorum])}"]
+def _anchor_lines(anchors: Anchors, table: str, values: str) -> list[str]:
+    """The TOML table ``table`` of ``anchors`` (their values under the key ``values``,
+    as `_anchors_of` reads them back), with the open loops and mixes where any row is
+    one, and a blank line after it."""
+    lines = [f"[{table}]", f"write = {_toml([bool(v) for v in anchors.write])}",
+             f"quorum = {_toml([int(v) for v in anchors.quorum])}",
+             f"threads = {_toml([float(v) for v in anchors.threads])}",
+             f"{values} = {_toml([float(v) for v in anchors.residual])}"]
+    if anchors.open is not None:
+        lines += [f"open = {_toml([bool(v) for v in anchors.open])}",
+                  f"reads = {_toml([float(v) for v in anchors.reads])}",
+                  f"other_quorum = {_toml([int(v) for v in anchors.other_quorum])}"]
+    return lines + [""]
 
 
 def _anchors_of(table: dict, values: str) -> Anchors:

@@ -838,28 +838,23 @@ def test_the_fit_is_the_lowest_point_its_profile_found():
     assert np.all(gaps < 1e-4)
 
 
-def test_a_mixed_row_stays_unpaired_when_no_partner_matches_both_throughput_and_level(
-        tmp_path):
-    """Partners are narrowed by throughput, then among those by level: a read at
+@pytest.mark.parametrize("other_run, paired", [("ALL", False), ("QUORUM", True)])
+def test_a_mixed_row_pairs_with_its_throughputs_run_at_its_level_or_stays_unpaired(
+        tmp_path, other_run, paired):
+    """Partners are narrowed by throughput, then among those by level. A read at
     QUORUM and 10,000 ops/s with writes at ONE and ALL of 10,000 ops/s and at QUORUM
-    of 9,000 has two runs of its throughput and neither at its level, so it stays
-    unpaired; the QUORUM write of another throughput is not its run."""
+    of 9,000 has two runs of its throughput and neither at its level: it stays
+    unpaired (the QUORUM write of another throughput is not its run; it was taken).
+    With the second write at QUORUM, that one is its run."""
     path = tmp_path / "mixed.csv"
     path.write_text("operation,consistency,threads,throughput,mean_ms,read_fraction\n"
                     "read,QUORUM,100,10000,3.0,0.5\nwrite,ONE,100,10000,2.0,0.5\n"
-                    "write,ALL,100,10000,2.5,0.5\nwrite,QUORUM,100,9000,2.2,0.5\n")
+                    f"write,{other_run},100,10000,2.5,0.5\n"
+                    "write,QUORUM,100,9000,2.2,0.5\n")
     rows, _ = read_measurements(str(path), 3)
     read = table_of(rows, 3, 3).iloc[0]
-    assert not read.paired and np.isnan(read.run_mean_ms)
-    assert read.other_quorum == read.quorum
-
-
-def test_a_mixed_row_pairs_with_the_run_of_its_throughput_at_its_level(tmp_path):
-    """Of two runs at its throughput, the one at the row's own level is its run."""
-    path = tmp_path / "mixed.csv"
-    path.write_text("operation,consistency,threads,throughput,mean_ms,read_fraction\n"
-                    "read,QUORUM,100,10000,3.0,0.5\nwrite,ONE,100,10000,2.0,0.5\n"
-                    "write,QUORUM,100,10000,2.5,0.5\nwrite,QUORUM,100,9000,2.2,0.5\n")
-    rows, _ = read_measurements(str(path), 3)
-    read = table_of(rows, 3, 3).iloc[0]
-    assert read.paired and read.run_mean_ms == pytest.approx(0.5 * 3.0 + 0.5 * 2.5)
+    assert read.paired == paired
+    if paired:
+        assert read.run_mean_ms == pytest.approx(0.5 * 3.0 + 0.5 * 2.5)
+    else:
+        assert np.isnan(read.run_mean_ms) and read.other_quorum == read.quorum
