@@ -33,7 +33,7 @@ from sizing.closed_network import DEMANDS
 from sizing.mixes import DIGEST_STRUCTURES, pair_name, predict_mix, strong_pairs, \
     weighted_averages
 from sizing.network_fit import demands_of
-from sizing.network_model import read_network_model
+from sizing.network_model_file import read_network_model
 
 DATA = Path(__file__).resolve().parent.parent / "docs" / "data" / "karpenko2021"
 LEVELS = {"ONE": 1, "QUORUM": 2, "ALL": 3}

@@ -213,7 +213,7 @@ PREDICTED = ("predicted_mean_ms", "predicted_ci_low_ms", "predicted_ci_high_ms",
 
 def cmd_predict_model(args) -> int:
     """``cassandra predict --model``: every query row with its predicted columns."""
-    from sizing.network_model import is_network_model
+    from sizing.network_model_file import is_network_model
 
     figure = getattr(args, "figure", None)
     grid = getattr(args, "threads", None) is not None

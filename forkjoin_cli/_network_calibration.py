@@ -13,7 +13,7 @@ from forkjoin_sim.sweep.runner import default_workers
 from sizing.calibration_report import report_markdown
 from sizing.cluster_calibration import PREDICTED, calibrate_cluster, predicted_rows, \
     prediction_figure, query_grid
-from sizing.network_model import read_network_model
+from sizing.network_model_file import read_network_model
 
 from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
     to_stderr

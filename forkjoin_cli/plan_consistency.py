@@ -49,7 +49,7 @@ def _plan_consistency_model(args) -> int:
     """``--model``: each strong pair's mix predicted on the calibrated cluster."""
     from forkjoin_sim.files.io import json_text
     from sizing.mixes import plan_notes, plan_strong_pairs
-    from sizing.network_model import read_network_model
+    from sizing.network_model_file import read_network_model
 
     given = [_flag(name) for name, unset in _RATE_OPTIONS.items()
              if getattr(args, name) != unset]

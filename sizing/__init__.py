@@ -9,7 +9,8 @@ which never import each other, so they live here:
                             ``predict_table``): the default, a closed network
 ``closed_network``          the closed network: what queues on a request's path
 ``network_fit``             its fit, and the priors for what rows cannot tell
-``network_model``           the fitted model, its anchors and its TOML file
+``network_model``           the fitted model, its anchors and its TOML text
+``network_model_file``      a model file read back, checked
 ``structure_choice``        a structure chosen by the rows' own held-out error
 ``geography``               nodes and client in data centres, and their hops
 ``mixes``                   read/write mixes and strong (R, W) pairs of a model
@@ -36,7 +37,7 @@ module here imports the command line.
 #: only when its name is first used (pandas and scipy.optimize load slowly).
 API = {
     "calibrate_cluster": "cluster_calibration", "predict_table": "cluster_calibration",
-    "read_network_model": "network_model", "predict_mix": "mixes",
+    "read_network_model": "network_model_file", "predict_mix": "mixes",
     "plan_strong_pairs": "mixes", "plan_consistency": "planning",
     "plan_capacity": "planning", "timeout_table": "tails",
 }

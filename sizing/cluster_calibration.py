@@ -40,8 +40,9 @@ from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, prior_from_model
-from sizing.network_model import NetworkModel, calibrated, is_network_model, \
-    read_network_model, rows_of_table, throughput_interval
+from sizing.network_model import NetworkModel, calibrated, rows_of_table, \
+    throughput_interval
+from sizing.network_model_file import is_network_model, read_network_model
 from sizing.structure_choice import AUTO
 
 
@@ -167,7 +168,7 @@ class ClusterFit:
 
     def save(self, path: str) -> None:
         """Write the model file (TOML, as ``cassandra calibrate --out`` does; read it
-        back with `sizing.network_model.read_network_model`), whole or not at all."""
+        back with `sizing.network_model_file.read_network_model`), whole or not at all."""
         from forkjoin_sim.checks import check_output_file
         from forkjoin_sim.files.io import atomic_write
 

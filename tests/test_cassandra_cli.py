@@ -359,7 +359,7 @@ def test_predicted_throughput_has_the_interval_the_figure_draws(mixed_model, tmp
 
     from sizing.calibration_figure import curves
     from sizing.cluster_calibration import PREDICTED, predicted_rows
-    from sizing.network_model import read_network_model
+    from sizing.network_model_file import read_network_model
 
     query = tmp_path / "q.csv"
     # a closed loop of reads, an open loop the model carries, a mixed run's pair

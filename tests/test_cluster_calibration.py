@@ -13,7 +13,8 @@ from sizing.calibration_notes import wide_intervals
 from sizing.cluster_calibration import PREDICTED, ClusterFit, calibrate_cluster, \
     predict_table, predicted_rows, query_grid, table_of
 from sizing.measurements import read_measurements
-from sizing.network_model import read_network_model, rows_of_table
+from sizing.network_model import rows_of_table
+from sizing.network_model_file import read_network_model
 
 # calibrate_cluster warns its doubts (tested where they matter); here they are noise
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

@@ -15,7 +15,8 @@ from sizing.closed_network import Demands, predict
 from sizing.network_fit import COORDINATES, LEGACY_VALUES, Fit, Prior, default_prior, fit, \
     prior_from_model
 from sizing.network_model import THROUGHPUT_LOSS, Anchors, NetworkModel, calibrated, \
-    is_network_model, read_network_model, throughput_interval
+    throughput_interval
+from sizing.network_model_file import is_network_model, read_network_model
 
 # calibrate_cluster warns its doubts (tested where they matter); here they are noise
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
