@@ -195,7 +195,9 @@ def level_prior(sets, steps, misses, leave_out=None, base=None, source="",
                    level_step_sd=pooled[1],
                    level_miss=float(np.sqrt(np.mean([misses[n] ** 2 for n in sources]))),
                    level_step_by_operation=tuple(by_operation),
-                   level_step_scale=scale)
+                   level_step_scale=scale,
+                   # every data set here is fitted as 3 nodes of 3 replicas (rows_of)
+                   level_step_replicas=3)
 
 
 #: Smallest spread (log units) of the window prior: one geo-distributed cluster says

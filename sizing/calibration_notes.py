@@ -85,6 +85,9 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
                    if power == 0.5 else f"as its power {power:g}"))
             measured = " and ".join(sorted({str(level) for level in mine.consistency}))
             replicas = int(mine.replicas.max())
+            # the prior speaks of ALL of its sources' replicas (`step_rows`)
+            sources = "" if replicas == prior.level_step_replicas else \
+                f" at ALL of {prior.level_step_replicas} replicas, as its sources ran"
             others = table[(table.operation != operation)
                            & ~table.quorum.isin(set(mine.quorum))]
             shared = "" if others.empty else (
@@ -98,7 +101,7 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
                 f"others cost rests on the prior and the model's structure (a lone "
                 f"{operation}, {one:.3g} ms at ONE (1 replica) in the model, pays "
                 f"{own:.3g} ms more at ALL (all {replicas} replicas) there; the prior "
-                f"alone says about {extra:.3g} ms, within a factor "
+                f"alone says about {extra:.3g} ms{sources}, within a factor "
                 f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows}){shared}")
     lone = lone_misses(source.name, table,
                        model.predict(rows_of_table(table), anchored=False)[0],

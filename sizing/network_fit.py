@@ -67,7 +67,7 @@ PRIOR_FIELDS = dict({name: ("mean", "sd") for name in COORDINATES},
                     level_step_log_ms=("mean", "sd"),
                     level_step_log_ms_read=("mean", "sd"),
                     level_step_log_ms_write=("mean", "sd"),
-                    level_step_scale=(),
+                    level_step_scale=(), level_step_replicas=(),
                     level_miss=("sd",))
 
 
@@ -137,6 +137,12 @@ class Prior:
     #: ``level_step_mean``): 0, the step carries over in time; 1, as a ratio to ONE.
     #: 0 in files written before it existed.
     level_step_scale: float = 0.0
+    #: Replicas of the clusters the level step was measured on: the step is what ALL
+    #: of that many replicas costs a lone request. A cluster of other replicas takes
+    #: the step at that count in its own model (`step_rows`), whose structure says what
+    #: its own ALL then costs (waiting for 2 of 2 replicas less than for 3 of 3, for 5
+    #: of 5 more). Every level source published so far ran 3.
+    level_step_replicas: int = 3
 
     def level_step(self, write: bool) -> tuple[float, float] | None:
         """(mean, sd) of the level-step prior of writes (``write``) or reads; None
@@ -220,6 +226,7 @@ class Prior:
             lines.append(entry(f"level_step_log_ms_{operation}", mean, sd))
         if self.level_step_mean is not None or self.level_step_by_operation:
             lines.append(f"level_step_scale = {number(self.level_step_scale)}")
+            lines.append(f"level_step_replicas = {self.level_step_replicas}")
         if self.level_miss is not None:
             lines.append(entry("level_miss", None, self.level_miss))
         return "\n".join(lines) + "\n"
@@ -281,6 +288,11 @@ class Prior:
             raise ConfigError(f"{path}: level_step_scale = {scale!r}; give a number from 0 "
                               "(the level step carries over in ms) to 1 (as a ratio to "
                               "ONE), e.g. level_step_scale = 0.5")
+        replicas = table.get("level_step_replicas", 3)
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 2:
+            raise ConfigError(f"{path}: level_step_replicas = {replicas!r}; give the "
+                              "whole number of replicas (2 or more) of the clusters the "
+                              "level step was measured on, e.g. level_step_replicas = 3")
         miss = table.get("level_miss")
         if miss is not None and not _valid_entry(miss, ("sd",)):
             raise ConfigError(f"{path}: level_miss needs an sd > 0")
@@ -293,7 +305,7 @@ class Prior:
                    None if step is None else float(step["mean"]),
                    None if step is None else float(step["sd"]),
                    None if miss is None else float(miss["sd"]), by_operation,
-                   float(scale))
+                   float(scale), replicas)
 
 
 def _is_number(value) -> bool:
@@ -519,13 +531,18 @@ def _level_rows(rows, prior: Prior):
     return pseudo, np.array(position), weight, np.array(owner)
 
 
-def step_rows(rows):
+def step_rows(rows, replicas: int | None = None):
     """Pairs of rows (ONE, ALL) of one client thread, no think time, per operation and
-    cluster size of ``rows`` (replicas >= 2), for `level_step`; None if there are none."""
+    cluster size of ``rows`` (replicas >= 2), for `level_step`; None if there are none.
+    With ``replicas``, ALL is that many replicas' (on at least as many nodes): what a
+    level prior measured on clusters of that many replicas speaks of
+    (`Prior.level_step_replicas`)."""
     keys = sorted({(bool(w), int(n), int(r)) for w, n, r in
                    zip(rows["write"], rows["nodes"], rows["replicas"]) if r >= 2})
     if not keys:
         return None
+    if replicas is not None:
+        keys = sorted({(w, max(n, replicas), replicas) for w, n, _ in keys})
     pairs = [(w, n, r, k) for w, n, r in keys for k in (1, r)]
     count = len(pairs)
     return dict(write=np.array([p[0] for p in pairs], bool), threads=np.ones(count),
@@ -600,7 +617,8 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
 
     pseudo, position, weight, owner = _level_rows(
         rows, prior if geography is None else Prior(prior.mean, prior.sd))
-    steps = None if geography is not None else step_rows(rows)
+    steps = None if geography is not None else step_rows(rows,
+                                                         prior.level_step_replicas)
     if steps is not None:
         # per (ONE, ALL) pair, its operation's level-step prior (mean, sd); pairs of
         # an operation without one are left out

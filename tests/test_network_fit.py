@@ -135,6 +135,50 @@ def test_a_level_step_prior_sets_what_a_lone_request_pays_for_the_top_level(step
     assert np.max(np.abs(result.predict(rows)[0] / latency - 1)) < 0.02
 
 
+@pytest.mark.parametrize("replicas", [2, 5])
+def test_the_level_step_prior_speaks_of_all_of_its_sources_replicas(replicas):
+    """The level sources ran 3 replicas: their step is what ALL of 3 costs a lone
+    request. ONE rows of a cluster of 2 or 5 replicas, fitted with a tight prior on
+    that step, put it at ALL of 3 replicas in their own model (on 5 nodes), and
+    their own ALL (2 of 2 or 5 of 5) costs what the model's structure says, not the
+    prior's step (before, ALL of 2 replicas took the full step, about twice the
+    3-replica one of the same rows, in a probe's synthetic cluster)."""
+    from sizing.closed_network import predict
+    from sizing.network_fit import level_step, step_rows
+    rows = dict(_rows([1]), nodes=np.full(len(THREADS), 5),
+                replicas=np.full(len(THREADS), replicas))
+    latency, _ = predict(demands_of(TRUE), rows, "lanes")
+    vague = Prior.vague()
+    prior = Prior(vague.mean, vague.sd, "test", level_step_mean=np.log(2.0),
+                  level_step_sd=0.02)
+    assert prior.level_step_replicas == 3
+    result = fit(rows, latency, "lanes", prior, max_evaluations=200)
+    demands = demands_of(result.point)
+    at_three = level_step(demands, step_rows(rows, 3), "lanes", 4, 4)
+    assert np.exp(at_three) == pytest.approx([2.0], rel=0.05)
+    own = np.exp(level_step(demands, step_rows(rows), "lanes", 4, 4))[0]
+    # fewer replicas to wait for cost less, more cost more
+    assert (own < 2.0 * 0.95) if replicas == 2 else (own > 2.0 * 1.05)
+
+
+def test_the_level_steps_replicas_round_trip_and_are_checked(tmp_path):
+    """A prior file keeps the replicas its level step was measured on (3 where it
+    does not say, as every file written before it); a count below 2 is refused."""
+    from forkjoin_sim.errors import ConfigError
+    vague = Prior.vague()
+    prior = Prior(vague.mean, vague.sd, "test", level_step_mean=0.4, level_step_sd=0.5,
+                  level_step_replicas=5)
+    path = tmp_path / "prior.toml"
+    path.write_text(prior.to_toml())
+    assert Prior.read(str(path)).level_step_replicas == 5
+    path.write_text(prior.to_toml().replace("level_step_replicas = 5\n", ""))
+    assert Prior.read(str(path)).level_step_replicas == 3
+    path.write_text(prior.to_toml().replace("level_step_replicas = 5",
+                                            "level_step_replicas = 1"))
+    with pytest.raises(ConfigError, match="level_step_replicas = 1; give the whole"):
+        Prior.read(str(path))
+
+
 @pytest.mark.parametrize("scale", [0.0, 0.5, 1.0])
 def test_a_scaled_level_step_prior_grows_with_the_clusters_own_latency(scale):
     """With ``level_step_scale`` s, the prior is on log(ALL - ONE) - s log(ONE) of a
