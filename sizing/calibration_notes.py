@@ -48,10 +48,16 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int
             notes.append(note)
     if outside is not None and np.max(outside.residual) > 0.05 * np.min(
             table.mean_ms.to_numpy()):
-        notes.append(f"the clients spend {np.median(outside.residual):.3g} ms (median; "
-                     f"up to {np.max(outside.residual):.3g}) per request outside the "
-                     "measured latency (threads / throughput - latency): the model keeps "
-                     "that time between requests, interpolated in threads")
+        times = outside.residual
+        some = int(np.count_nonzero(times > 0))
+        # a median of 0 (most rows none: noise in a few throughputs) says nothing
+        spent = (f"{np.median(times):.3g} ms (median; up to {np.max(times):.3g})"
+                 if np.median(times) > 0 else
+                 f"up to {np.max(times):.3g} ms (in {some} of {len(times)} rows, none "
+                 "in the others)")
+        notes.append(f"the clients spend {spent} per request outside the measured "
+                     "latency (threads / throughput - latency): the model keeps that "
+                     "time between requests, interpolated in threads")
     lone = table[np.isfinite(table.throughput) & ~np.isfinite(table.run_mean_ms)
                  & np.isnan(table.rate)] if "run_mean_ms" in table else table.iloc[:0]
     if len(lone):

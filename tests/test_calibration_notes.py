@@ -58,3 +58,26 @@ def test_the_published_files_repeat_no_run(path):
     """The published data sets give each run once: none gets the note."""
     rows, _ = read_measurements(str(path), 3)
     assert repeated_runs(table_of(rows, 3, 3)) is None
+
+
+def test_time_outside_the_latency_in_a_few_rows_is_not_called_a_median_of_zero(
+        tmp_path, capsys):
+    """A probe's noisy rows without think time: threads / throughput exceeds the
+    latency in two of five rows only. The note said "0 ms (median; up to ...)"; it
+    now says in how many rows the clients spend time outside the latency."""
+    import json
+
+    from forkjoin_cli.main import main
+
+    rows = "".join(f"read,ONE,{t},{1000.0 * t / (m * f):.6g},{m}\n" for t, m, f in
+                   ((4, 1.0, 1.0), (8, 1.1, 1.0), (16, 1.3, 1.2), (32, 2.0, 1.0),
+                    (64, 3.8, 1.1)))
+    path = tmp_path / "rows.csv"
+    path.write_text(HEADER + rows)
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(path), "--out", str(tmp_path / "m.toml"),
+                 "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["warnings"]
+    spent = [n for n in notes if n.startswith("the clients spend")]
+    assert len(spent) == 1 and "(in 2 of 5 rows, none in the others)" in spent[0]
+    assert "median" not in spent[0]
