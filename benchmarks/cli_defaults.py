@@ -64,10 +64,18 @@ def score(case, root: Path) -> dict:
     name, protocol, fitted, held, guess = case
     folder = root / f"{name}_{protocol}".replace(" ", "_")
     folder.mkdir(parents=True)
+    return dict(data=name, protocol=protocol, **scored(folder, fitted, held, guess))
+
+
+def scored(folder: Path, fitted, held, guess, nodes: int = 3, replicas: int = 3) -> dict:
+    """``calibrate`` on the ``fitted`` rows and ``predict`` of the ``held`` ones in
+    ``folder``, at the commands' defaults: the held-out rows, calibrate's seconds, the
+    model's and the naive ``guess``'s MAPE (%) and the share of held-out rows inside
+    the 95% intervals."""
     fitted[COLUMNS].to_csv(folder / "fit.csv", index=False)
     held[COLUMNS].to_csv(folder / "held.csv", index=False)
-    seconds = _cli("calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
-                   "fit.csv", "--out", "M.toml", cwd=folder)
+    seconds = _cli("calibrate", "--nodes", str(nodes), "--replicas", str(replicas),
+                   "--measurements", "fit.csv", "--out", "M.toml", cwd=folder)
     _cli("predict", "--model", "M.toml", "--measurements", "held.csv", "--out", "P.csv",
          cwd=folder)
     predicted = pd.read_csv(folder / "P.csv")
@@ -75,7 +83,7 @@ def score(case, root: Path) -> dict:
     point = predicted.predicted_mean_ms.to_numpy(float)
     inside = ((measured >= predicted.predicted_ci_low_ms.to_numpy(float))
               & (measured <= predicted.predicted_ci_high_ms.to_numpy(float)))
-    return dict(data=name, protocol=protocol, rows=len(held), fit_s=seconds,
+    return dict(rows=len(held), fit_s=seconds,
                 model=100 * np.mean(np.abs(point / measured - 1)),
                 naive=100 * np.mean(np.abs(guess / measured - 1)),
                 inside=inside.mean())

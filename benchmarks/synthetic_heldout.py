@@ -54,7 +54,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cassandra_heldout as heldout  # noqa: E402  (the splits, naive guesses, publish)
-from cli_defaults import COLUMNS, _cli  # noqa: E402  (a `cassandra` command, timed)
+from cli_defaults import COLUMNS, scored  # noqa: E402  (a case at the defaults)
 
 SIMULATION_SEED = 7
 NOISE_SEED = 20261128
@@ -158,23 +158,10 @@ def score(job) -> dict:
     (data, name, operation, protocol, case, fitted, held, guess), root = job
     folder = Path(root) / "_".join(filter(None, (data, operation, protocol, case)))
     folder.mkdir(parents=True)
-    fitted[COLUMNS].to_csv(folder / "fit.csv", index=False)
-    held[COLUMNS].to_csv(folder / "held.csv", index=False)
     cluster = CLUSTERS[name]
-    seconds = _cli("calibrate", "--nodes", str(cluster["nodes"]), "--replicas",
-                   str(cluster["replicas"]), "--measurements", "fit.csv", "--out",
-                   "M.toml", cwd=folder)
-    _cli("predict", "--model", "M.toml", "--measurements", "held.csv", "--out", "P.csv",
-         cwd=folder)
-    predicted = pd.read_csv(folder / "P.csv")
-    measured = held.mean_ms.to_numpy(float)
-    point = predicted.predicted_mean_ms.to_numpy(float)
-    inside = ((measured >= predicted.predicted_ci_low_ms.to_numpy(float))
-              & (measured <= predicted.predicted_ci_high_ms.to_numpy(float)))
     return dict(data=data, operation=operation if protocol != "d" else "read->write",
-                protocol=protocol, rows=len(held), fit_s=seconds,
-                model=100 * np.mean(np.abs(point / measured - 1)),
-                naive=100 * np.mean(np.abs(guess / measured - 1)), inside=inside.mean())
+                protocol=protocol, **scored(folder, fitted, held, guess,
+                                            cluster["nodes"], cluster["replicas"]))
 
 
 def _pooled(table: pd.DataFrame) -> pd.DataFrame:
