@@ -187,7 +187,9 @@ class Anchors:
         return np.sqrt(out)
 
     def correction(self, rows, across_operations: bool = False) -> np.ndarray:
-        """Log factor per query row (the rule of the module docstring); with
+        """Per query row, the anchors' value carried to it by the rule of the module
+        docstring, in the anchors' own unit (a log factor for the model's misses; ms
+        for the clients' time outside the latency, `NetworkModel.outside`); with
         ``across_operations``, a row of an operation with no anchors of its own takes
         those of the other operations of its loop kind (as rule 2 within an operation)
         instead of none."""
