@@ -591,6 +591,141 @@ PROFILE_OFFSETS = (-3.0, -2.0, -1.0, 1.0)
 PROFILE_CUT = 4.0
 
 
+class _Objective:
+    """What the fit minimises, as residuals (half their sum of squares is the cost):
+    each row's log miss of its mean latency and measured throughput in units of
+    ``noise``, each coordinate's distance from the prior in prior sds, and, in one data
+    centre, the level prior's terms (a lone request's step to ALL of the prior's
+    sources' replicas; the levels' ratio and shape where the prior has them). Only the
+    coordinates a prediction depends on are searched (``free``); `solve` searches them
+    within bounds. ``progress(done, budget)`` is called at every evaluation."""
+
+    def __init__(self, rows, latency_ms, structure, prior, cores, client_cores,
+                 throughput, noise, geography, progress=None, budget=1):
+        self.rows, self.latency_ms, self.structure = rows, latency_ms, structure
+        self.prior, self.cores, self.client_cores = prior, cores, client_cores
+        self.noise, self.geography = noise, geography
+        self.progress, self.budget, self.calls = progress, budget, 0
+        self.measured_x = (np.full(len(latency_ms), np.nan) if throughput is None
+                           else np.asarray(throughput, float))
+        self.has_x = np.isfinite(self.measured_x) & (self.measured_x > 0)
+        self.pseudo, self.position, self.weight, self.owner = _level_rows(
+            rows, prior if geography is None else Prior(prior.mean, prior.sd))
+        steps = None if geography is not None else step_rows(rows,
+                                                             prior.level_step_replicas)
+        self.step_prior = None
+        if steps is not None:
+            # per (ONE, ALL) pair, its operation's level-step prior (mean, sd); pairs
+            # of an operation without one are left out
+            found = [prior.level_step(bool(w)) for w in steps["write"][0::2]]
+            keep = np.array([f is not None for f in found])
+            self.step_prior = np.array([f for f in found if f is not None]).T
+            steps = {key: value[np.repeat(keep, 2)] for key, value in steps.items()} \
+                if keep.any() else None
+        self.steps = steps
+        # only the coordinates a prediction depends on are fitted; the others stay at
+        # the prior (a Jacobian column each would cost a model run and say nothing)
+        unused = unused_coordinates(structure, geography)
+        self.free = np.array([name not in unused for name in COORDINATES])
+
+    def residuals(self, point):
+        """The residuals at ``point`` (every coordinate, natural logs)."""
+        self.calls += 1
+        if self.progress is not None:
+            self.progress(min(self.calls, self.budget), self.budget)
+        prior, noise = self.prior, self.noise
+        demands = demands_of(point)
+        latency, x = predict(demands, self.rows, self.structure, self.cores,
+                             self.client_cores, self.geography)
+        has_x = self.has_x
+        parts = [np.log(latency / self.latency_ms) / noise,
+                 np.log(x[has_x] * 1000.0 / self.measured_x[has_x]) / noise,
+                 (point - prior.mean) / prior.sd]
+        if self.steps is not None:
+            parts.append((level_step(demands, self.steps, self.structure, self.cores,
+                                     self.client_cores, prior.level_step_scale)
+                          - self.step_prior[0]) / self.step_prior[1])
+        if self.pseudo is not None:
+            level = np.log(predict(demands, self.pseudo, self.structure, self.cores,
+                                   self.client_cores)[0])
+            ratio = level[1::2] - level[0::2]
+            position, weight = self.position, self.weight
+            top = position == 1.0
+            if prior.level_mean is not None:
+                parts.append(weight[top] * (ratio[top] - prior.level_mean)
+                             / prior.level_sd)
+            if prior.level_shape_sd is not None and np.any(~top):
+                # each middle level against the line from ONE to ALL at its threads
+                middle = ratio[~top] - position[~top] * ratio[top][self.owner[~top]]
+                parts.append(weight[~top] * middle / prior.level_shape_sd)
+        return np.concatenate(parts)
+
+    def solve(self, start, lower, upper, evaluations):
+        """(point, `scipy.optimize.least_squares` result) of the search from
+        ``start`` within ``lower``..``upper`` over the free coordinates (the others
+        held at ``start``'s), at most ``evaluations`` of them."""
+        fixed, free = start.copy(), self.free
+
+        def on_free(values):
+            point = fixed.copy()
+            point[free] = values
+            return self.residuals(point)
+
+        result = optimize.least_squares(on_free, start[free], method="trf",
+                                        bounds=(lower[free], upper[free]), diff_step=1e-4,
+                                        x_scale=1.0, max_nfev=evaluations, ftol=1e-6,
+                                        xtol=1e-6)
+        fixed[free] = result.x
+        return fixed, result
+
+
+def _bounds() -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of every coordinate (natural logs) in a fit's search."""
+    low, high = np.full(len(COORDINATES), -25.0), np.full(len(COORDINATES), 15.0)
+    # below SMALLEST_CV a branch's law no longer changes: a fit would report a cv the
+    # model does not use
+    low[COORDINATES.index("branch_cv")] = np.log(SMALLEST_CV)
+    # at least one lane per node: fewer would be a queue whose visits wait as if each
+    # took longer than it does
+    low[COORDINATES.index("lanes")] = 0.0
+    # the farthest fitted hop is at least the nearest (a draw below counts as equal)
+    low[COORDINATES.index("hop_spread")] = 0.0
+    return low, high
+
+
+def _profile(objective: _Objective, centre, cost, evaluations: int) -> list:
+    """(cost, point, covariance) of each point of the scale's profile about
+    ``centre`` (of cost ``cost``) within `PROFILE_CUT` of it.
+
+    The fit with the replica work held a factor e, e^2, e^3 apart (`PROFILE_OFFSETS`),
+    started from the other demands in ms where ``centre`` has them (the shares are
+    ratios to the work). Where the rows cannot tell what saturates (busy nodes, or
+    full wide-area links: Karpenko D's QUORUM and ALL writes), the cost along the
+    scale is nearly flat and the explanation changes along it, which the Laplace
+    approximation about the point cannot see. Each point kept has its own Laplace
+    covariance at the held work."""
+    free, prior = objective.free, objective.prior
+    low, high = _bounds()
+    held_free = free.copy()
+    held_free[0] = False
+    # the shares the structure uses (one it does not stays at its prior)
+    scale_of = [i for i in map(COORDINATES.index, SCALED) if free[i]]
+    found = []
+    for offset in PROFILE_OFFSETS:
+        start = centre.copy()
+        start[0] += offset
+        start[scale_of] -= offset
+        start = np.clip(start, low, high)
+        lower, upper = low.copy(), high.copy()
+        lower[0], upper[0] = start[0] - 1e-6, start[0] + 1e-6
+        there, held = objective.solve(start, lower, upper, evaluations)
+        inner = _laplace(held.jac[:, held_free[free]], held_free, prior)[0]
+        if held.cost - cost <= PROFILE_CUT and inner is not None:
+            inner[0, :] = inner[:, 0] = 0.0
+            found.append((held.cost, there, inner))
+    return found
+
+
 def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None = None,
         cores: int = 4, client_cores: int = 4, throughput=None, noise: float = ROW_NOISE,
         starts: int = 2, max_evaluations: int = 80, progress=None,
@@ -599,8 +734,10 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     (ops/s, NaN where absent) of ``rows`` (see `sizing.closed_network.predict`).
 
     Beside the point and its Laplace approximation, the fit keeps the points of the
-    scale's profile the rows barely tell from it (`Fit.alternatives`), which the
-    prediction bands draw from too.
+    scale's profile the rows barely tell from it (`Fit.alternatives`, `_profile`),
+    each weighted e^-(its excess cost) against the point's 1 (the rows' and the
+    prior's support; the volume about each is not counted), which the prediction
+    bands draw from too.
 
     ``progress(done, budget)``, if given, is called at every model evaluation (at most
     ``budget`` of them). ``geography`` (`sizing.geography.Geography`) places nodes and
@@ -611,86 +748,18 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
     latency_ms = np.asarray(latency_ms, float)
     if np.any(~np.isfinite(latency_ms) | (latency_ms <= 0)):
         raise ConfigError("every fitted row needs a positive mean latency")
-    measured_x = (np.full(len(latency_ms), np.nan) if throughput is None
-                  else np.asarray(throughput, float))
-    has_x = np.isfinite(measured_x) & (measured_x > 0)
-
-    pseudo, position, weight, owner = _level_rows(
-        rows, prior if geography is None else Prior(prior.mean, prior.sd))
-    steps = None if geography is not None else step_rows(rows,
-                                                         prior.level_step_replicas)
-    if steps is not None:
-        # per (ONE, ALL) pair, its operation's level-step prior (mean, sd); pairs of
-        # an operation without one are left out
-        found = [prior.level_step(bool(w)) for w in steps["write"][0::2]]
-        keep = np.array([f is not None for f in found])
-        step_prior = np.array([f for f in found if f is not None]).T
-        steps = {key: value[np.repeat(keep, 2)] for key, value in steps.items()} \
-            if keep.any() else None
-    # only the coordinates a prediction depends on are fitted; the others stay at
-    # the prior (a Jacobian column each would cost a model run and say nothing)
-    unused = unused_coordinates(structure, geography)
-    free = np.array([name not in unused for name in COORDINATES])
+    objective = _Objective(rows, latency_ms, structure, prior, cores, client_cores,
+                           throughput, noise, geography, progress)
+    free = objective.free
     # each evaluation the optimiser counts also pays one per coordinate (its Jacobian)
-    budget = int((starts * max_evaluations * (
+    objective.budget = int((starts * max_evaluations * (
         1 if geography is None else 1.25 * len(WINDOW_STARTS))
         + len(PROFILE_OFFSETS) * (max_evaluations // 2)) * (1 + free.sum()))
-    calls = [0]
-
-    def residuals(point):
-        calls[0] += 1
-        if progress is not None:
-            progress(min(calls[0], budget), budget)
-        demands = demands_of(point)
-        latency, x = predict(demands, rows, structure, cores, client_cores, geography)
-        parts = [np.log(latency / latency_ms) / noise,
-                 np.log(x[has_x] * 1000.0 / measured_x[has_x]) / noise,
-                 (point - prior.mean) / prior.sd]
-        if steps is not None:
-            parts.append((level_step(demands, steps, structure, cores, client_cores,
-                                     prior.level_step_scale)
-                          - step_prior[0]) / step_prior[1])
-        if pseudo is not None:
-            level = np.log(predict(demands, pseudo, structure, cores, client_cores)[0])
-            ratio = level[1::2] - level[0::2]
-            top = position == 1.0
-            if prior.level_mean is not None:
-                parts.append(weight[top] * (ratio[top] - prior.level_mean)
-                             / prior.level_sd)
-            if prior.level_shape_sd is not None and np.any(~top):
-                # each middle level against the line from ONE to ALL at its threads
-                middle = ratio[~top] - position[~top] * ratio[top][owner[~top]]
-                parts.append(weight[~top] * middle / prior.level_shape_sd)
-        return np.concatenate(parts)
 
     best = None
     scale = np.log(np.median(latency_ms))
     window = COORDINATES.index("link_window")
-    low, high = np.full(len(COORDINATES), -25.0), np.full(len(COORDINATES), 15.0)
-    # below SMALLEST_CV a branch's law no longer changes: a fit would report a cv the
-    # model does not use
-    low[COORDINATES.index("branch_cv")] = np.log(SMALLEST_CV)
-    # at least one lane per node: fewer would be a queue whose visits wait as if each
-    # took longer than it does
-    low[COORDINATES.index("lanes")] = 0.0
-    # the farthest fitted hop is at least the nearest (a draw below counts as equal)
-    low[COORDINATES.index("hop_spread")] = 0.0
-
-    def solve(start, lower, upper, evaluations):
-        fixed = start.copy()
-
-        def on_free(values):
-            point = fixed.copy()
-            point[free] = values
-            return residuals(point)
-
-        result = optimize.least_squares(on_free, start[free], method="trf",
-                                        bounds=(lower[free], upper[free]), diff_step=1e-4,
-                                        x_scale=1.0, max_nfev=evaluations, ftol=1e-6,
-                                        xtol=1e-6)
-        fixed[free] = result.x
-        return fixed, result
-
+    low, high = _bounds()
     # a saturating wide-area link and busy cores can both bend a curve, and a free
     # fit slides from one explanation to the other: with data centres, each start
     # first holds the window at one of WINDOW_STARTS (a quarter of the evaluations),
@@ -703,53 +772,23 @@ def fit(rows, latency_ms, structure: str = "shared-digest", prior: Prior | None 
             start[window] = np.log(held)
             lower, upper = low.copy(), high.copy()
             lower[window], upper[window] = start[window] - 1e-6, start[window] + 1e-6
-            start = solve(start, lower, upper, max_evaluations // 4)[0]
-        point, result = solve(start, low, high, max_evaluations)
+            start = objective.solve(start, lower, upper, max_evaluations // 4)[0]
+        point, result = objective.solve(start, low, high, max_evaluations)
         if best is None or result.cost < best[1].cost:
             best = point, result
     point, result = best
     covariance, sd = _laplace(result.jac, free, prior)
-    # the scale's profile: the fit with the replica work held a factor e, e^2, e^3
-    # apart, started from the other demands in ms where the point has them (the
-    # shares are ratios to the work). Where the rows cannot tell what saturates
-    # (busy nodes, or full wide-area links: Karpenko D's QUORUM and ALL writes), the
-    # cost along the scale is nearly flat and the explanation changes along it, which
-    # the Laplace approximation about the point cannot see. Each point within
-    # PROFILE_CUT of the fitted one's cost is kept, weighted e^-(its excess cost)
-    # against the point's 1 (the rows' and the prior's support; the volume about each
-    # is not counted), with its own Laplace covariance at the held work
-    held_free = free.copy()
-    held_free[0] = False
-    # the shares the structure uses (one it does not stays at its prior)
-    scale_of = [i for i in map(COORDINATES.index, SCALED) if free[i]]
-
-    def profile(centre, cost):
-        """(cost, point, covariance) of each profile point about ``centre``."""
-        found = []
-        for offset in PROFILE_OFFSETS:
-            start = centre.copy()
-            start[0] += offset
-            start[scale_of] -= offset
-            start = np.clip(start, low, high)
-            lower, upper = low.copy(), high.copy()
-            lower[0], upper[0] = start[0] - 1e-6, start[0] + 1e-6
-            there, held = solve(start, lower, upper, max_evaluations // 2)
-            inner = _laplace(held.jac[:, held_free[free]], held_free, prior)[0]
-            if held.cost - cost <= PROFILE_CUT and inner is not None:
-                inner[0, :] = inner[:, 0] = 0.0
-                found.append((held.cost, there, inner))
-        return found
-
-    alternatives = [] if covariance is None else profile(point, result.cost)
+    alternatives = [] if covariance is None else \
+        _profile(objective, point, result.cost, max_evaluations // 2)
     lowest = min(alternatives, key=lambda a: a[0], default=None)
     if lowest is not None and lowest[0] < result.cost:
         # a profile point below the fitted one: the starts missed the optimum; freed
         # from there, the better point is the fit, and the profile is taken about it
-        better, again = solve(lowest[1], low, high, max_evaluations)
+        better, again = objective.solve(lowest[1], low, high, max_evaluations)
         laplace = _laplace(again.jac, free, prior)
         if again.cost < result.cost and laplace[0] is not None:
             point, result, (covariance, sd) = better, again, laplace
-            alternatives = profile(point, result.cost)
+            alternatives = _profile(objective, point, result.cost, max_evaluations // 2)
     # the fit is the lowest point found: a profile point below it (where the refit
     # failed) is left out, as the weights are against the fit's 1
     alternatives = [(float(np.exp(result.cost - cost)), there, inner)
