@@ -526,37 +526,10 @@ class NetworkModel:
         own band is bounded on the side away from this level only, so the levels are
         walked once each way, and the bands at the fitted rates are not bounded by
         the rates below them (every one of those bounds the row itself)."""
-        fitted = self.fit
         rows = self.with_outside(given)
-        values = self._draw_values(rows, samples, seed, draws)
-        finite = np.isfinite(values).all(axis=1)
-        # rows no anchor reaches (an operation and loop kind no fitted row measured):
-        # no anchor pulls a draw back onto the rows, so a draw they rule out is left
-        # out there (every draw where none would be left)
-        ruled = draws.ruled_out[finite][:, None] & self._unanchored(rows)[None, :]
-        ruled[:, ruled.all(axis=0)] = False
-        values = np.where(ruled, np.nan, values[finite])
-        if not len(values):
-            values = np.log(self.predict(rows)[0])[None, :]
-        z = stats.norm.ppf(1 - (1 - level) / 2)
-        # about the anchored prediction of the fitted point (the band holds it)
         centre = np.log(self.predict(rows)[0])
-        other = (z * self._row_noise()) ** 2 + extrapolation * (
-            z * self.anchors.extrapolation(self.as_fitted(rows),
-                                           fitted.prior.level_miss)) ** 2
-        # each side the draws' own reach from the fitted point's prediction: a band
-        # centred on the point held out put 3 of 10 rows of a JMeter cluster's levels
-        # inside (now 10), and a geo-distributed cluster's ONE writes from QUORUM and
-        # ALL 2 of 10 (now 10)
-        low, high = band_about(centre, values, level, np.sqrt(other))
-        if fitted.geography is not None:
-            # no request returns before its round trips (less the slack of published
-            # round trips against a benchmark's)
-            low = np.minimum(np.maximum(low, fitted.geography.floor_ms(rows["quorum"])),
-                             np.exp(centre))
-        if extrapolation:
-            low, high = self._within_loop_bounds(rows, np.exp(centre), low, high,
-                                                 level, samples, seed, draws)
+        low, high = self._posterior_band(rows, centre, level, samples, seed,
+                                         extrapolation, draws)
         if "lone" in sides:
             # no load makes a request faster than it is alone: a probe's open loop of
             # a mix the fit had not seen put a read's lower end at 0.18 ms, where a
@@ -565,7 +538,11 @@ class NetworkModel:
                                                             extrapolation, draws)),
                              np.exp(centre))
         quorum = np.asarray(rows["quorum"], int)
-        higher = quorum > 1
+        replicas = np.broadcast_to(np.asarray(rows.get("replicas", self.replicas)),
+                                   quorum.shape)
+        higher, below_all = quorum > 1, quorum < replicas
+        # waiting for more replicas is never faster: no lower than the band of the
+        # level beneath at the same row, no higher than that of the level above
         if "floor" in sides and higher.any():
             lower = _subset(given, higher)
             lower["quorum"] = quorum[higher] - 1
@@ -574,12 +551,7 @@ class NetworkModel:
             low = low.copy()
             low[higher] = np.minimum(np.maximum(low[higher], floor),
                                      np.exp(centre[higher]))
-        replicas = np.broadcast_to(np.asarray(rows.get("replicas", self.replicas)),
-                                   quorum.shape)
-        below_all = quorum < replicas
         if "ceiling" in sides and below_all.any():
-            # waiting for fewer replicas is never slower: no higher than the band of
-            # the level above at the same row
             upper = _subset(given, below_all)
             upper["quorum"] = quorum[below_all] + 1
             ceiling = self._interval(upper, level, samples, seed, extrapolation, draws,
@@ -604,6 +576,43 @@ class NetworkModel:
                                                        extrapolation, draws, kept)
                 low[which] = np.maximum(low[which], there_low)
                 high[which] = np.maximum(high[which], there_high)
+        return low, high
+
+    def _posterior_band(self, rows, centre, level, samples, seed, extrapolation,
+                        draws: "_Draws"):
+        """(low, high) of ``rows`` (with the time outside) from the posterior draws
+        alone, about ``centre`` (the anchored log prediction of the fitted point), with
+        the row noise and the anchors' extrapolation error in quadrature, never below
+        the round trips of a model placed in data centres, and past the fitted thread
+        counts within what a closed loop allows (`_within_loop_bounds`)."""
+        fitted = self.fit
+        values = self._draw_values(rows, samples, seed, draws)
+        finite = np.isfinite(values).all(axis=1)
+        # rows no anchor reaches (an operation and loop kind no fitted row measured):
+        # no anchor pulls a draw back onto the rows, so a draw they rule out is left
+        # out there (every draw where none would be left)
+        ruled = draws.ruled_out[finite][:, None] & self._unanchored(rows)[None, :]
+        ruled[:, ruled.all(axis=0)] = False
+        values = np.where(ruled, np.nan, values[finite])
+        if not len(values):
+            values = np.log(self.predict(rows)[0])[None, :]
+        z = stats.norm.ppf(1 - (1 - level) / 2)
+        other = (z * self._row_noise()) ** 2 + extrapolation * (
+            z * self.anchors.extrapolation(self.as_fitted(rows),
+                                           fitted.prior.level_miss)) ** 2
+        # each side the draws' own reach from the fitted point's prediction: a band
+        # centred on the point held out put 3 of 10 rows of a JMeter cluster's levels
+        # inside (now 10), and a geo-distributed cluster's ONE writes from QUORUM and
+        # ALL 2 of 10 (now 10)
+        low, high = band_about(centre, values, level, np.sqrt(other))
+        if fitted.geography is not None:
+            # no request returns before its round trips (less the slack of published
+            # round trips against a benchmark's)
+            low = np.minimum(np.maximum(low, fitted.geography.floor_ms(rows["quorum"])),
+                             np.exp(centre))
+        if extrapolation:
+            low, high = self._within_loop_bounds(rows, np.exp(centre), low, high,
+                                                 level, samples, seed, draws)
         return low, high
 
     def _draw_values(self, rows, samples: int, seed: int, draws: "_Draws") -> np.ndarray:
