@@ -17,7 +17,7 @@ import pandas as pd
 from forkjoin_sim.errors import counted
 from sizing.closed_network import DEMANDS
 from sizing.geography import wide_local_hops
-from sizing.network_fit import Prior, demands_of, lone_levels, step_rows
+from sizing.network_fit import demands_of, lone_levels, step_rows
 from sizing.network_model import NetworkModel, reads_of, rows_of_table
 
 
@@ -36,12 +36,12 @@ LONE_MISS_ROWS = 6
 LONE_MISS_START = "the fit misses "
 
 
-def fit_notes(model: NetworkModel, table: pd.DataFrame, prior: Prior, nodes: int,
-              geography, source) -> list[str]:
+def fit_notes(model: NetworkModel, table: pd.DataFrame, source) -> list[str]:
     """What `calibrate_cluster` says of a fit besides the parameters resting on the
     prior: the clients' time outside the latency, what one measured level leaves to
     the prior, a row missed far more than the others, a model that misses its rows."""
     fitted, anchors, outside = model.fit, model.anchors, model.outside
+    prior, nodes, geography = fitted.prior, model.nodes, fitted.geography
     notes = []
     for note in (levels_out_of_order(table), repeated_runs(table, source.row_name)):
         if note is not None:

@@ -380,7 +380,7 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
                        progress=progress)
     seconds = time.perf_counter() - started
     resting = model.fit.resting_on_prior()
-    notes = doubts + fit_notes(model, table, prior, nodes, geography, source)
+    notes = doubts + fit_notes(model, table, source)
     if resting:
         notes.insert(len(doubts), "resting on the prior (the rows barely determine "
                      "them): " + "; ".join(f"{n} ({COORDINATE_LABELS[n]})"
