@@ -821,8 +821,8 @@ def throughput_interval(rows, latency, throughput, low, high):
 
 def _anchor_lines(anchors: Anchors, table: str, values: str) -> list[str]:
     """The TOML table ``table`` of ``anchors`` (their values under the key ``values``,
-    as `_anchors_of` reads them back), with the open loops and mixes where any row is
-    one, and a blank line after it."""
+    as `sizing.network_model_file.read_network_model` reads them back), with the open
+    loops and mixes where any row is one, and a blank line after it."""
     lines = [f"[{table}]", f"write = {_toml([bool(v) for v in anchors.write])}",
              f"quorum = {_toml([int(v) for v in anchors.quorum])}",
              f"threads = {_toml([float(v) for v in anchors.threads])}",
