@@ -31,7 +31,9 @@ Two formats are read, told apart by `detect_format`:
     per-operation values in brackets, ``[READ: 9,000 op/s, WRITE: 1,000 op/s]``),
     with the threads of the ``Running with N threadCount`` (or ``Running WRITE
     with N threads``, ``Thread Count: N``) line before it, and the level of the
-    settings (``Consistency Level: QUORUM``) or a ``cl=QUORUM`` in the output. The
+    settings (``Consistency Level: QUORUM``) or a ``cl=QUORUM`` in the output; a
+    threads value given by the caller or a side table is for a file of one block (a
+    file of several runs states each one's threads, or is split, one run per file). The
     operations of a user profile (``insert``, ``simple1``) other than ``insert``
     (a write) are named read or write by the caller or a side table.
 
@@ -738,6 +740,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     given_level = None if consistency is None else _level(consistency, where, "given")
     given_threads = None if threads is None else whole_threads(threads, where)
     file_level, file_threads, single, rows = None, None, None, []
+    blocks = sum(line.strip().lower() == "results:" for line in lines)
     # (threads, line) of the run begun since the last results: an auto run stopped
     # before its last thread count's results ends inside it
     started = None
@@ -763,6 +766,17 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
         started = None
         run = f"{where} line {index + 1}"
         source = "the output"
+        if file_threads is None and given_threads is not None and blocks > 1:
+            # each block of an auto run (or of runs pasted together) ran at its own
+            # thread count: one value given for them all would be wrong for all but one
+            raise ConfigError(
+                f"{where}: the file has {blocks} 'Results:' blocks and no 'Running with "
+                f"N threadCount' line before the one at line {index + 1}: one threads "
+                f"value ({given_threads}, given "
+                f"{given_by if given_by.startswith('by ') else 'in ' + given_by}) cannot "
+                "apply to all of them; split the file, one run per file, or give the "
+                "thread counts in it (a 'Running with N threadCount' line before each "
+                "block)")
         count = _agree(given_threads, file_threads, "threads", run, source, given_by)
         level = _agree(given_level, file_level, "consistency", run, source, given_by)
         missing = {}

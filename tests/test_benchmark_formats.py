@@ -857,3 +857,70 @@ def test_a_stress_block_cut_short_is_told_from_one_printed_without_a_line():
     _one_line_error(lambda: parse_cassandra_stress(cut, consistency="ONE"),
                     "truncated (incomplete) cassandra-stress output",
                     "run at 200 threads")
+
+
+# Three runs of cassandra-stress as a blog copied them (cut from the original's
+# s02_prose_threads_collapsed_spaces.txt): each 'Results:' block under prose naming its
+# thread count, no 'Running with N threadCount' line.
+PROSE_STRESS = """\
+4 threads
+
+Results:
+Op rate : 15,064 op/s [READ: 15,064 op/s]
+Latency mean : 0.3 ms [READ: 0.3 ms]
+Total errors : 0 [READ: 0]
+
+104 threads
+
+Results:
+Op rate : 53,470 op/s [READ: 53,470 op/s]
+Latency mean : 1.9 ms [READ: 1.9 ms]
+Total errors : 0 [READ: 0]
+
+304
+
+Results:
+Op rate                   :   61,507 op/s  [READ: 61,507 op/s]
+Latency mean              :    4.8 ms [READ: 4.8 ms]
+Total errors              :          0 [READ: 0]
+"""
+
+
+@pytest.mark.parametrize("threads", [304, 4])
+def test_one_threads_value_for_several_stress_runs_is_refused(tmp_path, threads,
+                                                               capsys):
+    """A side table's threads 304 for a file of three runs (4, 104 and 304 threads,
+    named only in prose) gave three rows 'read ONE 304 threads' of different means;
+    threads 4 was refused by Little's law with 'check the units (mean in
+    microseconds?)'. Both are now refused for what is wrong: one value for three
+    runs."""
+    (tmp_path / "s02.txt").write_text(PROSE_STRESS)
+    table = tmp_path / "runs.csv"
+    table.write_text(f"file,threads,consistency\ns02.txt,{threads},ONE\n")
+    message = _one_line_error(
+        lambda: read_measurements(str(table), replicas=3), "s02.txt",
+        "3 'Results:' blocks", "'Running with N threadCount'",
+        f"one threads value ({threads}", "cannot apply to all of them",
+        "split the file, one run per file, or give the thread counts in it")
+    assert "check the units" not in message
+    _one_line_error(lambda: parse_cassandra_stress(PROSE_STRESS, consistency="ONE",
+                                                   threads=threads),
+                    "3 'Results:' blocks", "cannot apply to all of them")
+    from forkjoin_cli import main as cli
+
+    status = cli.main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                       "--measurements", str(table), "--out", str(tmp_path / "m.toml")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert "cannot apply to all of them" in line
+    # one run per file, or each run's own thread count in the file, reads
+    (row,) = parse_cassandra_stress(PROSE_STRESS[:PROSE_STRESS.index("104 threads")],
+                                    consistency="ONE", threads=4)
+    assert (row["threads"], float(row["mean_ms"])) == ("4", 0.3)
+    import re
+    stated = re.sub(r"^(\d+)( threads)?$", r"Running with \1 threadCount", PROSE_STRESS,
+                    flags=re.M)
+    rows = parse_cassandra_stress(stated, consistency="ONE")
+    assert [(r["threads"], float(r["mean_ms"])) for r in rows] == [
+        ("4", 0.3), ("104", 1.9), ("304", 4.8)]
