@@ -24,7 +24,8 @@ Two formats are read, told apart by `detect_format`:
     A run of more than 2^31 operations wraps YCSB's 32-bit operation counter and
     prints a throughput short by 2^32 operations over its run time (negative, even):
     the sections' operation counts restore it, with a warning; sections that count
-    fewer operations than the run time and throughput give are doubted in one.
+    fewer operations than the run time and throughput give are doubted in one, and
+    refused as cut inside the summary when more than `TRUNCATED_SHORTFALL` fewer.
 ``cassandra-stress``
     Each ``Results:`` block (``Op rate``, ``Latency mean``, ``Latency median``,
     ``Latency 95th percentile``, ``Latency 99th percentile``, ``Total errors``;
@@ -87,6 +88,12 @@ LEVELS = tuple(CONSISTENCY_LEVELS) + ("LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM"
 #: Share of a YCSB run's operations ([OVERALL] run time x throughput) its sections may
 #: leave uncounted before the summary is doubted (`_run_throughput`).
 COUNT_SHORTFALL = 0.02
+#: Share past which that shortfall is refused as output cut inside its summary: twice
+#: the largest seen in unedited output (benchANT's 5.8e9-operation Aerospike runs, 5%),
+#: and a fifth of the smallest section the core workloads A, C and F can lose (A's
+#: updates, 50%; F's read-modify-writes' updates, 33%). Workloads B and D write 5%:
+#: their write section cut off is only doubted, in a warning.
+TRUNCATED_SHORTFALL = 0.10
 #: A YCSB run with ``-target`` whose throughput is within this share of the target was
 #: paced by it: its rows are an open loop at that rate.
 PACED = 0.02
@@ -438,7 +445,8 @@ def _run_throughput(sections: dict, counts: dict, where: str) -> float:
     operations. A summary whose sections count fewer operations than its run time and
     throughput give (a file cut short, a section renamed) is doubted in a warning:
     unedited long runs fall a few per cent short too (benchANT's 5.8e9-operation
-    Aerospike runs by 5%). A read-modify-write is counted in its read and its update
+    Aerospike runs by 5%); past `TRUNCATED_SHORTFALL` it is refused as truncated. A
+    read-modify-write is counted in its read and its update
     too, so its own count is taken off for these checks, and the throughput returned
     is the database's: its reads and updates per second, as the share of reads counts
     them (workload F's throughput is 1.5 times what YCSB prints). Without any
@@ -471,6 +479,16 @@ def _run_throughput(sections: dict, counts: dict, where: str) -> float:
         done += wraps * 2 ** 32
     else:
         throughput = _positive(value, "[OVERALL], Throughput(ops/sec)", printed_at)
+    if counted < (1 - TRUNCATED_SHORTFALL) * done:
+        named = ", ".join(f"[{name}] {count:,.0f}" for name, count in counts.items()
+                          if name in YCSB_OPERATIONS or name == "SCAN"
+                          or name.endswith("-FAILED"))
+        raise ConfigError(f"{where}: its operation sections ({named}) count "
+                          f"{counted:,.0f} operations where [OVERALL] gives {done:,.0f} "
+                          f"(run time x throughput), {100 * (1 - counted / done):.0f}% "
+                          "fewer: the output looks truncated inside its summary (a "
+                          "section missing); give the complete output YCSB printed at "
+                          "the end of the run")
     if counted < (1 - COUNT_SHORTFALL) * done:
         warnings.warn(f"{where}: its operation sections count {counted:,.0f} operations "
                       f"where [OVERALL] gives {done:,.0f} (run time x throughput), "
