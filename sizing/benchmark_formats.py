@@ -59,7 +59,10 @@ updates and inserts) are merged into one write row: their mean weighted by
 operation count, their percentiles dropped (those of a mixture cannot be rebuilt
 from its parts). Files are read as UTF-8 with or without a byte-order mark. Bad
 input raises `ConfigError` naming the line of the file and the value as the tool
-printed it; failed operations warn. An output cut before its summary (the lines a tool
+printed it; failed operations warn. A cassandra-stress ``Results:`` block whose
+errors reach its operations (rate x ``Total operation time``) measured no latency: the
+file is refused, not read without that block, since whatever failed every operation of
+one run (a node down, a missing keyspace) leaves its other runs in doubt. An output cut before its summary (the lines a tool
 prints first, `_STARTS`, and no summary after them) is refused as truncated; a
 cassandra-stress run cut inside one of its thread counts (an auto run interrupted)
 gives the thread counts it finished, with a warning naming the one left out.
@@ -668,7 +671,9 @@ def _stress_block(lines: list[str], start: int, where: str) -> dict:
             break
         key = " ".join(key.lower().split())
         # the block's last line in versions that print no Total errors (3.0)
-        closed = closed or key == "total operation time"
+        if key == "total operation time":
+            closed = True
+            block["time"] = value.strip()
         if key in _STRESS_KEYS:
             if not value.strip():
                 raise ConfigError(f"{where} line {number}: '{line.strip()}' has no "
@@ -689,6 +694,29 @@ def _stress_block(lines: list[str], start: int, where: str) -> dict:
                               f"'{_STRESS_LABELS[column]}'; give the complete block "
                               "cassandra-stress prints at the end of a run")
     return block
+
+
+def _refuse_all_failed(block: dict, where: str) -> None:
+    """Refuse a ``Results:`` block (`_stress_block`) in which every operation, or every
+    one of an operation kind, failed: its errors reach its operations, counted as its
+    rate over its ``Total operation time`` at the low end of their rounding (rate less
+    0.5 op/s, the time as printed in whole seconds)."""
+    time = re.fullmatch(r"(\d+):(\d\d):(\d\d)", block.get("time", ""))
+    if "errors" not in block or not time:
+        return  # no operation count to hold the errors against
+    seconds = 3600 * int(time[1]) + 60 * int(time[2]) + int(time[3])
+    (rate, rates), (errors, per_op) = block["rate"], block["errors"]
+    kinds = [(op, rates[op], per_op[op]) for op in rates if op in per_op]
+    for kind, ops_rate, failed in [("", rate, errors)] + kinds:
+        if failed > 0 and failed >= (ops_rate - 0.5) * seconds:
+            counted = f"{kind}: {failed:,.0f} errors" if kind else \
+                f"Total errors {failed:,.0f}"
+            raise ConfigError(
+                f"{where}: every {kind + ' ' if kind else ''}operation of this "
+                f"'Results:' block failed ({counted} against about "
+                f"{ops_rate * seconds:,.0f} operations: {ops_rate:,.0f} "
+                f"op/s over {block['time']}): the run measured no latency; fix what made "
+                "them fail and rerun (in a file of several runs, leave this one out)")
 
 
 class _CutShort(ConfigError):
@@ -783,6 +811,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
             break
         started = None
         run = f"{where} line {index + 1}"
+        _refuse_all_failed(block, run)
         source = "the output"
         if file_threads is None and given_threads is not None and blocks > 1:
             # each block of an auto run (or of runs pasted together) ran at its own

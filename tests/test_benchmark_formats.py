@@ -946,3 +946,37 @@ def test_a_ycsb_summary_cut_inside_is_refused_and_a_few_per_cent_short_warned():
     with pytest.warns(UserWarning, match="8% fewer"):
         read, write = parse_ycsb(short, threads=8, consistency="ONE")
     assert float(read["read_fraction"]) == pytest.approx(4998463 / 9200000)
+
+
+def test_a_stress_block_whose_every_operation_failed_is_refused(tmp_path):
+    """d5_stress_errors.txt: 'Total errors : 1,000,000' in a block of 6,778 op/s over
+    00:02:27 (about 996,000 operations) was fitted as a 0.6 ms write, with a warning
+    that 1e+06 operations failed. Such a block measured no latency: refused, also when
+    other blocks of the file are usable (a run whose every operation failed says the
+    setup was broken)."""
+    failed = OLD_STRESS.replace("Total errors              : 0 [WRITE:0]",
+                                "Total errors              : 1,000,000 [WRITE:1,000,000]")
+    # 46,751 op/s over 00:00:21: about 981,771 operations, all failed
+    _one_line_error(lambda: parse_cassandra_stress(failed, consistency="ONE"),
+                    f"line {_line_of(failed, 'Results:')}", "every operation",
+                    "failed", "Total errors 1,000,000", "46,751 op/s over 00:00:21",
+                    "measured no latency", "rerun")
+    # ... and the same in a file whose other block is whole
+    good = OLD_STRESS.replace("Running WRITE with 200 threads",
+                              "Running WRITE with 100 threads")
+    _one_line_error(lambda: parse_cassandra_stress(good + failed, consistency="ONE"),
+                    "every operation", "failed")
+    # a mixed block whose reads all failed names the reads
+    mixed = ("Running [READ, WRITE] with 8 threads\nResults:\n"
+             "Op rate : 2,000 op/s [READ: 1,000 op/s, WRITE: 1,000 op/s]\n"
+             "Latency mean : 1.0 ms [READ: 1.2 ms, WRITE: 0.8 ms]\n"
+             "Total errors : 10,000 [READ: 10,000, WRITE: 0]\n"
+             "Total operation time : 00:00:10\n")
+    _one_line_error(lambda: parse_cassandra_stress(mixed, consistency="ONE"),
+                    "every READ operation", "READ: 10,000 errors against about "
+                    "10,000 operations: 1,000 op/s over 00:00:10")
+    # some failed: read, with a warning
+    some = mixed.replace("10,000 [READ: 10,000", "31 [READ: 31")
+    with pytest.warns(UserWarning, match="31 operations failed"):
+        read, write = parse_cassandra_stress(some, consistency="ONE")
+    assert (float(read["mean_ms"]), float(write["mean_ms"])) == (1.2, 0.8)
