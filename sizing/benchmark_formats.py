@@ -29,7 +29,9 @@ Two formats are read, told apart by `detect_format`:
 ``cassandra-stress``
     Each ``Results:`` block (``Op rate``, ``Latency mean``, ``Latency median``,
     ``Latency 95th percentile``, ``Latency 99th percentile``, ``Total errors``;
-    per-operation values in brackets, ``[READ: 9,000 op/s, WRITE: 1,000 op/s]``),
+    per-operation values in brackets, ``[READ: 9,000 op/s, WRITE: 1,000 op/s]``;
+    each latency in the unit printed after it, ``us``, ``ms`` or ``s``, ms where none
+    is, and refused in any other),
     with the threads of the ``Running with N threadCount`` (or ``Running WRITE
     with N threads``, ``Thread Count: N``) line before it, and the level of the
     settings (``Consistency Level: QUORUM``) or a ``cl=QUORUM`` in the output; a
@@ -121,7 +123,11 @@ _STRESS_THREADS = (re.compile(r"Running with (\d+) threadCount"),
                    re.compile(r"^\s*Thread Count:\s*(\d+)\s*$"))
 _STRESS_LEVEL = (re.compile(r"^\s*Consistency Level:\s*([A-Za-z_]+)\s*$"),
                  re.compile(r"(?:^|\s)cl=([A-Za-z_]+)(?=\s|$)"))
-_STRESS_ENTRY = re.compile(r"([A-Za-z_][\w.-]*)\s*:\s*(-?[\d,]*\.?\d+|NaN)")
+_STRESS_ENTRY = re.compile(r"([A-Za-z_][\w.-]*)\s*:\s*(-?[\d,]*\.?\d+|NaN)"
+                           r"(?:[ \t]*([^\s,\]\d][^\s,\]]*))?")
+#: Time units cassandra-stress may print after a latency (ms in 2.2 on; none in 2.1,
+#: read as ms), as the units table names them.
+_STRESS_TIME_UNITS = {"us": "us", "\u00b5s": "us", "\u03bcs": "us", "ms": "ms", "s": "s"}
 _STRESS_KEYS = {"op rate": "rate", "latency mean": "mean_ms",
                 "latency median": "p50_ms", "latency 95th percentile": "p95_ms",
                 "latency 99th percentile": "p99_ms", "total errors": "errors"}
@@ -650,14 +656,32 @@ def parse_ycsb(text: str, threads: int | None = None,
 
 
 def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:
-    """The total and the per-operation values of one ``Results:`` line."""
+    """The total and the per-operation values of one ``Results:`` line; latencies in
+    ms, from the unit printed after each (`_STRESS_TIME_UNITS`; none: ms)."""
     head, _, bracket = text.partition("[")
-    total = head.split()[0] if head.split() else ""
-    read = _positive if _STRESS_KEYS[key] in ("rate", "mean_ms") else _number
-    per_op = {name: read(value, f"'{_STRESS_LABELS[_STRESS_KEYS[key]]}' of {name}",
-                         where)
-              for name, value in _STRESS_ENTRY.findall(bracket)}
-    return read(total, f"'{_STRESS_LABELS[_STRESS_KEYS[key]]}'", where), per_op
+    column = _STRESS_KEYS[key]
+    read = _positive if column in ("rate", "mean_ms") else _number
+
+    def value(number: str, unit: str, what: str) -> float:
+        amount = read(number, what, where)
+        if not column.endswith("_ms") or not unit:
+            return amount
+        if unit not in _STRESS_TIME_UNITS:
+            raise ConfigError(f"{where}: {what} is in {unit!r}, a unit this reader does "
+                              "not know; give the output unedited (latencies in us, ms "
+                              "or s)")
+        # a division for units below ms, as `_PER_MS` (600 us / 1000 is the double
+        # nearest 0.6; times 1e-3 is not)
+        factor = UNITS[_STRESS_TIME_UNITS[unit]] / UNITS["ms"]
+        return amount / round(1 / factor) if factor < 1 else amount * round(factor)
+
+    words = head.split()
+    per_op = {name: value(number, unit,
+                          f"'{_STRESS_LABELS[column]}' of {name}")
+              for name, number, unit in _STRESS_ENTRY.findall(bracket)}
+    total = value(words[0] if words else "", words[1] if len(words) > 1 else "",
+                  f"'{_STRESS_LABELS[column]}'")
+    return total, per_op
 
 
 def _stress_block(lines: list[str], start: int, where: str) -> dict:

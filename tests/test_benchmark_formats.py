@@ -980,3 +980,26 @@ def test_a_stress_block_whose_every_operation_failed_is_refused(tmp_path):
     with pytest.warns(UserWarning, match="31 operations failed"):
         read, write = parse_cassandra_stress(some, consistency="ONE")
     assert (float(read["mean_ms"]), float(write["mean_ms"])) == (1.2, 0.8)
+
+
+def test_units_printed_on_stress_latency_lines_are_read():
+    """d6_stress_us.txt: 'Latency mean : 600.0 us [WRITE: 600.0 us]' was read as
+    600 ms (refused by Little's law as 4,067 requests in flight from 4 threads). A
+    stated unit is converted to ms; one the reader does not know is refused, named."""
+    block = ("Running WRITE with 4 threads for 1000000 iteration\nResults:\n"
+             "Op rate                   :    6,778 op/s  [WRITE: 6,778 op/s]\n"
+             "Latency mean              :  600.0 us [WRITE: 600.0 us]\n"
+             "Latency median            :    0.5 ms [WRITE: 0.5 ms]\n"
+             "Latency 95th percentile   :  0.0008 s [WRITE: 0.0008 s]\n"
+             "Latency 99th percentile   :    1.2 ms [WRITE: 1200 us]\n"
+             "Total errors              :          0 [WRITE: 0]\n")
+    (row,) = parse_cassandra_stress(block, consistency="ONE")
+    assert float(row["throughput"]) == 6778
+    assert float(row["mean_ms"]) == pytest.approx(0.6, rel=1e-15)
+    assert float(row["p50_ms"]) == 0.5
+    assert float(row["p95_ms"]) == pytest.approx(0.8, rel=1e-15)
+    assert float(row["p99_ms"]) == pytest.approx(1.2, rel=1e-15)
+    odd = block.replace("600.0 us [WRITE: 600.0 us]", "0.6 ms [WRITE: 600 ticks]")
+    _one_line_error(lambda: parse_cassandra_stress(odd, consistency="ONE"),
+                    f"line {_line_of(odd, 'Latency mean')}", "'ticks'",
+                    "'Latency mean' of WRITE", "us, ms or s")
