@@ -594,6 +594,16 @@ def parse_ycsb(text: str, threads: int | None = None,
             raise ConfigError(f"{where}: [{section}] has no AverageLatency line; give "
                               "the complete summary YCSB prints at the end of a run")
         parts.setdefault(YCSB_OPERATIONS[section], []).append(stats)
+    if not parts and (failed := _ycsb_failed(sections, counts, where)):
+        zero = " and ".join(f"'[{name}], Operations, {sections[name]['Operations'][0]}'"
+                            for name in sections if name in YCSB_OPERATIONS
+                            and counts.get(name) == 0)
+        raise ConfigError(f"{where}: every operation failed ({failed:,.0f} errors, 0 "
+                          f"completed){f', as {zero} says' if zero else ''}: the run "
+                          "measured no latency; "
+                          "fix what "
+                          "made them fail (the database unreachable, a missing keyspace "
+                          "or table?) and rerun")
     if not parts and cut:
         raise ConfigError(_cut_short(where, YCSB, f"{start[1]} at line {start[2]}",
                                      "no [READ], [UPDATE] or [INSERT] summary lines"))

@@ -1003,3 +1003,24 @@ def test_units_printed_on_stress_latency_lines_are_read():
     _one_line_error(lambda: parse_cassandra_stress(odd, consistency="ONE"),
                     f"line {_line_of(odd, 'Latency mean')}", "'ticks'",
                     "'Latency mean' of WRITE", "us, ms or s")
+
+
+@pytest.mark.parametrize("text, errors", [
+    # d3_zero_ops.txt: a read run
+    ("[OVERALL], RunTime(ms), 1002\n[OVERALL], Throughput(ops/sec), 0.0\n"
+     "[READ], Operations, 0\n[READ], AverageLatency(us), NaN\n"
+     "[READ], Return=ERROR, 1000\n[READ-FAILED], Operations, 1000\n"
+     "[READ-FAILED], AverageLatency(us), 2001.5\n", "1,000"),
+    # y03_rise_load_allfailed.txt: a load phase, counts written as floats
+    ("[OVERALL], RunTime(ms), 543.0\n[OVERALL], Throughput(ops/sec), 0.0\n"
+     "[CLEANUP], Operations, 7.0\n[CLEANUP], AverageLatency(us), 3.857142857142857\n"
+     "[INSERT], Operations, 0.0\n[INSERT], AverageLatency(us), NaN\n"
+     "[INSERT], Return=ERROR, 7\n[INSERT-FAILED], Operations, 7.0\n"
+     "[INSERT-FAILED], AverageLatency(us), 21861.714285714286\n", "7")])
+def test_a_ycsb_run_whose_every_operation_failed_says_so(text, errors):
+    """Refused as 'no [READ], [UPDATE] or [INSERT] summary lines with operations'
+    though the lines are there, with Operations 0 and Return=ERROR."""
+    message = _one_line_error(lambda: parse_ycsb(text, threads=1, consistency="ONE"),
+                              "every operation failed", f"({errors} errors, 0 "
+                              "completed)", "measured no latency", "rerun")
+    assert "no [READ], [UPDATE] or [INSERT] summary lines" not in message
