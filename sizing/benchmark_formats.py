@@ -18,7 +18,10 @@ Two formats are read, told apart by `detect_format`:
     and throughput: add them up into one measurement row, as the cluster saw them.
     A failed operation is counted once (YCSB 0.17 prints it both as a ``Return=``
     code of its operation and in its ``[READ-FAILED]`` (...) section); a read that
-    found no row (``Return=NOT_FOUND``) completed, and counts in the share of reads.
+    found no row (``Return=NOT_FOUND``) completed, and counts in the share of reads;
+    where YCSB lists those reads alone in ``[READ-FAILED]``, with their mean, they are
+    in the read mean too (weighted by count with the reads that found a row; the
+    percentiles, of the found ones alone, are dropped).
     Workload F's throughput is the database's reads and updates per second, not
     YCSB's read-modify-writes.
     A run of more than 2^31 operations wraps YCSB's 32-bit operation counter and
@@ -532,6 +535,31 @@ def _ycsb_failed(sections: dict, counts: dict, where: str) -> float:
                for name in set(errors) | set(failed_sections))
 
 
+def _not_found(sections: dict, counts: dict, where: str) -> dict[str, dict]:
+    """{section: its reads that found no row, as a part (count, mean_ms)} where YCSB
+    lists them, and only them, in its ``-FAILED`` section (whose ``Operations`` equal
+    the section's ``Return=NOT_FOUND``) with their mean: they completed, so their
+    latency belongs in the mean, as their count in the share of reads. Where that
+    section holds errors too its mean is not theirs, and they are left out of the
+    mean (``counts``: `_operation_counts`)."""
+    parts = {}
+    for name in YCSB_OPERATIONS:
+        found = sections.get(name, {}).get("Return=NOT_FOUND")
+        if found is None or name not in counts:
+            continue
+        count = _number(found[0], f"[{name}], Return=NOT_FOUND",
+                        f"{where} line {found[1]}")
+        if not count or counts.get(f"{name}-FAILED") != count:
+            continue
+        for metric, (value, line) in sections[f"{name}-FAILED"].items():
+            latency = _YCSB_LATENCY.match(metric)
+            if latency and latency.group(1) == "Average":
+                parts[name] = {"count": count, "mean_ms": _positive(
+                    value, f"[{name}-FAILED], {metric}", f"{where} line {line}")
+                    / _PER_MS[latency.group(2)]}
+    return parts
+
+
 def _unfinished(counts: dict) -> dict[str, float]:
     """Per operation class, the operations YCSB lists in its ``-FAILED`` sections and
     not in ``Operations`` (errors, and reads that found no row): attempted operations
@@ -594,6 +622,12 @@ def parse_ycsb(text: str, threads: int | None = None,
             raise ConfigError(f"{where}: [{section}] has no AverageLatency line; give "
                               "the complete summary YCSB prints at the end of a run")
         parts.setdefault(YCSB_OPERATIONS[section], []).append(stats)
+    unfinished = _unfinished(counts)
+    for section, part in _not_found(sections, counts, where).items():
+        # a part of its class like another kind (count-weighted mean, no percentiles),
+        # no longer among the operations left out of the class's count
+        parts.setdefault(YCSB_OPERATIONS[section], []).append(part)
+        unfinished[YCSB_OPERATIONS[section]] -= part["count"]
     if not parts and (failed := _ycsb_failed(sections, counts, where)):
         zero = " and ".join(f"'[{name}], Operations, {sections[name]['Operations'][0]}'"
                             for name in sections if name in YCSB_OPERATIONS
@@ -649,7 +683,7 @@ def parse_ycsb(text: str, threads: int | None = None,
             for op in unstated)
     if missing:
         _not_stated(where, missing, name, listed_in)
-    rows = _rows(classes, levels, count, throughput, where, _unfinished(counts))
+    rows = _rows(classes, levels, count, throughput, where, unfinished)
     if "target" in stated:
         value, option, line = stated["target"]
         target = _positive(value, option, f"{where} line {line} ('Command line:')")

@@ -1024,3 +1024,49 @@ def test_a_ycsb_run_whose_every_operation_failed_says_so(text, errors):
                               "every operation failed", f"({errors} errors, 0 "
                               "completed)", "measured no latency", "rerun")
     assert "no [READ], [UPDATE] or [INSERT] summary lines" not in message
+
+
+# y04_rise_wlF_notfound.txt (YCSB workload F): reads that found no row listed under
+# [READ-FAILED], with their mean.
+NOT_FOUND_YCSB = """\
+[OVERALL], RunTime(ms), 8862.0
+[OVERALL], Throughput(ops/sec), 11284.134506883322
+[READ], Operations, 34885.0
+[READ], AverageLatency(us), 302.29677511824565
+[READ], 95thPercentileLatency(us), 537.0
+[READ], 99thPercentileLatency(us), 916.0
+[READ], Return=OK, 34885
+[READ], Return=NOT_FOUND, 45220
+[READ-MODIFY-WRITE], Operations, 40268.0
+[READ-MODIFY-WRITE], AverageLatency(us), 651.916335551803
+[READ-FAILED], Operations, 45220.0
+[READ-FAILED], AverageLatency(us), 330.9077620521893
+[UPDATE], Operations, 60163.0
+[UPDATE], AverageLatency(us), 329.45192227781195
+[UPDATE], Return=OK, 60163
+"""
+
+
+def test_reads_that_found_no_row_are_in_the_read_mean():
+    """y04: 34,885 reads at 302.3 us and 45,220 NOT_FOUND at 330.9 us were all in the
+    share of reads, but the read mean was of the first alone (0.3023 ms). It is now
+    the count-weighted mean of both (0.3184 ms); percentiles of the completed reads
+    alone are not the mixture's, so they are dropped, as for merged write kinds."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NOT_FOUND is no failure
+        read, write = parse_ycsb(NOT_FOUND_YCSB, threads=8, consistency="ONE")
+    mean = (34885 * 302.29677511824565 + 45220 * 330.9077620521893) / 80105 / 1000
+    assert float(read["mean_ms"]) == pytest.approx(mean, rel=1e-12)
+    assert float(read["mean_ms"]) == pytest.approx(0.3184, abs=5e-5)
+    assert "p95_ms" not in read and "p99_ms" not in read
+    assert float(read["read_fraction"]) == pytest.approx(80105 / (80105 + 60163))
+    assert float(write["mean_ms"]) == pytest.approx(0.32945192227781195, rel=1e-12)
+    # [READ-FAILED] holding errors too: its mean is not the NOT_FOUND reads' alone, so
+    # the read mean stays that of the completed reads
+    mixed = NOT_FOUND_YCSB.replace("[READ-FAILED], Operations, 45220.0",
+                                   "[READ-FAILED], Operations, 45320.0") \
+        + "[READ], Return=ERROR, 100\n"
+    with pytest.warns(UserWarning, match="100 operations failed"):
+        read, _ = parse_ycsb(mixed, threads=8, consistency="ONE")
+    assert float(read["mean_ms"]) == pytest.approx(0.30229677511824565, rel=1e-12)
+    assert float(read["p95_ms"]) == 0.537
