@@ -354,7 +354,7 @@ def wide_area_signature(table) -> tuple[str, float] | None:
     return None
 
 
-def _settled(latency) -> bool:
+def settled(latency) -> bool:
     """Whether a level's mean latency (by threads) stays within 10% from its fewest
     threads to at least twice as many: a fixed delay, not a queue filling up."""
     light = latency[latency.index <= 2 * latency.index.min()]
@@ -363,7 +363,7 @@ def _settled(latency) -> bool:
 
 def _step_without_one(rows) -> float | None:
     """The wide-area step of one operation's rows measured without ONE: the lowest and
-    the highest level both settled at light load (`_settled`) and the highest at least
+    the highest level both settled at light load (`settled`) and the highest at least
     `WIDE_AREA_MS` above the lowest at the fewest threads both were measured at (its
     size in ms); else None. Karpenko D's QUORUM and ALL reads: 243 and 306 ms, each
     within 5% from 100 to 200 threads. Without their ONE rows, none of the other 22
@@ -374,7 +374,7 @@ def _step_without_one(rows) -> float | None:
     if top == low:
         return None
     lowest, highest = levels[low], levels[top]
-    if not (_settled(lowest) and _settled(highest)):
+    if not (settled(lowest) and settled(highest)):
         return None
     shared = lowest.index.intersection(highest.index)
     if not len(shared):
