@@ -776,13 +776,17 @@ def _refuse_all_failed(block: dict, where: str) -> None:
     (rate, rates), (errors, per_op) = block["rate"], block["errors"]
     kinds = [(op, rates[op], per_op[op]) for op in rates if op in per_op]
     for kind, ops_rate, failed in [("", rate, errors)] + kinds:
-        if failed > 0 and failed >= (ops_rate - 0.5) * seconds:
+        least = (ops_rate - 0.5) * seconds
+        # under one operation at the low end (a run under a second, printed 00:00:00,
+        # or a rate under 0.5 op/s): too short to tell
+        if least >= 1 and failed >= least:
             counted = f"{kind}: {failed:,.0f} errors" if kind else \
                 f"Total errors {failed:,.0f}"
             raise ConfigError(
                 f"{where}: every {kind + ' ' if kind else ''}operation of this "
                 f"'Results:' block failed ({counted} against about "
-                f"{ops_rate * seconds:,.0f} operations: {ops_rate:,.0f} "
+                f"{ops_rate * seconds:,.0f} operations: "
+                f"{f'{ops_rate:,.0f}' if ops_rate >= 10 else f'{ops_rate:.3g}'} "
                 f"op/s over {block['time']}): the run measured no latency; fix what made "
                 "them fail and rerun (in a file of several runs, leave this one out)")
 

@@ -975,6 +975,14 @@ def test_a_stress_block_whose_every_operation_failed_is_refused(tmp_path):
     _one_line_error(lambda: parse_cassandra_stress(mixed, consistency="ONE"),
                     "every READ operation", "READ: 10,000 errors against about "
                     "10,000 operations: 1,000 op/s over 00:00:10")
+    # a run under a second (printed 00:00:00) or a kind under 0.5 op/s is too short to
+    # tell: read
+    for short in (mixed.replace("00:00:10", "00:00:00").replace("10,000 [READ: 10,000",
+                                                                 "1 [READ: 1"),
+                  mixed.replace("READ: 1,000 op/s", "READ: 0.4 op/s").replace(
+                      "10,000 [READ: 10,000", "1 [READ: 1")):
+        with pytest.warns(UserWarning, match="1 operations? failed"):
+            assert len(parse_cassandra_stress(short, consistency="ONE")) == 2
     # some failed: read, with a warning
     some = mixed.replace("10,000 [READ: 10,000", "31 [READ: 31")
     with pytest.warns(UserWarning, match="31 operations failed"):
@@ -1003,6 +1011,23 @@ def test_units_printed_on_stress_latency_lines_are_read():
     _one_line_error(lambda: parse_cassandra_stress(odd, consistency="ONE"),
                     f"line {_line_of(odd, 'Latency mean')}", "'ticks'",
                     "'Latency mean' of WRITE", "us, ms or s")
+
+
+def test_units_of_each_operation_of_a_mixed_stress_block_are_read_apart():
+    """In a mixed block each operation's row takes its own bracketed value, each in
+    its own unit, not the block's total."""
+    block = ("Running MIXED with 8 threads for 1000000 iteration\nResults:\n"
+             "Op rate                   :   10,000 op/s  [READ: 5,000 op/s, "
+             "WRITE: 5,000 op/s]\n"
+             "Latency mean              :    0.8 ms [READ: 1100 us, WRITE: 0.0005 s]\n"
+             "Latency 99th percentile   :    4.0 ms [READ: 5.5 ms, WRITE: 2500 us]\n"
+             "Total errors              :          0 [READ: 0, WRITE: 0]\n")
+    rows = {row["operation"]: row for row in
+            parse_cassandra_stress(block, consistency="ONE")}
+    assert float(rows["read"]["mean_ms"]) == pytest.approx(1.1, rel=1e-12)
+    assert float(rows["write"]["mean_ms"]) == pytest.approx(0.5, rel=1e-12)
+    assert float(rows["read"]["p99_ms"]) == pytest.approx(5.5, rel=1e-12)
+    assert float(rows["write"]["p99_ms"]) == pytest.approx(2.5, rel=1e-12)
 
 
 @pytest.mark.parametrize("text, errors", [
