@@ -67,13 +67,14 @@ def score(case, root: Path) -> dict:
     return dict(data=name, protocol=protocol, **scored(folder, fitted, held, guess))
 
 
-def scored(folder: Path, fitted, held, guess, nodes: int = 3, replicas: int = 3) -> dict:
+def scored(folder: Path, fitted, held, guess, nodes: int = 3, replicas: int = 3,
+           columns=COLUMNS) -> dict:
     """``calibrate`` on the ``fitted`` rows and ``predict`` of the ``held`` ones in
-    ``folder``, at the commands' defaults: the held-out rows, calibrate's seconds, the
-    model's and the naive ``guess``'s MAPE (%) and the share of held-out rows inside
-    the 95% intervals."""
-    fitted[COLUMNS].to_csv(folder / "fit.csv", index=False)
-    held[COLUMNS].to_csv(folder / "held.csv", index=False)
+    ``folder``, at the commands' defaults (the files keep ``columns``): the held-out
+    rows, calibrate's seconds, the model's and the naive ``guess``'s MAPE (%) and the
+    share of held-out rows inside the 95% intervals."""
+    fitted[columns].to_csv(folder / "fit.csv", index=False)
+    held[columns].to_csv(folder / "held.csv", index=False)
     seconds = _cli("calibrate", "--nodes", str(nodes), "--replicas", str(replicas),
                    "--measurements", "fit.csv", "--out", "M.toml", cwd=folder)
     _cli("predict", "--model", "M.toml", "--measurements", "held.csv", "--out", "P.csv",

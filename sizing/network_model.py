@@ -186,10 +186,13 @@ class Anchors:
                 out[i] += (step * (threads[i] - loads[-1]) / spacing) ** 2
         return np.sqrt(out)
 
-    def correction(self, rows, across_operations: bool = False) -> np.ndarray:
+    def correction(self, rows, across_operations: bool = False,
+                   trend: bool = False) -> np.ndarray:
         """Per query row, the anchors' value carried to it by the rule of the module
         docstring, in the anchors' own unit (a log factor for the model's misses; ms
-        for the clients' time outside the latency, `NetworkModel.outside`); with
+        for the clients' time outside the latency, `NetworkModel.outside`, which with
+        ``trend`` grows past the largest fitted threads where it grew like a queue,
+        `_queue_slope`); with
         ``across_operations``, a row of an operation with no anchors of its own takes
         those of the other operations of its loop kind (as rule 2 within an operation)
         instead of none."""
@@ -209,7 +212,7 @@ class Anchors:
             ks = np.unique(self.quorum[same_op])
             at = np.array([_along_threads(self.threads[same_op & (self.quorum == k)],
                                           self.residual[same_op & (self.quorum == k)],
-                                          threads[query]) for k in ks])
+                                          threads[query], trend) for k in ks])
             fitted = {int(k): row for row, k in enumerate(ks)}
             for j, i in enumerate(query):
                 if quorum[i] in fitted:
@@ -256,12 +259,34 @@ def _load(rows):
     return np.where(is_open, rate, threads), is_open
 
 
-def _along_threads(loads, residual, threads):
+def _along_threads(loads, residual, threads, trend: bool = False):
     """Mean anchor per thread count, interpolated linearly in threads (constant past
-    the ends)."""
+    the ends; with ``trend``, past the largest along `_queue_slope`)."""
     unique, where = np.unique(loads, return_inverse=True)
     means = np.bincount(where, residual) / np.bincount(where)
-    return np.interp(threads, unique, means)
+    at = np.interp(threads, unique, means)
+    if trend:
+        past = np.maximum(np.asarray(threads, float) - unique[-1], 0.0)
+        # never faster than in proportion to the threads
+        at = np.minimum(at + _queue_slope(unique, means) * past,
+                        np.maximum(at, means[-1] * (unique[-1] + past) / unique[-1]))
+    return at
+
+
+def _queue_slope(threads, times) -> float:
+    """How fast (ms per thread) the clients' time outside the latency grows past the
+    largest fitted thread count: the slope of the least-squares line through the upper
+    half of the thread counts (at least the last two) where it grows like a queue at
+    the client machine, from about nothing (the line at no threads at most half its
+    rise at the largest: a YCSB client of 5-500 threads spends 0.1 ms per request
+    outside the latency at 5-50 threads, 1.2 ms at 200, 3.9 ms at 500); else 0: a
+    think time (JMeter's 100 ms, give or take 3) or no time at all, give or take
+    noise, stays as it is."""
+    if len(threads) < 2:
+        return 0.0
+    upper = slice(min(len(threads) // 2, len(threads) - 2), None)
+    slope, at_none = np.polyfit(threads[upper], times[upper], 1)
+    return float(slope) if slope > 0 and at_none <= 0.5 * slope * threads[-1] else 0.0
 
 
 #: The rule that leaves out posterior draws the fitted rows rule out, for rows of an
@@ -271,6 +296,11 @@ def _along_threads(loads, residual, threads):
 #: writes' bands ran from 0.001-0.15 ms to 4,900-21,500 ms; a probe saw
 #: [0.00014, 2143] ms for a 1.25 ms write.
 RULE_LEVEL, RULE_KEEP = 0.999, 0.1
+
+
+#: The clients' time outside the latency that may grow past the most threads it was
+#: measured at, as a share of the latency there (`NetworkModel._outside_matters`).
+OUTSIDE_MATTERS = 0.1
 
 
 #: Largest share of its throughput a closed loop is taken to lose past saturation
@@ -295,8 +325,9 @@ class NetworkModel:
     #: Per fitted row with a measured throughput, the clients' time outside the
     #: measured latency (ms, Little's law: threads / throughput - latency, at least 0),
     #: interpolated to other rows by the anchors' rule (an operation without rows of
-    #: its own takes the other's: the time is the client's); None: no throughput
-    #: measured.
+    #: its own takes the other's: the time is the client's), and past the largest
+    #: fitted threads along its growth where it grew like a queue at the client
+    #: machine (`_queue_slope`); None: no throughput measured.
     outside: Anchors | None = None
 
     def with_outside(self, rows) -> dict:
@@ -307,9 +338,25 @@ class NetworkModel:
         out = dict(rows)
         # the time is the client's, not the operation's: an operation the model did
         # not measure takes the other's
-        out["think_ms"] = np.maximum(self.outside.correction(self.as_fitted(rows),
-                                                             across_operations=True), 0.0)
+        out["think_ms"] = np.maximum(self.outside.correction(
+            self.as_fitted(rows), across_operations=True,
+            trend=self._outside_matters), 0.0)
         return out
+
+    @functools.cached_property
+    def _outside_matters(self) -> bool:
+        """Whether the clients' time outside the latency, at the most threads with a
+        measured throughput, is `OUTSIDE_MATTERS` of the model's latency there or
+        more: then past those threads it may grow (`_queue_slope`); less is what
+        Little's law reads off a throughput's noise and rounding (cassandra-stress at
+        0.6-3 ms: 0.01-0.1 ms)."""
+        if self.fit is None:
+            return False
+        top = self.outside.threads == np.max(self.outside.threads)
+        rows = _subset(self.outside.rows(self.nodes, self.replicas), top)
+        rows["think_ms"] = self.outside.residual[top]
+        latency = self.fit.predict(rows)[0]
+        return bool(np.any(self.outside.residual[top] >= OUTSIDE_MATTERS * latency))
 
     def size_asked(self, nodes: int | None) -> int:
         """The cluster size to predict (``nodes``, default the fitted one), or a
@@ -721,8 +768,8 @@ class NetworkModel:
         narrowed to what the loop allows from there. More threads never lower the
         latency: the lower end is at least the one at the largest fitted count M. A
         closed loop's throughput falls by at most `THROUGHPUT_LOSS` past saturation,
-        so its mean latency at T threads is at most (the one at M + time outside) T /
-        M / (1 - `THROUGHPUT_LOSS`) - time outside. Both ends are taken from the
+        so its mean latency at T threads is at most (the one at M + time outside at M)
+        T / M / (1 - `THROUGHPUT_LOSS`) - time outside at T. Both ends are taken from the
         interval at M (``centre``: the predictions, which the band keeps holding). (An
         open loop's rows take the bands at the fitted rates below them instead, in
         `_interval`, with no ceiling: near its capacity the latency grows without
@@ -746,12 +793,16 @@ class NetworkModel:
         at_top = _subset(rows, beyond)
         # the largest fitted count, at the query row's own cluster size
         at_top["threads"] = tops[beyond] * _load(rows)[0][beyond] / threads[beyond]
+        # the clients' time at M is its own where it grows past M (`_queue_slope`)
+        at_top = self.with_outside(at_top)
         top_low, top_high = self._interval(at_top, level, samples, seed, True, draws)
         outside = np.asarray(rows.get("think_ms", np.zeros(len(threads))), float)[beyond]
+        outside_top = np.asarray(at_top.get("think_ms", np.zeros(len(outside))), float)
         centre = centre[beyond]
         low, high = low.copy(), high.copy()
         low[beyond] = np.minimum(np.maximum(low[beyond], top_low), centre)
-        ceiling = (top_high + outside) * threads[beyond] / tops[beyond] \
+        # the clients' cycle at T is at most theirs at M x T / M / (1 - loss)
+        ceiling = (top_high + outside_top) * threads[beyond] / tops[beyond] \
             / (1.0 - THROUGHPUT_LOSS) - outside
         high[beyond] = np.maximum(np.minimum(high[beyond], ceiling), centre)
         return low, high

@@ -1209,9 +1209,10 @@ def test_an_operation_not_measured_takes_the_clients_time_outside_from_the_other
     outside = Anchors.at(rows, np.array([2.0, 5.0, 11.0]))
     model = NetworkModel(f, Anchors.of(f, rows, 1.2 * truth), 3, 3, outside=outside)
     writes = _rows([("ONE", 4), ("ONE", 40), ("QUORUM", 64), ("ALL", 100)], write=True)
-    # along threads between the fitted counts (16 -> 64: 5 -> 11 ms), constant past
-    # the ends, and the one level fitted for every level
-    expected = [2.0, 5.0 + 6.0 * (40 - 16) / (64 - 16), 11.0, 11.0]
+    # along threads between the fitted counts (16 -> 64: 5 -> 11 ms), past the largest
+    # along that line (it grows like a queue: 3 ms at no threads, under half of its
+    # 8 ms rise to 64), and the one level fitted for every level
+    expected = [2.0, 5.0 + 6.0 * (40 - 16) / (64 - 16), 11.0, 11.0 + 6.0 * 36 / 48]
     np.testing.assert_allclose(model.with_outside(writes)["think_ms"], expected,
                                rtol=1e-12)
     np.testing.assert_array_equal(model.anchors.correction(writes), np.zeros(4))
@@ -1408,3 +1409,103 @@ def test_a_mixed_row_without_the_other_operations_level_takes_its_own():
     assert model.predict(mixed)[0] == pytest.approx(model.predict(given)[0], rel=1e-12)
     low, high = model.interval(mixed, samples=16)
     assert np.all(low <= high)
+
+
+@pytest.mark.parametrize("times, grows", [
+    # a YCSB client queueing (the clients' time from about nothing, ~ threads)
+    ([0.1, 0.6, 0.9, 1.2], True),
+    # a think time of 100 ms, give or take noise: stays
+    ([100.0, 100.5, 99.8, 101.0], False),
+    # falling, or a fixed part larger than the growth: stays
+    ([0.4, 0.9, 0.8, 0.5], False),
+    ([3.0, 3.2, 3.4, 3.6], False),
+])
+def test_the_clients_time_past_the_fitted_threads_grows_only_like_a_queue(times, grows):
+    """Past the largest fitted thread count the clients' time outside the latency
+    follows the line through the upper half of the fitted counts where it grows like
+    a queue at the client machine (from about nothing), never faster than in
+    proportion to the threads; a fixed think time or a falling one stays at its last
+    value, as the model's misses always do."""
+    threads = np.array([50, 100, 150, 200])
+    rows = _rows([("ONE", t) for t in threads])
+    outside = Anchors.at(rows, np.array(times))
+    asked = _rows([("ONE", 150), ("ONE", 200), ("ONE", 400), ("ONE", 2000)])
+    got = outside.correction(asked, trend=True)
+    # within the fitted threads the rule is the anchors' own
+    np.testing.assert_allclose(got[:2], times[2:], rtol=1e-12)
+    np.testing.assert_allclose(outside.correction(asked), [*times[2:], times[3], times[3]],
+                               rtol=1e-12)
+    slope, at_none = np.polyfit(threads[2:], times[2:], 1)
+    if grows:
+        assert slope > 0 and at_none <= 0.5 * slope * 200
+        # 0.006 ms per thread from 1.2 ms at 200 threads; at 2,000 the line (12.0)
+        # is held to ten times the time at 200 (12.0 too: the line passes near 0)
+        np.testing.assert_allclose(got[2], 1.2 + slope * 200, rtol=1e-12)
+        assert got[3] <= 1.2 * 2000 / 200 * (1 + 1e-12)
+    else:
+        np.testing.assert_allclose(got[2:], [times[3], times[3]], rtol=1e-12)
+
+
+def test_a_line_steeper_than_in_proportion_to_the_threads_is_held_to_it():
+    """0.1, 0.2, 0.3 and 1.2 ms at 50-200 threads: the line through the upper half
+    (150, 200) climbs 0.018 ms a thread, from below nothing at no threads; past 200 it
+    is held to growing in proportion to the threads (2.4 ms at 400, 12 at 2,000,
+    where the line would give 4.8 and 33.6)."""
+    rows = _rows([("ONE", t) for t in (50, 100, 150, 200)])
+    outside = Anchors.at(rows, np.array([0.1, 0.2, 0.3, 1.2]))
+    got = outside.correction(_rows([("ONE", 400), ("ONE", 2000)]), trend=True)
+    np.testing.assert_allclose(got, [2.4, 12.0], rtol=1e-12)
+
+
+def _one_reads():
+    """`TRUTH`'s ONE reads at `THREADS`: their rows and latencies (ms)."""
+    rows = _rows([("ONE", t) for t in THREADS])
+    return rows, predict(TRUTH, rows, "shared-digest", 4, 4)[0]
+
+
+def _model_with_outside(times):
+    """A model of `_one_reads` whose clients spend ``times`` (ms) outside the
+    latency."""
+    rows, truth = _one_reads()
+    f = fit(rows, truth, "shared-digest", Prior.vague(), 4, 4, max_evaluations=30)
+    return NetworkModel(f, Anchors.of(f, rows, truth), 3, 3,
+                        outside=Anchors.at(rows, np.asarray(times, float)))
+
+
+def test_the_clients_time_grows_past_the_fitted_threads_only_where_it_matters():
+    """Growing like a queue from 4 to 64 threads, the clients' time grows past 64
+    where it is a tenth of the latency there or more; a time that is a few per cent of
+    it (what Little's law reads off a throughput's noise) stays as it was."""
+    latency = _one_reads()[1][-1]
+    far = _rows([("ONE", 640)])
+    small = np.array([0.0, 0.01, 0.04]) * latency
+    assert model_time(small, far) == pytest.approx(small[-1], rel=1e-12)
+    large = 10 * small
+    assert model_time(large, far) > 2 * large[-1]
+
+
+def model_time(times, rows):
+    """The clients' time outside the latency a model with ``times`` gives ``rows``."""
+    return float(_model_with_outside(times).with_outside(rows)["think_ms"][0])
+
+
+def test_a_closed_loops_ceiling_counts_the_clients_time_at_the_largest_fitted_threads():
+    """With the clients' time growing past the fitted threads, a band's upper end at T
+    threads is at most (its upper end at the largest fitted M + the clients' time at
+    M) x T / M / (1 - loss) - the clients' time at T: the throughput falls by at most
+    that loss (with the time at T in both places the ceiling grew a hundredfold)."""
+    from sizing.network_model import _Draws
+
+    latency = _one_reads()[1][-1]
+    model = _model_with_outside(np.array([0.025, 0.25, 1.0]) * latency)
+    far = model.with_outside(_rows([("ONE", 6400)]))
+    top = model.with_outside(_rows([("ONE", THREADS[-1])]))
+    assert far["think_ms"][0] > 10 * top["think_ms"][0]
+    centre = model.predict(far)[0]
+    # a band far too wide, which the loop's bound narrows
+    _, high = model._within_loop_bounds(far, centre, centre / 2, np.full(1, 1e12), 0.95,
+                                        64, 0, _Draws())
+    top_high = model._interval(top, 0.95, 64, 0, True, _Draws())[1]
+    ceiling = (top_high + top["think_ms"]) * 6400 / THREADS[-1] \
+        / (1 - THROUGHPUT_LOSS) - far["think_ms"]
+    np.testing.assert_allclose(high, np.maximum(ceiling, centre), rtol=1e-9)
