@@ -316,7 +316,9 @@ def test_a_band_of_a_placed_model_never_reaches_below_its_round_trips():
     table = pd.read_csv("docs/data/karpenko2021/cluster_d.csv")
     one = table[(table.operation == "read") & (table.consistency == "ONE")]
     places = Geography.read("docs/data/karpenko2021/cluster_d_client_ap-south-1.toml")
-    fitted = calibrate_cluster(one, nodes=3, replicas=3, datacentres=places)
+    # (D's ONE stays 13 ms above its round trip: `calibrate` says so)
+    with pytest.warns(UserWarning, match="more than the round trips --datacentres"):
+        fitted = calibrate_cluster(one, nodes=3, replicas=3, datacentres=places)
     query = pd.DataFrame({"operation": "read", "consistency": ["QUORUM", "ALL"] * 2,
                           "threads": [100, 100, 1000, 1000]})
     with pytest.warns(UserWarning):
