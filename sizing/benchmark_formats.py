@@ -634,10 +634,8 @@ def parse_ycsb(text: str, threads: int | None = None,
                             and counts.get(name) == 0)
         raise ConfigError(f"{where}: every operation failed ({failed:,.0f} errors, 0 "
                           f"completed){f', as {zero} says' if zero else ''}: the run "
-                          "measured no latency; "
-                          "fix what "
-                          "made them fail (the database unreachable, a missing keyspace "
-                          "or table?) and rerun")
+                          "measured no latency; fix what made them fail (the database "
+                          "unreachable, a missing keyspace or table?) and rerun")
     if not parts and cut:
         raise ConfigError(_cut_short(where, YCSB, f"{start[1]} at line {start[2]}",
                                      "no [READ], [UPDATE] or [INSERT] summary lines"))

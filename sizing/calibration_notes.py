@@ -16,7 +16,7 @@ import pandas as pd
 
 from forkjoin_sim.errors import counted
 from sizing.closed_network import DEMANDS
-from sizing.geography import settled, wide_local_hops
+from sizing.geography import SETTLED_RISE, settled, wide_local_hops
 from sizing.network_fit import demands_of, lone_levels, step_rows
 from sizing.network_model import NetworkModel, reads_of, rows_of_table
 
@@ -160,7 +160,8 @@ def beyond_round_trips(model: NetworkModel, table: pd.DataFrame) -> list[str]:
         lightest = float(latency.iloc[0])
         if lightest <= (1 + BEYOND_ROUND_TRIPS) * least:
             continue
-        flat = latency.index[np.cumprod(latency.to_numpy() <= 1.1 * lightest) > 0]
+        flat = latency.index[np.cumprod(latency.to_numpy()
+                                        <= (1 + SETTLED_RISE) * lightest) > 0]
         most = latency.index.max()
         probe = level[level.threads == most].iloc[:1]
         rows = rows_of_table(pd.concat([probe, probe.assign(threads=2 * most)]))
@@ -174,9 +175,10 @@ def beyond_round_trips(model: NetworkModel, table: pd.DataFrame) -> list[str]:
         notes.append(
             f"the {operation}s at {name} take {lightest:.4g} ms at "
             f"{latency.index[0]:,.6g} threads, {lightest - least:.3g} ms more than the "
-            f"round trips --datacentres gives them ({least:.4g} ms), and stay within 10% "
-            f"of it up to {flat.max():,.6g} threads: the rows cannot tell whether that time is work at the "
-            "nodes, which queues, or the client's, or a longer path than the file "
+            f"round trips --datacentres gives them ({least:.4g} ms), and stay within "
+            f"{100 * SETTLED_RISE:.0f}% of it up to {flat.max():,.6g} threads: the rows "
+            "cannot tell whether that time is work at the nodes, which queues, or the "
+            "client's, or a longer path than the file "
             f"says, which does not; {where}. If the client's round trip to its "
             "coordinator is longer than the file says, measure it there (ping) and "
             "give it")

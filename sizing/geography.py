@@ -354,11 +354,17 @@ def wide_area_signature(table) -> tuple[str, float] | None:
     return None
 
 
+#: How far a settled level's latency may rise (`settled`).
+SETTLED_RISE = 0.10
+
+
 def settled(latency) -> bool:
-    """Whether a level's mean latency (by threads) stays within 10% from its fewest
-    threads to at least twice as many: a fixed delay, not a queue filling up."""
+    """Whether a level's mean latency (by threads) stays within `SETTLED_RISE` from
+    its fewest threads to at least twice as many: a fixed delay, not a queue filling
+    up."""
     light = latency[latency.index <= 2 * latency.index.min()]
-    return light.index.max() >= 2 * light.index.min() and light.max() <= 1.1 * light.min()
+    return light.index.max() >= 2 * light.index.min() \
+        and light.max() <= (1 + SETTLED_RISE) * light.min()
 
 
 def _step_without_one(rows) -> float | None:
