@@ -126,6 +126,9 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, source) -> list[str]:
 #: it (`beyond_round_trips`): more than published round trips of one pair differ
 #: between sources (112.5-117.4 ms for eu-west-2 and ap-south-1, 2018-2025).
 BEYOND_ROUND_TRIPS = 0.05
+#: What every note of `beyond_round_trips` says (`predict` repeats it for rows past
+#: the fitted threads).
+BEYOND_MARK = "more than the round trips --datacentres gives"
 #: The model's own rise of that level from the most fitted threads to twice as many
 #: past which `beyond_round_trips` says the fit queued the time.
 QUEUED_RISE = 0.05
@@ -174,8 +177,8 @@ def beyond_round_trips(model: NetworkModel, table: pd.DataFrame) -> list[str]:
                  f"{most:,.6g} threads, {twice:.4g} ms at {2 * most:,.6g} in the model)")
         notes.append(
             f"the {operation}s at {name} take {lightest:.4g} ms at "
-            f"{latency.index[0]:,.6g} threads, {lightest - least:.3g} ms more than the "
-            f"round trips --datacentres gives them ({least:.4g} ms), and stay within "
+            f"{latency.index[0]:,.6g} threads, {lightest - least:.3g} ms {BEYOND_MARK} "
+            f"them ({least:.4g} ms), and stay within "
             f"{100 * SETTLED_RISE:.0f}% of it up to {flat.max():,.6g} threads: the rows "
             "cannot tell whether that time is work at the nodes, which queues, or the "
             "client's, or a longer path than the file "
@@ -256,6 +259,9 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                 f"({known.max():,.6g} threads on {model.nodes})")
         notes.append(f"rows past {most}, are extrapolated (past the measured knee the "
                      "model's own curve decides)")
+        # there what the fit made of a level's time beyond its round trips decides
+        notes.extend(note for note in model.meta.get("warnings", [])
+                     if BEYOND_MARK in note)
     step = model.meta.get("wide_step_ms")
     if step is not None:
         fitted_pairs = set(zip(fitted.write.tolist(), fitted.quorum.tolist()))

@@ -121,3 +121,14 @@ def test_a_flat_level_above_its_given_round_trips_is_named_with_what_the_fit_mad
     measured = one.set_index("threads").mean_ms
     assert twice > (1 + QUEUED_RISE) * now and measured[1000] < 1.02 * measured[500]
     assert not [n for n in fits[1].warnings if "more than the round trips" in n]
+    # `predict` repeats it for rows past the fitted threads, where it decides
+    from sizing.cluster_calibration import predict_table
+
+    for threads, repeated in ((1000, True), (300, False)):
+        query = pd.DataFrame({"operation": ["read"], "consistency": ["ONE"],
+                              "threads": [threads]})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            predict_table(fits[0], query)
+        said = [str(w.message) for w in caught]
+        assert any(note[0] in s for s in said) == repeated
