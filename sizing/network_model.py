@@ -949,9 +949,17 @@ def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: in
     rows = NetworkModel(None, None, nodes, replicas, outside=outside).with_outside(
         rows_of_table(table))
     latency = table.mean_ms.to_numpy(float)
+    throughput = table.throughput.to_numpy(float)
+    if "run_mean_ms" in table:
+        # a closed mixed run's throughput without its other operation's latency: the
+        # clients' time outside the latency is unknown (`outside_of`), so the
+        # throughput cannot say what the model's cycle is (fitted with none, the
+        # operation not measured took the clients' time)
+        lone = ~np.isfinite(table.run_mean_ms.to_numpy(float)) \
+            & ~np.isfinite(rows["rate"])
+        throughput = np.where(lone, np.nan, throughput)
     fitted = fit(rows, latency, structure, prior, cores, client_cores,
-                 throughput=table.throughput.to_numpy(float), progress=progress,
-                 geography=geography)
+                 throughput=throughput, progress=progress, geography=geography)
     return NetworkModel(fitted, Anchors.of(fitted, rows, latency), nodes, replicas,
                         outside=outside)
 

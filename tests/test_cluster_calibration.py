@@ -896,3 +896,23 @@ def test_a_ycsb_clients_growing_queue_stays_off_the_latency_past_the_fitted_thre
     inside = ((table.predicted_ci_low_ms.to_numpy() <= held.mean_ms.to_numpy())
               & (held.mean_ms.to_numpy() <= table.predicted_ci_high_ms.to_numpy()))
     assert inside.all()
+
+
+def test_reads_of_mixed_runs_without_their_writes_leave_the_throughput_unfitted():
+    """rahulraghavendhra's reads of 50% read runs, each with its run's throughput but
+    without the writes' latency: the clients' time outside the latency is unknown, so
+    the throughput cannot fix the model's cycle. Fitted to it with no such time, the
+    writes took the clients' time (16.8 ms at 500 threads, 9.3 measured; 71% off, no
+    row inside its band); left out, the writes rest on the model and its prior (58%
+    off) and every row lies inside its band."""
+    rows = pd.read_csv(RAHUL / "rows.csv")
+    reads, writes = rows[rows.operation == "read"], rows[rows.operation == "write"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = calibrate_cluster(reads, nodes=3, replicas=3)
+        table = predict_table(fitted, writes.drop(columns="mean_ms"))
+    measured = writes.mean_ms.to_numpy()
+    error = np.abs(table.predicted_mean_ms.to_numpy() / measured - 1)
+    assert error.mean() < 0.65
+    assert np.all((table.predicted_ci_low_ms.to_numpy() <= measured)
+                  & (measured <= table.predicted_ci_high_ms.to_numpy()))
