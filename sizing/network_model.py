@@ -907,14 +907,21 @@ def outside_of(table) -> "Anchors | None":
     rows = rows_of_table(table)
     measured = table.throughput.to_numpy(float)
     run = (table.run_mean_ms if "run_mean_ms" in table else table.mean_ms).to_numpy(float)
-    # a mixed run without its other operation's latency has no known run mean
     has = (np.isfinite(measured) & (measured > 0) & ~np.isfinite(rows["rate"])
-           & np.isfinite(run))
+           & ~_lone_mixed(table, rows))
     if not has.any():
         return None
     time_out = np.maximum(1000.0 * rows["threads"] / np.where(has, measured, 1.0) - run,
                           0.0)
     return Anchors.at({k: v[has] for k, v in rows.items()}, time_out[has])
+
+
+def _lone_mixed(table, rows) -> np.ndarray:
+    """Per row of ``table`` (``rows``: `rows_of_table`), whether it is a closed mixed
+    run's row without its other operation's latency (``run_mean_ms`` NaN): its
+    throughput tells no time outside the latency."""
+    run = (table.run_mean_ms if "run_mean_ms" in table else table.mean_ms).to_numpy(float)
+    return ~np.isfinite(run) & ~np.isfinite(rows["rate"])
 
 
 def rows_of_table(table) -> dict:
@@ -949,15 +956,11 @@ def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: in
     rows = NetworkModel(None, None, nodes, replicas, outside=outside).with_outside(
         rows_of_table(table))
     latency = table.mean_ms.to_numpy(float)
-    throughput = table.throughput.to_numpy(float)
-    if "run_mean_ms" in table:
-        # a closed mixed run's throughput without its other operation's latency: the
-        # clients' time outside the latency is unknown (`outside_of`), so the
-        # throughput cannot say what the model's cycle is (fitted with none, the
-        # operation not measured took the clients' time)
-        lone = ~np.isfinite(table.run_mean_ms.to_numpy(float)) \
-            & ~np.isfinite(rows["rate"])
-        throughput = np.where(lone, np.nan, throughput)
+    # the clients' time outside the latency of a lone mixed row is unknown, so its
+    # throughput cannot say what the model's cycle is (fitted with none, the operation
+    # not measured took the clients' time)
+    throughput = np.where(_lone_mixed(table, rows), np.nan,
+                          table.throughput.to_numpy(float))
     fitted = fit(rows, latency, structure, prior, cores, client_cores,
                  throughput=throughput, progress=progress, geography=geography)
     return NetworkModel(fitted, Anchors.of(fitted, rows, latency), nodes, replicas,
