@@ -39,7 +39,9 @@ Two formats are read, told apart by `detect_format`:
     with N threads``, ``Thread Count: N``) line before it, and the level of the
     settings (``Consistency Level: QUORUM``) or a ``cl=QUORUM`` in the output; a
     threads value given by the caller or a side table is for a file of one block (a
-    file of several runs states each one's threads, or is split, one run per file). The
+    file of several runs states each one's threads before each block, or is split, one
+    run per file: a later block without its own line is refused, not read at the count
+    of the run before it). The
     operations of a user profile (``insert``, ``simple1``) other than ``insert``
     (a write) are named read or write by the caller or a side table.
 
@@ -857,6 +859,9 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     given_threads = None if threads is None else whole_threads(threads, where)
     file_level, file_threads, single, rows = None, None, None, []
     blocks = sum(line.strip().lower() == "results:" for line in lines)
+    # the line that stated the thread count since the last block: a later block without
+    # one would take an earlier run's count
+    stated_at = None
     # (threads, line) of the run begun since the last results: an auto run stopped
     # before its last thread count's results ends inside it
     started = None
@@ -868,6 +873,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
         for pattern in _STRESS_THREADS:
             if match := pattern.search(line):
                 file_threads = whole_threads(match.group(1), f"{where} line {index + 1}")
+                stated_at = index + 1
                 if pattern is not _STRESS_THREADS[2] and started is None:
                     started = (file_threads, index + 1)
         if match := re.search(r"Running (\S+) with \d+ threads", line):
@@ -894,6 +900,14 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                 "apply to all of them; split the file, one run per file, or give the "
                 "thread counts in it (a 'Running with N threadCount' line before each "
                 "block)")
+        if rows and stated_at is None and file_threads is not None:
+            raise ConfigError(
+                f"{where}: the 'Results:' block at line {index + 1} states no thread "
+                f"count since the block before it (which ran at {file_threads} threads): "
+                "that count is another run's; give the thread count before each block "
+                "(a 'Running with N threadCount' line), or split the file, one run per "
+                "file")
+        stated_at = None
         count = _agree(given_threads, file_threads, "threads", run, source, given_by)
         level = _agree(given_level, file_level, "consistency", run, source, given_by)
         missing = {}

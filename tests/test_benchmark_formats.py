@@ -927,6 +927,38 @@ def test_one_threads_value_for_several_stress_runs_is_refused(tmp_path, threads,
         ("4", 0.3), ("104", 1.9), ("304", 4.8)]
 
 
+
+@pytest.mark.parametrize("threads", [None, 4])
+def test_a_later_stress_block_without_its_thread_count_is_refused(tmp_path, threads,
+                                                                   capsys):
+    """Only the first of three runs states its threads ('Running with 4 threadCount'):
+    the two later blocks were read as 4 threads too (three rows 'read ONE 4 threads'
+    with means 0.3, 1.9 and 4.8 ms). Now refused, naming the block and the count it
+    would have taken; the same file with each block's line reads."""
+    first = PROSE_STRESS.replace("4 threads\n", "Running with 4 threadCount\n", 1)
+    message = _one_line_error(
+        lambda: parse_cassandra_stress(first, consistency="ONE", threads=threads),
+        "block at line 10", "states no thread count", "4 threads",
+        "'Running with N threadCount'", "split the file")
+    assert "check the units" not in message
+    (tmp_path / "s.txt").write_text(first)
+    table = tmp_path / "runs.csv"
+    table.write_text("file,consistency\ns.txt,ONE\n")
+    from forkjoin_cli import main as cli
+
+    status = cli.main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                       "--measurements", str(table), "--out", str(tmp_path / "m.toml")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert not (tmp_path / "m.toml").exists()
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert "states no thread count" in line
+    import re
+    each = re.sub(r"^(\d+)( threads)?$", r"Running with \1 threadCount", first, flags=re.M)
+    rows = parse_cassandra_stress(each, consistency="ONE")
+    assert [(r["threads"], float(r["mean_ms"])) for r in rows] == [
+        ("4", 0.3), ("104", 1.9), ("304", 4.8)]
+
 def test_a_ycsb_summary_cut_inside_is_refused_and_a_few_per_cent_short_warned():
     """d1_trunc_mid_summary.txt, YCSB cut inside its summary (its [UPDATE] section
     gone), was read as a pure-read run, with a warning that its sections count 50%
