@@ -1,5 +1,6 @@
 """``forkjoin-sim cassandra``: the predict / simulate / validate contract."""
 
+import importlib.util
 import json
 
 import numpy as np
@@ -423,3 +424,43 @@ def test_predict_out_writes_the_file_and_says_so_not_the_rows_again(mixed_model,
     assert status == 0 and alone == out.read_text()
     status, listed, _ = run(capsys, *query, "--out", str(tmp_path / "q.csv"), "--json")
     assert status == 0 and len(json.loads(listed)) == 4
+
+
+def test_predicted_rows_go_to_csv_json_or_parquet_by_the_out_suffix(tmp_path, capsys):
+    """`predict --model --out` wrote CSV only (a .json or .parquet name was refused);
+    the three files now hold the same rows, each in its own format, and a name of
+    another suffix is refused before any work, leaving no file."""
+    import pandas as pd
+
+    fit = _rows_of(f"{KARPENKO}/cluster_c.csv",
+                   lambda row: row["operation"] == "read" and row["threads"] in
+                   ("100", "300", "500"), tmp_path / "fit.csv")
+    query = _rows_of(f"{KARPENKO}/cluster_c.csv",
+                     lambda row: row["operation"] == "read" and row["threads"] == "700",
+                     tmp_path / "query.csv")
+    model = str(tmp_path / "m.toml")
+    assert run(capsys, "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+               fit, "--out", model)[0] == 0
+    frames = {}
+    for suffix in ("csv", "json"):
+        out = tmp_path / f"p.{suffix}"
+        status, _, err = run(capsys, "predict", "--model", model, "--measurements",
+                             query, "--out", str(out), "--seed", "3")
+        assert status == 0 and f"wrote 3 rows to {out}" in err
+        frames[suffix] = (pd.read_csv(out) if suffix == "csv"
+                          else pd.DataFrame(json.loads(out.read_text())))
+    assert list(frames["json"].columns) == list(frames["csv"].columns)
+    assert frames["json"].consistency.tolist() == ["ONE", "QUORUM", "ALL"]
+    # the CSV prints 6 significant digits, the JSON every digit
+    np.testing.assert_allclose(frames["json"].predicted_mean_ms,
+                               frames["csv"].predicted_mean_ms, rtol=1e-5)
+    assert frames["json"].throughput.isna().all()  # an empty input cell is null
+    if importlib.util.find_spec("pyarrow") is not None:
+        out = tmp_path / "p.parquet"
+        assert run(capsys, "predict", "--model", model, "--measurements", query,
+                   "--out", str(out), "--seed", "3")[0] == 0
+        pd.testing.assert_frame_equal(pd.read_parquet(out), frames["csv"])
+    status, _, err = run(capsys, "predict", "--model", model, "--measurements", query,
+                         "--out", str(tmp_path / "p.txt"))
+    assert status == 2 and "must end in .csv or .json or .parquet" in err
+    assert not (tmp_path / "p.txt").exists()

@@ -152,3 +152,22 @@ def test_an_output_that_is_a_link_updates_the_file_it_points_to(tmp_path):
         with group.open(link) as handle:
             handle.write("grouped\n")
     assert link.is_symlink() and target.read_text() == "grouped\n"
+
+
+def test_a_parquet_file_without_pyarrow_is_refused_before_any_work(monkeypatch):
+    """One check for every command that writes parquet: without pyarrow it says what
+    to install, or to write a .csv; other suffixes, and parquet with pyarrow, pass."""
+    import importlib.util
+
+    from forkjoin_sim.errors import ConfigError
+    from forkjoin_sim.files.io import check_parquet_writer
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"writing out\.PARQUET needs pyarrow "
+                                          r"\(pip install pyarrow\); or write a \.csv"):
+        check_parquet_writer("out.PARQUET")
+    check_parquet_writer("out.csv")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    check_parquet_writer("out.parquet")

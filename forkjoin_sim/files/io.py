@@ -69,6 +69,17 @@ def atomic_save(path: str | os.PathLike, save, *args, **kwargs) -> None:
         save(tmp, *args, **kwargs)
 
 
+def check_parquet_writer(path: str | os.PathLike) -> None:
+    """Raise `ConfigError` if ``path`` is a .parquet file and pyarrow, which writes
+    it, is not installed (checked before any work)."""
+    import importlib.util
+
+    if Path(path).suffix.lower() == ".parquet" and importlib.util.find_spec(
+            "pyarrow") is None:
+        raise ConfigError(f"writing {path} needs pyarrow (pip install pyarrow); "
+                          "or write a .csv")
+
+
 @contextlib.contextmanager
 def _signals_held():
     """Hold SIGINT, SIGTERM and SIGHUP back: one that arrives in the block is

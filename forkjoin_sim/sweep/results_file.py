@@ -218,15 +218,12 @@ def check_results_path(out, inputs=()) -> Path:
     """``out`` as a results file that can be written (checked before any work), none
     of ``inputs`` (e.g. the sweep spec)."""
     from forkjoin_sim.checks import check_output_file
+    from forkjoin_sim.files.io import check_parquet_writer
 
     out = Path(out)
     check_output_file(out, "results file", suffixes=tuple(OUT_FORMATS), inputs=inputs)
     check_output_file(journal_path(out), "results journal", inputs=inputs)
-    if out.suffix.lower() == ".parquet":
-        import importlib.util
-        if importlib.util.find_spec("pyarrow") is None:
-            raise ConfigError(f"writing {out} needs pyarrow (pip install pyarrow); "
-                              "or write a .csv")
+    check_parquet_writer(out)
     return out
 
 
