@@ -257,8 +257,9 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                 f"{known.max() * sizes[0] / model.nodes:,.6g} threads at {sizes[0]:,} "
                 f"nodes, the same load per node as the most the model was fitted at "
                 f"({known.max():,.6g} threads on {model.nodes})")
-        notes.append(f"rows past {most}, are extrapolated (past the measured knee the "
-                     "model's own curve decides)")
+        notes.append(f"rows past {most}, are extrapolated (there the model's own curve "
+                     "says how the latency grows, from where the last measured rows put "
+                     "it)")
         # there what the fit made of a level's time beyond its round trips decides
         notes.extend(note for note in model.meta.get("warnings", [])
                      if BEYOND_MARK in note)
