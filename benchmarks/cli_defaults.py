@@ -90,6 +90,41 @@ def scored(folder: Path, fitted, held, guess, nodes: int = 3, replicas: int = 3,
                 inside=inside.mean())
 
 
+def thread_halves(rows: pd.DataFrame):
+    """Protocol (c) of one file: the rows at the smaller half of its thread counts, the
+    rest, and the naive guess for the rest: per operation, a straight line in threads
+    through its fitted rows (``np.polyfit``, degree 1); held-out rows ordered by
+    operation, as the guess."""
+    threads = np.sort(rows.threads.unique())
+    small = rows.threads <= threads[len(threads) // 2 - 1]
+    fitted, held = rows[small], rows[~small]
+    operations = held.operation.unique()
+    held = pd.concat([held[held.operation == op] for op in operations])
+    line = np.concatenate([
+        np.polyval(np.polyfit(fitted.threads[fitted.operation == op],
+                              fitted.mean_ms[fitted.operation == op], 1),
+                   held.threads[held.operation == op]) for op in operations])
+    return fitted, held, line
+
+
+def print_scores(rows: pd.DataFrame, cases, nodes: int, replicas_each, **given) -> None:
+    """A markdown table of `scored` for each of ``replicas_each`` and each case
+    ``(protocol, fitted, held, guess)`` of ``cases(rows)`` (the transcribed data sets'
+    `score_defaults.py`); ``given`` goes to `scored`."""
+    print("| protocol | replicas | held-out rows | model MAPE % | naive MAPE % "
+          "| inside 95% interval |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as root:
+        for replicas in replicas_each:
+            for protocol, fitted, held, guess in cases(rows):
+                folder = Path(root) / f"{protocol}{replicas}"
+                folder.mkdir()
+                got = scored(folder, fitted, held, guess, nodes=nodes,
+                             replicas=replicas, **given)
+                print(f"| {protocol} | {replicas} | {got['rows']} | {got['model']:.1f} "
+                      f"| {got['naive']:.1f} | {100 * got['inside']:.0f}% |")
+
+
 def render(table: pd.DataFrame, elapsed: float) -> str:
     lines = ["| data set | protocol | held-out rows | model MAPE % | naive MAPE % | "
              "inside 95% interval | calibrate s |", "|---|---|---|---|---|---|---|"]

@@ -14,49 +14,27 @@ Usage (from the repository root)::
 """
 
 import sys
-import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from cli_defaults import COLUMNS, scored  # noqa: E402
+from cli_defaults import COLUMNS, print_scores, thread_halves  # noqa: E402
 
 ROWS = Path(__file__).resolve().parent / "rows.csv"
 
 
 def cases(rows: pd.DataFrame):
     """(protocol, fitted rows, held-out rows, naive guess per held-out row)."""
-    threads = np.sort(rows.threads.unique())
-    small = rows.threads <= threads[len(threads) // 2 - 1]
-    fitted, held = rows[small], rows[~small]
-    line = np.concatenate([
-        np.polyval(np.polyfit(fitted.threads[fitted.operation == op],
-                              fitted.mean_ms[fitted.operation == op], 1),
-                   held.threads[held.operation == op])
-        for op in held.operation.unique()])
-    held = pd.concat([held[held.operation == op] for op in held.operation.unique()])
-    yield "c", fitted, held, line
+    yield "c", *thread_halves(rows)
     reads, writes = rows[rows.operation == "read"], rows[rows.operation == "write"]
     yield "d", reads, writes, reads.mean_ms.to_numpy()
 
 
 def main():
-    rows = pd.read_csv(ROWS)
-    print("| protocol | replicas | held-out rows | model MAPE % | naive MAPE % "
-          "| inside 95% interval |")
-    print("|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as root:
-        for replicas in (3, 1):
-            for protocol, fitted, held, guess in cases(rows):
-                folder = Path(root) / f"{protocol}{replicas}"
-                folder.mkdir()
-                got = scored(folder, fitted, held, guess, nodes=3, replicas=replicas,
-                             columns=COLUMNS + ["read_fraction"])
-                print(f"| {protocol} | {replicas} | {got['rows']} | {got['model']:.1f} "
-                      f"| {got['naive']:.1f} | {100 * got['inside']:.0f}% |")
+    print_scores(pd.read_csv(ROWS), cases, nodes=3, replicas_each=(3, 1),
+                 columns=COLUMNS + ["read_fraction"])
 
 
 if __name__ == "__main__":
