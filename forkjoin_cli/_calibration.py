@@ -8,13 +8,14 @@ import warnings
 
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import atomic_write, json_text
+from forkjoin_sim.files.tables import check_table_out
 
 from sizing.calibrated_model import PARAMETERS, file_sha256, read_model, write_model
 from sizing.calibration import LABELS, calibrate, predict
 from sizing.measurements import PERCENTILE_COLUMNS, read_measurements
 
-from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_rows_out, \
-    check_writable, emit_rows, to_stderr
+from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
+    to_stderr
 
 #: Most effective threads per stage a candidate may have (Cassandra's default
 #: read and mutation stages have 32).
@@ -218,7 +219,7 @@ def cmd_predict_model(args) -> int:
     figure = getattr(args, "figure", None)
     grid = getattr(args, "threads", None) is not None
     if args.out is not None:
-        check_rows_out(args.out)
+        check_table_out(args.out, "--out")
     if figure is not None:
         check_writable(figure, "--figure", (".png",))
     if args.measurements and grid:

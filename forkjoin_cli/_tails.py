@@ -20,7 +20,7 @@ from forkjoin_cli import types
 from forkjoin_cli.arguments import SEED_HELP, refuse_unused_write_threads
 from forkjoin_cli.types import whole
 from forkjoin_sim.errors import ConfigError, percentile_label
-from forkjoin_sim.files.io import atomic_write
+from forkjoin_sim.files.tables import check_table_out, write_table
 from forkjoin_sim.laws.service import parse_service
 
 from sizing.columns import MAX_THREADS
@@ -129,13 +129,14 @@ def _check_before_work(args, *jobs, fewest_basic: int | None = MIN_JOBS) -> None
     if args.basic in ("simulation", DIRECT) and fewest_basic and args.jobs < fewest_basic:
         raise ConfigError(_too_few("--jobs", args.jobs, fewest_basic))
     if args.out:
-        options.check_output_file(args.out, "--out", suffixes=(".csv",))
+        check_table_out(args.out, "--out")
     option, largest = max(((o, j) for o, j in jobs if j), key=lambda pair: pair[1])
     options.check_jobs_fit(largest, option)
 
 
 def _emit(rows: list[dict], out: str | None) -> None:
-    """Write ``rows`` as CSV to ``out`` (atomically) or to standard output."""
+    """Write ``rows`` to ``out`` (atomically, CSV, JSON or parquet by its suffix,
+    `forkjoin_sim.files.tables`) or as CSV to standard output."""
     if not rows:
         return
     buffer = io.StringIO()
@@ -145,8 +146,7 @@ def _emit(rows: list[dict], out: str | None) -> None:
     writer.writerows({k: "" if isinstance(v, float) and math.isnan(v) else v
                       for k, v in row.items()} for row in rows)
     if out:
-        with atomic_write(out, encoding="utf-8") as handle:
-            handle.write(buffer.getvalue())
+        write_table(out, rows, buffer.getvalue())
         print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
     else:
         sys.stdout.write(buffer.getvalue())
@@ -172,7 +172,9 @@ def _common(p, jobs_default: int, jobs_low: int = 0, direct: bool = False) -> No
                          "basic queue)" if direct else "jobs per basic-queue "
                          "simulation") + " (default %(default)s)")
     p.add_argument("--seed", type=types.seed, default=0, help=SEED_HELP)
-    p.add_argument("--out", help="CSV file to write (default: standard output)")
+    p.add_argument("--out", help="file to write: .csv, .json (a list of objects) or "
+                                 ".parquet (needs pyarrow); default: CSV on standard "
+                                 "output")
 
 
 def _check_analytic_basic(args, *services: tuple[str, str, object]) -> None:

@@ -18,8 +18,8 @@ from forkjoin_cli._tails import (MAX_JOBS, PERCENTILE, _MODEL_OPTIONS, _RATE_OPT
                                  add_staleness_arguments)
 from forkjoin_cli._tails import staleness_plan  # noqa: F401
 from forkjoin_cli.types import whole, whole_list
-from forkjoin_sim import checks as options
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.files.tables import check_table_out
 
 from sizing.columns import MAX_THREADS
 
@@ -65,7 +65,7 @@ def _plan_consistency_model(args) -> int:
         raise ConfigError("--model needs " + " and ".join(
             f"{flag} ({said.get(flag, flag)})" for flag in missing))
     if args.out:
-        options.check_output_file(args.out, "--out", suffixes=(".csv",))
+        check_table_out(args.out, "--out")
     model = read_network_model(args.model)
     try:
         nodes = model.size_asked(args.nodes)

@@ -41,6 +41,27 @@ def test_no_configuration_meeting_the_target_exits_1_and_still_writes_its_file(
     assert "raise --max-" in last and last.endswith("or relax --target")
 
 
+
+def test_the_plan_goes_to_json_by_the_out_suffix_with_the_csvs_rows(tmp_path):
+    """--out took .csv only; a .json name now gets the same rows as a list of objects
+    (numbers as numbers, every digit)."""
+    json_out, csv_out = tmp_path / "plan.json", tmp_path / "plan.csv"
+    assert _run([*NOTHING_MEETS, "--out", str(json_out)]) == 1
+    assert _run([*NOTHING_MEETS, "--out", str(csv_out)]) == 1
+    import json
+
+    got, rows = json.loads(json_out.read_text()), list(csv.DictReader(csv_out.open()))
+    assert len(got) == len(rows) == CANDIDATES
+    assert list(got[0]) == list(rows[0])
+    for mine, theirs in zip(got, rows):
+        assert mine["best"] is False and theirs["best"] == "False"
+        if math.isinf(float(theirs["predicted"])):  # an unstable candidate
+            assert mine["predicted"] is None  # JSON has no infinity
+        else:
+            assert mine["predicted"] == pytest.approx(float(theirs["predicted"]),
+                                                      rel=1e-12)
+    assert any(mine["predicted"] is not None for mine in got)
+
 def test_no_configuration_meeting_the_target_prints_its_rows_then_says_so(capsys):
     assert _run(NOTHING_MEETS) == 1
     captured = capsys.readouterr()
