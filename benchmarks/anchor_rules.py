@@ -51,7 +51,6 @@ def along_threads(rule: str, held=network_model._along_threads):
                 return np.where(past, out + slope * (np.asarray(threads) - counts[-1]),
                                 out)
         return out
-        return out
     return along
 
 

@@ -96,6 +96,9 @@ def thread_halves(rows: pd.DataFrame):
     through its fitted rows (``np.polyfit``, degree 1); held-out rows ordered by
     operation, as the guess."""
     threads = np.sort(rows.threads.unique())
+    if len(threads) < 2:
+        raise SystemExit(f"protocol (c) needs rows at two thread counts or more; these "
+                         f"have {len(threads)}")
     small = rows.threads <= threads[len(threads) // 2 - 1]
     fitted, held = rows[small], rows[~small]
     operations = held.operation.unique()

@@ -41,9 +41,9 @@ Two formats are read, told apart by `detect_format`:
     threads value given by the caller or a side table is for a file of one block (a
     file of several runs states each one's threads before each block, or is split, one
     run per file: a later block without its own line is refused, not read at the count
-    of the run before it). The
-    operations of a user profile (``insert``, ``simple1``) other than ``insert``
-    (a write) are named read or write by the caller or a side table.
+    of the run before it). The operations of a user profile (``insert``, ``simple1``)
+    other than ``insert`` (a write) are named read or write by the caller or a side
+    table.
 
 A side table names outputs that do not state everything: a CSV with the header
 ``file`` and any of ``threads``, ``consistency``, ``operations``, ``read_consistency``,
@@ -942,10 +942,12 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                       "incomplete: interrupted?), so that run is left out; the "
                       f"runs at {', '.join(dict.fromkeys(r['threads'] for r in rows))} "
                       "threads are read", UserWarning, stacklevel=2)
-    elif rows and re.search(r"^\s*Auto:\s*true\s*$", text, re.M | re.I) and not any(
+    elif rows and (re.search(r"^\s*Auto:\s*true\s*$", text, re.M | re.I)
+                   or _STRESS_THREADS[0].search(text)) and not any(
             line.strip() == "END" for line in lines):
-        # an auto run prints its summary table and END after its last thread count:
-        # stopped between two counts, it shows no run begun
+        # an auto run ('Auto: true' in 3.x-4.x settings; 'Running with N threadCount',
+        # which only auto runs print, in 2.1 too) prints its summary table and END after
+        # its last thread count: stopped between two counts, it shows no run begun
         warnings.warn(f"{where}: an auto run without its closing summary and END "
                       "(incomplete: interrupted?); the runs at "
                       f"{', '.join(dict.fromkeys(r['threads'] for r in rows))} threads "

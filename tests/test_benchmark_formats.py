@@ -350,6 +350,7 @@ Op rate                   : 12,000 op/s  [insert: 2,000 op/s, simple1: 10,000 op
 Latency mean              :    1.2 ms [insert: 1.0 ms, simple1: 1.24 ms]
 Latency median            :    1.0 ms [insert: 0.9 ms, simple1: 1.0 ms]
 Total errors              :          0 [insert: 0, simple1: 0]
+END
 """
 
 
@@ -922,10 +923,9 @@ def test_one_threads_value_for_several_stress_runs_is_refused(tmp_path, threads,
     import re
     stated = re.sub(r"^(\d+)( threads)?$", r"Running with \1 threadCount", PROSE_STRESS,
                     flags=re.M)
-    rows = parse_cassandra_stress(stated, consistency="ONE")
+    rows = parse_cassandra_stress(stated + "END\n", consistency="ONE")
     assert [(r["threads"], float(r["mean_ms"])) for r in rows] == [
         ("4", 0.3), ("104", 1.9), ("304", 4.8)]
-
 
 
 @pytest.mark.parametrize("threads", [None, 4])
@@ -955,9 +955,26 @@ def test_a_later_stress_block_without_its_thread_count_is_refused(tmp_path, thre
     assert "states no thread count" in line
     import re
     each = re.sub(r"^(\d+)( threads)?$", r"Running with \1 threadCount", first, flags=re.M)
-    rows = parse_cassandra_stress(each, consistency="ONE")
+    rows = parse_cassandra_stress(each + "END\n", consistency="ONE")
     assert [(r["threads"], float(r["mean_ms"])) for r in rows] == [
         ("4", 0.3), ("104", 1.9), ("304", 4.8)]
+
+
+
+def test_a_2_1_multi_thread_run_without_its_end_is_warned_as_cut():
+    """cassandra-stress prints END after every finished run; 2.1 prints no 'Auto:
+    true' setting, so a 2.1 auto run cut after its 54-thread block (a lab report's,
+    docs/data/dse_lab_stress_reads) was read without a word. 'Running with N
+    threadCount' (printed only by runs over several thread counts) now tells it."""
+    cut = USER_STRESS.replace("END\n", "")
+    with pytest.warns(UserWarning, match="an auto run without its closing summary and "
+                                         "END .*the runs at 16 threads are read"):
+        (row,) = parse_cassandra_stress(cut, consistency="ONE",
+                                        operations={"simple1": "read"})[:1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_cassandra_stress(USER_STRESS, consistency="ONE",
+                                      operations={"simple1": "read"})[0] == row
 
 def test_a_ycsb_summary_cut_inside_is_refused_and_a_few_per_cent_short_warned():
     """d1_trunc_mid_summary.txt, YCSB cut inside its summary (its [UPDATE] section

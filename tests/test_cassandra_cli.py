@@ -459,8 +459,27 @@ def test_predicted_rows_go_to_csv_json_or_parquet_by_the_out_suffix(tmp_path, ca
         out = tmp_path / "p.parquet"
         assert run(capsys, "predict", "--model", model, "--measurements", query,
                    "--out", str(out), "--seed", "3")[0] == 0
-        pd.testing.assert_frame_equal(pd.read_parquet(out), frames["csv"])
+        # every digit, as the JSON; the types as the CSV reads back
+        expected = frames["json"].astype({"throughput": float})  # all empty: missing
+        pd.testing.assert_frame_equal(pd.read_parquet(out), expected,
+                                      check_dtype=False, rtol=1e-12)
+        assert pd.read_parquet(out).dtypes.equals(frames["csv"].dtypes)
     status, _, err = run(capsys, "predict", "--model", model, "--measurements", query,
                          "--out", str(tmp_path / "p.txt"))
     assert status == 2 and "must end in .csv or .json or .parquet" in err
     assert not (tmp_path / "p.txt").exists()
+
+
+def test_a_parquet_out_without_pyarrow_is_refused_before_any_work(tmp_path, capsys,
+                                                                  monkeypatch):
+    """One line, exit 2, no file, and the model file is not even read (a model that
+    does not exist is not what is reported)."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    status, _, err = run(capsys, "predict", "--model", str(tmp_path / "none.toml"),
+                         "--threads", "10", "--out", str(tmp_path / "p.parquet"))
+    assert status == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert "needs pyarrow (pip install pyarrow); or write a .csv" in line
+    assert not (tmp_path / "p.parquet").exists()

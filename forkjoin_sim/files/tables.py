@@ -2,13 +2,13 @@
 file name's suffix, whole or not at all (`forkjoin_sim.files.io`).
 
 Each command keeps its own CSV text (its columns and number formatting); JSON and
-parquet are made from the same rows: JSON as a list of objects with every digit,
-parquet as the table that CSV reads back as (numbers as numbers, empty cells
-missing).
+parquet are made from the same rows, with every digit: JSON as a list of objects,
+parquet as a table (numbers as numbers, empty cells missing).
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 from pathlib import Path
@@ -51,6 +51,30 @@ def json_cell(value):
     return value
 
 
+def table_frame(rows: list[dict], columns: list[str]):
+    """The rows as a DataFrame with every digit: values as `json_cell` reads them
+    (numbers as numbers, empty cells missing; a column of nothing but empty cells as
+    missing numbers); a column of numbers and text (a cell such as 'inf' among
+    numbers) as text, which parquet can hold."""
+    import pandas as pd
+
+    frame = pd.DataFrame([{c: json_cell(row.get(c)) for c in columns} for row in rows],
+                         columns=columns)
+    for column in frame.columns[frame.dtypes == object]:
+        kinds = {type(v) for v in frame[column] if v is not None and v == v}
+        if not kinds:  # nothing in it: missing numbers, as a CSV reader takes them
+            frame[column] = frame[column].astype(float)
+        elif len(kinds) > 1:
+            frame[column] = [None if v is None or v != v else str(v)
+                             for v in frame[column]]
+    return frame
+
+
+def _columns(csv_text: str) -> list[str]:
+    """The column names of a CSV text's header."""
+    return next(csv.reader(io.StringIO(csv_text)))
+
+
 def write_table(path, rows: list[dict], csv_text: str) -> None:
     """``rows`` to ``path`` in the format its suffix names; ``csv_text`` is the same
     rows as the command writes them in CSV."""
@@ -59,9 +83,7 @@ def write_table(path, rows: list[dict], csv_text: str) -> None:
         with atomic_write(path, encoding="utf-8") as handle:
             handle.write(json_rows(rows) + "\n")
     elif suffix == ".parquet":
-        import pandas as pd
-
-        frame = pd.read_csv(io.StringIO(csv_text))
+        frame = table_frame(rows, _columns(csv_text))
         atomic_save(path, lambda tmp: frame.to_parquet(tmp, index=False))
     else:
         with atomic_write(path, encoding="utf-8", newline="") as handle:

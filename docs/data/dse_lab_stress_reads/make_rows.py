@@ -28,7 +28,10 @@ RUN = re.compile(r"^Running READ with (\d+) threads for \d+ iteration\n"
 
 def rows() -> pd.DataFrame:
     """The measurement rows (``operation,consistency,threads,throughput,mean_ms``)."""
-    runs = RUN.findall((HERE / "source_read.txt").read_text())
+    text = (HERE / "source_read.txt").read_text()
+    runs = RUN.findall(text)
+    # every block read, none skipped by a line the pattern does not expect
+    assert len(runs) == text.count("Results:") == 6, len(runs)
     return pd.DataFrame({"operation": "read", "consistency": "ONE",
                          "threads": [int(t) for t, _, _ in runs],
                          "throughput": [float(r) for _, r, _ in runs],
