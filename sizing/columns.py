@@ -3,6 +3,7 @@ the CSV reader (`measurements`) and the readers of benchmark output
 (`benchmark_formats`)."""
 
 import math
+import re
 
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.errors import ConfigError
@@ -27,6 +28,13 @@ def whole_threads(value, where: str, what: str = "threads") -> int:
         number = math.nan
     if not (math.isfinite(number) and number == int(number)
             and 1 <= number <= MAX_THREADS):
+        # '1,000' is a thousand with a separator or one with a decimal comma: say both
+        hint = ""
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+", text):
+            hint = f"; write {text.replace(',', '')} without the thousands separator"
+            if text.count(",") == 1 and text.endswith(",000"):
+                hint += f" (or {text.split(',')[0]} if the comma is a decimal comma)"
         raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
-                          f"1..{MAX_THREADS:,} (client threads of one benchmark run)")
+                          f"1..{MAX_THREADS:,} (client threads of one benchmark run)"
+                          + hint)
     return int(number)

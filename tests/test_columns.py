@@ -1,0 +1,34 @@
+"""The measurement columns' shared checks (`sizing.columns`)."""
+
+import pytest
+
+from forkjoin_sim.errors import ConfigError
+from sizing.columns import whole_threads
+
+
+@pytest.mark.parametrize("text, fix", [
+    ("1,000", "write 1000 without the thousands separator (or 1 if the comma is a "
+              "decimal comma)"),
+    ("10,500", "write 10500 without the thousands separator"),
+    ("1,000,000", "write 1000000 without the thousands separator")])
+def test_threads_with_a_thousands_separator_say_how_to_write_them(text, fix):
+    """'1,000' copied from a table was refused as any malformed count; the message now
+    reads it both ways a comma can mean, and only where that reading is a count."""
+    with pytest.raises(ConfigError) as info:
+        whole_threads(text, "f.csv line 11")
+    message = str(info.value)
+    assert message.startswith(f"f.csv line 11: threads={text!r} must be a whole number")
+    assert message.endswith(fix)
+    if text != "1,000":
+        assert "decimal comma" not in message
+
+
+@pytest.mark.parametrize("value, count", [("50", 50), ("50.0", 50), (" 7 ", 7), (8, 8)])
+def test_whole_counts_pass(value, count):
+    assert whole_threads(value, "here") == count
+
+
+@pytest.mark.parametrize("text", ["0", "2.5", "abc", "10001"])
+def test_other_bad_counts_get_no_separator_hint(text):
+    with pytest.raises(ConfigError, match=r"\(client threads of one benchmark run\)$"):
+        whole_threads(text, "here")
