@@ -28,13 +28,25 @@ def whole_threads(value, where: str, what: str = "threads") -> int:
         number = math.nan
     if not (math.isfinite(number) and number == int(number)
             and 1 <= number <= MAX_THREADS):
-        # '1,000' is a thousand with a separator or one with a decimal comma: say both
-        hint = ""
-        if re.fullmatch(r"\d{1,3}(?:,\d{3})+", text):
-            hint = f"; write {text.replace(',', '')} without the thousands separator"
-            if text.count(",") == 1 and text.endswith(",000"):
-                hint += f" (or {text.split(',')[0]} if the comma is a decimal comma)"
         raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
                           f"1..{MAX_THREADS:,} (client threads of one benchmark run)"
-                          + hint)
+                          + separator_hint(text, whole=True))
     return int(number)
+
+
+def separator_hint(text: str, whole: bool = False) -> str:
+    """How to write a number copied with thousands separators (``'7,453.231'``,
+    ``'1,000'``), for the end of its refusal, or nothing for other text. A lone comma
+    may also be a decimal comma (``'1,000'`` one, or a thousand): then both readings
+    are named, the decimal one only where it is a number of the kind asked for
+    (``whole``: a count)."""
+    if not re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):
+        return ""
+    hint = f"; write {text.replace(',', '')} without the thousands separator"
+    if text.count(",") == 1 and "." not in text:
+        decimal = text.replace(",", ".")
+        if whole:
+            decimal = text[:-4] if text.endswith(",000") else None
+        if decimal:
+            hint += f" (or {decimal} if the comma is a decimal comma)"
+    return hint

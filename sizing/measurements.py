@@ -69,7 +69,7 @@ from sizing.benchmark_formats import benchmark_rows
 
 from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F401
                             OPTIONAL, PERCENTILE_COLUMNS, REQUIRED,  # (public here)
-                            whole_threads)
+                            separator_hint, whole_threads)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
@@ -148,8 +148,9 @@ def _number(text: str, column: str, where: str) -> float | None:
     try:
         value = plain_float(text)
     except ValueError:
-        raise ConfigError(f"{where}: {column}={text!r} is not a number; write e.g. "
-                          f"{column}=12.5 or leave it empty") from None
+        raise ConfigError(f"{where}: {column}={text!r} is not a number; "
+                          + (separator_hint(text)[2:] or f"write e.g. {column}=12.5 or "
+                             "leave it empty")) from None
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{where}: {column}={text!r} must be a finite number >= 0")
     return value

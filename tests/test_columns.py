@@ -3,7 +3,7 @@
 import pytest
 
 from forkjoin_sim.errors import ConfigError
-from sizing.columns import whole_threads
+from sizing.columns import separator_hint, whole_threads
 
 
 @pytest.mark.parametrize("text, fix", [
@@ -32,3 +32,27 @@ def test_whole_counts_pass(value, count):
 def test_other_bad_counts_get_no_separator_hint(text):
     with pytest.raises(ConfigError, match=r"\(client threads of one benchmark run\)$"):
         whole_threads(text, "here")
+
+
+@pytest.mark.parametrize("text, whole, hint", [
+    ("7,453.231", False, "; write 7453.231 without the thousands separator"),
+    ("1,000", False, "; write 1000 without the thousands separator (or 1.000 if the "
+                     "comma is a decimal comma)"),
+    ("12,500", True, "; write 12500 without the thousands separator"),
+    ("1,5", False, ""), ("7.453,231", False, ""), ("abc", False, "")])
+def test_a_separator_hint_reads_a_lone_comma_both_ways(text, whole, hint):
+    assert separator_hint(text, whole) == hint
+
+
+def test_a_throughput_with_thousands_separators_says_how_to_write_it(tmp_path):
+    """A quoted '7,453.231' ops/s (a table's number copied as it is printed) got the
+    generic 'write e.g. throughput=12.5'; the message now gives the number to write."""
+    from sizing.measurements import read_measurements
+
+    path = tmp_path / "rows.csv"
+    path.write_text('operation,consistency,threads,throughput,mean_ms\n'
+                    'read,ONE,5,"7,453.231",0.65\n')
+    with pytest.raises(ConfigError) as info:
+        read_measurements(str(path), replicas=3)
+    assert str(info.value).endswith("line 2: throughput='7,453.231' is not a number; "
+                                    "write 7453.231 without the thousands separator")
