@@ -141,6 +141,20 @@ class Measurement:
         return f"{self.operation} {self.consistency} {load}{mix}"
 
 
+#: (missing column, pattern of a header name that may hold it, what to say) for the
+#: refusal of a header without a required column.
+_LIKELY_NAMES = (
+    ("operation", r"^op$|oper|^type$|^kind$",
+     "each row's operation, name it operation, read or write"),
+    ("consistency", r"^cl$|consist|level",
+     "each row's consistency level, name it consistency: ONE, QUORUM, ALL, ..."),
+    ("threads or rate", r"client|thread|concurren|user|conn|worker",
+     "each run's client threads, name it threads, or rate for an open loop's "
+     "offered ops/s"),
+    ("mean_ms", r"lat|mean|avg|average",
+     "each row's mean latency, name it mean_ms in milliseconds, or mean_us or mean_s"))
+
+
 def _number(text: str, column: str, where: str) -> float | None:
     text = (text or "").strip()
     if not text:
@@ -400,11 +414,12 @@ def read_measurements(path: str, replicas: int,
         missing += [] if any(c in names for c in LOAD) else ["threads or rate"]
         hint = (f" ({', '.join(unknown)} is not a column this reader knows: a "
                 "misspelling?)" if unknown else "")
-        latency = [u for u in unknown if re.search(r"lat|mean|avg|average", u, re.I)]
-        if "mean_ms" in missing and latency:
-            hint = (f" ({latency[0]} is not a column this reader knows: if it holds "
-                    "each row's mean latency, name it mean_ms in milliseconds, or "
-                    "mean_us or mean_s)")
+        guesses = [f"{found[0]} is not a column this reader knows: if it holds {what}"
+                   for column, pattern, what in _LIKELY_NAMES if column in missing
+                   for found in [[u for u in unknown if re.search(pattern, u, re.I)]]
+                   if found]
+        if guesses:
+            hint = f" ({'; '.join(guesses)})"
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the header "
                           f"needs {', '.join(needed)} and threads or rate{hint}")
     if unknown:

@@ -189,6 +189,31 @@ def test_a_latency_column_of_another_name_is_named_with_the_fix(tmp_path):
         read_measurements(path, replicas=3)
 
 
+
+@pytest.mark.parametrize("header, fixes", [
+    ("op,cl,clients,ops,latency", ["op is not a column this reader knows: if it holds "
+                                   "each row's operation, name it operation",
+                                   "cl is not a column this reader knows: if it holds "
+                                   "each row's consistency level, name it consistency",
+                                   "clients is not a column this reader knows: if it "
+                                   "holds each run's client threads, name it threads",
+                                   "latency is not a column this reader knows"]),
+    ("operation,consistency,concurrency,mean_ms", ["concurrency is not a column this "
+                                                   "reader knows: if it holds each run's "
+                                                   "client threads, name it threads"])])
+def test_each_missing_column_is_named_beside_the_header_name_that_may_hold_it(
+        tmp_path, header, fixes):
+    """Only a latency column got such a hint; a benchmark table's 'clients' or
+    'concurrency', 'op' or 'cl' got 'a misspelling?'."""
+    cells = ["read", "ONE", "4", "100", "2"][:header.count(",") + 1]
+    path = _csv(tmp_path, f"{header}\n{','.join(cells)}\n")
+    with pytest.raises(ConfigError) as info:
+        read_measurements(path, replicas=3)
+    message = str(info.value)
+    assert "\n" not in message and "misspelling" not in message
+    for fix in fixes:
+        assert fix in message
+
 def test_a_query_file_may_leave_out_the_mean(tmp_path):
     path = _csv(tmp_path, "operation,consistency,threads\nread,ALL,40\n")
     rows, _ = read_measurements(path, replicas=3, need_mean=False)
