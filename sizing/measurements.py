@@ -23,8 +23,12 @@ A measurement file is a CSV with the columns
 Throughput and rate are per second, latencies in milliseconds (the model's time
 unit); a time column may instead end in ``_us``, ``_ns`` or ``_s`` (``mean_us``,
 ``p99_s``) and is converted by moving the decimal point. Fields may be separated by
-commas or, as spreadsheets in decimal-comma locales save them, by semicolons or tabs
-(then ``5,425`` is 5.425); lines starting with ``#`` are comments. Header names are
+commas or, as spreadsheets in decimal-comma locales save them, by semicolons or tabs;
+then numbers are read in the file's own locale: the decimal mark the file's numbers
+show (``2,5``, ``0.654``, ``18.433,5``), with semicolons a comma where none shows
+(``5,425`` is 5.425 and ``18.433`` eighteen thousand), and a number that reads both
+ways in a tab-separated file that shows neither (``1,000``) is refused, as is a file
+whose numbers show both; lines starting with ``#`` are comments. Header names are
 read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
 whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
@@ -520,7 +524,12 @@ _UNIT_SLIP = re.compile(r";? *latencies are in milliseconds|"
 #: Field separators a measurement CSV may use, as a spreadsheet saves it: commas, or,
 #: where the header has none, semicolons (a decimal-comma locale) or tabs.
 SEPARATORS = (",", ";", "\t")
-_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d+,\d+\s*$")
+#: A number written with a decimal comma or point, or with groups of thousands
+#: (``18.433,5``, ``1,000,000``), as its separators: (sign, digits and separators).
+_WRITTEN_NUMBER = re.compile(r"^\s*([-+]?)(\d[\d.,]*\d)\s*$")
+#: One separator with three digits after it, the first digit not 0: a decimal comma
+#: or point, or a thousands separator (``5,425``, ``18.433``).
+_EITHER_WAY = re.compile(r"^[1-9]\d{0,2}[.,]\d{3}$")
 
 
 def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
@@ -548,8 +557,76 @@ def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]
         if header is None:
             header = [field.strip() for field in fields]
         else:
-            if separator != ",":
-                fields = [f.replace(",", ".") if _DECIMAL_COMMA.match(f) else f
-                          for f in fields]
             records.append((line, fields))
+    if separator != ",":
+        records = _with_decimal_points(path, header, records, separator)
     return header, records
+
+
+def _decimal_mark(digits: str) -> str | None:
+    """Which separator a number written ``digits`` (digits, points and commas) shows
+    to be its decimal mark, if it shows one: ``','`` for ``0,5``, ``2,5``, ``1234,5``
+    or ``18.433,5``, ``'.'`` for their mirror images, None for a plain or a
+    three-digit-group number (``25``, ``5,425``, ``1.000.000``)."""
+    for mark, group in ((",", "."), (".", ",")):
+        whole, _, fraction = digits.rpartition(mark)
+        if not whole or not fraction.isdigit() or group in fraction:
+            continue
+        grouped = re.fullmatch(rf"[1-9]\d{{0,2}}(?:\{group}\d{{3}})+", whole)
+        if mark in whole:
+            continue
+        if grouped or whole.isdigit() and (len(fraction) != 3 or whole[0] == "0"
+                                            or len(whole) > 3):
+            return mark
+    return None
+
+
+def _with_decimal_points(path, header, records, separator):
+    """The fields of a semicolon- or tab-separated file with their numbers written with
+    a decimal point and no thousands separators. The decimal mark is the one the
+    file's numbers show (`_decimal_mark`); with semicolons, as a decimal-comma locale
+    saves them, a comma where none shows; a number that reads both ways (``5,425``:
+    five, or five thousand) in a file that shows neither is refused, as is a file that
+    shows both."""
+    shown = {}
+    for line, cells in records:
+        for cell in cells:
+            if (written := _WRITTEN_NUMBER.match(cell)) and (
+                    mark := _decimal_mark(written.group(2))):
+                shown.setdefault(mark, (line, cell.strip()))
+    if len(shown) == 2:
+        (a, (line_a, field_a)), (b, (line_b, field_b)) = sorted(
+            shown.items(), key=lambda item: item[1][0])
+        raise ConfigError(
+            f"{path}: line {line_a} writes {field_a!r} with a decimal "
+            f"{'comma' if a == ',' else 'point'} and line {line_b} {field_b!r} with a "
+            f"decimal {'comma' if b == ',' else 'point'}: write every number of the "
+            "file one way (a spreadsheet set to one locale does)")
+    mark = next(iter(shown), "," if separator == ";" else None)
+    out = []
+    for line, cells in records:
+        converted = []
+        for column, cell in enumerate(cells):
+            written = _WRITTEN_NUMBER.match(cell)
+            if not written or "," not in cell and "." not in cell:
+                converted.append(cell)
+                continue
+            digits = written.group(2)
+            if mark is None and _EITHER_WAY.match(digits):
+                name = header[column] if column < len(header) else f"column {column + 1}"
+                point, grouped = digits.replace(",", "."), digits.replace(",", "").replace(
+                    ".", "")
+                raise ConfigError(
+                    f"{path} line {line}: {name}={cell.strip()!r} reads as {point} (a "
+                    f"decimal {'comma' if ',' in digits else 'point'}) or as {grouped} "
+                    "(a thousands separator), and no other number in this tab-separated "
+                    f"file shows which; write {grouped} or {point}")
+            group = "." if mark == "," else ","
+            if mark is None or not re.fullmatch(
+                    rf"(?:\d+|\d{{1,3}}(?:\{group}\d{{3}})+)(?:\{mark}\d+)?", digits):
+                converted.append(cell)  # not a number of this file's kind: as written
+                continue
+            converted.append(written.group(1)
+                             + digits.replace(group, "").replace(mark, "."))
+        out.append((line, converted))
+    return out

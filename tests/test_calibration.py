@@ -181,6 +181,44 @@ def test_semicolons_tabs_comments_and_other_time_units_read_as_the_plain_csv(
         assert row.extra == {"p99_ms": 9.0}
 
 
+
+HEAD = "operation;consistency;threads;throughput;mean_ms\n"
+TAB_HEAD = HEAD.replace(";", "\t")
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a decimal-comma locale's semicolons: a dot groups thousands
+    (HEAD + "read;ONE;100;18.433;5,425\n", (100, 18433.0, 5.425)),
+    (HEAD + "read;ONE;100;18.433,5;5,425\n", (100, 18433.5, 5.425)),
+    (HEAD + "read;ONE;1.000;42.059;23,776\n", (1000, 42059.0, 23.776)),
+    # a tab file whose numbers show their decimal mark somewhere
+    (TAB_HEAD + "read\tONE\t1,000\t42,059.5\t23.776\n",
+     (1000, 42059.5, 23.776)),
+    (TAB_HEAD + "read\tONE\t1.000\t42.059\t23,5\n", (1000, 42059.0, 23.5)),
+    (TAB_HEAD + "read\tONE\t100\t18433\t0.654495\n", (100, 18433.0, 0.654495))])
+def test_a_number_of_a_semicolon_or_tab_file_reads_in_the_files_own_locale(
+        tmp_path, text, expected):
+    """A German spreadsheet's 18.433 ops/s was read as 18.433 (it is 18,433), and a
+    tab file's '1,000' threads as 1 thread, both silently."""
+    (row,) = read_measurements(_csv(tmp_path, text), replicas=3)[0]
+    assert (row.threads, row.throughput, row.mean_ms) == expected
+
+
+@pytest.mark.parametrize("text, words", [
+    (TAB_HEAD + "read\tONE\t1,000\t42059\t23\n",
+     ["line 2: threads='1,000' reads as 1.000 (a decimal comma) or as 1000 (a thousands "
+      "separator), and no other number in this tab-separated file shows which; write "
+      "1000 or 1.000"]),
+    (HEAD + "read;ONE;100;18433;0,5\nread;ONE;200;20000;0.654\n",
+     ["line 2 writes '0,5' with a decimal comma and line 3 '0.654' with a decimal point",
+      "write every number of the file one way"])])
+def test_a_number_that_reads_two_ways_is_refused_with_both(tmp_path, text, words):
+    with pytest.raises(ConfigError) as info:
+        read_measurements(_csv(tmp_path, text), replicas=3)
+    assert "\n" not in str(info.value)
+    for word in words:
+        assert word in str(info.value)
+
 def test_a_latency_column_of_another_name_is_named_with_the_fix(tmp_path):
     path = _csv(tmp_path, "operation,consistency,threads,latency_ms\nread,ONE,4,2\n")
     with pytest.raises(ConfigError, match="latency_ms is not a column this reader knows: "
