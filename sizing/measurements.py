@@ -453,7 +453,26 @@ def read_measurements(path: str, replicas: int,
         lines.append(number)
     _warn([_as_written(note, renamed) for note in notes])
     _warn(_conflicts(out, lines, path, unit))
+    if unit == "line" and "mean_ms" not in renamed:
+        _warn(_all_too_fast(out, path))
     return out, [n for n in names if n in COLUMNS]
+
+
+#: A mean latency (ms) below any request's over a network (a round trip within one
+#: data centre, 0.1-0.5 ms): a file whose every mean is shorter was likely written in
+#: seconds.
+NETWORK_FLOOR_MS = 0.05
+
+
+def _all_too_fast(rows, path) -> list[str]:
+    """A warning if every row's mean is under `NETWORK_FLOOR_MS`."""
+    means = [row.mean_ms for row in rows if row.mean_ms is not None]
+    if not means or max(means) >= NETWORK_FLOOR_MS:
+        return []
+    return [f"{path}: every mean_ms is under {NETWORK_FLOOR_MS:g} ms (the largest "
+            f"{max(means):.3g} ms), shorter than a request over a network takes: if "
+            "the means were written in seconds, name the column mean_s (mean_us for "
+            "microseconds); the rows are read as milliseconds"]
 
 
 #: Times given in another unit, by the suffix of a time column's name (mean_us,

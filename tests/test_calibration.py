@@ -808,3 +808,24 @@ def test_a_mean_longer_than_any_default_timeout_is_read_with_a_warning(tmp_path)
     slow = [str(w.message) for w in caught if "default timeout" in str(w.message)]
     assert len(slow) == 1 and "line 2: mean_ms=50000" in slow[0]
     assert "mean_ms=50)" in slow[0] and rows[0].mean_ms == 50000.0
+
+
+def test_a_file_whose_every_mean_is_under_a_network_round_trip_is_warned(tmp_path):
+    """Karpenko C's reads written in seconds under mean_ms (0.005425 for 5.425 ms)
+    were fitted as 5-microsecond Cassandra reads without a word."""
+    seconds = _csv(tmp_path, "operation,consistency,threads,throughput,mean_ms\n"
+                             "read,ONE,100,,0.005425\nread,QUORUM,100,,0.006972\n")
+    with pytest.warns(UserWarning, match=r"every mean_ms is under 0\.05 ms \(the largest "
+                                         r"0\.00697 ms\).*name the column mean_s"):
+        rows, _ = read_measurements(seconds, replicas=3)
+    assert rows[0].mean_ms == pytest.approx(0.005425)
+    # one row above the floor, or the unit named, and nothing is said
+    import warnings
+
+    for text in ("operation,consistency,threads,throughput,mean_ms\n"
+                 "read,ONE,100,,0.02\nread,ONE,200,,0.06\n",
+                 "operation,consistency,threads,throughput,mean_s\n"
+                 "read,ONE,100,,0.00002\n"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            read_measurements(_csv(tmp_path, text), replicas=3)
