@@ -28,7 +28,12 @@ then numbers are read in the file's own locale: the decimal mark the file's numb
 show (``2,5``, ``0.654``, ``18.433,5``), with semicolons a comma where none shows
 (``5,425`` is 5.425 and ``18.433`` eighteen thousand), and a number that reads both
 ways in a tab-separated file that shows neither (``1,000``) is refused, as is a file
-whose numbers show both; lines starting with ``#`` are comments. Header names are
+whose numbers show both; lines starting with ``#`` are comments. A table's usual
+spellings are read as meant: ``update``, ``insert``, ``upsert`` are writes; a driver's
+``ConsistencyLevel.ONE`` or ``CL.ONE`` is ONE; ``-``, ``n/a`` and the like are a value
+not given; a value may carry its column's own unit (``5.4 ms``, ``7453 ops/s``), a
+read fraction a per cent sign (``50%``). ANY, SERIAL and LOCAL_SERIAL are refused
+(the model does not describe them). Header names are
 read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
 whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
@@ -99,12 +104,27 @@ CONFLICT_FACTOR = 2.0
 MAX_WARNINGS = 5
 # LOCAL_* levels ask the same number of replicas within one data centre.
 _ALIASES = {"LOCAL_ONE": "ONE", "LOCAL_QUORUM": "QUORUM"}
+#: A driver's name of a level (``ConsistencyLevel.ONE``, ``CL.QUORUM``): its prefix.
+_DRIVER_PREFIX = re.compile(r"^(?:CONSISTENCY_?LEVEL|CL)\s*(?:\.|::|=|:)\s*")
+#: Cassandra levels the model does not describe, and why.
+UNMODELLED_LEVELS = {
+    "ANY": "(a write acknowledged by any node, a hint included) is not described by the "
+           "model, whose writes wait for replicas",
+    "SERIAL": "is the Paxos level of lightweight transactions, which the model does not "
+              "describe",
+    "LOCAL_SERIAL": "is the Paxos level of lightweight transactions, which the model "
+                    "does not describe"}
+#: Operation names of benchmark tables and tools, as the model's two operations.
+OPERATION_WORDS = {"reads": "read", "read-only": "read", "select": "read",
+                   "writes": "write", "write-only": "write", "update": "write",
+                   "insert": "write", "upsert": "write"}
 
 
 def level_asked(level: str) -> str:
     """The level ``level`` (any case, no blanks) asks as: LOCAL_ONE and LOCAL_QUORUM
-    as ONE and QUORUM, any other as written (upper case)."""
-    level = str(level).upper()
+    as ONE and QUORUM, a driver's ``ConsistencyLevel.ONE`` or ``CL.ONE`` as ONE, any
+    other as written (upper case)."""
+    level = _DRIVER_PREFIX.sub("", str(level).upper())
     return _ALIASES.get(level, level)
 #: A header line every measurement file may start with, and a row under it.
 EXAMPLE_HEADER = "operation,consistency,threads,throughput,mean_ms"
@@ -159,18 +179,50 @@ _LIKELY_NAMES = (
      "each row's mean latency, name it mean_ms in milliseconds, or mean_us or mean_s"))
 
 
+#: What a spreadsheet or a paper's table writes in a cell that holds no value.
+NOT_GIVEN = frozenset({"-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?"})
+#: The unit a value of a column may carry after it (``5.4 ms``, ``7453 ops/s``).
+_UNIT_WRITTEN = {"ms": ("ms",), "throughput": ("ops/s", "op/s", "/s"),
+                 "rate": ("ops/s", "op/s", "/s")}
+#: Each column's example value, for messages.
+_EXAMPLE = {"read_fraction": "0.5", "threads": "16", "throughput": "5200"}
+
+
 def _number(text: str, column: str, where: str) -> float | None:
+    """The value of a numeric cell: None where it is empty or says none is given
+    (`NOT_GIVEN`); a unit written after it dropped where it is the column's own, a
+    read fraction in per cent divided by 100; refused if it is not a number >= 0."""
     text = (text or "").strip()
-    if not text:
+    if not text or text.lower() in NOT_GIVEN:
         return None
+    units = _UNIT_WRITTEN.get("ms" if column.endswith("_ms") else column, ())
+    number = next((text[:-len(u)].strip() for u in units if text.lower().endswith(u)
+                   and text[:-len(u)].strip()), text)
+    scale = 1.0
+    if column == "read_fraction" and number.endswith("%"):
+        number, scale = number[:-1].strip(), 0.01
     try:
-        value = plain_float(text)
+        value = plain_float(number) * scale
     except ValueError:
-        raise ConfigError(f"{where}: {column}={text!r} is not a number; "
-                          + (separator_hint(text)[2:] or f"write e.g. {column}=12.5 or "
-                             "leave it empty")) from None
+        unit = re.search(r"[^\d\s.,+-].*$", text)
+        unit = unit.group(0).strip() if unit and re.match(r"[\d.]", text) else None
+        time_unit = {"\u00b5s": "us", "\u03bcs": "us"}.get(unit, unit)
+        empty = ("empty only in a file of rows to predict" if column == "mean_ms" else
+                 "or leave it empty where not measured")
+        fix = (separator_hint(text)[2:]
+               or (f"that is in {unit}, not ms: name the column "
+                   f"{column.removesuffix('_ms')}_{time_unit} (its times in {unit}) or "
+                   "write them in ms" if column.endswith("_ms") and time_unit in UNITS
+                   and time_unit != "ms" else "")
+               or (f"write it as a plain number of operations per second (not {unit})"
+                   if unit and column in ("throughput", "rate") else "")
+               or (f"write it without {unit!r}: the column's name gives its unit"
+                   if unit else "")
+               or f"write e.g. {column}={_EXAMPLE.get(column, '12.5')} ({empty})")
+        raise ConfigError(f"{where}: {column}={text!r} is not a number; {fix}") from None
     if not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{where}: {column}={text!r} must be a finite number >= 0")
+        raise ConfigError(f"{where}: {column}={text!r} must be a finite number "
+                          + ("> 0" if column == "mean_ms" else ">= 0"))
     return value
 
 
@@ -180,17 +232,20 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     doubts about a possible but suspect row are appended to ``notes`` (warned about
     when not given)."""
     operation = (row.get("operation") or "").strip().lower()
+    operation = OPERATION_WORDS.get(operation, operation)
     if operation not in OPERATIONS:
         raise ConfigError(f"{where}: operation={row.get('operation')!r} is unknown; use "
                           "read or write")
-    level = (row.get("consistency") or "").strip().upper()
+    level = level_asked((row.get("consistency") or "").strip())
+    if level in UNMODELLED_LEVELS:
+        raise ConfigError(f"{where}: {level} {UNMODELLED_LEVELS[level]}; leave the row "
+                          "out")
     if level == "EACH_QUORUM":
         raise ConfigError(f"{where}: EACH_QUORUM waits for a quorum in every data "
                           "centre, which the model does not describe (--datacentres "
                           "models a quorum of all replicas); if the cluster is in one "
                           "data centre it equals QUORUM: write QUORUM, else leave the "
                           "row out")
-    level = level_asked(level)
     try:
         consistency_quorum(level, replicas)
     except ConfigError as exc:
