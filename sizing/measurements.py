@@ -32,8 +32,10 @@ whose numbers show both; lines starting with ``#`` are comments. A table's usual
 spellings are read as meant: ``update``, ``insert``, ``upsert`` are writes; a driver's
 ``ConsistencyLevel.ONE`` or ``CL.ONE`` is ONE; ``-``, ``n/a`` and the like are a value
 not given; a value may carry its column's own unit (``5.4 ms``, ``7453 ops/s``), a
-read fraction a per cent sign (``50%``). ANY, SERIAL and LOCAL_SERIAL are refused
-(the model does not describe them). Header names are
+read fraction a per cent sign (``50%``), and a header name its unit in brackets
+(``Mean latency (ms)``, ``Throughput [ops/s]``, ``Consistency Level``, ``CL``:
+`header_name`). ANY, SERIAL and LOCAL_SERIAL are refused (the model does not describe
+them). Header names are
 read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
 whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
@@ -456,7 +458,7 @@ def read_measurements(path: str, replicas: int,
         raise ConfigError(f"measurement file {path} is empty; it needs a header line "
                           f"{EXAMPLE_HEADER} (rate instead of threads for an open loop) "
                           f"and one row per measured configuration, e.g. {EXAMPLE_ROW}")
-    names = [n.lower() for n in spelt]
+    names = [header_name(n) for n in spelt]
     written = dict(records)  # each row's fields as written, for messages
     names, records, renamed = _in_ms(names, records)
     # columns without a name (trailing commas) are set aside below, however many
@@ -528,6 +530,47 @@ def _all_too_fast(rows, path) -> list[str]:
             f"{max(means):.3g} ms), shorter than a request over a network takes: if "
             "the means were written in seconds, name the column mean_s (mean_us for "
             "microseconds); the rows are read as milliseconds"]
+
+
+#: Header names of benchmark tables for the columns (before any unit in brackets).
+_HEADER_WORDS = {"consistency level": "consistency", "consistency_level": "consistency",
+                 "cl": "consistency",
+                 "thread count": "threads", "thread": "threads",
+                 "mean": "mean", "mean latency": "mean", "latency mean": "mean",
+                 "average latency": "mean", "avg latency": "mean",
+                 "mean_latency": "mean", "avg_latency": "mean",
+                 "throughput": "throughput", "op rate": "throughput", "ops/s": "throughput",
+                 "median": "p50", "p50": "p50", "p95": "p95", "p99": "p99",
+                 "95th percentile": "p95", "99th percentile": "p99"}
+#: Units a header may give in brackets, for the time columns and the rest.
+_HEADER_UNITS = {"ms": "ms", "us": "us", "\u00b5s": "us", "\u03bcs": "us", "ns": "ns",
+                 "s": "s", "ops/s": "", "op/s": "", "n": "", "#": "", "1/s": ""}
+
+
+def header_name(spelt: str) -> str:
+    """The column a header name stands for: itself in lower case, or a benchmark
+    table's name for it with its unit in brackets (``Mean latency (ms)`` is mean_ms,
+    ``Throughput [ops/s]`` throughput, ``Consistency Level`` consistency); a time
+    column without a unit keeps its name (the reader asks for one)."""
+    name = spelt.strip().lower()
+    if name in COLUMNS:
+        return name
+    match = re.fullmatch(r"(.*?)\s*[(\[]\s*([^)\]]*?)\s*[)\]]", name)
+    base, unit = (match.group(1), match.group(2)) if match else (name, None)
+    if unit is not None and unit not in _HEADER_UNITS:
+        return name
+    suffix = re.search(r"_(ms|us|ns|s)$", base)
+    if suffix:  # avg_latency_ms: the unit in the name
+        if unit is not None and _HEADER_UNITS[unit] != suffix.group(1):
+            return name  # two units: the reader asks which
+        base, unit = base[:suffix.start()], suffix.group(1)
+    base = _HEADER_WORDS.get(base, base)
+    if base in ("mean", "std", "p50", "p95", "p99"):
+        unit = _HEADER_UNITS.get(unit) if unit else None
+        return f"{base}_{unit}" if unit else name
+    if base in COLUMNS and not _HEADER_UNITS.get(unit or ""):
+        return base
+    return name
 
 
 #: Times given in another unit, by the suffix of a time column's name (mean_us,

@@ -219,6 +219,30 @@ def test_a_number_that_reads_two_ways_is_refused_with_both(tmp_path, text, words
     for word in words:
         assert word in str(info.value)
 
+
+@pytest.mark.parametrize("header, mean", [
+    ("Operation,Consistency Level,Threads (n),Throughput [ops/s],Mean latency (ms)",
+     "5.4"),
+    ("operation,CL,threads,throughput (ops/s),avg_latency_us", "5400"),
+    ("operation,consistency,threads,throughput,Latency mean [s]", "0.0054")])
+def test_a_benchmark_tables_header_with_units_in_brackets_is_read(tmp_path, header,
+                                                                   mean):
+    """'Throughput [ops/s]' was ignored with a warning (the fit then took the clients
+    to spend no time between requests); 'Mean latency (ms)', 'Consistency Level' and
+    'CL' were refused as unknown columns."""
+    path = _csv(tmp_path, f"{header}\nread,ONE,100,7453,{mean}\n")
+    (row,), names = read_measurements(path, replicas=3)
+    assert (row.consistency, row.threads, row.throughput) == ("ONE", 100, 7453.0)
+    assert row.mean_ms == pytest.approx(5.4)
+
+
+@pytest.mark.parametrize("header", ["operation,consistency,threads,mean_ms (us)",
+                                    "operation,consistency,threads,latency (ms)"])
+def test_a_header_whose_unit_or_meaning_is_unclear_is_still_asked_about(tmp_path,
+                                                                        header):
+    with pytest.raises(ConfigError, match="missing column.*mean_ms"):
+        read_measurements(_csv(tmp_path, f"{header}\nread,ONE,100,5.4\n"), replicas=3)
+
 def test_a_latency_column_of_another_name_is_named_with_the_fix(tmp_path):
     path = _csv(tmp_path, "operation,consistency,threads,latency_ms\nread,ONE,4,2\n")
     with pytest.raises(ConfigError, match="latency_ms is not a column this reader knows: "
@@ -229,10 +253,10 @@ def test_a_latency_column_of_another_name_is_named_with_the_fix(tmp_path):
 
 
 @pytest.mark.parametrize("header, fixes", [
-    ("op,cl,clients,ops,latency", ["op is not a column this reader knows: if it holds "
-                                   "each row's operation, name it operation",
-                                   "cl is not a column this reader knows: if it holds "
-                                   "each row's consistency level, name it consistency",
+    ("op,consistencylevel,clients,ops,latency", [
+        "op is not a column this reader knows: if it holds each row's operation, name "
+        "it operation", "consistencylevel is not a column this reader knows: if it "
+        "holds each row's consistency level, name it consistency",
                                    "clients is not a column this reader knows: if it "
                                    "holds each run's client threads, name it threads",
                                    "latency is not a column this reader knows"]),
