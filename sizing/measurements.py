@@ -389,13 +389,17 @@ def _conflicts(rows: list, lines: list[int], path: str,
     """One doubt per pair of rows of one configuration with very different results
     (each row against the first of its configuration; ``lines``: each row's number,
     a ``unit`` of the file)."""
-    first, out = {}, []
+    first, out, copies = {}, [], []
     for line, row in zip(lines, rows):
         key = (row.operation, row.consistency, row.threads, row.rate, row.reads)
         if key not in first:
             first[key] = (row, line)
             continue
         other, other_line = first[key]
+        if (other.mean_ms, other.throughput, other.extra) == (row.mean_ms,
+                                                              row.throughput, row.extra):
+            copies.append((line, other_line))
+            continue
         for column in ("mean_ms", "throughput"):
             a, b = getattr(other, column), getattr(row, column)
             if a and b and max(a, b) > CONFLICT_FACTOR * min(a, b):
@@ -405,6 +409,12 @@ def _conflicts(rows: list, lines: list[int], path: str,
                            "will split the difference: check both rows' threads, "
                            "consistency and units")
                 break
+    if copies:
+        shown = ", ".join(f"{line} (of {other})" for line, other in copies[:5])
+        more = f" and {len(copies) - 5} more" if len(copies) > 5 else ""
+        out.append(f"{path} {unit}s {shown}{more} repeat earlier rows value for value: "
+                   "each copy counts again in the fit; if a run was pasted twice, drop "
+                   "the copies")
     return out
 
 

@@ -891,3 +891,15 @@ def test_what_a_table_cannot_mean_is_refused_saying_what_to_write(tmp_path, cell
     with pytest.raises(ConfigError) as info:
         read_measurements(path, replicas=3)
     assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_rows_pasted_twice_are_named(tmp_path):
+    """Exact copies of rows were fitted twice without a word (repeats that differ
+    are named by the conflict check already)."""
+    rows = "read,ONE,100,,5.425\nread,ONE,200,,6.48\n"
+    path = _csv(tmp_path, "operation,consistency,threads,throughput,mean_ms\n" + rows
+                + rows + "read,ONE,100,,5.6\n")
+    with pytest.warns(UserWarning, match=r"lines 4 \(of 2\), 5 \(of 3\) repeat earlier "
+                                         r"rows value for value.*drop the copies"):
+        found, _ = read_measurements(path, replicas=3)
+    assert len(found) == 5  # read as written
