@@ -34,7 +34,8 @@ spellings are read as meant: ``update``, ``insert``, ``upsert`` are writes; a dr
 not given; a value may carry its column's own unit (``5.4 ms``, ``7453 ops/s``), a
 read fraction a per cent sign (``50%``), and a header name its unit in brackets
 (``Mean latency (ms)``, ``Throughput [ops/s]``, ``Consistency Level``, ``CL``:
-`header_name`). ANY, SERIAL and LOCAL_SERIAL are refused (the model does not describe
+`header_name`); a units row under the header (``,,n,ops/s,ms``) is skipped, and a
+title line above it is named. ANY, SERIAL and LOCAL_SERIAL are refused (the model does not describe
 them). Header names are
 read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
@@ -469,6 +470,12 @@ def read_measurements(path: str, replicas: int,
                           f"{EXAMPLE_HEADER} (rate instead of threads for an open loop) "
                           f"and one row per measured configuration, e.g. {EXAMPLE_ROW}")
     names = [header_name(n) for n in spelt]
+    if records and not set(names) & set(COLUMNS) and len(
+            set(map(header_name, records[0][1])) & set(COLUMNS)) >= 2:
+        raise ConfigError(f"{path}: the first line ({', '.join(filter(None, spelt))!r}) "
+                          f"is not a header, and {unit} {records[0][0]} looks like it: "
+                          "delete the lines above the header or start them with #")
+    records = _without_units_row(names, records, path, unit)
     written = dict(records)  # each row's fields as written, for messages
     names, records, renamed = _in_ms(names, records)
     # columns without a name (trailing commas) are set aside below, however many
@@ -581,6 +588,25 @@ def header_name(spelt: str) -> str:
     if base in COLUMNS and not _HEADER_UNITS.get(unit or ""):
         return base
     return name
+
+
+def _without_units_row(names, records, path, unit):
+    """The records without a units row under the header (``,,n,ops/s,ms``: every cell
+    given a unit or a count's mark, none a number), which a table copied with its units
+    has; refused where a time column's unit is not the one its name gives."""
+    if not records:
+        return records
+    line, cells = records[0]
+    marks = [re.sub(r"^[(\[]\s*|\s*[)\]]$", "", c.strip().lower()) for c in cells]
+    if not any(marks) or not all(m in _HEADER_UNITS or m in ("", "%", "-") for m in marks):
+        return records
+    for name, mark in zip(names, marks):
+        time = re.fullmatch(r"(mean|std|p50|p95|p99)_(ms|us|ns|s)", name)
+        if time and _HEADER_UNITS.get(mark, time.group(2)) not in ("", time.group(2)):
+            raise ConfigError(f"{path} {unit} {line} gives {name}'s unit as {mark}: "
+                              f"name the column {time.group(1)}_{_HEADER_UNITS[mark]} "
+                              "(or give its times in the unit its name says)")
+    return records[1:]
 
 
 #: Times given in another unit, by the suffix of a time column's name (mean_us,

@@ -903,3 +903,28 @@ def test_rows_pasted_twice_are_named(tmp_path):
                                          r"rows value for value.*drop the copies"):
         found, _ = read_measurements(path, replicas=3)
     assert len(found) == 5  # read as written
+
+
+def test_a_units_row_under_the_header_is_skipped_or_its_unit_asked_about(tmp_path):
+    """',,n,ops/s,ms' under the header was refused as "operation='' is unknown"."""
+    head = "operation,consistency,threads,throughput,mean_ms\n"
+    (row,), _ = read_measurements(_csv(tmp_path, head + ",,n,ops/s,ms\n"
+                                       "read,ONE,100,7453,5.4\n"), replicas=3)
+    assert (row.threads, row.throughput, row.mean_ms) == (100, 7453.0, 5.4)
+    with pytest.raises(ConfigError, match=r"line 2 gives mean_ms's unit as us: name the "
+                                          r"column mean_us"):
+        read_measurements(_csv(tmp_path, head + ",,(n),[ops/s],[us]\n"
+                               "read,ONE,100,7453,5.4\n"), replicas=3)
+
+
+def test_a_title_line_above_the_header_is_named(tmp_path):
+    """A paper table's title line was taken for the header, and its words for
+    unknown columns ("... is not a column this reader knows: if it holds each row's
+    mean latency ...")."""
+    path = _csv(tmp_path, "Table 3: Cassandra read latency\n"
+                          "operation,consistency,threads,mean_ms\nread,ONE,100,5.4\n")
+    with pytest.raises(ConfigError) as info:
+        read_measurements(path, replicas=3)
+    assert str(info.value).endswith(
+        "the first line ('Table 3: Cassandra read latency') is not a header, and line 2 "
+        "looks like it: delete the lines above the header or start them with #")
