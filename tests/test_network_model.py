@@ -1057,6 +1057,13 @@ def test_a_lone_miss_is_far_past_a_factor_and_past_the_other_rows_misses():
         "row 3 (row 2: measured 50 ms" in note and "row 6 (row 5: measured 2 ms" in note
     # every row missed alike (the model, not a row, is off): none named
     assert lone_misses("f.csv", table.assign(mean_ms=table.mean_ms * 6), model) is None
+    # one row in seconds (a factor 1/760) that pulled the fit, so that the two right
+    # rows beside it are missed by a factor 4.2: only it is named
+    pulled = table.assign(mean_ms=table.mean_ms.where(
+        ~table.index.isin([2, 3, 4]), [0, 0, 0.01315, 42.0, 42.0, 0, 0, 0]))
+    note = lone_misses("f.csv", pulled, model)
+    assert note.startswith("the fit misses 1 row of f.csv") and \
+        "row 3 (row 2: measured 0.01315 ms" in note and "row 4 " not in note
 
 
 def test_levels_a_small_replication_factor_merges_are_named_once(tmp_path, capsys):
