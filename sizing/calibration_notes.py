@@ -254,19 +254,26 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
     known = fitted.threads[~fitted_open]
     # a cluster of another size compared at the fitted one's load per node
     threads = np.asarray(model.as_fitted(mrows)["threads"], float)
-    if np.any(closed) and len(known) and np.any(threads[closed] > known.max()):
-        sizes = np.unique(np.asarray(mrows.get("nodes", model.nodes)))
-        most = (f"{counted(known.max(), 'thread')}, the most the model was fitted at"
+    sizes = np.unique(np.asarray(mrows.get("nodes", model.nodes)))
+
+    def bound(count, which):
+        return (f"{counted(count, 'thread')}, the {which} the model was fitted at"
                 if np.all(sizes == model.nodes) else
-                f"{known.max() * sizes[0] / model.nodes:,.6g} threads at {sizes[0]:,} "
-                f"nodes, the same load per node as the most the model was fitted at "
-                f"({known.max():,.6g} threads on {model.nodes})")
-        notes.append(f"rows past {most}, are extrapolated (there the model's own curve "
-                     "says how the latency grows, from where the last measured rows put "
-                     "it)")
+                f"{count * sizes[0] / model.nodes:,.6g} threads at {sizes[0]:,} nodes, "
+                f"the same load per node as the {which} the model was fitted at "
+                f"({count:,.6g} threads on {model.nodes})")
+
+    if np.any(closed) and len(known) and np.any(threads[closed] > known.max()):
+        notes.append(f"rows past {bound(known.max(), 'most')}, are extrapolated (there "
+                     "the model's own curve says how the latency grows, from where the "
+                     "last measured rows put it)")
         # there what the fit made of a level's time beyond its round trips decides
         notes.extend(note for note in model.meta.get("warnings", [])
                      if BEYOND_MARK in note)
+    if np.any(closed) and len(known) and np.any(threads[closed] < known.min()):
+        notes.append(f"rows below {bound(known.min(), 'fewest')}, are extrapolated "
+                     "(there the model's own curve says how the latency falls toward a "
+                     "lone request's, from where the first measured rows put it)")
     step = model.meta.get("wide_step_ms")
     if step is not None:
         fitted_pairs = set(zip(fitted.write.tolist(), fitted.quorum.tolist()))

@@ -483,3 +483,21 @@ def test_a_parquet_out_without_pyarrow_is_refused_before_any_work(tmp_path, caps
     (line,) = [line for line in err.splitlines() if line.strip()]
     assert "needs pyarrow (pip install pyarrow); or write a .csv" in line
     assert not (tmp_path / "p.parquet").exists()
+
+
+def test_rows_below_the_fewest_fitted_threads_are_said_to_be_extrapolated(tmp_path,
+                                                                         capsys):
+    """Rows past the most fitted threads got a note, rows below the fewest none
+    (1 thread from a fit of 300-1,000 came without a word)."""
+    fit = _rows_of(f"{KARPENKO}/cluster_c.csv",
+                   lambda row: row["operation"] == "read" and int(row["threads"]) >= 300,
+                   tmp_path / "fit.csv")
+    model = str(tmp_path / "m.toml")
+    assert run(capsys, "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+               fit, "--out", model)[0] == 0
+    status, _, err = run(capsys, "predict", "--model", model, "--threads", "1,300")
+    assert status == 0
+    assert ("rows below 300 threads, the fewest the model was fitted at, are "
+            "extrapolated") in err and "rows past" not in err
+    status, _, err = run(capsys, "predict", "--model", model, "--threads", "300,600")
+    assert status == 0 and "rows below" not in err
