@@ -500,6 +500,11 @@ def read_measurements(path: str, replicas: int,
             hint = f" ({'; '.join(guesses)})"
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the header "
                           f"needs {', '.join(needed)} and threads or rate{hint}")
+    # a column without a name or a value (a spreadsheet's trailing separators) is
+    # nothing to say
+    unknown = [name or f"(column {i + 1}, no name)" for i, name in enumerate(spelt)
+               if names[i] not in COLUMNS and (name or any(
+                   i < len(cells) and cells[i].strip() for _, cells in records))]
     if unknown:
         # a run id, p999, notes: kept out of the model, said once
         warnings.warn(f"{path}: column(s) {', '.join(unknown)} ignored (the columns "

@@ -453,19 +453,27 @@ def test_benchmark_output_at_each_quorum_is_refused_naming_its_result(tmp_path):
         read_measurements(_csv(tmp_path, text, "stress.txt"), replicas=3)
 
 
-def test_a_column_without_a_name_is_ignored_with_a_warning(tmp_path):
-    # a trailing comma on every line: a sixth, unnamed column, not a short row
-    text = HEADER + ",\nread,ONE,4,,2,\n"
+def test_a_column_without_a_name_is_ignored_with_a_warning_if_it_holds_values(tmp_path):
+    # a sixth, unnamed column with a value, not a short row
+    text = HEADER + ",\nread,ONE,4,,2,x\n"
     with pytest.warns(UserWarning, match=re.escape("column(s) (column 6, no name) "
                                                    "ignored")):
         rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
     assert names == HEADER.split(",") and rows[0].mean_ms == 2.0
-    # two trailing commas: two unnamed columns, not one name "appearing twice"
-    text = HEADER + ",,\nread,ONE,4,,2,,\n"
-    with pytest.warns(UserWarning, match=re.escape("(column 6, no name), (column 7, "
-                                                   "no name) ignored")):
+    # two unnamed columns, not one name "appearing twice"; the empty one unnamed
+    text = HEADER + ",,,\nread,ONE,4,,2,,7,\nread,ONE,8,,3,,,\n"
+    with pytest.warns(UserWarning, match=re.escape("column(s) (column 7, no name) "
+                                                   "ignored")):
         rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
     assert rows[0].mean_ms == 2.0 and rows[0].place == "line 2"
+    # trailing commas on every line (a spreadsheet's empty columns): nothing to say
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows, _ = read_measurements(_csv(tmp_path, HEADER + ",,\nread,ONE,4,,2,,\n"),
+                                    replicas=3)
+    assert rows[0].mean_ms == 2.0
 
 
 def test_local_levels_ask_as_their_single_data_centre_names():
