@@ -274,6 +274,18 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
         notes.append(f"rows below {bound(known.min(), 'fewest')}, are extrapolated "
                      "(there the model's own curve says how the latency falls toward a "
                      "lone request's, from where the first measured rows put it)")
+    for write, operation in ((False, "reads"), (True, "writes")):
+        levels = sorted(set(fitted.quorum[fitted.write == write].tolist()))
+        other = [i for i, (w, k) in enumerate(zip(np.asarray(mrows["write"], bool),
+                                                  np.asarray(mrows["quorum"])))
+                 if w == write and levels and k not in levels]
+        if other:
+            waits = sorted({int(mrows["quorum"][i]) for i in other})
+            notes.append(f"{_listed(other, row_name)}: {operation} at a level the model "
+                         f"was not fitted at (waiting for {_replicas(waits)}; fitted at "
+                         f"{_replicas(levels)}): the model's structure says what it costs "
+                         "over the fitted levels, from the nearest one's measured rows "
+                         "(the band adds the levels' own miss)")
     step = model.meta.get("wide_step_ms")
     if step is not None:
         fitted_pairs = set(zip(fitted.write.tolist(), fitted.quorum.tolist()))
@@ -293,6 +305,14 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                      "they stand in others those rows come out far too fast (calibrate "
                      "with --datacentres DC.toml)")
     return notes
+
+
+def _replicas(counts) -> str:
+    """'2 replicas', '1 and 3 replicas'."""
+    counts = [int(k) for k in counts]
+    said = (str(counts[0]) if len(counts) == 1 else
+            ", ".join(map(str, counts[:-1])) + f" and {counts[-1]}")
+    return f"{said} replica{'s' if counts[-1] != 1 or len(counts) > 1 else ''}"
 
 
 def unpaired_rows(table: pd.DataFrame, row_name) -> str | None:

@@ -501,3 +501,5 @@ def test_rows_below_the_fewest_fitted_threads_are_said_to_be_extrapolated(tmp_pa
             "extrapolated") in err and "rows past" not in err
     status, _, err = run(capsys, "predict", "--model", model, "--threads", "300,600")
     assert status == 0 and "rows below" not in err
+    # every level of the grid was fitted: no level is said to be beyond them
+    assert "a level the model was not fitted at" not in err

@@ -55,13 +55,15 @@ def test_predictions_come_back_as_a_table_with_intervals(from_file):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frame = predict_table(fitted, query)
-    # inside the fitted threads: what rests on the prior, and (no throughput in the
-    # fitted rows) what the predicted throughput is
+    # inside the fitted threads: what rests on the prior, (no throughput in the
+    # fitted rows) what the predicted throughput is, and that QUORUM was not fitted
     said = [str(w.message) for w in caught]
-    assert len(said) == 2 and "rest on the prior" in said[0]
+    assert len(said) == 3 and "rest on the prior" in said[0]
     assert said[1].startswith("no fitted closed-loop row had a throughput, so a closed "
                               "loop's predicted throughput is threads / predicted "
                               "latency")
+    assert said[2].startswith("row 1: reads at a level the model was not fitted at "
+                              "(waiting for 2 replicas; fitted at 1 and 3 replicas)")
     assert list(frame.columns) == ["operation", "consistency", "threads", *PREDICTED]
     assert frame.threads.dtype.kind in "iu"  # the query's numbers stay numbers
     mean, throughput = fitted.model.predict(rows_of_table(fitted.table))
