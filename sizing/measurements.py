@@ -399,7 +399,9 @@ def _conflicts(rows: list, lines: list[int], path: str,
         other, other_line = first[key]
         if (other.mean_ms, other.throughput, other.extra) == (row.mean_ms,
                                                               row.throughput, row.extra):
-            copies.append((line, other_line))
+            # two runs may agree on a mean of two digits (5.4 ms), hardly on more
+            if row.throughput or _digits(row.mean_ms) >= COPY_DIGITS:
+                copies.append((line, other_line))
             continue
         for column in ("mean_ms", "throughput"):
             a, b = getattr(other, column), getattr(row, column)
@@ -417,6 +419,16 @@ def _conflicts(rows: list, lines: list[int], path: str,
                    "each copy counts again in the fit; if a run was pasted twice, drop "
                    "the copies")
     return out
+
+
+#: Significant digits of a mean that two runs hardly share by chance: a row that
+#: repeats another's mean to as many (or its throughput too) is a copy.
+COPY_DIGITS = 3
+
+
+def _digits(value) -> int:
+    """Significant digits of a value as it prints (``5.425`` 4, ``5.4`` 2)."""
+    return len(f"{value:.12g}".split("e")[0].replace(".", "").replace("-", "").strip("0"))
 
 
 def _warn(notes: list[str], shown: int = MAX_WARNINGS) -> None:
