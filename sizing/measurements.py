@@ -400,7 +400,8 @@ def _conflicts(rows: list, lines: list[int], path: str,
         if (other.mean_ms, other.throughput, other.extra) == (row.mean_ms,
                                                               row.throughput, row.extra):
             # two runs may agree on a mean of two digits (5.4 ms), hardly on more
-            if row.throughput or _digits(row.mean_ms) >= COPY_DIGITS:
+            if row.mean_ms is not None and (row.throughput
+                                            or _digits(row.mean_ms) >= COPY_DIGITS):
                 copies.append((line, other_line))
             continue
         for column in ("mean_ms", "throughput"):

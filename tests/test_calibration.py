@@ -936,3 +936,16 @@ def test_a_title_line_above_the_header_is_named(tmp_path):
     assert str(info.value).endswith(
         "the first line ('Table 3: Cassandra read latency') is not a header, and line 2 "
         "looks like it: delete the lines above the header or start them with #")
+
+
+def test_query_rows_of_one_configuration_are_not_copies(tmp_path):
+    """Two query rows without a mean asking for one configuration (QUORUM and
+    LOCAL_QUORUM) made the copy check fail on the missing mean."""
+    import warnings
+
+    path = _csv(tmp_path, "operation,consistency,threads\nread,QUORUM,8\n"
+                          "read,LOCAL_QUORUM,8\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows, _ = read_measurements(path, replicas=3, need_mean=False)
+    assert [r.consistency for r in rows] == ["QUORUM", "QUORUM"]
