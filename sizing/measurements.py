@@ -35,8 +35,8 @@ not given; a value may carry its column's own unit (``5.4 ms``, ``7453 ops/s``),
 read fraction a per cent sign (``50%``), and a header name its unit in brackets
 (``Mean latency (ms)``, ``Throughput [ops/s]``, ``Consistency Level``, ``CL``:
 `header_name`); a units row under the header (``,,n,ops/s,ms``) is skipped, and a
-title line above it is named. ANY, SERIAL and LOCAL_SERIAL are refused (the model does not describe
-them). Header names are
+title line above it is named. ANY, SERIAL and LOCAL_SERIAL are refused (the model does
+not describe them). Header names are
 read regardless of case and surrounding
 spaces (``Mean_ms`` is ``mean_ms``), values too (``Read,one``); blank lines and rows
 whose every field is empty (``,,,,`` from a spreadsheet) are skipped, and errors name
@@ -497,8 +497,11 @@ def read_measurements(path: str, replicas: int,
         raise ConfigError(f"{path}: column(s) {', '.join(twice)} appear more than once "
                           "in the header (the last would silently win; names are read "
                           "regardless of case); keep one of each")
-    unknown = [spelt[i] or f"(column {i + 1}, no name)"
-               for i, n in enumerate(names) if n not in COLUMNS]
+    # a column without a name or a value (a spreadsheet's trailing separators) is
+    # nothing to say
+    unknown = [name or f"(column {i + 1}, no name)" for i, name in enumerate(spelt)
+               if names[i] not in COLUMNS and (name or any(
+                   i < len(cells) and cells[i].strip() for _, cells in records))]
     needed = [c for c in REQUIRED if need_mean or c != "mean_ms"]
     missing = [c for c in needed if c not in names]
     if missing or not any(c in names for c in LOAD):
@@ -513,11 +516,6 @@ def read_measurements(path: str, replicas: int,
             hint = f" ({'; '.join(guesses)})"
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the header "
                           f"needs {', '.join(needed)} and threads or rate{hint}")
-    # a column without a name or a value (a spreadsheet's trailing separators) is
-    # nothing to say
-    unknown = [name or f"(column {i + 1}, no name)" for i, name in enumerate(spelt)
-               if names[i] not in COLUMNS and (name or any(
-                   i < len(cells) and cells[i].strip() for _, cells in records))]
     if unknown:
         # a run id, p999, notes: kept out of the model, said once
         warnings.warn(f"{path}: column(s) {', '.join(unknown)} ignored (the columns "
