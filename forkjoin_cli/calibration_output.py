@@ -36,16 +36,14 @@ def emit_rows(args, columns, table) -> None:
     standard error saying so) or else to standard output (CSV); with ``--json``, a
     JSON list on standard output either way (as the other commands that write rows
     do)."""
+    buffer = io.StringIO()
+    _write_csv(buffer, columns, table)
     if args.out:
-        buffer = io.StringIO()
-        _write_csv(buffer, columns, table)
         write_table(args.out, table, buffer.getvalue())
         to_stderr(f"predict: wrote {len(table)} rows to {args.out}")
     if args.json:
         print(json_rows(table))
     elif not args.out:
-        buffer = io.StringIO()
-        _write_csv(buffer, columns, table)
         print(buffer.getvalue(), end="")
 
 

@@ -310,9 +310,9 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
 def _replicas(counts) -> str:
     """'2 replicas', '1 and 3 replicas'."""
     counts = [int(k) for k in counts]
-    said = (str(counts[0]) if len(counts) == 1 else
-            ", ".join(map(str, counts[:-1])) + f" and {counts[-1]}")
-    return f"{said} replica{'s' if counts[-1] != 1 or len(counts) > 1 else ''}"
+    if len(counts) == 1:
+        return counted(counts[0], "replica")
+    return ", ".join(map(str, counts[:-1])) + f" and {counts[-1]} replicas"
 
 
 def unpaired_rows(table: pd.DataFrame, row_name) -> str | None:

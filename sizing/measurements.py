@@ -209,7 +209,7 @@ def _number(text: str, column: str, where: str) -> float | None:
     except ValueError:
         unit = re.search(r"[^\d\s.,+-].*$", text)
         unit = unit.group(0).strip() if unit and re.match(r"[\d.]", text) else None
-        time_unit = {"\u00b5s": "us", "\u03bcs": "us"}.get(unit, unit)
+        time_unit = _HEADER_UNITS.get(unit, unit)
         empty = ("empty only in a file of rows to predict" if column == "mean_ms" else
                  "or leave it empty where not measured")
         fix = (separator_hint(text)[2:]
