@@ -15,7 +15,7 @@ from forkjoin_cli.main import (_Parser, add_closed_loop_arguments, closed_loop_f
                               parse_warmup)
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import json_text
-from forkjoin_sim.checks import is_plain_whole, plain_float
+from forkjoin_sim.checks import input_encoding, is_plain_whole, plain_float
 from forkjoin_cli.types import choice_list, level_list, real, real_list, seed, whole, \
     whole_list
 from forkjoin_cli.arguments import SEED_HELP
@@ -84,7 +84,7 @@ def read_basic_csv(path: str) -> tuple[float | None, dict[int, float]]:
 
     check_input_file(path, "--basic-csv")
     local, remote = None, {}
-    with open(path, newline="", encoding="utf-8-sig") as handle:
+    with open(path, newline="", encoding=input_encoding(path)) as handle:
         lines = [(number, fields) for number, fields in
                  enumerate(csv.reader(handle), start=1) if any(f.strip() for f in fields)]
     if not lines:

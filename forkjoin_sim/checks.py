@@ -128,9 +128,27 @@ def check_real(value, what: str, low: float | None = None, high: float | None = 
     return parse_real(repr(float(value)), what, low, high, low_open=low_open)
 
 
+#: Byte-order marks of the text encodings an input file may come in besides UTF-8:
+#: Windows PowerShell's ``>`` and ``Out-File`` write UTF-16 with one.
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def input_encoding(path) -> str:
+    """The encoding to read the text file ``path`` with: ``utf-16`` where it starts
+    with a UTF-16 byte-order mark, else ``utf-8-sig`` (UTF-8, a spreadsheet's
+    byte-order mark dropped)."""
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(2)
+    except OSError:
+        return "utf-8-sig"  # the caller's open says what is wrong
+    return "utf-16" if start in _UTF16_MARKS else "utf-8-sig"
+
+
 def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
     """``path`` as an existing, readable regular file; with ``utf8``, one whose bytes
-    decode as UTF-8 (checked in chunks, so large files cost no memory)."""
+    decode as text in its `input_encoding` (UTF-8, or UTF-16 with a byte-order mark;
+    checked in chunks, so large files cost no memory)."""
     import codecs
 
     path = Path(path)
@@ -146,20 +164,22 @@ def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
     try:
         with open(path, "rb") as handle:
             if utf8:
-                decoder = codecs.getincrementaldecoder("utf-8")()
+                encoding = input_encoding(path)
+                name = "UTF-16" if encoding == "utf-16" else "UTF-8"
+                decoder = codecs.getincrementaldecoder(encoding)()
                 offset = 0
                 while chunk := handle.read(1 << 20):
                     try:
                         decoder.decode(chunk)
                     except UnicodeDecodeError as exc:
                         raise ConfigError(
-                            f"{what} {path} is not UTF-8 text (byte "
+                            f"{what} {path} is not {name} text (byte "
                             f"{offset + exc.start}); save it as UTF-8") from None
                     offset += len(chunk)
                 try:
                     decoder.decode(b"", final=True)
                 except UnicodeDecodeError:
-                    raise ConfigError(f"{what} {path} ends inside a UTF-8 character; "
+                    raise ConfigError(f"{what} {path} ends inside a {name} character; "
                                       "save it as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from None

@@ -64,7 +64,7 @@ simulated run of the same mix is compared with); in a mixed run both rows carry 
 and ``read_fraction`` is the share of reads in the run. Writes of several kinds (YCSB
 updates and inserts) are merged into one write row: their mean weighted by
 operation count, their percentiles dropped (those of a mixture cannot be rebuilt
-from its parts). Files are read as UTF-8 with or without a byte-order mark. Bad
+from its parts). Files are read as UTF-8 with or without a byte-order mark, or as UTF-16 with one. Bad
 input raises `ConfigError` naming the line of the file and the value as the tool
 printed it; failed operations warn. A cassandra-stress ``Results:`` block whose
 errors reach its operations (rate x ``Total operation time``) measured no latency: the
@@ -86,7 +86,7 @@ from pathlib import Path
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError, counted as counted_text
 from forkjoin_sim.laws.empirical import UNITS
-from forkjoin_sim.checks import check_input_file, plain_float
+from forkjoin_sim.checks import check_input_file, input_encoding, plain_float
 from sizing.columns import COLUMNS, whole_threads
 
 YCSB = "ycsb"
@@ -981,8 +981,7 @@ def read_side_table(path) -> dict[str, dict]:
     """
     check_input_file(path, "side table")
     folder = Path(path).parent
-    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
-    with open(path, newline="", encoding="utf-8-sig") as handle:
+    with open(path, newline="", encoding=input_encoding(path)) as handle:
         reader = csv.reader(handle)
         header, table, seen = None, {}, {}
         for fields in reader:
@@ -1064,7 +1063,7 @@ def read_benchmark_output(path, threads: int | None = None,
     """
     check_input_file(path, "benchmark output")
     where = str(path)
-    text = Path(path).read_text(encoding="utf-8-sig")
+    text = Path(path).read_text(encoding=input_encoding(path))
     listed_in, entry = None, None
     if side_table is not None:
         entry = _side_entry(side_table, path, where)
@@ -1116,7 +1115,7 @@ def benchmark_rows(path) -> list[dict] | None:
     """Measurement rows of ``path`` if it is benchmark output (YCSB, cassandra-stress)
     or a side table of such outputs (see the module docstring); None for anything
     else (a measurement CSV)."""
-    text = Path(path).read_text(encoding="utf-8-sig")
+    text = Path(path).read_text(encoding=input_encoding(path))
     if is_side_table(_csv_header(text)):
         table = read_side_table(path)
         rows = []

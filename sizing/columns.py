@@ -29,7 +29,9 @@ def whole_threads(value, where: str, what: str = "threads") -> int:
     if not (math.isfinite(number) and number == int(number)
             and 1 <= number <= MAX_THREADS):
         raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
-                          f"1..{MAX_THREADS:,} (client threads of one benchmark run)"
+                          f"1..{MAX_THREADS:,} (client threads of one benchmark run; "
+                          "the cap is the simulated structure's, which runs each thread "
+                          "as a client of its own)"
                           + separator_hint(text, whole=True))
     return int(number)
 

@@ -75,7 +75,7 @@ from decimal import Decimal, InvalidOperation
 
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.errors import ConfigError, counted
-from forkjoin_sim.checks import plain_float
+from forkjoin_sim.checks import input_encoding, plain_float
 from forkjoin_sim.laws.empirical import UNITS
 from sizing.benchmark_formats import benchmark_rows
 
@@ -182,6 +182,21 @@ _LIKELY_NAMES = (
      "each row's mean latency, name it mean_ms in milliseconds, or mean_us or mean_s"))
 
 
+#: Words of a spreadsheet's summary row under the measured runs (``Total``,
+#: ``Average``): a row of one of these is no run of its own.
+SUMMARY_WORDS = frozenset({"total", "totals", "sum", "average", "avg", "mean",
+                           "overall", "median", "all runs"})
+
+
+def _refuse_summary(cells, where: str) -> None:
+    """Refuse a row whose ``cells`` hold one of `SUMMARY_WORDS` as a summary row."""
+    word = next((cell.strip() for cell in cells if isinstance(cell, str)
+                 and cell.strip().lower().rstrip(":") in SUMMARY_WORDS), None)
+    if word:
+        raise ConfigError(f"{where}: a summary row ({word!r}), not a measured run; "
+                          "delete it or start it with #")
+
+
 #: What a spreadsheet or a paper's table writes in a cell that holds no value.
 NOT_GIVEN = frozenset({"-", "\u2013", "\u2014", "n/a", "na", "none", "null", "nan", "?"})
 #: The unit a value of a column may carry after it (``5.4 ms``, ``7453 ops/s``).
@@ -237,6 +252,10 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     operation = (row.get("operation") or "").strip().lower()
     operation = OPERATION_WORDS.get(operation, operation)
     if operation not in OPERATIONS:
+        _refuse_summary(row.values(), where)
+        if not operation:
+            raise ConfigError(f"{where}: operation is empty; give read or write (each "
+                              "row is one measured run)")
         raise ConfigError(f"{where}: operation={row.get('operation')!r} is unknown; use "
                           "read or write")
     level = level_asked((row.get("consistency") or "").strip())
@@ -534,6 +553,9 @@ def read_measurements(path: str, replicas: int,
                               f"{len(names)}); {fix}")
         row = {n: v for n, v in zip(names, fields) if n in COLUMNS}
         place = f"{unit} {number}{origins.get(number, '')}"
+        operation = (row.get("operation") or "").strip().lower()
+        if OPERATION_WORDS.get(operation, operation) not in OPERATIONS:
+            _refuse_summary(fields, f"{path} {place}")  # the word may be in any column
         try:
             parsed = parse_row(row, replicas, f"{path} {place}", need_mean, notes)
         except ConfigError as exc:
@@ -707,8 +729,8 @@ def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]
     (blank lines, a spreadsheet's ``,,,,``) and comment lines (``#`` first). The
     separator is the header's most frequent of `SEPARATORS`; with semicolons or tabs
     a decimal comma (``5,425``) is a decimal point."""
-    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
-    with open(path, newline="", encoding="utf-8-sig") as handle:
+    # a spreadsheet's "CSV UTF-8" starts with a byte-order mark; PowerShell writes UTF-16
+    with open(path, newline="", encoding=input_encoding(path)) as handle:
         text = handle.read()
     first = next((line for line in text.splitlines()
                   if line.strip() and not line.lstrip().startswith("#")), "")

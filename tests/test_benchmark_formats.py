@@ -1146,3 +1146,32 @@ def test_reads_that_found_no_row_are_in_the_read_mean():
         read, _ = parse_ycsb(mixed, threads=8, consistency="ONE")
     assert float(read["mean_ms"]) == pytest.approx(0.30229677511824565, rel=1e-12)
     assert float(read["p95_ms"]) == 0.537
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be-with-mark"])
+def test_output_saved_as_utf16_reads_as_the_same_rows(tmp_path, encoding):
+    """Windows PowerShell's ``>`` saves a benchmark's output as UTF-16 with a
+    byte-order mark: the output, a side table naming it and a measurement CSV read
+    as their UTF-8 copies do (before, each was refused as "not UTF-8 text")."""
+    def save(path, text):
+        data = (b"\xfe\xff" + text.encode("utf-16-be") if encoding.endswith("mark")
+                else text.encode("utf-16"))
+        path.write_bytes(data)
+        return str(path)
+
+    direct, _ = read_measurements(str(YCSB_C), replicas=3)
+    assert read_measurements(save(tmp_path / "run.txt", YCSB_C.read_text()),
+                             replicas=3)[0] == direct
+    table = save(tmp_path / "runs.csv", "file,threads,consistency\nrun.txt,100,QUORUM\n")
+    assert read_measurements(table, replicas=3)[0] == direct
+    rows = "operation,consistency,threads,mean_ms\nread,ONE,16,2.5\nread,ALL,16,4.0\n"
+    (tmp_path / "rows8.csv").write_text(rows)
+    assert (read_measurements(save(tmp_path / "rows16.csv", rows), replicas=3)
+            == read_measurements(str(tmp_path / "rows8.csv"), replicas=3))
+
+
+def test_a_utf16_file_cut_inside_a_character_is_one_clear_error(tmp_path):
+    path = tmp_path / "cut.csv"
+    path.write_bytes("operation,".encode("utf-16") + b"o")
+    with pytest.raises(ConfigError, match="ends inside a UTF-16 character; save it as"):
+        read_measurements(str(path), replicas=3)

@@ -893,7 +893,12 @@ def test_a_tables_usual_spellings_are_read_as_meant(tmp_path, cells, expected):
                                  "(not kops)"),
     ("read,ONE,100,,abc", "write e.g. mean_ms=12.5 (empty only in a file of rows to "
                           "predict)"),
-    ("read,ONE,100,,-8.5", "mean_ms='-8.5' must be a finite number > 0")])
+    ("read,ONE,100,,-8.5", "mean_ms='-8.5' must be a finite number > 0"),
+    # a spreadsheet's summary under the runs (before: "operation='' is unknown")
+    ("Average,,,,5.4", "line 2: a summary row ('Average'), not a measured run; delete "
+                       "it or start it with #"),
+    (",Total:,,,5.4", "a summary row ('Total:')"),
+    (",,100,,5.4", "line 2: operation is empty; give read or write")])
 def test_what_a_table_cannot_mean_is_refused_saying_what_to_write(tmp_path, cells, words):
     path = _csv(tmp_path, f"operation,consistency,threads,throughput,mean_ms\n{cells}\n")
     with pytest.raises(ConfigError) as info:
@@ -949,3 +954,13 @@ def test_query_rows_of_one_configuration_are_not_copies(tmp_path):
         warnings.simplefilter("error")
         rows, _ = read_measurements(path, replicas=3, need_mean=False)
     assert [r.consistency for r in rows] == ["QUORUM", "QUORUM"]
+
+
+def test_a_summary_row_is_named_whichever_column_holds_its_word(tmp_path):
+    """A run-number column the reader ignores may hold the summary's word."""
+    path = _csv(tmp_path, "run,operation,consistency,threads,mean_ms\n"
+                          "1,read,ONE,16,2.5\n2,read,ALL,16,4.0\nMean,,,,3.25\n")
+    with pytest.raises(ConfigError, match=r"line 4: a summary row \('Mean'\)"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the run column is ignored
+            read_measurements(path, replicas=3)

@@ -428,7 +428,8 @@ def test_missing_file_and_directory(tmp_path):
 
 def test_binary_file(tmp_path):
     path = tmp_path / "blob.bin"
-    path.write_bytes(b"\xff\xfe\x00\x81")
+    # (not starting with ff fe: that is UTF-16's byte-order mark, read as UTF-16)
+    path.write_bytes(b"\x81\xff\xfe\x00")
     with pytest.raises(ConfigError, match="not a UTF-8 text file"):
         Empirical.from_file(path)
 

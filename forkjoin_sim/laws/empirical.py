@@ -340,7 +340,7 @@ def _unit_factor(unit: str | None, to: str | None) -> float:
 
 
 def _read_lines(name: str) -> list[str]:
-    from forkjoin_sim.checks import _statable
+    from forkjoin_sim.checks import _statable, input_encoding
 
     _statable(Path(name), "latency file")
     if Path(name).is_dir() or (Path(name).exists() and not Path(name).is_file()):
@@ -348,8 +348,9 @@ def _read_lines(name: str) -> list[str]:
         raise ConfigError(f"{name}: not a regular file; give the path of a latency "
                           "file saved on disk")
     try:
-        # utf-8-sig drops the byte-order mark spreadsheets put before a CSV header.
-        with open(name, encoding="utf-8-sig") as handle:
+        # utf-8-sig drops the byte-order mark spreadsheets put before a CSV header;
+        # PowerShell writes UTF-16.
+        with open(name, encoding=input_encoding(name)) as handle:
             return handle.read().splitlines()
     except FileNotFoundError:
         raise ConfigError(f"{name}: no such file; give the path of a latency file "
