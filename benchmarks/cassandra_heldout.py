@@ -22,7 +22,8 @@ Usage::
 
     .venv/bin/python benchmarks/cassandra_heldout.py --out docs/cassandra/heldout.md \
         [--write-prior sizing/default_prior.toml] [--workers 2] [--prior vague] \
-        [--structures lanes,...] [--placement all-rows|fitted-rows|none]
+        [--structures lanes,...] [--placement all-rows|fitted-rows|none] \
+        [--rows docs/cassandra/heldout_rows.csv]
 """
 
 from __future__ import annotations
@@ -371,6 +372,8 @@ def _scored(model, held, protocol, guess, name, structure):
     low, high = model.interval(rows)
     low0, high0 = model.interval(rows, extrapolation=False)
     return dict(data=name, structure=structure, protocol=protocol, measured=m,
+                operation=held.operation.to_numpy(), consistency=held.consistency.to_numpy(),
+                threads=held.threads.to_numpy(), low=low, high=high,
                 predicted=model.predict(rows)[0], width=high / low,
                 plain=model.predict(rows, anchored=False)[0], naive=guess,
                 inside=(m >= low) & (m <= high),
@@ -431,6 +434,8 @@ def main():
     parser.add_argument("--out", help="write the markdown tables here")
     parser.add_argument("--write-prior", help="write the default prior (all data sets, "
                         "best structure) to this TOML")
+    parser.add_argument("--rows", help="write every held-out row (measured, predicted, "
+                        "naive guess, 95%% band, errors) to this CSV")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--structures", default=",".join(STRUCTURES))
     parser.add_argument("--placement", choices=("all-rows", "fitted-rows", "none"),
@@ -512,6 +517,8 @@ def main():
                 "none": ". The held-out fits place no data centres (one data centre, "
                         "as calibrate without --datacentres).\n"}[args.placement])
     publish(text, args.out)
+    if args.rows:
+        row_table(results).to_csv(args.rows, index=False, float_format="%.6g")
     if args.write_prior:
         best = winner(table, structures)
         prior = Prior.from_fits(np.array([points[(n, best)] for n in sets]),
@@ -528,6 +535,24 @@ def main():
                          f"# .venv/bin/python benchmarks/cassandra_heldout.py "
                          f"--write-prior {args.write_prior}\nstructure = \"{best}\"\n\n"
                          + prior.to_toml())
+
+
+def row_table(results) -> pd.DataFrame:
+    """One line per held-out row of every case: where it is, what was measured, the
+    model's prediction with its 95% band and the naive guess, and their errors (%)."""
+    frames = []
+    for r in results:
+        frame = pd.DataFrame({key: r[key] for key in (
+            "operation", "consistency", "threads", "measured", "predicted", "low", "high",
+            "naive")})
+        frame.insert(0, "protocol", r["protocol"])
+        frame.insert(0, "structure", r["structure"])
+        frame.insert(0, "data", r["data"])
+        frame["error_pct"] = (frame.predicted / frame.measured - 1) * 100
+        frame["naive_error_pct"] = (frame.naive / frame.measured - 1) * 100
+        frame["inside"] = r["inside"]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def summarise(results, structures):
