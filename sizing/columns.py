@@ -28,11 +28,11 @@ def whole_threads(value, where: str, what: str = "threads") -> int:
         number = math.nan
     if not (math.isfinite(number) and number == int(number)
             and 1 <= number <= MAX_THREADS):
+        why = ("; the cap is the simulated structure's, which runs each thread as a "
+               "client of its own" if number > MAX_THREADS else "")
         raise ConfigError(f"{where}: {what}={text!r} must be a whole number in "
-                          f"1..{MAX_THREADS:,} (client threads of one benchmark run; "
-                          "the cap is the simulated structure's, which runs each thread "
-                          "as a client of its own)"
-                          + separator_hint(text, whole=True))
+                          f"1..{MAX_THREADS:,} (client threads of one benchmark run"
+                          f"{why})" + separator_hint(text, whole=True))
     return int(number)
 
 

@@ -28,10 +28,17 @@ def test_whole_counts_pass(value, count):
     assert whole_threads(value, "here") == count
 
 
-@pytest.mark.parametrize("text", ["0", "2.5", "abc", "10001"])
+@pytest.mark.parametrize("text", ["0", "2.5", "abc"])
 def test_other_bad_counts_get_no_separator_hint(text):
     with pytest.raises(ConfigError, match=r"\(client threads of one benchmark run\)$"):
         whole_threads(text, "here")
+
+
+def test_a_count_past_the_cap_says_why_the_cap_exists():
+    with pytest.raises(ConfigError, match=r"1\.\.10,000 \(client threads of one benchmark "
+                       r"run; the cap is the simulated structure's, which runs each "
+                       r"thread as a client of its own\)$"):
+        whole_threads("10001", "here")
 
 
 @pytest.mark.parametrize("text, whole, hint", [
