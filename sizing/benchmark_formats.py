@@ -43,7 +43,11 @@ Two formats are read, told apart by `detect_format`:
     run per file: a later block without its own line is refused, not read at the count
     of the run before it). The operations of a user profile (``insert``, ``simple1``)
     other than ``insert`` (a write) are named read or write by the caller or a side
-    table.
+    table. A block printed in a locale whose decimal mark is a comma (Java formats by
+    the machine's: ``1,5 ms``, ``10.120 op/s`` or ``10 120 op/s``) is read in it. A
+    run held to a rate (``OpsPer Sec: R`` in its settings, from ``fixed=R/s`` or
+    ``throttle=R/s``) that it reached within `PACED` gives open-loop rows at that
+    rate, as YCSB's ``-target``.
 
 A side table names outputs that do not state everything: a CSV with the header
 ``file`` and any of ``threads``, ``consistency``, ``operations``, ``read_consistency``,
@@ -53,8 +57,10 @@ write QUORUM run has). ``file`` is a path relative to the table's own
 folder (or absolute); ``threads`` a whole number (``50.0`` is 50); ``operations``
 pairs ``name=read`` or ``name=write`` separated by spaces, for a cassandra-stress
 user profile (``insert=write simple1=read``). Given in place of a measurement file,
-it is read as the rows of every output it lists. An output is found in it by its
-path, or by its bare name when only one row has that name.
+it is read as the rows of every output it lists. Like a measurement CSV it may
+separate its fields by semicolons or tabs and hold comment lines (``#`` first). An
+output is found in it by its path, or by its bare name when only one row has that
+name.
 
 Every run gives one row per operation class (read, write) in the dict form of
 `sizing.measurements` (text values; ms and ops/s): ``operation, consistency,
@@ -64,9 +70,9 @@ simulated run of the same mix is compared with); in a mixed run both rows carry 
 and ``read_fraction`` is the share of reads in the run. Writes of several kinds (YCSB
 updates and inserts) are merged into one write row: their mean weighted by
 operation count, their percentiles dropped (those of a mixture cannot be rebuilt
-from its parts). Files are read as UTF-8 with or without a byte-order mark, or as UTF-16 with one. Bad
-input raises `ConfigError` naming the line of the file and the value as the tool
-printed it; failed operations warn. A cassandra-stress ``Results:`` block whose
+from its parts). Files are read as UTF-8 with or without a byte-order mark, or as
+UTF-16 with one. Bad input raises `ConfigError` naming the line of the file and the
+value as the tool printed it; failed operations warn. A cassandra-stress ``Results:`` block whose
 errors reach its operations (rate x ``Total operation time``) measured no latency: the
 file is refused, not read without that block, since whatever failed every operation of
 one run (a node down, a missing keyspace) leaves its other runs in doubt. An output cut before its summary (the lines a tool
@@ -78,6 +84,7 @@ gives the thread counts it finished, with a warning naming the one left out.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 import warnings
@@ -87,7 +94,7 @@ from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError, counted as counted_text
 from forkjoin_sim.laws.empirical import UNITS
 from forkjoin_sim.checks import check_input_file, input_encoding, plain_float
-from sizing.columns import COLUMNS, whole_threads
+from sizing.columns import COLUMNS, separator_of, whole_threads
 
 YCSB = "ycsb"
 CASSANDRA_STRESS = "cassandra-stress"
@@ -126,6 +133,9 @@ _STRESS_THREADS = (re.compile(r"Running with (\d+) threadCount"),
                    # threads" (3.0-3.9: a mixed run or a profile's several operations)
                    re.compile(r"Running (?:\[[^\]]*\]|\S+) with (\d+) threads"),
                    re.compile(r"^\s*Thread Count:\s*(\d+)\s*$"))
+#: The rate a cassandra-stress run was held to (``-rate threads=N fixed=R/s`` or
+#: ``throttle=R/s``; 0: none), as its settings print it.
+_STRESS_PACE = re.compile(r"^\s*OpsPer Sec:\s*(\d+)\s*$")
 _STRESS_LEVEL = (re.compile(r"^\s*Consistency Level:\s*([A-Za-z_]+)\s*$"),
                  re.compile(r"(?:^|\s)cl=([A-Za-z_]+)(?=\s|$)"))
 _STRESS_ENTRY = re.compile(r"([A-Za-z_][\w.-]*)\s*:\s*(-?[\d,]*\.?\d+|NaN)"
@@ -139,6 +149,13 @@ _STRESS_KEYS = {"op rate": "rate", "latency mean": "mean_ms",
 _STRESS_LABELS = {"rate": "Op rate", "mean_ms": "Latency mean",
                   "p50_ms": "Latency median", "p95_ms": "Latency 95th percentile",
                   "p99_ms": "Latency 99th percentile", "errors": "Total errors"}
+#: A latency as cassandra-stress prints it (to 0.1 ms) in a locale whose decimal mark
+#: is a comma (Java formats by the machine's locale: ``1,5`` ms in German, French,
+#: Croatian): a comma between digits, followed by one or two.
+_DECIMAL_COMMA = re.compile(r"\d,\d{1,2}(?!\d)")
+#: A digit-group separator of such a locale (``10.120``, ``10 120`` with a space,
+#: no-break or narrow no-break space, ``10'120``): before three digits, not more.
+_LOCALE_GROUPING = re.compile(r"(?<=\d)[. \u00a0\u202f'](?=\d{3}(?!\d))")
 #: How each parser names its text when the caller gives no file name.
 _YCSB_TEXT = "YCSB output"
 _STRESS_TEXT = "cassandra-stress output"
@@ -537,6 +554,28 @@ def _ycsb_failed(sections: dict, counts: dict, where: str) -> float:
                for name in set(errors) | set(failed_sections))
 
 
+def _refuse_all_returns_failed(section: str, metrics: dict, count, where: str) -> None:
+    """Refuse a section whose every operation returned an error: YCSB before 0.9
+    counts failed operations in the section's own ``Operations`` and latencies, so a
+    run that failed them all still prints a mean (of how long the errors took)."""
+    ok = failed = 0.0
+    for metric, (value, line) in metrics.items():
+        code = metric.removeprefix("Return=")
+        if code == metric:
+            continue
+        number = _number(value, f"[{section}], {metric}", f"{where} line {line}")
+        if code in ("OK", "0"):
+            ok += number
+        elif code != "NOT_FOUND":
+            failed += number
+    if count and not ok and failed >= count:
+        raise ConfigError(f"{where}: every [{section}] operation failed ({failed:,.0f} "
+                          f"error returns, {count:,.0f} operations, none OK): its "
+                          "latencies are how long the errors took; fix what made them "
+                          "fail (the database unreachable, a missing keyspace or "
+                          "table?) and rerun")
+
+
 def _not_found(sections: dict, counts: dict, where: str) -> dict[str, dict]:
     """{section: its reads that found no row, as a part (count, mean_ms)} where YCSB
     lists them, and only them, in its ``-FAILED`` section (whose ``Operations`` equal
@@ -612,6 +651,7 @@ def parse_ycsb(text: str, threads: int | None = None,
         stats = {"count": counts.get(section)}
         if stats["count"] == 0:
             continue
+        _refuse_all_returns_failed(section, metrics, stats["count"], where)
         for metric, (value, line) in metrics.items():
             latency = _YCSB_LATENCY.match(metric)
             column = latency and {"Average": "mean_ms", "50": "p50_ms", "95": "p95_ms",
@@ -728,16 +768,39 @@ def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:
     return total, per_op
 
 
+def _decimal_comma(lines: list[str], start: int) -> bool:
+    """Whether the ``Results:`` block at ``start`` was printed in a locale whose
+    decimal mark is a comma: one of its latencies shows one (`_DECIMAL_COMMA`)."""
+    for line in lines[start + 1:]:
+        key, colon, value = line.partition(":")
+        if not colon or not line.strip():
+            return False
+        if key.strip().lower().startswith("latency") and _DECIMAL_COMMA.search(value):
+            return True
+    return False
+
+
+def _in_points(value: str) -> str:
+    """A line's values from a decimal-comma locale as this reader takes them: digit
+    groups joined (`_LOCALE_GROUPING`), decimal commas as points (``10.120 op/s``
+    -> ``10120 op/s``, ``1,5 ms`` -> ``1.5 ms``)."""
+    return re.sub(r"(?<=\d),(?=\d)", ".", _LOCALE_GROUPING.sub("", value))
+
+
 def _stress_block(lines: list[str], start: int, where: str) -> dict:
     """{column: (total, {operation: value})} of the ``Results:`` block at ``start``
-    (``where``: the file)."""
+    (``where``: the file); printed in a decimal-comma locale (`_decimal_comma`), its
+    numbers are read in it."""
     block, ended, closed = {}, True, False
+    comma = _decimal_comma(lines, start)
     for number, line in enumerate(lines[start + 1:], start=start + 2):
         key, colon, value = line.partition(":")
         if not colon or not line.strip():
             ended = False
             break
         key = " ".join(key.lower().split())
+        if comma and key in _STRESS_KEYS:
+            value = _in_points(value)
         # the block's last line in versions that print no Total errors (3.0)
         if key == "total operation time":
             closed = True
@@ -858,6 +921,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     given_level = None if consistency is None else _level(consistency, where, "given")
     given_threads = None if threads is None else whole_threads(threads, where)
     file_level, file_threads, single, rows = None, None, None, []
+    pace = (0, 0)  # (the rate the settings hold the run to, their line)
     blocks = sum(line.strip().lower() == "results:" for line in lines)
     # the line that stated the thread count since the last block: a later block without
     # one would take an earlier run's count
@@ -878,6 +942,8 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                     started = (file_threads, index + 1)
         if match := re.search(r"Running (\S+) with \d+ threads", line):
             single = match.group(1)
+        if match := _STRESS_PACE.match(line):
+            pace = (int(match.group(1)), index + 1)
         if line.strip().lower() != "results:":
             continue
         try:
@@ -929,8 +995,18 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
         if errors:
             warnings.warn(f"{where}: {errors:g} operations failed at {count} threads",
                           UserWarning, stacklevel=2)
-        rows += _rows(classes, {"read": level, "write": level}, count,
+        found = _rows(classes, {"read": level, "write": level}, count,
                       block["rate"][0], f"{run} ({count} threads)")
+        if pace[0] and block["rate"][0] >= (1 - PACED) * pace[0]:
+            # held to a rate it reached, as YCSB's -target: requests arrive at that
+            # rate, not when the previous one returns, so the run is an open loop
+            warnings.warn(f"{run}: the run was held to {pace[0]:,} ops/s (OpsPer Sec, "
+                          f"line {pace[1]}) and reached {block['rate'][0]:,.6g}: its rows "
+                          "are read as an open loop at that rate (rate), not as "
+                          f"{count} closed-loop threads", UserWarning, stacklevel=2)
+            for row in found:
+                row["rate"], row["threads"] = row["throughput"], ""
+        rows += found
     if started is not None:
         count, line = started
         run = f"the run at {count} threads" if count else "a run"
@@ -964,10 +1040,12 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
 
 
 def _csv_header(text: str) -> list[str]:
-    """The lower-case names of the first non-blank line of a CSV text."""
+    """The lower-case names of the first line of a CSV text that is neither blank nor a
+    comment (``#`` first), split at its separator (`separator_of`)."""
     for line in text.splitlines():
-        if line.strip():
-            return [cell.strip().lower() for cell in next(csv.reader([line]))]
+        if line.strip() and not line.lstrip().startswith("#"):
+            return [cell.strip().lower() for cell in
+                    next(csv.reader([line], delimiter=separator_of(line)))]
     return []
 
 
@@ -982,49 +1060,53 @@ def read_side_table(path) -> dict[str, dict]:
     check_input_file(path, "side table")
     folder = Path(path).parent
     with open(path, newline="", encoding=input_encoding(path)) as handle:
-        reader = csv.reader(handle)
-        header, table, seen = None, {}, {}
-        for fields in reader:
-            line = reader.line_num
-            if not any(field.strip() for field in fields):
-                continue
-            if header is None:
-                header = [field.strip().lower() for field in fields]
-                unknown = [n for n in header if n not in SIDE_TABLE_COLUMNS]
-                if "file" not in header or unknown or len(set(header)) < len(header):
-                    raise ConfigError(
-                        f"side table {path}: the header must name file and any of "
-                        f"{', '.join(SIDE_TABLE_COLUMNS[1:])}, each once, e.g. "
-                        f"{','.join(SIDE_TABLE_COLUMNS[:3])} (got {','.join(header)})")
-                continue
-            where = f"side table {path} line {line}"
-            if len(fields) > len(header):
-                raise ConfigError(f"{where}: {len(fields)} fields under a header of "
-                                  f"{len(header)}; give one field per column")
-            row = dict(zip(header, (f.strip() for f in fields)))
-            if not row.get("file"):
-                raise ConfigError(f"{where}: no file named; give the path of a "
-                                  "benchmark output relative to the side table")
-            key, file = row["file"], folder / row["file"]
-            if file.resolve() in seen:
-                raise ConfigError(f"{where}: file {key!r} is listed twice (also line "
-                                  f"{seen[file.resolve()]}); keep one row per file")
-            seen[file.resolve()] = line
-            both = _level(row["consistency"], where, "side table") \
-                if row.get("consistency") else None
-            levels = {op: _agree(both, _level(row[f"{op}_consistency"], where,
-                                               "side table")
-                                 if row.get(f"{op}_consistency") else None,
-                                 "consistency", where, f"its {op}_consistency cell",
-                                 "in its consistency cell")
-                      for op in ("read", "write")}
-            table[key] = {
-                "threads": whole_threads(row["threads"], where) if row.get("threads")
-                else None,
-                "consistency": both if levels["read"] == levels["write"] else None,
-                "levels": levels,
-                "operations": _operations(row.get("operations", ""), where),
-                "path": file, "row": where}
+        text = handle.read()
+    first = next((line for line in text.splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")), "")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator_of(first))
+    header, table, seen = None, {}, {}
+    for fields in reader:
+        line = reader.line_num
+        if not any(field.strip() for field in fields) or \
+                fields[0].lstrip().startswith("#"):
+            continue  # blank, or a comment as a measurement file may have
+        if header is None:
+            header = [field.strip().lower() for field in fields]
+            unknown = [n for n in header if n not in SIDE_TABLE_COLUMNS]
+            if "file" not in header or unknown or len(set(header)) < len(header):
+                raise ConfigError(
+                    f"side table {path}: the header must name file and any of "
+                    f"{', '.join(SIDE_TABLE_COLUMNS[1:])}, each once, e.g. "
+                    f"{','.join(SIDE_TABLE_COLUMNS[:3])} (got {','.join(header)})")
+            continue
+        where = f"side table {path} line {line}"
+        if len(fields) > len(header):
+            raise ConfigError(f"{where}: {len(fields)} fields under a header of "
+                              f"{len(header)}; give one field per column")
+        row = dict(zip(header, (f.strip() for f in fields)))
+        if not row.get("file"):
+            raise ConfigError(f"{where}: no file named; give the path of a "
+                              "benchmark output relative to the side table")
+        key, file = row["file"], folder / row["file"]
+        if file.resolve() in seen:
+            raise ConfigError(f"{where}: file {key!r} is listed twice (also line "
+                              f"{seen[file.resolve()]}); keep one row per file")
+        seen[file.resolve()] = line
+        both = _level(row["consistency"], where, "side table") \
+            if row.get("consistency") else None
+        levels = {op: _agree(both, _level(row[f"{op}_consistency"], where,
+                                           "side table")
+                             if row.get(f"{op}_consistency") else None,
+                             "consistency", where, f"its {op}_consistency cell",
+                             "in its consistency cell")
+                  for op in ("read", "write")}
+        table[key] = {
+            "threads": whole_threads(row["threads"], where) if row.get("threads")
+            else None,
+            "consistency": both if levels["read"] == levels["write"] else None,
+            "levels": levels,
+            "operations": _operations(row.get("operations", ""), where),
+            "path": file, "row": where}
     if header is None:
         raise ConfigError(f"side table {path} is empty; give the header "
                           f"{','.join(SIDE_TABLE_COLUMNS[:3])} and one row per output")

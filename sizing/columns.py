@@ -16,6 +16,15 @@ PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")
 #: Most client threads a row may have (each is simulated as one closed-loop client).
 MAX_THREADS = 10_000
+#: Field separators a CSV (a measurement file, a side table) may use, as a spreadsheet
+#: saves it: commas, or semicolons (a decimal-comma locale) or tabs.
+SEPARATORS = (",", ";", "\t")
+
+
+def separator_of(line: str) -> str:
+    """The field separator of a CSV whose header is ``line``: its most frequent of
+    `SEPARATORS` (a name may hold another), a comma where it has none."""
+    return max(SEPARATORS, key=line.count) if any(c in line for c in SEPARATORS) else ","
 
 
 def whole_threads(value, where: str, what: str = "threads") -> int:

@@ -79,9 +79,9 @@ from forkjoin_sim.checks import input_encoding, plain_float
 from forkjoin_sim.laws.empirical import UNITS
 from sizing.benchmark_formats import benchmark_rows
 
-from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS,  # noqa: F401
+from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS, SEPARATORS,  # noqa: F401
                             OPTIONAL, PERCENTILE_COLUMNS, REQUIRED,  # (public here)
-                            separator_hint, whole_threads)
+                            separator_hint, separator_of, whole_threads)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
@@ -524,6 +524,7 @@ def read_measurements(path: str, replicas: int,
     needed = [c for c in REQUIRED if need_mean or c != "mean_ms"]
     missing = [c for c in needed if c not in names]
     if missing or not any(c in names for c in LOAD):
+        _refuse_other_text(path, spelt)
         missing += [] if any(c in names for c in LOAD) else ["threads or rate"]
         hint = (f" ({', '.join(unknown)} is not a column this reader knows: a "
                 "misspelling?)" if unknown else "")
@@ -568,6 +569,34 @@ def read_measurements(path: str, replicas: int,
     if unit == "line" and "mean_ms" not in renamed:
         _warn(_all_too_fast(out, path))
     return out, [n for n in names if n in COLUMNS]
+
+
+#: Column names of the summary table a cassandra-stress auto run prints at its end
+#: (``id, type      total ops,    op/s,    pk/s,   row/s,    mean, ...``; its second
+#: name starts with ``type``).
+_STRESS_TABLE = frozenset({"id", "op/s", "mean"})
+
+
+def _refuse_other_text(path, header: list[str]) -> None:
+    """Refuse, saying what to give instead, a file that is no measurement CSV (its
+    first line, ``header``, not column names) and no output `benchmark_rows` reads:
+    cassandra-stress's closing summary table saved alone, another tool's output."""
+    names = {name.strip().lower() for name in header}
+    if _STRESS_TABLE <= names and any(name.startswith("type") for name in names):
+        raise ConfigError(
+            f"{path} is the summary table a cassandra-stress auto run prints at its end, "
+            "which does not state the consistency level; give the whole output (from "
+            "its settings banner to END), or write its rows as a measurement CSV "
+            f"{EXAMPLE_HEADER}: threads from 'id' (4 threadCount), operation from 'type', "
+            "throughput from 'op/s', mean_ms from 'mean'")
+    if len([name for name in header if name.strip()]) <= 1:
+        first = next((name.strip() for name in header if name.strip()), "")
+        raise ConfigError(
+            f"{path} is neither a measurement CSV (its first line, {first[:40]!r}, is "
+            "not comma-separated column names) nor YCSB or cassandra-stress output (no "
+            "'[OVERALL], Throughput(ops/sec), ...' line, no 'Results:' block); give a "
+            f"CSV {EXAMPLE_HEADER} with one row per run (another tool's numbers written "
+            "in it), or the complete text YCSB or cassandra-stress printed")
 
 
 #: A mean latency (ms) below any request's over a network (a round trip within one
@@ -712,9 +741,6 @@ _UNIT_SLIP = re.compile(r";? *latencies are in milliseconds|"
                         r" *\((?:was it written in seconds\?|in microseconds it is)[^)]*\)")
 
 
-#: Field separators a measurement CSV may use, as a spreadsheet saves it: commas, or,
-#: where the header has none, semicolons (a decimal-comma locale) or tabs.
-SEPARATORS = (",", ";", "\t")
 #: A number written with a decimal comma or point, or with groups of thousands
 #: (``18.433,5``, ``1,000,000``), as its separators: (sign, digits and separators).
 _WRITTEN_NUMBER = re.compile(r"^\s*([-+]?)(\d[\d.,]*\d)\s*$")
@@ -735,8 +761,7 @@ def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]
     first = next((line for line in text.splitlines()
                   if line.strip() and not line.lstrip().startswith("#")), "")
     # the header's most frequent separator (a name may hold a comma or a semicolon)
-    separator = max(SEPARATORS, key=first.count) if any(
-        c in first for c in SEPARATORS) else ","
+    separator = separator_of(first)
     header, records = None, []
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
     end = 0
