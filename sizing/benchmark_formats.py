@@ -308,7 +308,12 @@ def _level(level, where: str, source: str) -> str:
 
 
 def _agree(given, found, what: str, where: str, source: str, given_by: str):
-    """The caller's value, the file's, or refuse when both are given and differ."""
+    """The caller's value, the file's, or refuse when both are given and differ. A
+    run at EACH_QUORUM may be given as QUORUM: in one data centre they are the same
+    level, which the measurement reader asks for."""
+    if what == "consistency" and str(found).upper() == "EACH_QUORUM" and \
+            str(given).upper() in ("QUORUM", "LOCAL_QUORUM"):
+        return given
     if None not in (given, found) and str(given).upper() != str(found).upper():
         fix = ("correct it, or leave that cell empty to take the output's value"
                if given_by.startswith("side table") else "correct one or drop one")
@@ -865,6 +870,13 @@ def _stress_classes(block: dict, single: str | None, operations: dict,
         raise ConfigError(f"{where}: the results do not say which operation ran (no "
                           "[NAME: ...] after 'Op rate' and no 'Running NAME with N "
                           "threads'); give the output unedited")
+    if names == [single] and single.upper() == "MIXED" and "MIXED" not in operations:
+        # 2.1 prints one rate and latency for the whole mix: no side table can split it
+        raise ConfigError(f"{where}: a mixed run whose results give one latency for "
+                          "reads and writes together (no [READ: ..., WRITE: ...] per "
+                          "operation, as cassandra-stress 2.1 prints), so neither "
+                          "operation's is known; run reads and writes apart, or use a "
+                          "later cassandra-stress, which prints each")
     unnamed = [n for n in names
                if operations.get(n.upper(), STRESS_OPERATIONS.get(n.upper()))
                not in ("read", "write")]

@@ -266,7 +266,8 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
         raise ConfigError(f"{where}: EACH_QUORUM waits for a quorum in every data "
                           "centre, which the model does not describe (--datacentres "
                           "models a quorum of all replicas); if the cluster is in one "
-                          "data centre it equals QUORUM: write QUORUM, else leave the "
+                          "data centre it equals QUORUM: write QUORUM (for benchmark "
+                          "output, in a side table's consistency cell), else leave the "
                           "row out")
     try:
         consistency_quorum(level, replicas)

@@ -1271,3 +1271,31 @@ def test_text_no_reader_takes_says_what_to_give(tmp_path, text, says):
     with pytest.raises(ConfigError) as info:
         read_measurements(str(path), replicas=3)
     assert says in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_run_at_each_quorum_may_be_given_as_quorum_in_a_side_table(tmp_path):
+    """The refusal of EACH_QUORUM says to write QUORUM for a cluster in one data
+    centre; a side table saying so was refused as contradicting the output."""
+    (tmp_path / "run.txt").write_text(_stress_run("10,120", "1.5").replace(
+        "Consistency Level: QUORUM", "Consistency Level: EACH_QUORUM"))
+    with pytest.raises(ConfigError, match="write QUORUM \\(for benchmark output, in a "
+                                          "side table's consistency cell\\)"):
+        read_measurements(str(tmp_path / "run.txt"), replicas=3)
+    (tmp_path / "runs.csv").write_text("file,consistency\nrun.txt,QUORUM\n")
+    (row,), _ = read_measurements(str(tmp_path / "runs.csv"), replicas=3)
+    assert (row.consistency, row.threads, row.mean_ms) == ("QUORUM", 16, 1.5)
+    (tmp_path / "runs.csv").write_text("file,consistency\nrun.txt,ONE\n")
+    with pytest.raises(ConfigError, match="consistency ONE was given"):
+        read_measurements(str(tmp_path / "runs.csv"), replicas=3)
+
+
+def test_a_mixed_run_with_one_latency_for_the_mix_is_refused_saying_why(tmp_path):
+    """cassandra-stress 2.1's mixed run prints no per-operation values; the advice was
+    to name MIXED a read in a side table, which would read the mix as reads."""
+    path = tmp_path / "mixed.txt"
+    path.write_text("Running MIXED with 32 threads for 1000000 iteration\ncl=QUORUM\n\n"
+                    "Results:\nop rate                   : 17100\n"
+                    "latency mean              : 1.7\n"
+                    "Total operation time      : 00:00:58\nEND\n")
+    with pytest.raises(ConfigError, match="one latency for reads and writes together"):
+        read_measurements(str(path), replicas=3)
