@@ -462,6 +462,45 @@ def _ycsb_sections(text: str, where: str = _YCSB_TEXT
                                   f"{metrics[match.group(2)][1]}): two runs' summaries "
                                   "in one file; give each run its own file")
             metrics[match.group(2)] = (match.group(3), number)
+    return _failed_by_code(sections)
+
+
+#: YCSB's return codes other than OK (``site.ycsb.Status``): with
+#: ``-p reportlatencyforeacherror=true`` (or codes listed in
+#: ``latencytrackederrors``) an operation that returned one is measured in a section of
+#: its own, ``[READ-NOT_FOUND]``, instead of ``[READ-FAILED]``.
+_RETURN_CODES = ("ERROR", "NOT_FOUND", "NOT_IMPLEMENTED", "UNEXPECTED_STATE",
+                 "BAD_REQUEST", "FORBIDDEN", "SERVICE_UNAVAILABLE")
+
+
+def _failed_by_code(sections: dict) -> dict:
+    """``sections`` with an operation's sections per return code (`_RETURN_CODES`)
+    and its ``-FAILED`` one as one ``-FAILED`` section, as YCSB prints it without
+    ``reportlatencyforeacherror``: their operations summed, their mean weighted by
+    them (percentiles of a mixture are dropped)."""
+    for operation in YCSB_OPERATIONS:
+        names = [f"{operation}-{code}" for code in ("FAILED",) + _RETURN_CODES
+                 if f"{operation}-{code}" in sections]
+        if not names or names == [f"{operation}-FAILED"]:
+            continue
+        parts = [sections.pop(name) for name in names]
+        if len(parts) == 1:
+            sections[f"{operation}-FAILED"] = parts[0]
+            continue
+        try:
+            counts = [plain_float(part["Operations"][0].replace(",", ""))
+                      for part in parts]
+            means = [plain_float(part["AverageLatency(us)"][0].replace(",", ""))
+                     for part in parts]
+        except (KeyError, ValueError):
+            sections[f"{operation}-FAILED"] = parts[0]  # its parser says what is wrong
+            continue
+        line = parts[0]["Operations"][1]
+        total = sum(counts)
+        sections[f"{operation}-FAILED"] = {
+            "Operations": (_text(total), line),
+            "AverageLatency(us)": (_text(sum(c * m for c, m in zip(counts, means))
+                                         / total) if total else "0", line)}
     return sections
 
 

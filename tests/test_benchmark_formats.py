@@ -1299,3 +1299,22 @@ def test_a_mixed_run_with_one_latency_for_the_mix_is_refused_saying_why(tmp_path
                     "Total operation time      : 00:00:58\nEND\n")
     with pytest.raises(ConfigError, match="one latency for reads and writes together"):
         read_measurements(str(path), replicas=3)
+
+
+def test_sections_per_return_code_read_as_the_failed_section():
+    """With ``-p reportlatencyforeacherror=true`` YCSB 0.17 measures reads that found
+    no row in ``[READ-NOT_FOUND]``, not ``[READ-FAILED]``: they were left out of the
+    share of reads and the mean, with a warning blaming a missing section."""
+    per_code = NOT_FOUND_YCSB.replace("[READ-FAILED]", "[READ-NOT_FOUND]")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_ycsb(per_code, threads=8, consistency="ONE") == parse_ycsb(
+            NOT_FOUND_YCSB, threads=8, consistency="ONE")
+    # errors in sections of their own codes: one failed section, counts summed
+    errors = per_code + ("[READ], Return=ERROR, 100\n[READ-ERROR], Operations, 100\n"
+                         "[READ-ERROR], AverageLatency(us), 5000\n")
+    with pytest.warns(UserWarning, match="100 operations failed"):
+        read, _ = parse_ycsb(errors, threads=8, consistency="ONE")
+    # the failed section now holds errors too: the read mean is the completed reads'
+    assert float(read["mean_ms"]) == pytest.approx(0.30229677511824565, rel=1e-12)
+    assert float(read["read_fraction"]) == pytest.approx(80205 / (80205 + 60163))
