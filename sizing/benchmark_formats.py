@@ -184,6 +184,22 @@ _SUMMARY = {YCSB: "no [OVERALL]/[READ] summary lines",
             CASSANDRA_STRESS: "no 'Results:' block"}
 
 
+#: One measurement as YCSB's JSON exporters write it (``-p exporter=site.ycsb.
+#: measurements.exporter.JSONMeasurementsExporter``, one object after another, or
+#: ``JSONArrayMeasurementsExporter``, a list; pretty-printed or not).
+_YCSB_JSON = re.compile(r'\{\s*"metric"\s*:\s*"([^"]+)"\s*,\s*"measurement"\s*:\s*'
+                        r'"([^"]+)"\s*,\s*"value"\s*:\s*"?([^",}\s]+)"?\s*\}')
+
+
+def _output_text(path) -> str:
+    """The text of a benchmark output, YCSB's JSON-exported measurements written as
+    the summary lines it prints (``[OVERALL], RunTime(ms), 48982``), each on a line
+    of its own, the rest (a command line echoed before them) kept."""
+    text = Path(path).read_text(encoding=input_encoding(path))
+    return _YCSB_JSON.sub(lambda m: f"\n[{m.group(1)}], {m.group(2)}, {m.group(3)}\n",
+                          text)
+
+
 def _started_as(text: str) -> tuple[str, str, int] | None:
     """(tool, what it printed, line number) of the first line that only YCSB or
     cassandra-stress prints before its summary (`_STARTS`), or None."""
@@ -1196,7 +1212,7 @@ def read_benchmark_output(path, threads: int | None = None,
     """
     check_input_file(path, "benchmark output")
     where = str(path)
-    text = Path(path).read_text(encoding=input_encoding(path))
+    text = _output_text(path)
     listed_in, entry = None, None
     if side_table is not None:
         entry = _side_entry(side_table, path, where)
@@ -1248,7 +1264,7 @@ def benchmark_rows(path) -> list[dict] | None:
     """Measurement rows of ``path`` if it is benchmark output (YCSB, cassandra-stress)
     or a side table of such outputs (see the module docstring); None for anything
     else (a measurement CSV)."""
-    text = Path(path).read_text(encoding=input_encoding(path))
+    text = _output_text(path)
     if is_side_table(_csv_header(text)):
         table = read_side_table(path)
         rows = []

@@ -4,6 +4,7 @@ The expected values are the numbers written in the sample files under ``tests/da
 (converted by hand: microseconds / 1000), not the parser's own output.
 """
 
+import json
 import warnings
 from pathlib import Path
 
@@ -1318,3 +1319,28 @@ def test_sections_per_return_code_read_as_the_failed_section():
     # the failed section now holds errors too: the read mean is the completed reads'
     assert float(read["mean_ms"]) == pytest.approx(0.30229677511824565, rel=1e-12)
     assert float(read["read_fraction"]) == pytest.approx(80205 / (80205 + 60163))
+
+
+@pytest.mark.parametrize("layout", ["objects", "array", "pretty"])
+def test_ycsb_json_exported_measurements_read_as_its_summary(tmp_path, layout):
+    """``-p exporter=...JSONMeasurementsExporter`` (one object after another) and
+    ``JSONArrayMeasurementsExporter`` (a list) write the summary as JSON; with the
+    command line echoed before them they were taken for truncated output."""
+    lines = YCSB_C.read_text().splitlines()
+    head = [line for line in lines if not line.startswith("[")]
+    objects = []
+    for line in lines:
+        if line.startswith("["):
+            metric, measurement, value = (part.strip() for part in line.split(","))
+            objects.append({"metric": metric.strip("[]"), "measurement": measurement,
+                            "value": float(value) if "." in value else int(value)})
+    if layout == "array":
+        body = json.dumps(objects)
+    elif layout == "pretty":
+        body = "".join(json.dumps(o, indent=2) for o in objects)
+    else:
+        body = "\n".join(json.dumps(o) for o in objects)
+    path = tmp_path / "run.json"
+    path.write_text("\n".join(head) + "\n" + body + "\n")
+    assert read_measurements(str(path), replicas=3)[0] == read_measurements(
+        str(YCSB_C), replicas=3)[0]
