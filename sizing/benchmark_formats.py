@@ -132,7 +132,8 @@ _STRESS_THREADS = (re.compile(r"Running with (\d+) threadCount"),
                    # "Running WRITE with 4 threads", "Running [READ, WRITE] with 50
                    # threads" (3.0-3.9: a mixed run or a profile's several operations)
                    re.compile(r"Running (?:\[[^\]]*\]|\S+) with (\d+) threads"),
-                   re.compile(r"^\s*Thread Count:\s*(\d+)\s*$"))
+                   # (ScyllaDB's cql-stress prints "Thread count")
+                   re.compile(r"^\s*Thread Count:\s*(\d+)\s*$", re.I))
 #: The rate a cassandra-stress run was held to (``-rate threads=N fixed=R/s`` or
 #: ``throttle=R/s``; 0: none), as its settings print it.
 _STRESS_PACE = re.compile(r"^\s*OpsPer Sec:\s*(\d+)\s*$")
@@ -1009,6 +1010,9 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                     started = (file_threads, index + 1)
         if match := re.search(r"Running (\S+) with \d+ threads", line):
             single = match.group(1)
+        elif match := re.match(r"^\s*Type:\s*([A-Za-z_]+)\s*$", line):
+            # the settings' command (ScyllaDB's cql-stress prints no "Running ...")
+            single = match.group(1).upper()
         if match := _STRESS_PACE.match(line):
             pace = (int(match.group(1)), index + 1)
         if line.strip().lower() != "results:":

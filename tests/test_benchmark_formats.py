@@ -1344,3 +1344,22 @@ def test_ycsb_json_exported_measurements_read_as_its_summary(tmp_path, layout):
     path.write_text("\n".join(head) + "\n" + body + "\n")
     assert read_measurements(str(path), replicas=3)[0] == read_measurements(
         str(YCSB_C), replicas=3)[0]
+
+
+def test_scylla_cql_stress_output_reads_its_command_and_thread_count(tmp_path):
+    """ScyllaDB's cql-stress (a rewrite of cassandra-stress) prints ``Thread count``
+    and names the operation only in its settings' ``Type:``; it was refused, asking
+    for the output unedited."""
+    path = tmp_path / "cql_stress.txt"
+    path.write_text("******************** Stress Settings ********************\n"
+                    "Command:\n  Type: write\n  Count: 1000000\n"
+                    "  Consistency Level: QUORUM\nRate:\n  Thread count: 16\n"
+                    "  Coordinated-Omission-Fixed latencies: false\n\nResults:\n"
+                    "Op rate                   :    53012 op/s\n"
+                    "Latency mean              :    0.3 ms\n"
+                    "Latency 95th percentile   :    0.5 ms\n"
+                    "Total errors              :          0\n"
+                    "Total operation time      : 00:00:18\n")
+    (row,), _ = read_measurements(str(path), replicas=3)
+    assert (row.operation, row.consistency, row.threads, row.throughput,
+            row.mean_ms) == ("write", "QUORUM", 16, 53012.0, 0.3)
