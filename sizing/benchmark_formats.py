@@ -15,7 +15,8 @@ Two formats are read, told apart by `detect_format`:
     the ScyllaDB binding's ``scylla.*consistencylevel``). A run held to a rate
     (``-target N``, reached within `PACED`) gives open-loop rows at that rate. A
     run spread over several YCSB clients is several files, each one client's threads
-    and throughput: add them up into one measurement row, as the cluster saw them.
+    and throughput: a side table gives them one ``run`` name, and they are read as
+    one run, as the cluster saw it (`_clients_as_one`).
     A failed operation is counted once (YCSB 0.17 prints it both as a ``Return=``
     code of its operation and in its ``[READ-FAILED]`` (...) section); a read that
     found no row (``Return=NOT_FOUND``) completed, and counts in the share of reads;
@@ -51,9 +52,10 @@ Two formats are read, told apart by `detect_format`:
 
 A side table names outputs that do not state everything: a CSV with the header
 ``file`` and any of ``threads``, ``consistency``, ``operations``, ``read_consistency``,
-``write_consistency`` (`SIDE_TABLE_COLUMNS`; empty cells: stated in the output; the
-last two give a YCSB run's reads and writes levels of their own, as a read ONE /
-write QUORUM run has). ``file`` is a path relative to the table's own
+``write_consistency``, ``run`` (`SIDE_TABLE_COLUMNS`; empty cells: stated in the
+output; the two level columns give a YCSB run's reads and writes levels of their
+own, as a read ONE / write QUORUM run has; outputs of one ``run`` name are the
+clients of one run, `_clients_as_one`). ``file`` is a path relative to the table's own
 folder (or absolute); ``threads`` a whole number (``50.0`` is 50); ``operations``
 pairs ``name=read`` or ``name=write`` separated by spaces, for a cassandra-stress
 user profile (``insert=write simple1=read``). Given in place of a measurement file,
@@ -120,7 +122,7 @@ YCSB_OPERATIONS = {"READ": "read", "UPDATE": "write", "INSERT": "write",
 STRESS_OPERATIONS = {"READ": "read", "COUNTER_READ": "read", "WRITE": "write",
                      "COUNTER_WRITE": "write", "INSERT": "write"}
 SIDE_TABLE_COLUMNS = ("file", "threads", "consistency", "operations", "read_consistency",
-                      "write_consistency")
+                      "write_consistency", "run")
 #: Divisor of YCSB's latency units to milliseconds, from the units table (a division:
 #: 4386 us / 1000 is the double nearest 4.386, as the same value typed in ms; times
 #: 1e-3 is not).
@@ -1177,6 +1179,7 @@ def read_side_table(path) -> dict[str, dict]:
             "consistency": both if levels["read"] == levels["write"] else None,
             "levels": levels,
             "operations": _operations(row.get("operations", ""), where),
+            "run": row.get("run") or None,
             "path": file, "row": where}
     if header is None:
         raise ConfigError(f"side table {path} is empty; give the header "
@@ -1264,6 +1267,77 @@ def is_side_table(header: list[str]) -> bool:
     return "file" in header and not {"operation", "mean_ms"} & set(header)
 
 
+def _clients_as_one(rows: list[dict], table) -> list[dict]:
+    """``rows`` (from a side table's outputs, each with its ``_run`` name) with the rows
+    of the outputs of one run name, the clients of one run, merged per operation as
+    the cluster saw them: threads, throughputs (and paced rates) added up, each mean
+    weighted by the client's operations of its kind (its throughput times its share
+    of them; the clients ran the same time), the share of reads of the whole run,
+    percentiles dropped (those of a mixture are not its parts'). The clients must
+    agree on the level and the loop; rows without a run name are kept as they are."""
+    out, groups = [], {}
+    for row in rows:
+        run = row.pop("_run")
+        if run is None:
+            out.append(row)
+        else:
+            groups.setdefault(run, []).append(row)
+    alike = {}
+    for row in out:
+        alike.setdefault((row["operation"], row["consistency"], row.get("threads")),
+                         set()).add(row["_from"].split(",")[0])
+    if same := next((sorted(files) for files in alike.values() if len(files) > 1), None):
+        warnings.warn(f"side table {table}: {' and '.join(same)} measured the same "
+                      "operation, level and threads: repeats, or the clients of one "
+                      "run? If clients, give them one name in a run column (their "
+                      "threads and throughputs are then added up)", UserWarning,
+                      stacklevel=3)
+    for run, members in groups.items():
+        where = f"side table {table}, run {run!r}"
+        sources = sorted({row["_from"].split(",")[0] for row in members})
+        if len(sources) < 2:
+            out += members  # one client: nothing to add up
+            continue
+        for operation in ("read", "write"):
+            parts = [row for row in members if row["operation"] == operation]
+            if not parts:
+                continue
+            if len(parts) != len(sources):
+                raise ConfigError(f"{where}: {len(parts)} of its {len(sources)} outputs "
+                                  f"measured {operation}s; clients of one run run the "
+                                  "same workload: check the files, or give each its "
+                                  "own run name")
+            differ = [column for column in ("consistency", "threads", "rate")
+                      if len({p.get(column) if column == "consistency"
+                              else bool(p.get(column)) for p in parts}) > 1]
+            if differ:
+                raise ConfigError(f"{where}: its outputs ({', '.join(sources)}) differ "
+                                  f"in {differ[0]}; clients of one run share its level "
+                                  "and loop: give each its own run name")
+            if not all(p.get("throughput") for p in parts):
+                raise ConfigError(f"{where}: an output without a throughput; clients "
+                                  "of one run are added up by their throughputs")
+            throughput = [float(p["throughput"]) for p in parts]
+            share = [float(p["read_fraction"]) if p.get("read_fraction") else
+                     (1.0 if operation == "read" else 0.0) for p in parts]
+            own = [t * (r if operation == "read" else 1.0 - r)
+                   for t, r in zip(throughput, share)]
+            merged = {"operation": operation, "consistency": parts[0]["consistency"],
+                      "threads": str(sum(int(p["threads"]) for p in parts))
+                      if parts[0].get("threads") else "",
+                      "throughput": _text(sum(throughput)),
+                      "mean_ms": _text(sum(w * float(p["mean_ms"])
+                                           for w, p in zip(own, parts)) / sum(own)),
+                      "_from": f"{' + '.join(sources)}, run {run!r}"}
+            if parts[0].get("rate"):
+                merged["rate"] = merged["throughput"]
+            if any(p.get("read_fraction") for p in parts):
+                merged["read_fraction"] = _text(sum(t * r for t, r in zip(
+                    throughput, share)) / sum(throughput))
+            out.append(merged)
+    return out
+
+
 def benchmark_rows(path) -> list[dict] | None:
     """Measurement rows of ``path`` if it is benchmark output (YCSB, cassandra-stress)
     or a side table of such outputs (see the module docstring); None for anything
@@ -1279,8 +1353,9 @@ def benchmark_rows(path) -> list[dict] | None:
                                   "table's folder); correct the path")
             # the output each row came from, for messages about the row
             rows += [dict(row, _from=f"{key}, side table {entry['row'].split()[-2]} "
-                                     f"{entry['row'].split()[-1]}")
+                                     f"{entry['row'].split()[-1]}", _run=entry["run"])
                      for row in read_benchmark_output(entry["path"], side_table=table)]
+        rows = _clients_as_one(rows, path)
         if not rows:
             raise ConfigError(f"side table {path} lists no benchmark output; add a "
                               "row per output: file,threads,consistency")

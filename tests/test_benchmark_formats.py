@@ -1363,3 +1363,37 @@ def test_scylla_cql_stress_output_reads_its_command_and_thread_count(tmp_path):
     (row,), _ = read_measurements(str(path), replicas=3)
     assert (row.operation, row.consistency, row.threads, row.throughput,
             row.mean_ms) == ("write", "QUORUM", 16, 53012.0, 0.3)
+
+
+def test_clients_of_one_run_named_in_a_side_table_are_added_up(tmp_path):
+    """A run driven from two YCSB client machines is two outputs of 64 threads each;
+    the cluster saw 128 threads and both throughputs. Without a run name they are two
+    rows each (repeats?), with a warning; with one, one row per operation."""
+    text = YCSB_A.read_text()
+    (tmp_path / "a.txt").write_text(text)
+    # the second client: half the throughput (and run time twice), reads slower
+    (tmp_path / "b.txt").write_text(
+        text.replace("[OVERALL], RunTime(ms), 16405", "[OVERALL], RunTime(ms), 32810")
+        .replace("Throughput(ops/sec), 30478.51264858275",
+                 "Throughput(ops/sec), 15239.256324291375")
+        .replace("[READ], AverageLatency(us), 1912.4376",
+                 "[READ], AverageLatency(us), 2912.4376"))
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\na.txt,64,ONE\nb.txt,64,ONE\n")
+    with pytest.warns(UserWarning, match="a.txt and b.txt measured the same operation, "
+                                         "level and threads: repeats, or the clients"):
+        apart, _ = read_measurements(str(table), replicas=3)
+    assert len(apart) == 4
+    table.write_text("file,threads,consistency,run\na.txt,64,ONE,r\nb.txt,64,ONE,r\n")
+    read, write = read_measurements(str(table), replicas=3)[0]
+    assert (read.threads, read.throughput) == (128, pytest.approx(45717.768972874125))
+    # each client's reads weighted by how many it did: twice as many from a
+    share = apart[0].read_fraction
+    assert read.mean_ms == pytest.approx((2 * 1.9124376 + 2.9124376) / 3, rel=1e-12)
+    assert write.mean_ms == pytest.approx(1.6119022, rel=1e-12)
+    assert read.read_fraction == pytest.approx(share, rel=1e-12)
+    # clients that disagree on the level are no one run
+    table.write_text("file,threads,consistency,run\na.txt,64,ONE,r\nb.txt,64,ALL,r\n")
+    with pytest.raises(ConfigError, match="run 'r': its outputs .* differ in "
+                                          "consistency"):
+        read_measurements(str(table), replicas=3)
