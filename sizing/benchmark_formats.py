@@ -481,7 +481,19 @@ def _ycsb_sections(text: str, where: str = _YCSB_TEXT
                                   f"{metrics[match.group(2)][1]}): two runs' summaries "
                                   "in one file; give each run its own file")
             metrics[match.group(2)] = (match.group(3), number)
+    for name, metrics in sections.items():
+        if _RAW_SUMMARY in metrics:
+            sections[name] = {_RAW_METRICS.get(metric, metric): value
+                              for metric, value in metrics.items()}
     return _failed_by_code(sections)
+
+
+#: The line of a section summarised by ``-p measurementtype=raw``, whose metrics are
+#: named otherwise (`_RAW_METRICS`: as the default histograms name them; times in us).
+_RAW_SUMMARY = "Below is a summary of latency in microseconds:"
+_RAW_METRICS = {"Total Operations": "Operations", "Average": "AverageLatency(us)",
+                "p50": "50thPercentileLatency(us)", "p95": "95thPercentileLatency(us)",
+                "p99": "99thPercentileLatency(us)"}
 
 
 #: YCSB's return codes other than OK (``site.ycsb.Status``): with

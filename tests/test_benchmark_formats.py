@@ -1397,3 +1397,29 @@ def test_clients_of_one_run_named_in_a_side_table_are_added_up(tmp_path):
     with pytest.raises(ConfigError, match="run 'r': its outputs .* differ in "
                                           "consistency"):
         read_measurements(str(table), replicas=3)
+
+
+def test_ycsb_raw_measurements_summary_reads_as_the_histograms_does(tmp_path):
+    """``-p measurementtype=raw`` names a section's metrics ``Total Operations``,
+    ``Average``, ``p95`` (after one latency line per operation); it was refused for
+    lacking an AverageLatency line."""
+    raw = []
+    for line in YCSB_A.read_text().splitlines():
+        for old, new in ((", Operations,", ", Total Operations,"),
+                         (", AverageLatency(us),", ", Average,"),
+                         (", 95thPercentileLatency(us),", ", p95,"),
+                         (", 99thPercentileLatency(us),", ", p99,")):
+            line = line.replace(old, new)
+        raw.append(line)
+        if ", Total Operations," in line:
+            section = line.split(",")[0]
+            raw.append(f"{section}, Below is a summary of latency in microseconds:, -1")
+    path = tmp_path / "raw.txt"
+    path.write_text("READ latency raw data: op, timestamp(ms), latency(us)\n"
+                    "READ,1710148321000,1532\n" + "\n".join(raw) + "\n")
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nraw.txt,64,ONE\n")
+    (tmp_path / "hist.txt").write_text(YCSB_A.read_text())
+    (tmp_path / "hist.csv").write_text("file,threads,consistency\nhist.txt,64,ONE\n")
+    assert read_measurements(str(table), replicas=3)[0] == read_measurements(
+        str(tmp_path / "hist.csv"), replicas=3)[0]
