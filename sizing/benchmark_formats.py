@@ -92,6 +92,8 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError, counted as counted_text
 from forkjoin_sim.laws.empirical import UNITS
@@ -351,6 +353,9 @@ def _row(operation: str, level: str, threads: int, throughput: float | None,
             row[name] = _text(stats[name])
     if read_fraction is not None:
         row["read_fraction"] = _text(read_fraction)
+    if stats.get("count"):
+        # its operations (or their rate), to weigh it against other clients of its run
+        row["_count"] = stats["count"]
     return row
 
 
@@ -362,9 +367,9 @@ def _merge(parts: list[dict], where: str) -> dict:
         raise ConfigError(f"{where}: several write kinds ran but their operation "
                           "counts are missing, so their means cannot be merged; give "
                           "the full summary with the 'Operations' lines")
-    count = sum(p["count"] for p in parts)
-    return {"count": count,
-            "mean_ms": sum(p["count"] * p["mean_ms"] for p in parts) / count}
+    return {"count": sum(p["count"] for p in parts),
+            "mean_ms": float(np.average([p["mean_ms"] for p in parts],
+                                        weights=[p["count"] for p in parts]))}
 
 
 def _rows(classes: dict, levels: dict, threads: int, throughput,
@@ -485,7 +490,7 @@ def _ycsb_sections(text: str, where: str = _YCSB_TEXT
         if _RAW_SUMMARY in metrics:
             sections[name] = {_RAW_METRICS.get(metric, metric): value
                               for metric, value in metrics.items()}
-    return _failed_by_code(sections)
+    return _failed_by_code(sections, where)
 
 
 #: The line of a section summarised by ``-p measurementtype=raw``, whose metrics are
@@ -504,34 +509,29 @@ _RETURN_CODES = ("ERROR", "NOT_FOUND", "NOT_IMPLEMENTED", "UNEXPECTED_STATE",
                  "BAD_REQUEST", "FORBIDDEN", "SERVICE_UNAVAILABLE")
 
 
-def _failed_by_code(sections: dict) -> dict:
+def _failed_by_code(sections: dict, where: str) -> dict:
     """``sections`` with an operation's sections per return code (`_RETURN_CODES`)
-    and its ``-FAILED`` one as one ``-FAILED`` section, as YCSB prints it without
-    ``reportlatencyforeacherror``: their operations summed, their mean weighted by
-    them (percentiles of a mixture are dropped)."""
+    and its ``-FAILED`` one counted as one ``-FAILED`` section, as YCSB prints it
+    without ``reportlatencyforeacherror``: their operations summed (their latencies
+    are not used; a ``-NOT_FOUND`` section stays too, for the mean of its reads,
+    `_not_found`)."""
     for operation in YCSB_OPERATIONS:
         names = [f"{operation}-{code}" for code in ("FAILED",) + _RETURN_CODES
                  if f"{operation}-{code}" in sections]
         if not names or names == [f"{operation}-FAILED"]:
             continue
-        parts = [sections.pop(name) for name in names]
-        if len(parts) == 1:
-            sections[f"{operation}-FAILED"] = parts[0]
-            continue
-        try:
-            counts = [plain_float(part["Operations"][0].replace(",", ""))
-                      for part in parts]
-            means = [plain_float(part["AverageLatency(us)"][0].replace(",", ""))
-                     for part in parts]
-        except (KeyError, ValueError):
-            sections[f"{operation}-FAILED"] = parts[0]  # its parser says what is wrong
-            continue
-        line = parts[0]["Operations"][1]
-        total = sum(counts)
-        sections[f"{operation}-FAILED"] = {
-            "Operations": (_text(total), line),
-            "AverageLatency(us)": (_text(sum(c * m for c, m in zip(counts, means))
-                                         / total) if total else "0", line)}
+        counts = []
+        for name in names:
+            if "Operations" not in sections[name]:
+                raise ConfigError(f"{where}: [{name}] has no Operations line; give the "
+                                  "complete summary YCSB prints at the end of a run")
+            value, line = sections[name]["Operations"]
+            counts.append(_number(value, f"[{name}], Operations", f"{where} line {line}"))
+        first = sections[names[0]]["Operations"][1]
+        for name in names:
+            if not name.endswith("-NOT_FOUND"):
+                del sections[name]
+        sections[f"{operation}-FAILED"] = {"Operations": (_text(sum(counts)), first)}
     return sections
 
 
@@ -613,37 +613,37 @@ def _ycsb_failed(sections: dict, counts: dict, where: str) -> float:
     latest``) completed: it is not a failure, though YCSB lists it in
     ``[READ-FAILED]`` too. Per operation: the larger of its error returns and its
     ``-FAILED`` count less its NOT_FOUND returns (``counts``: `_operation_counts`)."""
-    errors, not_found = {}, {}
     failed_sections = {name.removesuffix("-FAILED"): counts.get(name, 0.0)
                        for name in sections if name.endswith("-FAILED")}
-    for name, metrics in sections.items():
-        if name.endswith("-FAILED"):
-            continue
-        for metric, (value, line) in metrics.items():
-            if metric.startswith("Return=") and metric[7:] not in ("OK", "0"):
-                kind = not_found if metric[7:] == "NOT_FOUND" else errors
-                kind[name] = kind.get(name, 0.0) + _number(
-                    value, f"[{name}], {metric}", f"{where} line {line}")
-    return sum(max(errors.get(name, 0.0),
-                   failed_sections.get(name, 0.0) - not_found.get(name, 0.0))
-               for name in set(errors) | set(failed_sections))
+    returns = {name: _returns(name, metrics, where) for name, metrics in sections.items()
+               if not name.endswith("-FAILED")}
+    return sum(max(returns.get(name, {}).get("error", 0.0),
+                   failed_sections.get(name, 0.0)
+                   - returns.get(name, {}).get("not_found", 0.0))
+               for name in set(returns) | set(failed_sections))
+
+
+def _returns(section: str, metrics: dict, where: str) -> dict[str, float]:
+    """A section's ``Return=`` counts by kind: ``ok`` (OK, or 0 in old versions),
+    ``not_found`` (a read that found no row, which completed) and ``error`` (any
+    other code)."""
+    out = {"ok": 0.0, "not_found": 0.0, "error": 0.0}
+    for metric, (value, line) in metrics.items():
+        code = metric.removeprefix("Return=")
+        if code != metric:
+            kind = ("ok" if code in ("OK", "0") else
+                    "not_found" if code == "NOT_FOUND" else "error")
+            out[kind] += _number(value, f"[{section}], {metric}", f"{where} line {line}")
+    return out
 
 
 def _refuse_all_returns_failed(section: str, metrics: dict, count, where: str) -> None:
     """Refuse a section whose every operation returned an error: YCSB before 0.9
     counts failed operations in the section's own ``Operations`` and latencies, so a
     run that failed them all still prints a mean (of how long the errors took)."""
-    ok = failed = 0.0
-    for metric, (value, line) in metrics.items():
-        code = metric.removeprefix("Return=")
-        if code == metric:
-            continue
-        number = _number(value, f"[{section}], {metric}", f"{where} line {line}")
-        if code in ("OK", "0"):
-            ok += number
-        elif code != "NOT_FOUND":
-            failed += number
-    if count and not ok and failed >= count:
+    returns = _returns(section, metrics, where)
+    failed = returns["error"]
+    if count and not returns["ok"] and failed >= count:
         raise ConfigError(f"{where}: every [{section}] operation failed ({failed:,.0f} "
                           f"error returns, {count:,.0f} operations, none OK): its "
                           "latencies are how long the errors took; fix what made them "
@@ -665,13 +665,16 @@ def _not_found(sections: dict, counts: dict, where: str) -> dict[str, dict]:
             continue
         count = _number(found[0], f"[{name}], Return=NOT_FOUND",
                         f"{where} line {found[1]}")
-        if not count or counts.get(f"{name}-FAILED") != count:
+        # their own section (reportlatencyforeacherror), else the failed one if it
+        # holds them alone
+        own = f"{name}-NOT_FOUND" if f"{name}-NOT_FOUND" in sections else f"{name}-FAILED"
+        if not count or own.endswith("-FAILED") and counts.get(own) != count:
             continue
-        for metric, (value, line) in sections[f"{name}-FAILED"].items():
+        for metric, (value, line) in sections[own].items():
             latency = _YCSB_LATENCY.match(metric)
             if latency and latency.group(1) == "Average":
                 parts[name] = {"count": count, "mean_ms": _positive(
-                    value, f"[{name}-FAILED], {metric}", f"{where} line {line}")
+                    value, f"[{own}], {metric}", f"{where} line {line}")
                     / _PER_MS[latency.group(2)]}
     return parts
 
@@ -1268,7 +1271,7 @@ def write_measurement_file(rows: list[dict], path) -> None:
     columns = [c for c in COLUMNS if any(c in row for row in rows)]
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns, restval="",
-                                lineterminator="\n")
+                                lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 
@@ -1280,13 +1283,15 @@ def is_side_table(header: list[str]) -> bool:
 
 
 def _clients_as_one(rows: list[dict], table) -> list[dict]:
-    """``rows`` (from a side table's outputs, each with its ``_run`` name) with the rows
-    of the outputs of one run name, the clients of one run, merged per operation as
-    the cluster saw them: threads, throughputs (and paced rates) added up, each mean
-    weighted by the client's operations of its kind (its throughput times its share
-    of them; the clients ran the same time), the share of reads of the whole run,
-    percentiles dropped (those of a mixture are not its parts'). The clients must
-    agree on the level and the loop; rows without a run name are kept as they are."""
+    """``rows`` (from a side table's outputs, each with its ``_file`` and ``_run``
+    name) with the rows of the outputs of one run name, the clients of one run,
+    merged per operation as the cluster saw them: threads, throughputs (and paced
+    rates) added up, each mean weighted by the client's operations of its kind (its
+    ``_count``, else its throughput times its share of them), the share of reads of
+    the whole run, percentiles dropped (those of a mixture are not its parts'). The
+    clients must agree on the level and the loop; rows without a run name are kept
+    as they are, and several outputs of one configuration among them are warned
+    about (repeats, or clients not named as one run?)."""
     out, groups = [], {}
     for row in rows:
         run = row.pop("_run")
@@ -1296,58 +1301,66 @@ def _clients_as_one(rows: list[dict], table) -> list[dict]:
             groups.setdefault(run, []).append(row)
     alike = {}
     for row in out:
-        alike.setdefault((row["operation"], row["consistency"], row.get("threads")),
-                         set()).add(row["_from"].split(",")[0])
+        alike.setdefault(tuple(row.get(column) for column in _CONFIGURATION),
+                         set()).add(row["_file"])
     if same := next((sorted(files) for files in alike.values() if len(files) > 1), None):
         warnings.warn(f"side table {table}: {' and '.join(same)} measured the same "
-                      "operation, level and threads: repeats, or the clients of one "
+                      "operation, level, load and mix: repeats, or the clients of one "
                       "run? If clients, give them one name in a run column (their "
                       "threads and throughputs are then added up)", UserWarning,
                       stacklevel=3)
     for run, members in groups.items():
         where = f"side table {table}, run {run!r}"
-        sources = sorted({row["_from"].split(",")[0] for row in members})
-        if len(sources) < 2:
+        files = sorted({row["_file"] for row in members})
+        if len(files) < 2:
             out += members  # one client: nothing to add up
             continue
         for operation in ("read", "write"):
             parts = [row for row in members if row["operation"] == operation]
-            if not parts:
-                continue
-            if len(parts) != len(sources):
-                raise ConfigError(f"{where}: {len(parts)} of its {len(sources)} outputs "
-                                  f"measured {operation}s; clients of one run run the "
-                                  "same workload: check the files, or give each its "
-                                  "own run name")
-            differ = [column for column in ("consistency", "threads", "rate")
-                      if len({p.get(column) if column == "consistency"
-                              else bool(p.get(column)) for p in parts}) > 1]
-            if differ:
-                raise ConfigError(f"{where}: its outputs ({', '.join(sources)}) differ "
-                                  f"in {differ[0]}; clients of one run share its level "
-                                  "and loop: give each its own run name")
-            if not all(p.get("throughput") for p in parts):
-                raise ConfigError(f"{where}: an output without a throughput; clients "
-                                  "of one run are added up by their throughputs")
-            throughput = [float(p["throughput"]) for p in parts]
-            share = [float(p["read_fraction"]) if p.get("read_fraction") else
-                     (1.0 if operation == "read" else 0.0) for p in parts]
-            own = [t * (r if operation == "read" else 1.0 - r)
-                   for t, r in zip(throughput, share)]
-            merged = {"operation": operation, "consistency": parts[0]["consistency"],
-                      "threads": str(sum(int(p["threads"]) for p in parts))
-                      if parts[0].get("threads") else "",
-                      "throughput": _text(sum(throughput)),
-                      "mean_ms": _text(sum(w * float(p["mean_ms"])
-                                           for w, p in zip(own, parts)) / sum(own)),
-                      "_from": f"{' + '.join(sources)}, run {run!r}"}
-            if parts[0].get("rate"):
-                merged["rate"] = merged["throughput"]
-            if any(p.get("read_fraction") for p in parts):
-                merged["read_fraction"] = _text(sum(t * r for t, r in zip(
-                    throughput, share)) / sum(throughput))
-            out.append(merged)
+            if parts:
+                out.append(_one_run(parts, operation, files, run, where))
     return out
+
+
+#: The columns that make two rows the same configuration: a repeat, or another client.
+_CONFIGURATION = ("operation", "consistency", "threads", "rate", "read_fraction")
+
+
+def _one_run(parts: list[dict], operation: str, files: list[str], run: str,
+             where: str) -> dict:
+    """The row of ``operation`` of one run from its clients' rows (`_clients_as_one`)."""
+    if len(parts) != len(files):
+        raise ConfigError(f"{where}: {len(parts)} of its {len(files)} outputs "
+                          f"measured {operation}s; clients of one run run the same "
+                          "workload: check the files, or give each its own run name")
+    differ = [column for column in ("consistency", "threads", "rate")
+              if len({p.get(column) if column == "consistency" else bool(p.get(column))
+                      for p in parts}) > 1]
+    if differ:
+        raise ConfigError(f"{where}: its outputs ({', '.join(files)}) differ in "
+                          f"{differ[0]}; clients of one run share its level and loop: "
+                          "give each its own run name")
+    if lacking := [p["_file"] for p in parts if not p.get("throughput")]:
+        raise ConfigError(f"{where}: {lacking[0]} states no throughput, by which the "
+                          "clients of one run are added up; give its complete output, "
+                          "or list it apart (without the run name)")
+    throughput = [float(p["throughput"]) for p in parts]
+    share = [float(p["read_fraction"]) if p.get("read_fraction") else
+             (1.0 if operation == "read" else 0.0) for p in parts]
+    done = ([float(p["_count"]) for p in parts] if all("_count" in p for p in parts) else
+            [t * (r if operation == "read" else 1.0 - r) for t, r in zip(throughput, share)])
+    merged = {"operation": operation, "consistency": parts[0]["consistency"],
+              "threads": str(sum(int(p["threads"]) for p in parts))
+              if parts[0].get("threads") else "",
+              "throughput": _text(sum(throughput)),
+              "mean_ms": _text(float(np.average([float(p["mean_ms"]) for p in parts],
+                                                weights=done))),
+              "_from": f"{' + '.join(files)}, run {run!r}", "_file": " + ".join(files)}
+    if parts[0].get("rate"):
+        merged["rate"] = merged["throughput"]
+    if any(p.get("read_fraction") for p in parts):
+        merged["read_fraction"] = _text(float(np.average(share, weights=throughput)))
+    return merged
 
 
 def benchmark_rows(path) -> list[dict] | None:
@@ -1365,7 +1378,8 @@ def benchmark_rows(path) -> list[dict] | None:
                                   "table's folder); correct the path")
             # the output each row came from, for messages about the row
             rows += [dict(row, _from=f"{key}, side table {entry['row'].split()[-2]} "
-                                     f"{entry['row'].split()[-1]}", _run=entry["run"])
+                                     f"{entry['row'].split()[-1]}", _file=key,
+                          _run=entry["run"])
                      for row in read_benchmark_output(entry["path"], side_table=table)]
         rows = _clients_as_one(rows, path)
         if not rows:
