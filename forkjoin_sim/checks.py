@@ -145,6 +145,11 @@ def input_encoding(path) -> str:
     return "utf-16" if start in _UTF16_MARKS else "utf-8-sig"
 
 
+#: A character no text file holds: a C0 control other than tab, line feed, form feed
+#: and carriage return.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
+
+
 def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
     """``path`` as an existing, readable regular file; with ``utf8``, one whose bytes
     decode as text in its `input_encoding` (UTF-8, or UTF-16 with a byte-order mark;
@@ -170,11 +175,17 @@ def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
                 offset = 0
                 while chunk := handle.read(1 << 20):
                     try:
-                        decoder.decode(chunk)
+                        text = decoder.decode(chunk)
                     except UnicodeDecodeError as exc:
                         raise ConfigError(
                             f"{what} {path} is not {name} text (byte "
                             f"{offset + exc.start}); save it as UTF-8") from None
+                    if name == "UTF-16" and (control := _CONTROL.search(text)):
+                        # a byte-order mark alone does not make a file text (UTF-32's
+                        # starts with UTF-16's; a binary file may)
+                        raise ConfigError(
+                            f"{what} {path} is not UTF-16 text (control character "
+                            f"{ord(control.group()):#04x}); save it as UTF-8") from None
                     offset += len(chunk)
                 try:
                     decoder.decode(b"", final=True)

@@ -98,7 +98,7 @@ from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError, counted as counted_text
 from forkjoin_sim.laws.empirical import UNITS
 from forkjoin_sim.checks import check_input_file, input_encoding, plain_float
-from sizing.columns import COLUMNS, separator_of, whole_threads
+from sizing.columns import COLUMNS, header_line, separator_of, whole_threads
 
 YCSB = "ycsb"
 CASSANDRA_STRESS = "cassandra-stress"
@@ -143,7 +143,7 @@ _STRESS_THREADS = (re.compile(r"Running with (\d+) threadCount"),
 _STRESS_PACE = re.compile(r"^\s*OpsPer Sec:\s*(\d+)\s*$")
 _STRESS_LEVEL = (re.compile(r"^\s*Consistency Level:\s*([A-Za-z_]+)\s*$"),
                  re.compile(r"(?:^|\s)cl=([A-Za-z_]+)(?=\s|$)"))
-_STRESS_ENTRY = re.compile(r"([A-Za-z_][\w.-]*)\s*:\s*(-?[\d,]*\.?\d+|NaN)"
+_STRESS_ENTRY = re.compile(r"([A-Za-z_][\w.-]*)\s*:\s*(-?[\d,']*\.?\d+|NaN)"
                            r"(?:[ \t]*([^\s,\]\d][^\s,\]]*))?")
 #: Time units cassandra-stress may print after a latency (ms in 2.2 on; none in 2.1,
 #: read as ms), as the units table names them.
@@ -159,8 +159,8 @@ _STRESS_LABELS = {"rate": "Op rate", "mean_ms": "Latency mean",
 #: Croatian): a comma between digits, followed by one or two.
 _DECIMAL_COMMA = re.compile(r"\d,\d{1,2}(?!\d)")
 #: A digit-group separator of such a locale (``10.120``, ``10 120`` with a space,
-#: no-break or narrow no-break space, ``10'120``): before three digits, not more.
-_LOCALE_GROUPING = re.compile(r"(?<=\d)[. \u00a0\u202f'](?=\d{3}(?!\d))")
+#: no-break or narrow no-break space): before three digits, not more.
+_LOCALE_GROUPING = re.compile(r"(?<=\d)[. \u00a0\u202f](?=\d{3}(?!\d))")
 #: How each parser names its text when the caller gives no file name.
 _YCSB_TEXT = "YCSB output"
 _STRESS_TEXT = "cassandra-stress output"
@@ -201,8 +201,16 @@ def _output_text(path) -> str:
     the summary lines it prints (``[OVERALL], RunTime(ms), 48982``), each on a line
     of its own, the rest (a command line echoed before them) kept."""
     text = Path(path).read_text(encoding=input_encoding(path))
-    return _YCSB_JSON.sub(lambda m: f"\n[{m.group(1)}], {m.group(2)}, {m.group(3)}\n",
-                          text)
+
+    def line(match) -> str:
+        # on the object's own line where it has one, and as many lines as it spanned,
+        # so that messages name the file's own line numbers
+        start, end = match.start(), match.end()
+        before = "" if start == 0 or text[start - 1] == "\n" else "\n"
+        after = "" if end == len(text) or text[end] in "\r\n" else "\n"
+        return (f"{before}[{match.group(1)}], {match.group(2)}, {match.group(3)}"
+                + "\n" * match.group(0).count("\n") + after)
+    return _YCSB_JSON.sub(line, text)
 
 
 def _started_as(text: str) -> tuple[str, str, int] | None:
@@ -247,9 +255,10 @@ def _text(value: float) -> str:
 
 
 def _number(text: str, what: str, where: str) -> float:
-    """A value as the tool printed it (thousands separators allowed): finite, >= 0."""
+    """A value as the tool printed it (thousands separators allowed: ``10,120``, or
+    ``10'120`` as a Swiss locale prints it): finite, >= 0."""
     try:
-        value = plain_float(text.replace(",", ""))
+        value = plain_float(re.sub(r"(?<=\d)'(?=\d{3})", "", text.replace(",", "")))
     except ValueError:
         raise ConfigError(f"{where}: {what} {text!r} is not a number; give the "
                           "benchmark's output unedited") from None
@@ -329,18 +338,23 @@ def _level(level, where: str, source: str) -> str:
 
 
 def _agree(given, found, what: str, where: str, source: str, given_by: str):
-    """The caller's value, the file's, or refuse when both are given and differ. A
-    run at EACH_QUORUM may be given as QUORUM: in one data centre they are the same
-    level, which the measurement reader asks for."""
-    if what == "consistency" and str(found).upper() == "EACH_QUORUM" and \
-            str(given).upper() in ("QUORUM", "LOCAL_QUORUM"):
-        return given
+    """The caller's value, the file's, or refuse when both are given and differ."""
     if None not in (given, found) and str(given).upper() != str(found).upper():
         fix = ("correct it, or leave that cell empty to take the output's value"
                if given_by.startswith("side table") else "correct one or drop one")
         raise ConfigError(f"{where}: {what} {given} was given ({given_by}) but "
                           f"{source} says {found}; {fix}")
     return given if given is not None else found
+
+
+def _agree_level(given, found, where: str, source: str, given_by: str):
+    """`_agree` for the level an output states (``found``): a run at EACH_QUORUM may
+    be given as QUORUM, as the measurement reader asks, since in one data centre they
+    are the same level."""
+    if str(found).upper() == "EACH_QUORUM" and str(given).upper() in (
+            "QUORUM", "LOCAL_QUORUM"):
+        return given
+    return _agree(given, found, "consistency", where, source, given_by)
 
 
 def _row(operation: str, level: str, threads: int, throughput: float | None,
@@ -788,8 +802,8 @@ def parse_ycsb(text: str, threads: int | None = None,
         if op in stated:
             value, key, line = stated[op]
             found = _level(value, f"{where} line {line}", f"{key} on the command line")
-        levels[op] = _agree(given, found, "consistency", where,
-                            "the output's command line", given_by)
+        levels[op] = _agree_level(given, found, where, "the output's command line",
+                                  given_by)
     _binding_defaults(levels, stated, where, parts)
     classes = {op: _merge(p, where) for op, p in parts.items()}
     missing = {}
@@ -846,18 +860,6 @@ def _stress_value(text: str, key: str, where: str) -> tuple[float, dict]:
     return total, per_op
 
 
-def _decimal_comma(lines: list[str], start: int) -> bool:
-    """Whether the ``Results:`` block at ``start`` was printed in a locale whose
-    decimal mark is a comma: one of its latencies shows one (`_DECIMAL_COMMA`)."""
-    for line in lines[start + 1:]:
-        key, colon, value = line.partition(":")
-        if not colon or not line.strip():
-            return False
-        if key.strip().lower().startswith("latency") and _DECIMAL_COMMA.search(value):
-            return True
-    return False
-
-
 def _in_points(value: str) -> str:
     """A line's values from a decimal-comma locale as this reader takes them: digit
     groups joined (`_LOCALE_GROUPING`), decimal commas as points (``10.120 op/s``
@@ -867,28 +869,29 @@ def _in_points(value: str) -> str:
 
 def _stress_block(lines: list[str], start: int, where: str) -> dict:
     """{column: (total, {operation: value})} of the ``Results:`` block at ``start``
-    (``where``: the file); printed in a decimal-comma locale (`_decimal_comma`), its
-    numbers are read in it."""
-    block, ended, closed = {}, True, False
-    comma = _decimal_comma(lines, start)
+    (``where``: the file); printed in a locale whose decimal mark is a comma (one of
+    its latencies shows one, `_DECIMAL_COMMA`), its numbers are read in it."""
+    entries, ended = [], True  # (line number, key, value) of each line of the block
     for number, line in enumerate(lines[start + 1:], start=start + 2):
         key, colon, value = line.partition(":")
         if not colon or not line.strip():
             ended = False
             break
-        key = " ".join(key.lower().split())
-        if comma and key in _STRESS_KEYS:
-            value = _in_points(value)
+        entries.append((number, " ".join(key.lower().split()), value))
+    comma = any(key.startswith("latency") and _DECIMAL_COMMA.search(value)
+                for _, key, value in entries)
+    block, closed = {}, False
+    for number, key, value in entries:
         # the block's last line in versions that print no Total errors (3.0)
         if key == "total operation time":
             closed = True
             block["time"] = value.strip()
         if key in _STRESS_KEYS:
             if not value.strip():
-                raise ConfigError(f"{where} line {number}: '{line.strip()}' has no "
-                                  "value; give the output unedited")
-            block[_STRESS_KEYS[key]] = _stress_value(value, key,
-                                                     f"{where} line {number}")
+                raise ConfigError(f"{where} line {number}: '{lines[number - 1].strip()}'"
+                                  " has no value; give the output unedited")
+            block[_STRESS_KEYS[key]] = _stress_value(
+                _in_points(value) if comma else value, key, f"{where} line {number}")
     # a block the text ends in before its rate and mean, or before its last summary
     # line (Total errors; Total operation time where there is none), was cut there
     lacking = [column for column in ("rate", "mean_ms", "errors") if column not in block
@@ -943,13 +946,14 @@ def _stress_classes(block: dict, single: str | None, operations: dict,
         raise ConfigError(f"{where}: the results do not say which operation ran (no "
                           "[NAME: ...] after 'Op rate' and no 'Running NAME with N "
                           "threads'); give the output unedited")
-    if names == [single] and single.upper() == "MIXED" and "MIXED" not in operations:
-        # 2.1 prints one rate and latency for the whole mix: no side table can split it
-        raise ConfigError(f"{where}: a mixed run whose results give one latency for "
-                          "reads and writes together (no [READ: ..., WRITE: ...] per "
-                          "operation, as cassandra-stress 2.1 prints), so neither "
-                          "operation's is known; run reads and writes apart, or use a "
-                          "later cassandra-stress, which prints each")
+    if names == [single] and single.upper() in ("MIXED", "USER"):
+        # one rate and latency for the whole mix (cassandra-stress 2.1, ScyllaDB's
+        # cql-stress): no side table can split it into its operations
+        raise ConfigError(f"{where}: a {single.lower()} run whose results give one "
+                          "latency for all its operations together (no [NAME: ...] per "
+                          "operation), so no operation's own is known; run reads and "
+                          "writes apart (cassandra-stress from 2.2 on prints each "
+                          "operation's values in brackets)")
     unnamed = [n for n in names
                if operations.get(n.upper(), STRESS_OPERATIONS.get(n.upper()))
                not in ("read", "write")]
@@ -1063,7 +1067,7 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                 "file")
         stated_at = None
         count = _agree(given_threads, file_threads, "threads", run, source, given_by)
-        level = _agree(given_level, file_level, "consistency", run, source, given_by)
+        level = _agree_level(given_level, file_level, run, source, given_by)
         missing = {}
         if count is None:
             missing["threads"] = "'Running with N threadCount' line before the results"
@@ -1130,11 +1134,9 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
 def _csv_header(text: str) -> list[str]:
     """The lower-case names of the first line of a CSV text that is neither blank nor a
     comment (``#`` first), split at its separator (`separator_of`)."""
-    for line in text.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            return [cell.strip().lower() for cell in
-                    next(csv.reader([line], delimiter=separator_of(line)))]
-    return []
+    line = header_line(text)
+    return [cell.strip().lower() for cell in
+            next(csv.reader([line], delimiter=separator_of(line)))] if line else []
 
 
 def read_side_table(path) -> dict[str, dict]:
@@ -1149,9 +1151,8 @@ def read_side_table(path) -> dict[str, dict]:
     folder = Path(path).parent
     with open(path, newline="", encoding=input_encoding(path)) as handle:
         text = handle.read()
-    first = next((line for line in text.splitlines()
-                  if line.strip() and not line.lstrip().startswith("#")), "")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator_of(first))
+    reader = csv.reader(io.StringIO(text, newline=""),
+                        delimiter=separator_of(header_line(text)))
     header, table, seen = None, {}, {}
     for fields in reader:
         line = reader.line_num

@@ -21,6 +21,13 @@ MAX_THREADS = 10_000
 SEPARATORS = (",", ";", "\t")
 
 
+def header_line(text: str) -> str:
+    """The first line of a CSV text that is neither blank nor a comment (``#`` first):
+    its header ("" if none)."""
+    return next((line for line in text.splitlines()
+                 if line.strip() and not line.lstrip().startswith("#")), "")
+
+
 def separator_of(line: str) -> str:
     """The field separator of a CSV whose header is ``line``: its most frequent of
     `SEPARATORS` (a name may hold another), a comma where it has none."""

@@ -81,7 +81,7 @@ from sizing.benchmark_formats import benchmark_rows
 
 from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS, SEPARATORS,  # noqa: F401
                             OPTIONAL, PERCENTILE_COLUMNS, REQUIRED,  # (public here)
-                            separator_hint, separator_of, whole_threads)
+                            header_line, separator_hint, separator_of, whole_threads)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
@@ -525,7 +525,8 @@ def read_measurements(path: str, replicas: int,
     needed = [c for c in REQUIRED if need_mean or c != "mean_ms"]
     missing = [c for c in needed if c not in names]
     if missing or not any(c in names for c in LOAD):
-        _refuse_other_text(path, spelt)
+        if not set(names) & set(COLUMNS):
+            _refuse_other_text(path, spelt)
         missing += [] if any(c in names for c in LOAD) else ["threads or rate"]
         hint = (f" ({', '.join(unknown)} is not a column this reader knows: a "
                 "misspelling?)" if unknown else "")
@@ -580,8 +581,9 @@ _STRESS_TABLE = frozenset({"id", "op/s", "mean"})
 
 def _refuse_other_text(path, header: list[str]) -> None:
     """Refuse, saying what to give instead, a file that is no measurement CSV (its
-    first line, ``header``, not column names) and no output `benchmark_rows` reads:
-    cassandra-stress's closing summary table saved alone, another tool's output."""
+    first line, ``header``, names no column this reader knows) and no output
+    `benchmark_rows` reads: cassandra-stress's closing summary table saved alone,
+    another tool's output."""
     names = {name.strip().lower() for name in header}
     if _STRESS_TABLE <= names and any(name.startswith("type") for name in names):
         raise ConfigError(
@@ -594,7 +596,8 @@ def _refuse_other_text(path, header: list[str]) -> None:
         first = next((name.strip() for name in header if name.strip()), "")
         raise ConfigError(
             f"{path} is neither a measurement CSV (its first line, {first[:40]!r}, is "
-            "not comma-separated column names) nor YCSB or cassandra-stress output (no "
+            "not comma-, semicolon- or tab-separated column names) nor YCSB or "
+            "cassandra-stress output (no "
             "'[OVERALL], Throughput(ops/sec), ...' line, no 'Results:' block); give a "
             f"CSV {EXAMPLE_HEADER} with one row per run (another tool's numbers written "
             "in it), or the complete text YCSB or cassandra-stress printed")
@@ -759,10 +762,8 @@ def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]
     # a spreadsheet's "CSV UTF-8" starts with a byte-order mark; PowerShell writes UTF-16
     with open(path, newline="", encoding=input_encoding(path)) as handle:
         text = handle.read()
-    first = next((line for line in text.splitlines()
-                  if line.strip() and not line.lstrip().startswith("#")), "")
     # the header's most frequent separator (a name may hold a comma or a semicolon)
-    separator = separator_of(first)
+    separator = separator_of(header_line(text))
     header, records = None, []
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
     end = 0

@@ -1257,7 +1257,8 @@ def test_a_side_table_may_use_semicolons_tabs_and_comments(tmp_path, table):
 @pytest.mark.parametrize("text, says", [
     ("-- Timers ----\ncql-keyvalue.main.cycles.servicetime\n     mean = 1.01 ms\n",
      "is neither a measurement CSV (its first line, '-- Timers ----', is not "
-     "comma-separated column names) nor YCSB or cassandra-stress output"),
+     "comma-, semicolon- or tab-separated column names) nor YCSB or "
+     "cassandra-stress output"),
     ("<!DOCTYPE html>\n<html>\n", "is neither a measurement CSV"),
     ("             id, type                      total ops,    op/s,    pk/s,   row/s,"
      "    mean,     med\n  4 threadCount, READ,           234720,    3912,    3912,"
@@ -1298,7 +1299,16 @@ def test_a_mixed_run_with_one_latency_for_the_mix_is_refused_saying_why(tmp_path
                     "Results:\nop rate                   : 17100\n"
                     "latency mean              : 1.7\n"
                     "Total operation time      : 00:00:58\nEND\n")
-    with pytest.raises(ConfigError, match="one latency for reads and writes together"):
+    with pytest.raises(ConfigError, match="one latency for all its operations together"):
+        read_measurements(str(path), replicas=3)
+    # naming MIXED a read in a side table would read the mix as reads: refused too
+    (tmp_path / "runs.csv").write_text("file,operations\nmixed.txt,MIXED=read\n")
+    with pytest.raises(ConfigError, match="a mixed run whose results give one latency"):
+        read_measurements(str(tmp_path / "runs.csv"), replicas=3)
+    # ScyllaDB's cql-stress names a user profile's run only in Type: user
+    path.write_text(path.read_text().replace("Running MIXED with 32 threads for 1000000 "
+                                             "iteration", "Type: user\nThread count: 32"))
+    with pytest.raises(ConfigError, match="a user run whose results give one latency"):
         read_measurements(str(path), replicas=3)
 
 
@@ -1459,3 +1469,49 @@ def test_outputs_of_other_mixes_or_rates_are_no_look_alikes(tmp_path):
         warnings.filterwarnings("error", message=".*repeats, or the clients")
         rows, _ = read_measurements(str(table), replicas=3)
     assert len(rows) == 4
+
+
+def test_a_one_column_csv_is_told_its_missing_columns(tmp_path):
+    """A header of one known name is a measurement CSV short of columns, not text no
+    reader takes (a review)."""
+    path = tmp_path / "one.csv"
+    path.write_text("mean_ms\n2.5\n")
+    with pytest.raises(ConfigError, match="missing column\\(s\\) operation, consistency"):
+        read_measurements(str(path), replicas=3)
+
+
+@pytest.mark.parametrize("rate, latency, throughput, mean", [
+    ("12", "1,234.5", 12.0, 1234.5),        # English, a latency past a second
+    ("10'120", "1.5", 10120.0, 1.5),        # Swiss: an apostrophe groups
+    ("12", "1.234,5", 12.0, 1234.5)])       # German, past a second
+def test_stress_numbers_read_in_every_locale_shape(tmp_path, rate, latency, throughput,
+                                                   mean):
+    path = tmp_path / "run.txt"
+    path.write_text(_stress_run(rate, latency))
+    (row,), _ = read_measurements(str(path), replicas=3)
+    assert (row.throughput, row.mean_ms) == (throughput, mean)
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe\x00\x00o\x00\x00\x00",   # UTF-32
+                                  b"\xff\xfe\x01\x00\x02\x00"])       # binary
+def test_a_utf16_mark_before_what_is_no_text_is_refused_in_one_line(tmp_path, data):
+    path = tmp_path / "odd.csv"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError, match="is not UTF-16 text \\(control character "
+                                          "0x0[012]\\); save it as UTF-8"):
+        read_measurements(str(path), replicas=3)
+
+
+def test_a_bad_value_in_a_json_export_is_named_at_its_own_line(tmp_path):
+    lines = ['{"metric": "OVERALL", "measurement": "RunTime(ms)", "value": 1000}',
+             '{"metric": "OVERALL", "measurement": "Throughput(ops/sec)", "value": 100}',
+             '{\n  "metric" : "READ",\n  "measurement" : "Operations",\n'
+             '  "value" : 100\n}',
+             '{"metric": "READ", "measurement": "AverageLatency(us)", "value": -5}']
+    path = tmp_path / "export.json"
+    path.write_text("\n".join(lines) + "\n")
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\nexport.json,4,ONE\n")
+    with pytest.raises(ConfigError, match="export.json line 8: \\[READ\\], "
+                                          "AverageLatency\\(us\\) is -5"):
+        read_measurements(str(table), replicas=3)
