@@ -283,12 +283,28 @@ def _weak_directions(covariance, free, values, scale) -> list[str]:
     return notes
 
 
+#: Most client threads of a row this structure simulates: each is a client of its
+#: own in the simulation, so a run's cost grows with them.
+SIMULATED_MAX_THREADS = 10_000
+
+
+def _check_threads(rows: list[Measurement]) -> None:
+    """Refuse rows of more threads than the simulation takes, naming the first."""
+    if many := next((row for row in rows if (row.threads or 0) > SIMULATED_MAX_THREADS),
+                    None):
+        raise ConfigError(f"{many.place or 'a row'}: {many.threads:,} threads; "
+                          "--structure simulated runs each as a client of its own and "
+                          f"takes at most {SIMULATED_MAX_THREADS:,}: use the default "
+                          "structure, which takes any count")
+
+
 def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
               threads: tuple[int, ...] = THREAD_CANDIDATES, progress=None,
               confirm: bool = True) -> Calibration:
     """Fit a `CalibratedModel` to measured ``rows`` (see the module docstring)."""
     started = time.perf_counter()
     say = progress or (lambda message: None)
+    _check_threads(rows)
     if not rows or any(row.mean_ms is None for row in rows):
         raise ConfigError("every row to fit needs its measured mean_ms")
     start = _start(rows, nodes, replicas)
@@ -388,6 +404,7 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
     (common-random-number differences of short runs).
     """
     say = progress or (lambda message: None)
+    _check_threads(rows)
     z = stats.norm.ppf(0.975)
     cov = np.asarray(model.covariance) if model.covariance else None
     out = []

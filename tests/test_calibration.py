@@ -124,13 +124,13 @@ def _csv(tmp_path, text, name="m.csv"):
     (HEADER + "\nscan,ONE,4,,2\n", "line 2: operation='scan'"),
     (HEADER + "\nread,MOST,4,,2\n", "line 2: consistency level 'MOST'"),
     (HEADER + "\nread,ONE,4,,2\nread,FOUR,4,,2\n", "line 3.*FOUR"),
-    (HEADER + "\nread,ONE,four,,2\n", "threads='four' must be a whole number in 1..10,000"),
+    (HEADER + "\nread,ONE,four,,2\n", "threads='four' must be a whole number in 1..1,000,000"),
     (HEADER + "\nread,ONE,4,,2_5\n", "mean_ms='2_5' is not a number"),
-    (HEADER + "\nread,ONE,100000,,2\n",
-     "threads='100000' must be a whole number in 1..10,000"),
+    (HEADER + "\nread,ONE,2000000,,2\n",
+     "threads='2000000' must be a whole number in 1..1,000,000"),
     (HEADER + "\nread,ONE,4,,-2\n", "mean_ms='-2' must be"),
     (HEADER + "\nread,ONE,2.5,,2\n", "threads='2.5' must be a whole number"),
-    (HEADER + "\nread,ONE,-3,,2\n", "threads='-3' must be a whole number in 1..10,000"),
+    (HEADER + "\nread,ONE,-3,,2\n", "threads='-3' must be a whole number in 1..1,000,000"),
     (HEADER + "\nread,ONE,4,,\n", "mean_ms is missing"),
     (HEADER + ",rate\nread,ONE,4,,2,100\n", "exactly one of threads"),
     (HEADER + "\nread,ONE,4,,2,7\n", "different number of fields"),
@@ -964,3 +964,16 @@ def test_a_summary_row_is_named_whichever_column_holds_its_word(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the run column is ignored
             read_measurements(path, replicas=3)
+
+
+def test_the_simulated_structure_refuses_rows_past_its_thread_cap(tmp_path):
+    """The cap of 10,000 threads is the simulated structure's (each thread a client
+    of its own): it names the row and the structure that takes any count."""
+    from sizing.calibration import SIMULATED_MAX_THREADS
+
+    path = _csv(tmp_path, "operation,consistency,threads,mean_ms\nread,ONE,20000,5\n")
+    rows, _ = read_measurements(path, replicas=3)
+    assert rows[0].threads == 20_000 > SIMULATED_MAX_THREADS
+    with pytest.raises(ConfigError, match="line 2: 20,000 threads; --structure "
+                                          "simulated .* at most 10,000: use the default"):
+        calibrate(rows, nodes=3, replicas=3)
