@@ -48,7 +48,7 @@ def _cmd_plan_consistency(args, parser) -> int:
 def _plan_consistency_model(args) -> int:
     """``--model``: each strong pair's mix predicted on the calibrated cluster."""
     from forkjoin_sim.files.io import json_text
-    from sizing.mixes import plan_notes, plan_strong_pairs
+    from sizing.mixes import check_threads, plan_notes, plan_strong_pairs
     from sizing.network_model_file import read_network_model
 
     given = [_flag(name) for name, unset in _RATE_OPTIONS.items()
@@ -72,6 +72,8 @@ def _plan_consistency_model(args) -> int:
     except ConfigError as exc:
         raise ConfigError(f"--nodes {args.nodes} with --model {args.model}: {exc}") \
             from None
+    for threads in args.threads:
+        check_threads(model, threads)  # before any plan is simulated
     operations = args.operations or 40_000
     rows, best, notes = [], [], {}
     for threads in args.threads:

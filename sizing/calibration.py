@@ -43,6 +43,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.simulation import simulate
 
 from sizing.calibrated_model import PARAMETERS, CalibratedModel
+from sizing.columns import SIMULATED_MAX_THREADS
 from sizing.measurements import Measurement
 
 THREAD_CANDIDATES = (1, 2, 4, 8, 16, 32)
@@ -281,11 +282,6 @@ def _weak_directions(covariance, free, values, scale) -> list[str]:
                          f"{signs} changes the fit by less than the noise ({spread} "
                          "along that direction)")
     return notes
-
-
-#: Most client threads of a row this structure simulates: each is a client of its
-#: own in the simulation, so a run's cost grows with them.
-SIMULATED_MAX_THREADS = 10_000
 
 
 def _check_threads(rows: list[Measurement]) -> None:

@@ -15,9 +15,12 @@ COLUMNS = REQUIRED + LOAD + OPTIONAL
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")
 #: Most client threads a row may have: a bound on typing slips (the closed-network
-#: structures take any count; `sizing.calibration.SIMULATED_MAX_THREADS` is the
-#: simulated structure's own).
+#: structures take any count; `SIMULATED_MAX_THREADS` is the simulated ones' own).
 MAX_THREADS = 1_000_000
+#: Most client threads where a structure is simulated (``--structure simulated``; the
+#: mixes of the structures without lanes): each thread is a client of its own there,
+#: so a run's cost grows with them.
+SIMULATED_MAX_THREADS = 10_000
 #: Field separators a CSV (a measurement file, a side table) may use, as a spreadsheet
 #: saves it: commas, or semicolons (a decimal-comma locale) or tabs.
 SEPARATORS = (",", ";", "\t")

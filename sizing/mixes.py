@@ -110,6 +110,7 @@ from forkjoin_sim.steps import Closed, cassandra_jobs, cassandra_layout, cassand
 from forkjoin_sim.steps.builders import STAGES, read_law
 from forkjoin_sim.steps.graph import Layout, Op, Template
 from sizing.closed_network import DEMANDS, LAYOUTS, mixed_erlang
+from sizing.columns import SIMULATED_MAX_THREADS
 from sizing.network_fit import demands_of
 
 #: Structures whose reads ask ``R`` replicas (one data read, digests) and wait for all.
@@ -270,6 +271,17 @@ def _with_outside(template: Template) -> Template:
     return Template(ops, parties=template.parties, name=template.name + " + outside")
 
 
+def check_threads(model, threads: int) -> None:
+    """Refuse more client threads than ``model``'s mix takes: a structure without
+    lanes is simulated, each thread a client of its own (`SIMULATED_MAX_THREADS`)."""
+    structure = model.fit.structure
+    if structure not in ANALYTIC_STRUCTURES and threads > SIMULATED_MAX_THREADS:
+        raise ConfigError(f"threads={threads:,}: a mix of structure {structure} is "
+                          "simulated, each thread a client of its own, and takes at most "
+                          f"{SIMULATED_MAX_THREADS:,}; a model of structure lanes (the "
+                          "default) takes any count")
+
+
 def _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches):
     if not 0.0 <= read_fraction <= 1.0:
@@ -278,6 +290,7 @@ def _check(model, read_fraction, threads, read_level, write_level, operations, w
     if int(threads) != threads or threads < 1:
         raise ConfigError(f"threads={threads}; give a whole number of client threads "
                           ">= 1")
+    check_threads(model, threads)
     for name, level in (("read_level", read_level), ("write_level", write_level)):
         if int(level) != level or not 1 <= level <= model.replicas:
             raise ConfigError(f"{name}={level} with replicas={model.replicas}; use "

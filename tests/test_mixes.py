@@ -286,7 +286,9 @@ def test_pairs_closer_than_the_models_own_misses_are_called_a_tie(tmp_path, caps
      "--percentile"),
     (["--read-fraction", "0.5", "--threads", "10", "--objective", "percentile"],
      "--objective"),
-    (["--read-fraction", "0.5", "--threads", "20000"], "--threads 20000")])
+    (["--read-fraction", "0.5", "--threads", "10,20000"], "threads=20,000: a mix of "
+     "structure shared-digest-client is simulated"),
+    (["--read-fraction", "0.5", "--threads", "2000000"], "--threads 2000000")])
 def test_plan_consistency_model_bad_input_is_one_line(model_file, capsys, extra,
                                                        match):
     assert main(["plan-consistency", "--model", model_file, *extra]) == 2
