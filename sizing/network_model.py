@@ -763,9 +763,9 @@ class NetworkModel:
 
     def _within_loop_bounds(self, rows, centre, low, high, level, samples, seed,
                                    draws: "_Draws"):
-        """``low`` and ``high`` of the closed-loop rows of one operation past the
-        largest fitted thread count of their operation and level (else operation)
-        narrowed to what the loop allows from there. More threads never lower the
+        """``low`` and ``high`` of the closed-loop rows (of one operation, or a mix at
+        its share of reads) past the largest fitted thread count of their operation
+        and level (else operation) narrowed to what the loop allows from there. More threads never lower the
         latency: the lower end is at least the one at the largest fitted count M. A
         closed loop's throughput falls by at most `THROUGHPUT_LOSS` past saturation,
         so its mean latency at T threads is at most (the one at M + time outside at M)
@@ -778,9 +778,8 @@ class NetworkModel:
         threads, is_open = _load(self.as_fitted(rows))
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
-        pure = one_operation(rows)
         tops = np.full(len(threads), np.nan)
-        for i in np.flatnonzero(pure & ~is_open):
+        for i in np.flatnonzero(~is_open):
             mine = self.anchors._kind(write[i], False)
             same = mine & (self.anchors.quorum == quorum[i])
             group = same if same.any() else mine
