@@ -399,8 +399,9 @@ def register(subparsers) -> None:
     g.add_argument("--operation", type=choice_list(("read", "write"), "--operation"),
                    help="operations of the --threads grid (default: those the model was "
                         "fitted on)")
-    g.add_argument("--out", help="also write the predicted rows to this file: .csv, "
-                                 ".json (a list of objects) or .parquet (needs pyarrow)")
+    g.add_argument("--out", help="write the predicted rows to this file instead of "
+                                 "printing them (with --json, both): .csv, .json (a "
+                                 "list of objects) or .parquet (needs pyarrow)")
     g.add_argument("--figure", help="PRED.png: query rows (and measured values where "
                                     "given) with the model's curves and 95%% bands")
     g.add_argument("--seed", type=seed, default=None,

@@ -471,6 +471,37 @@ def wide_intervals(low, high, row_name=lambda i: f"row {i + 1}") -> str | None:
             "again, narrows it")
 
 
+#: A query row's measured mean this many times from its prediction, either way, is
+#: named as a possible unit slip (ms written as us or s).
+UNIT_SLIP = 3.0
+
+
+def measured_against_predicted(measured, mean, low, high,
+                               row_name=lambda i: f"row {i + 1}") -> str | None:
+    """The note on a query's measured means (``measured``, ms; NaN where a row has
+    none) against their predictions (``mean``) and 95% bands (``low``, ``high``): the
+    mean absolute error, how many fall inside their bands, and the rows a factor
+    `UNIT_SLIP` or more away (a unit slip?); None without a measured mean."""
+    measured = np.asarray(measured, float)
+    given = np.flatnonzero(np.isfinite(measured))
+    if not len(given):
+        return None
+    m, p = measured[given], np.asarray(mean, float)[given]
+    error = np.abs(p / m - 1.0)
+    inside = (m >= np.asarray(low, float)[given]) & (m <= np.asarray(high, float)[given])
+    worst = given[int(np.argmax(error))]
+    note = (f"the query's {counted(len(given), 'measured mean')}: the predictions miss "
+            f"them by {100 * error.mean():.3g}% on average (most {100 * error.max():.3g}%, "
+            f"{row_name(worst)}); {int(inside.sum())} of {len(given)} inside their 95% "
+            "intervals")
+    far = given[np.maximum(p / m, m / p) >= UNIT_SLIP]
+    if len(far):
+        note += (f"; {_listed(far, row_name)} {'are' if len(far) > 1 else 'is'} a "
+                 f"factor {UNIT_SLIP:g} or more from its prediction: is its mean_ms in "
+                 "ms (not us or s)?")
+    return note
+
+
 #: A closed query row is said to queue past what the fitted rows measured when it is
 #: predicted at more than this many times the busiest fitted row's throughput ...
 PAST_BUSIEST = 1.1
@@ -527,9 +558,12 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
              if np.all(queued[past]) else
              f"up to {np.max(throughput[past] / reached[past]):.2g} times as much, where "
              "the model's own curve does not yet queue as it would near a capacity")
+    of = ("their operation" if np.all(own_operation[past]) else
+          "any operation (none of theirs was fitted)" if not np.any(own_operation[past])
+          else "their operation (or of any, where theirs was not fitted)")
     return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
-            f"ops/s, past the {most} ops/s it gives the busiest fitted row of their "
-            f"operation{' (scaled to the cluster size asked)' if resized else ''} (the "
+            f"ops/s, past the {most} ops/s it gives the busiest fitted row of {of}"
+            f"{' (scaled to the cluster size asked)' if resized else ''} (the "
             "model's throughputs, not measured ones), "
             f"{where}: how much more the cluster carries, no fitted row measures, so "
             "there the latency rests on the model's structure")

@@ -33,7 +33,8 @@ import pandas as pd
 
 from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
-from sizing.calibration_notes import fit_notes, merged_levels, prediction_notes, \
+from sizing.calibration_notes import fit_notes, measured_against_predicted, \
+    merged_levels, prediction_notes, \
     unpaired_rows, wide_area_note, wide_intervals
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.geography import Geography, checked_against, placement
@@ -454,6 +455,11 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     unpaired = unpaired_rows(table, lambda i: source.row_name(i, by_place=False))
     if unpaired is not None:
         notes.append(unpaired)
+    checked = measured_against_predicted(
+        [np.nan if row.mean_ms is None else row.mean_ms for row in rows], mean, low,
+        high, lambda i: source.row_name(i, by_place=False))
+    if checked is not None:
+        notes.append(checked)
     return list(names), out, table, notes
 
 

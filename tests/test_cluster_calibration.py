@@ -918,3 +918,23 @@ def test_reads_of_mixed_runs_without_their_writes_leave_the_throughput_unfitted(
     assert error.mean() < 0.65
     assert np.all((table.predicted_ci_low_ms.to_numpy() <= measured)
                   & (measured <= table.predicted_ci_high_ms.to_numpy()))
+
+
+def test_measured_means_of_a_query_are_scored_against_the_predictions():
+    """A query's mean_ms was echoed and never compared, a 1000x unit slip too (a
+    probe): the note gives the mean error, the rows inside their bands, and names a
+    row a factor 3 or more away."""
+    from sizing.calibration_notes import measured_against_predicted
+
+    measured = np.array([2.2, np.nan, 5425.0, 3.0])
+    mean, low, high = np.array([2.0, 3.0, 5.4, 3.3]), np.array([1.8, 2.0, 4.0, 3.1]), \
+        np.array([2.4, 4.0, 7.0, 3.5])
+    note = measured_against_predicted(measured, mean, low, high)
+    errors = np.abs(mean[[0, 2, 3]] / measured[[0, 2, 3]] - 1)
+    assert note.startswith(f"the query's 3 measured means: the predictions miss them by "
+                           f"{100 * errors.mean():.3g}% on average (most "
+                           f"{100 * errors.max():.3g}%, row 3); 1 of 3 inside")
+    assert note.endswith("row 3 is a factor 3 or more from its prediction: is its "
+                         "mean_ms in ms (not us or s)?")
+    assert measured_against_predicted(np.full(2, np.nan), mean[:2], low[:2],
+                                      high[:2]) is None

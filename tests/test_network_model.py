@@ -1516,3 +1516,22 @@ def test_a_closed_loops_ceiling_counts_the_clients_time_at_the_largest_fitted_th
     ceiling = (top_high + top["think_ms"]) * 6400 / THREADS[-1] \
         / (1 - THROUGHPUT_LOSS) - far["think_ms"]
     np.testing.assert_allclose(high, np.maximum(ceiling, centre), rtol=1e-9)
+
+
+def test_a_mixed_runs_band_past_the_fitted_threads_keeps_the_loops_bounds():
+    """The bounds of a closed loop past the largest fitted thread count M held only
+    for rows of one operation: a 50% mix fitted to 500 threads had [1.37, 16,983] ms
+    around 152 at 5,000 (a probe). A mixed row gets them too: its lower end never
+    below the band at M, its upper end at most what its threads allow from there."""
+    from sizing.network_model import _Draws
+
+    model = _model_with_outside(np.zeros(len(THREADS)))
+    far = dict(_rows([("ONE", 100 * THREADS[-1])]), reads=np.array([0.5]))
+    top = dict(_rows([("ONE", THREADS[-1])]), reads=np.array([0.5]))
+    centre = model.predict(far)[0]
+    low, high = model._within_loop_bounds(far, centre, centre / 1e3,
+                                          np.full(1, 1e12), 0.95, 64, 0, _Draws())
+    top_low, top_high = model._interval(top, 0.95, 64, 0, True, _Draws())
+    np.testing.assert_allclose(low, np.minimum(top_low, centre), rtol=1e-9)
+    ceiling = top_high * 100 / (1 - THROUGHPUT_LOSS)
+    np.testing.assert_allclose(high, np.maximum(ceiling, centre), rtol=1e-9)
