@@ -174,8 +174,12 @@ def level_list(names, what: str = "--consistency"):
         try:
             found = iter(by_name(",".join(named)) if named else [])
         except argparse.ArgumentTypeError as exc:
+            why = (" (EACH_QUORUM waits for a quorum in every data centre, which the "
+                   "model does not describe; in one data centre it is QUORUM)"
+                   if "EACH_QUORUM" in (p.strip().upper() for p in named) else "")
             raise argparse.ArgumentTypeError(
-                str(exc).replace(f"names from {','.join(names)}", choices)) from None
+                str(exc).replace(f"names from {','.join(names)}", choices) + why) \
+                from None
         out = [str(int(p)) if i in numbers else next(found) for i, p in enumerate(parts)]
         if len(set(out)) != len(out):
             raise argparse.ArgumentTypeError(f"{what} {text!r} names a level twice")

@@ -240,7 +240,7 @@ def _number(text: str, column: str, where: str) -> float | None:
         raise ConfigError(f"{where}: {column}={text!r} is not a number; {fix}") from None
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{where}: {column}={text!r} must be a finite number "
-                          + ("> 0" if column == "mean_ms" else ">= 0"))
+                          + ("> 0" if column in ("mean_ms", "rate") else ">= 0"))
     return value
 
 

@@ -894,13 +894,17 @@ def test_a_tables_usual_spellings_are_read_as_meant(tmp_path, cells, expected):
     ("read,ONE,100,,abc", "write e.g. mean_ms=12.5 (empty only in a file of rows to "
                           "predict)"),
     ("read,ONE,100,,-8.5", "mean_ms='-8.5' must be a finite number > 0"),
+    # a rate refused as below 0 and then as 0 said two things (a probe)
+    ("read,ONE,,,5.4,-100", "rate='-100' must be a finite number > 0"),
     # a spreadsheet's summary under the runs (before: "operation='' is unknown")
     ("Average,,,,5.4", "line 2: a summary row ('Average'), not a measured run; delete "
                        "it or start it with #"),
     (",Total:,,,5.4", "a summary row ('Total:')"),
     (",,100,,5.4", "line 2: operation is empty; give read or write")])
 def test_what_a_table_cannot_mean_is_refused_saying_what_to_write(tmp_path, cells, words):
-    path = _csv(tmp_path, f"operation,consistency,threads,throughput,mean_ms\n{cells}\n")
+    rate = ",rate" if cells.count(",") == 5 else ""
+    path = _csv(tmp_path, f"operation,consistency,threads,throughput,mean_ms{rate}\n"
+                          f"{cells}\n")
     with pytest.raises(ConfigError) as info:
         read_measurements(path, replicas=3)
     assert words in str(info.value) and "\n" not in str(info.value)

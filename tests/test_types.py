@@ -33,6 +33,9 @@ def test_the_data_centre_levels_are_two_levels_and_not_their_plain_names():
     ("0", "needs at least 1 acknowledgement"),
     ("ONE,,ALL", "no empty item"),
     ("EACH_QUORUM", "unknown 'EACH_QUORUM'"),
+    # as a measurement file's refusal says why (the grid's said only "unknown")
+    ("ONE,each_quorum", "(EACH_QUORUM waits for a quorum in every data centre, which "
+                        "the model does not describe; in one data centre it is QUORUM)"),
 ])
 def test_a_level_list_refuses_a_level_twice_or_not_a_level(text, says):
     with pytest.raises(argparse.ArgumentTypeError, match=re.escape(says)):
