@@ -49,7 +49,8 @@ def _plan_consistency_model(args) -> int:
     """``--model``: each strong pair's mix predicted on the calibrated cluster."""
     from forkjoin_sim.files.io import json_text
     from sizing.mixes import check_threads, plan_notes, plan_strong_pairs
-    from sizing.network_model_file import read_network_model
+    from sizing.calibrated_model import read_model
+    from sizing.network_model_file import is_network_model, read_network_model
 
     given = [_flag(name) for name, unset in _RATE_OPTIONS.items()
              if getattr(args, name) != unset]
@@ -66,6 +67,11 @@ def _plan_consistency_model(args) -> int:
             f"{flag} ({said.get(flag, flag)})" for flag in missing))
     if args.out:
         check_table_out(args.out, "--out")
+    if not is_network_model(args.model):
+        read_model(args.model)  # a simulated model's file, or what is wrong with it
+        raise ConfigError(f"--model {args.model} was calibrated with --structure "
+                          "simulated, which plans no strong pairs; calibrate the cluster "
+                          "again at the default structure (lanes)")
     model = read_network_model(args.model)
     try:
         nodes = model.size_asked(args.nodes)

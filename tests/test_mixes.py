@@ -503,3 +503,20 @@ def test_a_mixes_throughput_counts_the_clients_time_outside_the_latency():
     assert waits_ms(model.model, 1.0, 50, 1, 3) > 50.0
     for pair in pairs:
         assert pair["throughput_low"] < pair["throughput"] < pair["throughput_high"]
+
+
+def test_plan_consistency_of_a_simulated_model_says_to_calibrate_again(tmp_path, capsys):
+    """It said the file had unknown tables and to give one calibrate writes, which
+    this one is (a probe)."""
+    from sizing.calibrated_model import CalibratedModel, write_model
+
+    path = tmp_path / "simulated.toml"
+    write_model(CalibratedModel(nodes=3, replicas=3, threads=4, data_read_ms=0.8,
+                                digest_ratio=0.5, write_ms=0.6, overhead_ms=0.3,
+                                think_ms=0.0), str(path))
+    assert main(["plan-consistency", "--model", str(path), "--read-fraction", "0.5",
+                 "--threads", "10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.endswith(
+        "was calibrated with --structure simulated, which plans no strong pairs; "
+        "calibrate the cluster again at the default structure (lanes)")
