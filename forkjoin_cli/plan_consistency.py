@@ -9,6 +9,7 @@ thread count and pair: the CSV's rows and columns).
 
 from __future__ import annotations
 
+import os
 import warnings
 
 from forkjoin_cli import types
@@ -67,7 +68,7 @@ def _plan_consistency_model(args) -> int:
             f"{flag} ({said.get(flag, flag)})" for flag in missing))
     if args.out:
         check_table_out(args.out, "--out")
-    if not is_network_model(args.model):
+    if os.path.isfile(args.model) and not is_network_model(args.model):
         read_model(args.model)  # a simulated model's file, or what is wrong with it
         raise ConfigError(f"--model {args.model} was calibrated with --structure "
                           "simulated, which plans no strong pairs; calibrate the cluster "
