@@ -1015,6 +1015,9 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
     # the line that stated the thread count since the last block: a later block without
     # one would take an earlier run's count
     stated_at = None
+    # since the last block: a level stated, a run of its own begun ("Running WRITE with
+    # N threads" with no auto run's "Running with N threadCount" before it)
+    level_since, own_run, auto = False, False, False
     # (threads, line) of the run begun since the last results: an auto run stopped
     # before its last thread count's results ends inside it
     started = None
@@ -1023,10 +1026,13 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
             if match := pattern.search(line):
                 file_level = _level(match.group(1), f"{where} line {index + 1}",
                                     "the output's settings")
+                level_since = True
         for pattern in _STRESS_THREADS:
             if match := pattern.search(line):
                 file_threads = whole_threads(match.group(1), f"{where} line {index + 1}")
                 stated_at = index + 1
+                auto = auto or pattern is _STRESS_THREADS[0]
+                own_run = own_run or (pattern is _STRESS_THREADS[1] and not auto)
                 if pattern is not _STRESS_THREADS[2] and started is None:
                     started = (file_threads, index + 1)
         if match := re.search(r"Running (\S+) with \d+ threads", line):
@@ -1065,7 +1071,14 @@ def parse_cassandra_stress(text: str, consistency: str | None = None,
                 "that count is another run's; give the thread count before each block "
                 "(a 'Running with N threadCount' line), or split the file, one run per "
                 "file")
-        stated_at = None
+        if rows and own_run and not level_since and given_level is None:
+            raise ConfigError(
+                f"{where}: the run whose 'Results:' block is at line {index + 1} states "
+                f"no consistency level of its own (the run before it ran at "
+                f"{file_level}): that level is another run's; give each run with its "
+                "settings banner (Consistency Level:), or split the file, one run per "
+                "file")
+        stated_at, level_since, own_run, auto = None, False, False, False
         count = _agree(given_threads, file_threads, "threads", run, source, given_by)
         level = _agree_level(given_level, file_level, run, source, given_by)
         missing = {}

@@ -1515,3 +1515,25 @@ def test_a_bad_value_in_a_json_export_is_named_at_its_own_line(tmp_path):
     with pytest.raises(ConfigError, match="export.json line 8: \\[READ\\], "
                                           "AverageLatency\\(us\\) is -5"):
         read_measurements(str(table), replicas=3)
+
+
+def test_a_later_run_without_its_own_settings_takes_no_other_runs_level(tmp_path):
+    """Two runs pasted together, the second without its settings banner, read the
+    second at the first's level (a probe); as for a thread count, it is refused. An
+    auto run's later thread counts keep the level of its one banner."""
+    first = _stress_run("10,120", "1.5")
+    second = ("Running WRITE with 32 threads 1 minutes\n\nResults:\n"
+              "Op rate                   :   12,000 op/s  [WRITE: 12,000 op/s]\n"
+              "Latency mean              :    2.5 ms [WRITE: 2.5 ms]\n"
+              "Total errors              :          0 [WRITE: 0]\n"
+              "Total operation time      : 00:01:00\n\nEND\n")
+    path = tmp_path / "two.txt"
+    path.write_text(first + second)
+    with pytest.raises(ConfigError, match="states no consistency level of its own \\(the "
+                                          "run before it ran at QUORUM\\)"):
+        read_measurements(str(path), replicas=3)
+    path.write_text(first + "  Consistency Level: ONE\n" + second)
+    rows, _ = read_measurements(str(path), replicas=3)
+    assert [(r.consistency, r.threads) for r in rows] == [("QUORUM", 16), ("ONE", 32)]
+    assert {r.consistency for r in read_measurements(str(STRESS_AUTO),
+                                                     replicas=3)[0]} == {"QUORUM"}
