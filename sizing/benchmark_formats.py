@@ -17,8 +17,11 @@ Two formats are read, told apart by `detect_format`:
     run spread over several YCSB clients is several files, each one client's threads
     and throughput: a side table gives them one ``run`` name, and they are read as
     one run, as the cluster saw it (`_clients_as_one`).
+    The summary may also come as YCSB's JSON exporters write it (`_output_text`), or
+    as ``-p measurementtype=raw`` names its metrics (`_RAW_METRICS`).
     A failed operation is counted once (YCSB 0.17 prints it both as a ``Return=``
-    code of its operation and in its ``[READ-FAILED]`` (...) section); a read that
+    code of its operation and in its ``[READ-FAILED]`` (...) section, or with
+    ``reportlatencyforeacherror`` in one per code, `_failed_by_code`); a read that
     found no row (``Return=NOT_FOUND``) completed, and counts in the share of reads;
     where YCSB lists those reads alone in ``[READ-FAILED]``, with their mean, they are
     in the read mean too (weighted by count with the reads that found a row; the
