@@ -89,7 +89,6 @@ gives the thread counts it finished, with a warning naming the one left out.
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 import warnings
@@ -101,7 +100,8 @@ from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS
 from forkjoin_sim.errors import ConfigError, counted as counted_text
 from forkjoin_sim.laws.empirical import UNITS
 from forkjoin_sim.checks import check_input_file, input_encoding, plain_float
-from sizing.columns import COLUMNS, header_line, separator_of, whole_threads
+from sizing.columns import COLUMNS, csv_records, header_line, separator_of, \
+    whole_threads
 
 YCSB = "ycsb"
 CASSANDRA_STRESS = "cassandra-stress"
@@ -1165,25 +1165,20 @@ def read_side_table(path) -> dict[str, dict]:
     """
     check_input_file(path, "side table")
     folder = Path(path).parent
-    with open(path, newline="", encoding=input_encoding(path)) as handle:
-        text = handle.read()
-    reader = csv.reader(io.StringIO(text, newline=""),
-                        delimiter=separator_of(header_line(text)))
-    header, table, seen = None, {}, {}
-    for fields in reader:
-        line = reader.line_num
-        if not any(field.strip() for field in fields) or \
-                fields[0].lstrip().startswith("#"):
-            continue  # blank, or a comment as a measurement file may have
-        if header is None:
-            header = [field.strip().lower() for field in fields]
-            unknown = [n for n in header if n not in SIDE_TABLE_COLUMNS]
-            if "file" not in header or unknown or len(set(header)) < len(header):
-                raise ConfigError(
-                    f"side table {path}: the header must name file and any of "
-                    f"{', '.join(SIDE_TABLE_COLUMNS[1:])}, each once, e.g. "
-                    f"{','.join(SIDE_TABLE_COLUMNS[:3])} (got {','.join(header)})")
-            continue
+    # blank and comment lines skipped, as in a measurement file
+    header, records, _ = csv_records(path)
+    if header is None:
+        raise ConfigError(f"side table {path} is empty; give the header "
+                          f"{','.join(SIDE_TABLE_COLUMNS[:3])} and one row per output")
+    header = [name.lower() for name in header]
+    unknown = [n for n in header if n not in SIDE_TABLE_COLUMNS]
+    if "file" not in header or unknown or len(set(header)) < len(header):
+        raise ConfigError(
+            f"side table {path}: the header must name file and any of "
+            f"{', '.join(SIDE_TABLE_COLUMNS[1:])}, each once, e.g. "
+            f"{','.join(SIDE_TABLE_COLUMNS[:3])} (got {','.join(header)})")
+    table, seen = {}, {}
+    for line, fields in records:
         where = f"side table {path} line {line}"
         if len(fields) > len(header):
             raise ConfigError(f"{where}: {len(fields)} fields under a header of "
@@ -1213,9 +1208,6 @@ def read_side_table(path) -> dict[str, dict]:
             "operations": _operations(row.get("operations", ""), where),
             "run": row.get("run") or None,
             "path": file, "row": where}
-    if header is None:
-        raise ConfigError(f"side table {path} is empty; give the header "
-                          f"{','.join(SIDE_TABLE_COLUMNS[:3])} and one row per output")
     return table
 
 

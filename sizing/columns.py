@@ -2,10 +2,12 @@
 the CSV reader (`measurements`) and the readers of benchmark output
 (`benchmark_formats`)."""
 
+import csv
+import io
 import math
 import re
 
-from forkjoin_sim.checks import plain_float
+from forkjoin_sim.checks import input_encoding, plain_float
 from forkjoin_sim.errors import ConfigError
 
 REQUIRED = ("operation", "consistency", "mean_ms")
@@ -31,6 +33,31 @@ def header_line(text: str) -> str:
     its header ("" if none)."""
     return next((line for line in text.splitlines()
                  if line.strip() and not line.lstrip().startswith("#")), "")
+
+
+def csv_records(path) -> tuple[list[str] | None, list[tuple[int, list[str]]], str]:
+    """The header names of a CSV file (stripped; None if it holds no line), its rows as
+    (line number, fields) and its field separator (`separator_of` its header),
+    skipping rows with no field given (blank lines, a spreadsheet's ``,,,,``) and
+    comment lines (``#`` first). UTF-8 with or without a byte-order mark (a
+    spreadsheet's "CSV UTF-8"), or UTF-16 with one (Windows PowerShell's)."""
+    with open(path, newline="", encoding=input_encoding(path)) as handle:
+        text = handle.read()
+    # the header's most frequent separator (a name may hold a comma or a semicolon)
+    separator = separator_of(header_line(text))
+    header, records = None, []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
+    end = 0
+    for fields in reader:
+        line, end = end + 1, reader.line_num  # a quoted value may span lines
+        if not any(field.strip() for field in fields) or (
+                fields and fields[0].lstrip().startswith("#")):
+            continue
+        if header is None:
+            header = [field.strip() for field in fields]
+        else:
+            records.append((line, fields))
+    return header, records, separator
 
 
 def separator_of(line: str) -> str:

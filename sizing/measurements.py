@@ -65,7 +65,6 @@ error), and two rows of one configuration whose results differ by more than
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 import warnings
@@ -75,13 +74,13 @@ from decimal import Decimal, InvalidOperation
 
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.errors import ConfigError, counted
-from forkjoin_sim.checks import input_encoding, plain_float
+from forkjoin_sim.checks import plain_float
 from forkjoin_sim.laws.empirical import UNITS
 from sizing.benchmark_formats import benchmark_rows
 
 from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS, SEPARATORS,  # noqa: F401
                             OPTIONAL, PERCENTILE_COLUMNS, REQUIRED,  # (public here)
-                            header_line, separator_hint, separator_of, whole_threads)
+                            csv_records, separator_hint, whole_threads)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
 FASTEST_MEAN_MS = 1e-3
@@ -754,28 +753,9 @@ _EITHER_WAY = re.compile(r"^[1-9]\d{0,2}[.,]\d{3}$")
 
 
 def _csv_records(path: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
-    """The header names of a measurement CSV (stripped; None if the file holds no
-    line) and its rows as (line number, fields), skipping rows with no field given
-    (blank lines, a spreadsheet's ``,,,,``) and comment lines (``#`` first). The
-    separator is the header's most frequent of `SEPARATORS`; with semicolons or tabs
-    a decimal comma (``5,425``) is a decimal point."""
-    # a spreadsheet's "CSV UTF-8" starts with a byte-order mark; PowerShell writes UTF-16
-    with open(path, newline="", encoding=input_encoding(path)) as handle:
-        text = handle.read()
-    # the header's most frequent separator (a name may hold a comma or a semicolon)
-    separator = separator_of(header_line(text))
-    header, records = None, []
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
-    end = 0
-    for fields in reader:
-        line, end = end + 1, reader.line_num  # a quoted value may span lines
-        if not any(field.strip() for field in fields) or (
-                fields and fields[0].lstrip().startswith("#")):
-            continue
-        if header is None:
-            header = [field.strip() for field in fields]
-        else:
-            records.append((line, fields))
+    """The header names of a measurement CSV and its rows (`sizing.columns.csv_records`);
+    with semicolons or tabs a decimal comma (``5,425``) is a decimal point."""
+    header, records, separator = csv_records(path)
     if separator != ",":
         records = _with_decimal_points(path, header, records, separator)
     return header, records
