@@ -406,9 +406,14 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
 WIDE_AREA_META = {"flat": "flat_one_ms", "step": "wide_step_ms"}
 
 
+def _stripped(cell):
+    """``cell`` without the blanks around it, where it is text."""
+    return cell.strip() if isinstance(cell, str) else cell
+
+
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
                    _stacklevel: int = 2):
-    """(the query's column names, one dict per query row: its cells as given and the
+    """(the query's column names, one dict per query row: its cells as given (without blanks around them) and the
     `PREDICTED` columns, the query's table, what the prediction says besides the
     numbers: rows past capacity, parameters resting on the prior, extrapolation,
     levels the model merges) of ``query`` (a file or a DataFrame of a measurement
@@ -435,7 +440,8 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     few, many = throughput_interval(mrows, mean, throughput, low, high)
     out = []
     for i, row in enumerate(rows):
-        entry = {c: row.raw.get(c, "") for c in names}
+        # a cell as read (" quorum " is read as QUORUM), so that the output joins on it
+        entry = {c: _stripped(row.raw.get(c, "")) for c in names}
         entry.update(zip(PREDICTED, (float(v[i]) for v in (mean, low, high, throughput,
                                                            few, many))))
         out.append(entry)

@@ -79,6 +79,19 @@ def test_predictions_come_back_as_a_table_with_intervals(from_file):
         assert measured[(level, 200.0)] < got < measured[(level, 300.0)]
 
 
+def test_a_files_cells_come_back_as_read_without_their_blanks(from_file, tmp_path):
+    # a spreadsheet's " 300 " is read as 300: the output says what was read, as
+    # numbers where they are numbers, so that it joins on the query's values
+    fitted, _ = from_file
+    query = tmp_path / "query.csv"
+    query.write_text("operation,consistency,threads\n read , ALL ,  300 \nread,ONE,300\n")
+    frame = predict_table(fitted, str(query))
+    assert frame.operation.tolist() == ["read", "read"]
+    assert frame.consistency.tolist() == ["ALL", "ONE"]
+    assert frame.threads.tolist() == [300, 300] and frame.threads.dtype.kind in "iu"
+    assert frame.predicted_mean_ms.iloc[0] > frame.predicted_mean_ms.iloc[1]
+
+
 def test_a_model_file_predicts_as_the_fit_did(from_file, tmp_path):
     fitted, _ = from_file
     path = tmp_path / "model.toml"
