@@ -256,7 +256,8 @@ def cmd_predict_model(args) -> int:
     columns = list(names) + list(PREDICTED) + [f"predicted_{c}" for c in wanted]
     table = []
     for row, pred in zip(rows, predictions):
-        entry = {c: row.raw.get(c, "") for c in names}
+        # a cell as read, without the blanks around it (as the closed network's)
+        entry = {c: str(row.raw.get(c, "")).strip() for c in names}
         entry.update({c: pred[c] for c in columns if c.startswith("predicted_")})
         table.append(entry)
         for note in pred["notes"]:

@@ -50,7 +50,8 @@ CLUSTER_KEYS = ("format", "nodes", "replicas", "threads", *FIXED_STRUCTURE,
                 *PARAMETERS, "digest_read_ms")
 FIT_KEYS = ("free", "covariance", "rows", "seed", "threads_tried", "threads_cost",
             "fixed", "residual_rms", "degrees_of_freedom", "evaluations", "warnings",
-            "measurements", "measurements_sha256")
+            "measurements", "measurements_sha256", "fitted_operations",
+            "fitted_threads_max", "fitted_rate_max")
 #: What `read_model` accepts per parameter: (smallest positive value, largest value,
 #: whether 0 is allowed). Service times from 1 ns to about 3 hours (1e7 ms): beyond
 #: any real operation at both ends (the fit itself stays above 1e-3 ms), yet far from
@@ -261,6 +262,7 @@ def read_model(path: str) -> CalibratedModel:
         except (TypeError, ValueError):
             raise ConfigError(f"{path}: [cluster] {name} = {cluster[name]!r} must be a "
                               "number") from None
+    _check_reach(fit, path)
     try:
         model = CalibratedModel(sizes["nodes"], sizes["replicas"], sizes["threads"],
                                 *(values[name] for name in PARAMETERS),
@@ -270,6 +272,26 @@ def read_model(path: str) -> CalibratedModel:
     _check_ranges(model, path)
     _check_covariance(model, path)
     return model
+
+
+def _check_reach(fit: dict, path: str) -> None:
+    """Refuse a hand-edited record of what the fitted rows measured
+    (`sizing.calibration.fitted_reach`) that predict could not compare with."""
+    how = "; fix it or recalibrate with forkjoin-sim cassandra calibrate"
+    operations = fit.get("fitted_operations", [])
+    if not isinstance(operations, list) or not all(isinstance(o, str)
+                                                   for o in operations):
+        raise ConfigError(f"{path}: [fit] fitted_operations = {operations!r} must be a "
+                          f"list of operation names{how}")
+    threads = fit.get("fitted_threads_max", 1)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ConfigError(f"{path}: [fit] fitted_threads_max = {threads!r} must be a "
+                          f"whole number of at least 1{how}")
+    rate = fit.get("fitted_rate_max", 1.0)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or \
+            not math.isfinite(rate) or rate <= 0:
+        raise ConfigError(f"{path}: [fit] fitted_rate_max = {rate!r} must be a positive "
+                          f"number{how}")
 
 
 def _check_ranges(model: CalibratedModel, path: str) -> None:

@@ -368,11 +368,45 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
                          list(threads), "threads_cost": [coarse[c][0] for c in threads],
                          "fixed": fixed, "residual_rms": math.sqrt(s2),
                          "degrees_of_freedom": dof,
-                         "evaluations": evaluations, "warnings": notes})
+                         "evaluations": evaluations, "warnings": notes,
+                         **fitted_reach(rows)})
     confirmed = predict(model, rows, seed=seed, progress=say) if confirm else []
     return Calibration(model, rows, confirmed, tuple(notes),
                        {c: coarse[c][0] for c in threads},
                        time.perf_counter() - started, evaluations)
+
+
+def fitted_reach(rows: list[Measurement]) -> dict:
+    """What the fitted ``rows`` measured, as the model file keeps it: their operations,
+    the most client threads of a closed row and the highest rate of an open one
+    (absent where no row is of that kind)."""
+    reach = {"fitted_operations": sorted({row.operation for row in rows})}
+    threads = [row.threads for row in rows if row.closed]
+    rates = [row.rate for row in rows if not row.closed]
+    if threads:
+        reach["fitted_threads_max"] = max(threads)
+    if rates:
+        reach["fitted_rate_max"] = max(rates)
+    return reach
+
+
+def reach_notes(model: CalibratedModel, row: Measurement) -> list[str]:
+    """What ``row`` asks beyond the fitted rows (`fitted_reach`, kept in the model
+    file; a file written before it was kept says nothing): an operation no fitted row
+    measured, more client threads or a higher rate than any fitted row ran."""
+    fit, notes = model.fit or {}, []
+    operations = fit.get("fitted_operations")
+    if operations and row.operation not in operations:
+        notes.append(f"no fitted row measured {row.operation} (fitted: "
+                     f"{', '.join(operations)}): its prediction rests on the model alone")
+    most = fit.get("fitted_threads_max") if row.closed else fit.get("fitted_rate_max")
+    load = row.threads if row.closed else row.rate
+    if most is not None and load > most:
+        what = (f"{row.threads} client threads, more than the {most} of the busiest "
+                "fitted row" if row.closed else
+                f"a rate of {row.rate:g}/s, above the {most:g}/s of the busiest fitted row")
+        notes.append(f"{what}: an extrapolation, which no fitted row measures")
+    return notes
 
 
 def _simulation_variance(model, rows, seed):
@@ -430,7 +464,8 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
                  "simulation_ci_low_ms": sim.ci_low, "simulation_ci_high_ms": sim.ci_high,
                  "predicted_throughput": sim.throughput,
                  "predicted_throughput_sd": math.sqrt(var_x),
-                 "predicted_std_ms": sim.std, "notes": list(sim.notes)}
+                 "predicted_std_ms": sim.std,
+                 "notes": reach_notes(model, row) + list(sim.notes)}
         entry.update({f"predicted_{k}": v for k, v in sim.percentiles.items()})
         out.append(entry)
         say(f"predict: {row.label()}: {sim.mean:.4g} ms "

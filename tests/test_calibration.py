@@ -15,7 +15,8 @@ import pytest
 from forkjoin_cli.main import main
 from forkjoin_sim.errors import ConfigError
 from sizing.calibrated_model import CalibratedModel, read_model, write_model
-from sizing.calibration import calibrate, predict, simulate_row
+from sizing.calibration import calibrate, fitted_reach, predict, reach_notes, \
+    simulate_row
 from sizing.measurements import Measurement, read_measurements
 
 TRUTH = CalibratedModel(nodes=6, replicas=3, threads=4, data_read_ms=0.8,
@@ -565,6 +566,12 @@ def _edited_model(tmp_path, old, new):
     (FITTED_COVARIANCE, "covariance = [[1.0, 2.0], [2.0, 1.0]]\n",
      "[fit] covariance is not positive semidefinite (eigenvalue -1)"),
     (FITTED_COVARIANCE, "", "[fit] lacks covariance (calibrate always writes both)"),
+    ("rows = 10\n", "rows = 10\nfitted_threads_max = \"many\"\n",
+     "[fit] fitted_threads_max = 'many' must be a whole number of at least 1"),
+    ("rows = 10\n", "rows = 10\nfitted_rate_max = -5.0\n",
+     "[fit] fitted_rate_max = -5.0 must be a positive number"),
+    ("rows = 10\n", "rows = 10\nfitted_operations = \"read\"\n",
+     "[fit] fitted_operations = 'read' must be a list of operation names"),
 ])
 def test_out_of_range_parameters_and_a_broken_covariance_are_refused(
         tmp_path, old, new, message):
@@ -632,6 +639,37 @@ def test_predict_with_a_model_writes_every_row(tmp_path, capsys):
         assert float(r["predicted_throughput"]) > 0
 
 
+def test_predict_names_rows_past_what_the_fitted_rows_measured(tmp_path, capsys):
+    # the file keeps what the fitted rows measured (calibrate's fitted_reach), and
+    # predict names a row beyond it: more threads, or an operation never fitted
+    rows = [Measurement("read", "ONE", 4, mean_ms=1.0), Measurement("read", "ALL", 16,
+                                                                    mean_ms=2.0)]
+    model = replace(FITTED, fit={"rows": 2, **fitted_reach(rows)})
+    path = tmp_path / "model.toml"
+    write_model(model, str(path))
+    assert read_model(str(path)).fit["fitted_threads_max"] == 16
+    query = _csv(tmp_path, "operation,consistency,threads\nread,ONE, 8 \n"
+                           "read,ONE,32\nwrite,ONE,8\n")
+    out = tmp_path / "pred.csv"
+    assert main(["cassandra", "predict", "--model", str(path), "--measurements",
+                 query, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "read ONE 8 threads: warning" not in err
+    assert ("read ONE 32 threads: warning: 32 client threads, more than the 16 of the "
+            "busiest fitted row: an extrapolation") in err
+    assert ("write ONE 8 threads: warning: no fitted row measured write (fitted: read)"
+            in err)
+    assert [r["threads"] for r in csv.DictReader(out.open())] == ["8", "32", "8"]
+    # an open row above the busiest fitted rate is named the same way
+    open_rows = [Measurement("read", "ONE", rate=100.0, mean_ms=1.0)]
+    notes = reach_notes(replace(FITTED, fit=fitted_reach(open_rows)),
+                        Measurement("read", "ONE", rate=250.0))
+    assert notes == ["a rate of 250/s, above the 100/s of the busiest fitted row: an "
+                     "extrapolation, which no fitted row measures"]
+    # a file written before the record existed says nothing
+    assert reach_notes(FITTED, Measurement("write", "ONE", 10_000)) == []
+
+
 def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     rows = _measure(TRUTH, [("read", "ONE", 4), ("read", "ALL", 32)])
     text = HEADER + "\n" + "".join(f"read,{r.consistency},{r.threads},{r.throughput},"
@@ -641,7 +679,12 @@ def test_calibrate_command_writes_model_and_report(tmp_path, capsys):
     assert main(["cassandra", "calibrate", "--nodes", "6", "--replicas", "3",
                  "--measurements", path, "--out", str(out), "--report", str(report),
                  "--structure", "simulated", "--threads", "4"]) == 0
-    assert read_model(str(out)).threads == 4
+    written = read_model(str(out))
+    assert written.threads == 4
+    # what the rows measured, for predict to name the rows past it
+    assert (written.fit["fitted_operations"], written.fit["fitted_threads_max"]) == \
+        (["read"], 32)
+    assert "fitted_rate_max" not in written.fit
     assert '"rows"' in report.read_text()
 
 
