@@ -165,6 +165,17 @@ def _check_cores(args, structure: str) -> None:
     args.client_cores = DEFAULT_CORES if args.client_cores is None else args.client_cores
 
 
+def _no_think(rows, path: str) -> None:
+    """Refuse rows that state their clients' pause (``think_ms``) to the simulated
+    structure, which fits one think time for every row."""
+    stated = next((row for row in rows if row.think_ms is not None), None)
+    if stated is not None:
+        raise ConfigError(f"{path}: {stated.place or 'a row'} states think_ms, which "
+                          "--structure simulated does not read (it fits one think time "
+                          "for every row): leave the column out, or calibrate at the "
+                          "default structure, which reads it")
+
+
 def _calibrate_simulated(args) -> int:
     """``--structure simulated``: fit, write the model (and report), print a summary."""
     check_writable(args.out, "--out", (".toml",))
@@ -180,6 +191,7 @@ def _calibrate_simulated(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rows, _ = read_measurements(args.measurements, args.replicas)
+    _no_think(rows, args.measurements)
     doubts = [str(item.message) for item in caught]
     for doubt in doubts:  # shown when the command ends, and kept in model and report
         warnings.warn(doubt, UserWarning, stacklevel=1)
@@ -251,6 +263,7 @@ def cmd_predict_model(args) -> int:
         raise ConfigError("--figure needs a model of a closed-network structure; "
                           f"{args.model} was calibrated with --structure simulated")
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
+    _no_think(rows, args.measurements)
     wanted = [c for c in PERCENTILE_COLUMNS if c in names]
     predictions = predict(model, rows, seed=args.seed, progress=to_stderr)
     columns = list(names) + list(PREDICTED) + [f"predicted_{c}" for c in wanted]

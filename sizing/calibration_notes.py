@@ -59,9 +59,14 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, source) -> list[str]:
                  if np.median(times) > 0 else
                  f"up to {np.max(times):.3g} ms (in {some} of {len(times)} rows, none "
                  "in the others)")
+        stated = (table.think_ms.to_numpy(float) if "think_ms" in table
+                  else np.full(len(table), np.nan))
+        how = ("threads / throughput - latency; the stated think_ms where a row has "
+               "no throughput" if np.isfinite(stated).any() else
+               "threads / throughput - latency")
         notes.append(f"the clients spend {spent} per request outside the measured "
-                     "latency (threads / throughput - latency): the model keeps that "
-                     "time between requests, interpolated in threads")
+                     f"latency ({how}): the model keeps that time between requests, "
+                     "interpolated in threads")
     lone = table[np.isfinite(table.throughput) & ~np.isfinite(table.run_mean_ms)
                  & np.isnan(table.rate)] if "run_mean_ms" in table else table.iloc[:0]
     if len(lone):

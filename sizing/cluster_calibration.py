@@ -53,7 +53,9 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     load and mix; if several, the one of the same throughput, then of the same
     consistency): that row's quorum is the other operation's (``other_quorum``; without
     one partner, the row's own, and ``paired`` False) and the run's mean latency (``run_mean_ms``, for
-    Little's law) weighs both (NaN without a partner's latency: unknown)."""
+    Little's law) weighs both (NaN without a partner's latency: unknown). A closed
+    row without a throughput but with its clients' pause (``think_ms``) takes the
+    throughput of that cycle, threads / (run mean + pause)."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
@@ -86,6 +88,11 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     def number(value):
         return float(value) if value is not None else math.nan
 
+    # a closed row without a measured throughput whose clients' pause is stated: its
+    # run's cycle is the run's mean latency and the pause (Little's law)
+    throughput = [number(r.throughput) if r.throughput is not None or r.think_ms is None
+                  or mean is None else 1000.0 * r.threads / (mean + r.think_ms)
+                  for r, mean in zip(rows, run)]
     return pd.DataFrame({
         "operation": [r.operation for r in rows],
         "consistency": [r.consistency for r in rows],
@@ -96,7 +103,8 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
         "nodes": nodes, "replicas": replicas,
         "mean_ms": [number(r.mean_ms) for r in rows],
         "run_mean_ms": [number(v) for v in run],
-        "throughput": [number(r.throughput) for r in rows],
+        "throughput": throughput,
+        "think_ms": [number(r.think_ms) for r in rows],
         "paired": paired, "label": [r.label() for r in rows]})
 
 
@@ -406,6 +414,28 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
 WIDE_AREA_META = {"flat": "flat_one_ms", "step": "wide_step_ms"}
 
 
+def _pause_kept(model: NetworkModel, mrows, table, name) -> str | None:
+    """The note naming query rows whose stated pause (``think_ms``) the prediction
+    does not use: a model whose fitted rows show their clients' time outside the
+    latency carries that time (`NetworkModel.with_outside`), at the fitted rows'
+    loads; ``name``: a row's name by its index."""
+    if model.outside is None or "think_ms" not in table:
+        return None
+    stated = table.think_ms.to_numpy(float)
+    used = model.with_outside(mrows)["think_ms"]
+    # 10% or half a millisecond: a rounded pause, or a tool's own bookkeeping beside it
+    differ = np.flatnonzero(np.isfinite(stated)
+                            & ~np.isclose(stated, used, rtol=0.1, atol=0.5))
+    if not len(differ):
+        return None
+    i = differ[0]
+    more = f" (and {len(differ) - 1} more row(s))" if len(differ) > 1 else ""
+    return (f"{name(i)}{more}: think_ms {stated[i]:g} is not the pause the fitted rows' "
+            f"clients took: the prediction keeps the time between requests that the "
+            f"fitted rows show, {used[i]:.4g} ms there (a model carries its fitted "
+            "clients' cycle; it does not predict another pause)")
+
+
 def _stripped(cell):
     """``cell`` without the blanks around it, where it is text."""
     return cell.strip() if isinstance(cell, str) else cell
@@ -455,6 +485,9 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
+    kept = _pause_kept(model, mrows, table, lambda i: source.row_name(i, by_place=False))
+    if kept is not None:
+        notes.append(kept)
     merged = merged_levels(table, fitted=False)
     if merged is not None:
         notes.append(merged)

@@ -12,7 +12,8 @@ from forkjoin_sim.errors import ConfigError
 
 REQUIRED = ("operation", "consistency", "mean_ms")
 LOAD = ("threads", "rate")
-OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction")
+OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction",
+            "think_ms")
 COLUMNS = REQUIRED + LOAD + OPTIONAL
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")

@@ -18,6 +18,11 @@ A measurement file is a CSV with the columns
 ``std_ms``, ``p50_ms``, ``p95_ms``, ``p99_ms``      optional measured spread
 ``read_fraction``  optional: share of reads in the run (default 1 for a read row,
                    0 for a write row; YCSB A 0.5, B 0.95)
+``think_ms``       optional, closed loop only: each client's pause between a reply
+                   and its next request, as the benchmark was set up (JMeter's
+                   timers, YCSB's ``-target`` per thread does not count); where a
+                   row has no throughput, its clients' cycle is then known
+                   (throughput = threads / (mean + think), Little's law)
 =================  ==========================================================
 
 Throughput and rate are per second, latencies in milliseconds (the model's time
@@ -149,6 +154,9 @@ class Measurement:
     #: Where the row was read, as messages name it ("line 14"; "result 3" of benchmark
     #: output); empty for a row not read from a file.
     place: str = field(default="", compare=False)
+    #: Closed loop: each client's stated pause between a reply and its next request
+    #: (ms); None: not stated.
+    think_ms: float | None = None
 
     @property
     def reads(self) -> float:
@@ -284,6 +292,10 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                           "threads) and rate (open loop: operations per second)")
     if values["rate"] is not None and values["rate"] <= 0:
         raise ConfigError(f"{where}: rate must be > 0 operations per second")
+    if values["rate"] is not None and values["think_ms"] is not None:
+        raise ConfigError(f"{where}: think_ms is a closed loop's pause between a reply "
+                          "and the next request; an open loop (rate) offers its "
+                          "requests whatever the replies: leave think_ms empty")
     if need_mean and not values["mean_ms"]:
         raise ConfigError(f"{where}: mean_ms is missing or 0; a row to fit needs its "
                           "measured mean latency in milliseconds")
@@ -314,7 +326,7 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     return Measurement(operation, level,
                        None if values["threads"] is None else int(values["threads"]),
                        values["rate"], values["throughput"], values["mean_ms"],
-                       float(share), extra, dict(row))
+                       float(share), extra, dict(row), think_ms=values["think_ms"])
 
 
 def _half_unit(text, value: float) -> float:
@@ -391,6 +403,18 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0,
                 "rounding or timer noise explains; the row is fitted with no time "
                 "outside the latency: check the values if they were read off a figure, "
                 "or the units if they were not")
+    think = values.get("think_ms")
+    if think is not None:
+        # the clients' whole cycle, the stated pause included, fills the threads
+        cycles = low_throughput * (low_mean + think) / 1000.0
+        if cycles > (1 + IN_FLIGHT_SLACK) * threads:
+            return (f"{where}: throughput {throughput:g}/s x (mean_ms {mean:g} + "
+                    f"think_ms {think:g}) ms = {throughput * (mean + think) / 1000:.4g} "
+                    f"clients' cycles at once, more than the "
+                    f"{counted(threads, 'thread')} (Little's law): is think_ms in "
+                    "milliseconds, and per client? The row is fitted with its "
+                    "measured throughput")
+        return slow
     # the doubt is about units, so it reads the row as if every operation took this
     # mean: a rare operation of a mix is not suspect for being rare
     as_if_all = throughput * mean / 1000.0
@@ -683,7 +707,7 @@ def _without_units_row(names, records, path, unit):
 #: p99_s): the power of ten to milliseconds, from the units empirical laws read.
 UNIT_SUFFIXES = {f"_{unit}": round(math.log10(seconds / UNITS["ms"]))
                  for unit, seconds in UNITS.items() if unit != "ms"}
-TIME_COLUMNS = ("mean_ms", "std_ms", *PERCENTILE_COLUMNS)
+TIME_COLUMNS = ("mean_ms", "std_ms", *PERCENTILE_COLUMNS, "think_ms")
 
 
 def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:

@@ -927,11 +927,15 @@ def rows_of_table(table) -> dict:
     """The row mapping of `sizing.closed_network.predict` of a measurement table
     (columns operation, quorum, threads, nodes, replicas, and optionally rate (ops/s,
     NaN for a closed loop), reads (the run's share of reads) and other_quorum (the
-    quorum of a mixed run's other operation)); no think time (the clients' time
-    outside the latency comes from `outside_of`)."""
+    quorum of a mixed run's other operation)); the think time is the clients' stated
+    pause (``think_ms``, 0 where not given), which the clients' time outside the
+    latency that the fitted rows show (`outside_of`, `NetworkModel.with_outside`)
+    replaces where a model has one."""
     n = len(table)
     write = (table.operation == "write").to_numpy()
-    return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(n),
+    think = (np.nan_to_num(table.think_ms.to_numpy(float)) if "think_ms" in table
+             else np.zeros(n))
+    return dict(threads=table.threads.to_numpy(float), think_ms=think,
                 nodes=table.nodes.to_numpy(np.int64),
                 replicas=table.replicas.to_numpy(np.int64),
                 quorum=table.quorum.to_numpy(np.int64), write=write,

@@ -136,9 +136,32 @@ def _csv(tmp_path, text, name="m.csv"):
     (HEADER + ",rate\nread,ONE,4,,2,100\n", "exactly one of threads"),
     (HEADER + "\nread,ONE,4,,2,7\n", "different number of fields"),
     ("operation,consistency,threads,mean_ms\n", "no rows"),
+    ("operation,consistency,rate,mean_ms,think_ms\nread,ONE,100,2,50\n",
+     "think_ms is a closed loop's pause between a reply and the next request"),
+    ("operation,consistency,threads,mean_ms,think_ms\nread,ONE,4,2,-5\n",
+     "think_ms='-5' must be a finite number >= 0"),
 ])
 def test_bad_measurement_files_raise_one_clear_error(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
+        read_measurements(_csv(tmp_path, text), replicas=3)
+
+
+def test_a_stated_think_time_is_read_in_its_unit_and_checked_by_littles_law(
+        tmp_path):
+    # JMeter's constant timer: 10 users, 1 s between a reply and the next request
+    text = ("operation,consistency,threads,throughput,mean_ms,think_s\n"
+            "read,ONE,10,9.8,20,1\n"     # 9.8/s x 1.02 s = 10 cycles: possible
+            "read,ALL,10,,60,1.5\n")     # no throughput: nothing to check
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "few requests in flight" doubt
+        rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert [r.think_ms for r in rows] == [1000.0, 1500.0]
+    # a pause too long for the measured throughput: seconds written as ms?
+    text = ("operation,consistency,threads,throughput,mean_ms,think_ms\n"
+            "read,ONE,10,9.8,20,5000\n")
+    with pytest.warns(UserWarning, match=re.escape(
+            "throughput 9.8/s x (mean_ms 20 + think_ms 5000) ms = 49.2 clients' cycles "
+            "at once, more than the 10 threads")):
         read_measurements(_csv(tmp_path, text), replicas=3)
 
 
@@ -668,6 +691,24 @@ def test_predict_names_rows_past_what_the_fitted_rows_measured(tmp_path, capsys)
                      "extrapolation, which no fitted row measures"]
     # a file written before the record existed says nothing
     assert reach_notes(FITTED, Measurement("write", "ONE", 10_000)) == []
+
+
+def test_the_simulated_structure_refuses_a_stated_think_time(tmp_path, capsys):
+    # it fits one think time for every row; the stated one would be dropped silently
+    rows = _csv(tmp_path, "operation,consistency,threads,mean_ms,think_ms\n"
+                          "read,ONE,4,2.0,\nread,ALL,8,3.0,100\n")
+    model = tmp_path / "model.toml"
+    write_model(FITTED, str(model))
+    for argv in (["cassandra", "calibrate", "--nodes", "6", "--replicas", "3",
+                  "--measurements", rows, "--out", str(tmp_path / "m.toml"),
+                  "--structure", "simulated"],
+                 ["cassandra", "predict", "--model", str(model), "--measurements",
+                  rows]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "line 3 states think_ms, which --structure simulated does not read" in err
+        assert "Traceback" not in err
+    assert not (tmp_path / "m.toml").exists()
 
 
 def test_calibrate_command_writes_model_and_report(tmp_path, capsys):

@@ -92,6 +92,43 @@ def test_a_files_cells_come_back_as_read_without_their_blanks(from_file, tmp_pat
     assert frame.predicted_mean_ms.iloc[0] > frame.predicted_mean_ms.iloc[1]
 
 
+def test_a_stated_think_time_is_the_clients_cycle_where_no_throughput_is(tmp_path):
+    # a JMeter run's rows without throughputs: the stated pause makes each row's
+    # throughput threads / (mean + think), and the model keeps that pause
+    rows = [(level, users, mean) for level, means in (("ONE", (20, 22, 30)),
+                                                      ("ALL", (40, 45, 60)))
+            for users, mean in zip((10, 20, 40), means)]
+    path = tmp_path / "jmeter.csv"
+    path.write_text("operation,consistency,threads,mean_ms,think_ms\n" + "".join(
+        f"read,{level},{users},{mean},1000\n" for level, users, mean in rows))
+    fitted = calibrate_cluster(str(path), nodes=3, replicas=3)
+    expected = [1000.0 * users / (mean + 1000) for _, users, mean in rows]
+    np.testing.assert_allclose(fitted.table.throughput, expected, rtol=1e-12)
+    query = pd.DataFrame({"operation": "read", "consistency": ["ONE", "ONE", "ALL"],
+                          "threads": [30, 30, 30], "think_ms": [1000.0, 100.0, np.nan]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = predict_table(fitted, query)
+    # the fitted clients' cycle: ~30 / 1.03 s, whatever the query states
+    np.testing.assert_allclose(frame.predicted_throughput.iloc[:2],
+                               30_000.0 / (frame.predicted_mean_ms.iloc[:2] + 1000),
+                               rtol=1e-9)
+    said = [str(w.message) for w in caught if "think_ms" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith(
+        "row 1: think_ms 100 is not the pause the fitted rows' clients took")
+    # without the pause the same rows are a zero-think loop: ten times the throughput
+    path.write_text("operation,consistency,threads,mean_ms\n" + "".join(
+        f"read,{level},{users},{mean}\n" for level, users, mean in rows))
+    bare = calibrate_cluster(str(path), nodes=3, replicas=3)
+    assert bare.model.outside is None and fitted.model.outside is not None
+    # ... and a query's own pause is then the one its clients take
+    frame = predict_table(bare, query)
+    np.testing.assert_allclose(
+        frame.predicted_throughput.iloc[:2],
+        30_000.0 / (frame.predicted_mean_ms.iloc[:2] + np.array([1000.0, 100.0])),
+        rtol=1e-9)
+
+
 def test_a_model_file_predicts_as_the_fit_did(from_file, tmp_path):
     fitted, _ = from_file
     path = tmp_path / "model.toml"
