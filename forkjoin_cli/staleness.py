@@ -77,8 +77,9 @@ JSON_KEYS = {
     "warnings": "doubts about the run (empty if none): the convergence checks of "
                 "simulate on the measured latencies in issue order (batch means "
                 "lag-1 autocorrelation, too few batches) and the operations a +-1% "
-                "mean interval would need; when present, every interval here "
-                "(latency and staleness) is too narrow",
+                "mean interval would need; a heavy-tailed service law, as simulate "
+                "says it; when present, every interval here (latency and "
+                "staleness) is too narrow",
 }
 
 
@@ -317,8 +318,9 @@ def _write(summaries: list[dict], path) -> None:
 
 
 def _cmd_staleness(args) -> int:
-    from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, simulate_closed,
-                                                 simulate_queues, simulate_sessions)
+    from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, law_notes,
+                                                 simulate_closed, simulate_queues,
+                                                 simulate_sessions)
     from sizing.staleness_planning import latency_warnings, saturation_note
 
     _check_options(args)
@@ -381,7 +383,8 @@ def _cmd_staleness(args) -> int:
                     notes, need = latency_warnings(_reads_in_issue_order(run, r),
                                                    run.outcome(r, w).write_latency,
                                                    args.jobs)
-                    notes += saturation_note(float(run.utilisation.max()))
+                    notes = (law_notes(key) + notes
+                             + saturation_note(float(run.utilisation.max())))
                     summaries.append({**summary, "warnings": notes})
                     needs.append(need)
                     bar.update()
@@ -397,7 +400,8 @@ def _cmd_staleness(args) -> int:
             for result in results:
                 notes, need = latency_warnings(result.read_latency,
                                                result.write_latency, args.jobs)
-                notes += saturation_note(float(result.utilisation.max()))
+                notes = (law_notes(key) + notes
+                         + saturation_note(float(result.utilisation.max())))
                 summaries.append({**result.summary(args.t_grid, args.versions,
                                                    args.percentiles),
                                   "warnings": notes})

@@ -211,7 +211,6 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
     result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
                        replications, workers)
     result = dataclasses.replace(result, engine_reason=reason)
-    result = dataclasses.replace(result, notes=result.notes + _law_notes(model))
     return _finished(model, result)
 
 
@@ -280,20 +279,6 @@ def _threads(engine: str, workers: int | None) -> int:
     if engine != "fused":
         return 1
     return workers if isinstance(workers, int) and workers >= 1 else os.cpu_count() or 1
-
-
-def _law_notes(model) -> tuple[str, ...]:
-    """Warnings about the model's service laws (heavy tails)."""
-    from forkjoin_sim.system import heavy_tail_note
-
-    notes = []
-    for c in model.system.classes:
-        for law in set(map(id, c.task_services)):
-            dist = next(d for d in c.task_services if id(d) == law)
-            note = heavy_tail_note(dist, f"the service law of {c.name!r}")
-            if note:
-                notes.append(note)
-    return tuple(notes)
 
 
 def _simulate_auto(model, seed, engine, warmup, sample_every, progress, replications,

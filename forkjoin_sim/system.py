@@ -64,8 +64,12 @@ HEAVY_TAIL_INDEX = 2.0
 
 
 def heavy_tail_note(dist: Any, what: str) -> str | None:
-    """A warning when ``dist`` looks heavy-tailed: infinite variance for a parametric
-    law, or a Hill tail-index estimate below 2 on the top 5% of measured values."""
+    """A warning when ``dist`` is too heavy-tailed for a run's intervals of means:
+    infinite variance for a parametric law, or a Hill tail-index estimate below 2 on
+    the top 5% of measured values; or a finite variance but an infinite third moment
+    (`forkjoin_sim.laws.moments.finite_third_moment`; a Pareto law of shape <= 3),
+    which gives the waiting times an infinite variance (Pollaczek-Khinchine), so a
+    batch-means interval of a mean does not hold, however long the run."""
     try:
         variance = float(dist.var())
     except Exception:  # laws without a variance are judged by their samples alone
@@ -84,7 +88,31 @@ def heavy_tail_note(dist: Any, what: str) -> str | None:
                   else "infinite variance")
         return (f"{what} looks heavy-tailed ({detail}): sojourn means and their "
                 "intervals converge very slowly; trust percentiles more than means")
+    from forkjoin_sim.laws.describe import describe_service
+    from forkjoin_sim.laws.moments import finite_third_moment
+
+    if not finite_third_moment(dist):
+        return (f"{what}, {describe_service(dist)}, has an infinite third moment (a "
+                "heavy tail): waiting times then have an infinite variance "
+                "(Pollaczek-Khinchine), so the intervals of means are unreliable (too "
+                "narrow, however long the run); trust percentiles more than means, or "
+                "use a law with a finite third moment (a Pareto shape above 3)")
     return None
+
+
+def law_notes(system) -> tuple[str, ...]:
+    """`heavy_tail_note` of each distinct service law of ``system``'s classes."""
+    notes = []
+    for job_class in system.classes:
+        seen = []
+        for law in job_class.task_services:
+            if any(law is other for other in seen):
+                continue
+            seen.append(law)
+            note = heavy_tail_note(law, f"the service law of {job_class.name!r}")
+            if note:
+                notes.append(note)
+    return tuple(notes)
 
 
 @numbers_in_range

@@ -280,3 +280,18 @@ def test_runs_beyond_a_day_are_refused_before_any_work():
     narrow = CassandraModel(6, 3, "ONE", 0.1, LOCAL, REMOTE, "token-aware")
     with pytest.raises(ConfigError, match="level 2 holds the whole run in memory"):
         simulate_cassandra(narrow, jobs=2 * 10**10, level=2)
+
+
+def test_a_heavy_tailed_service_law_is_named_in_the_warnings():
+    """A remote service law with an infinite third moment (lomax of shape 2.5) makes
+    the waiting times' variance infinite: the run's warnings name it, as simulate's
+    do (forkjoin_sim.system.heavy_tail_note); the exponential local law is not named."""
+    model = CassandraModel(6, 3, "QUORUM", 0.5, LOCAL, stats.lomax(2.5, scale=1.5),
+                           "remote")
+    (note,) = [w for w in simulate_cassandra(model, 5000, 1).summary.warnings
+               if "third moment" in w]
+    assert note.startswith("the remote service law, lomax(c=2.5, mean=1), has an "
+                           "infinite third moment")
+    light = CassandraModel(6, 3, "QUORUM", 0.5, LOCAL, REMOTE, "remote")
+    assert not any("third moment" in w
+                   for w in simulate_cassandra(light, 5000, 1).summary.warnings)

@@ -460,6 +460,20 @@ def test_a_light_long_run_has_no_warnings(capsys):
     assert all(s["warnings"] == [] for s in summaries)
 
 
+def test_a_heavy_tailed_service_law_is_named_in_the_warnings(capsys):
+    """--read-service pareto:2.5 has an infinite third moment: the warnings say so,
+    naming the law, as simulate's do (forkjoin_sim.system.heavy_tail_note); the
+    exponential write service says nothing."""
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--rate", "0.5", "--read-service", "pareto:2.5", "--jobs", "2000", "--seed",
+            "1", "--json"]
+    (summary,), lines = summaries_and_warnings(argv, capsys)
+    (note,) = [n for n in summary["warnings"] if "third moment" in n]
+    assert note.startswith("the read service law, pareto(b=2.5, mean=1), has an "
+                           "infinite third moment (a heavy tail)")
+    assert len(lines) == 1 and note in lines[0]
+
+
 def test_warnings_reach_session_runs_and_csv(tmp_path, capsys):
     out = tmp_path / "s.csv"
     argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",

@@ -110,3 +110,36 @@ def test_placements_give_distinct_nodes(name):
     assert all(len(set(row)) == 4 for row in nodes.tolist())
     with pytest.raises(ConfigError, match="unknown"):
         get_placement("nearest")
+
+
+@pytest.mark.parametrize("engine", ["fast", "fused", "simpy"])
+def test_a_service_law_with_an_infinite_third_moment_is_named_in_the_warnings(engine):
+    """Pareto of shape 2.1 has a finite variance but an infinite third moment, so the
+    waiting times have an infinite variance (Pollaczek-Khinchine) and the batch-means
+    interval of the mean does not hold (a probe: 3 of 4 seeds of 200,000 jobs of
+    (3,3,3) at load 0.7 missed the mean of 20 million jobs, with no word). Every
+    engine's run says so, naming the law; shape 3.5 and a lognormal say nothing."""
+    def notes(service):
+        result = simulate(ForkJoinModel(3, 3, 3, load=0.7, service=service),
+                          jobs=20_000, seed=1, engine=engine)
+        return [w for w in result.warnings if "third moment" in w]
+
+    heavy = notes(stats.pareto(2.1))
+    assert len(heavy) == 1
+    assert heavy[0].startswith("the service law of 'job', pareto(b=2.1, mean=1.909), "
+                               "has an infinite third moment (a heavy tail)")
+    assert "the intervals of means are unreliable" in heavy[0]
+    assert notes(stats.pareto(3.5)) == [] and notes(stats.lognorm(1)) == []
+
+
+def test_a_workload_names_each_heavy_tailed_law_once():
+    """One note per distinct heavy-tailed law of each class, none for a light one."""
+    from forkjoin_sim.system import law_notes
+
+    heavy = stats.lomax(2.5)
+    classes = [JobClass("read", 0.5, 3, 1, service=heavy),
+               JobClass("write", 0.5, 3, 2, service=[heavy, heavy, stats.expon()])]
+    notes = law_notes(System(6, classes))
+    assert [n.split(",")[0] for n in notes] == ["the service law of 'read'",
+                                                "the service law of 'write'"]
+    assert all("lomax(c=2.5" in n for n in notes)

@@ -285,10 +285,24 @@ def simulate_cassandra(model: CassandraModel, jobs: int = 200_000,
 
         summary = dataclasses.replace(summary, warnings=convergence_notes(summary,
                                                                           int(jobs)))
+    summary = dataclasses.replace(summary, warnings=(*summary.warnings,
+                                                     *_law_notes(model)))
     return CassandraResult(model=model, level=level, jobs=int(jobs),
                            seed=seed if isinstance(seed, (int, np.integer)) else -1,
                            summary=summary, seconds=time.perf_counter() - started,
                            throughput=recorder.throughput())
+
+
+def _law_notes(model: CassandraModel) -> tuple[str, ...]:
+    """The heavy tails of the local and remote service laws
+    (`forkjoin_sim.system.heavy_tail_note`), once for a law used for both."""
+    from forkjoin_sim.system import heavy_tail_note
+
+    laws = [("local", model.local_service)]
+    if model.remote_service is not model.local_service:
+        laws.append(("remote", model.remote_service))
+    notes = (heavy_tail_note(law, f"the {where} service law") for where, law in laws)
+    return tuple(note for note in notes if note)
 
 
 def basic_latencies(kind: str, replicas: int, arrival_rate: float, service: Any,

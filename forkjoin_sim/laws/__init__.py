@@ -7,6 +7,7 @@ random_state)``, ``mean()``, ``moment(n)``, ``ppf``, ``cdf``), see `protocol.Law
 ``empirical``      measured latencies as a law
 ``mixture``        a finite mixture of laws
 ``sumlaw``         the sum of independent laws (a task's total time)
+``moments``        which of a law's moments are finite (its tail's weight)
 ``protocol``       the `Law` protocol every law follows
 =================  ====================================================
 

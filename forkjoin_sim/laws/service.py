@@ -364,6 +364,10 @@ def _pareto(text: str, spec: str, delay: bool = False) -> Any:
     if delay and alpha <= 1:
         raise ConfigError(f"delay {spec!r}: Pareto ALPHA={alpha:g} gives an infinite "
                           "mean; use ALPHA > 1")
+    if not delay and alpha <= 1:
+        raise ConfigError(f"service {spec!r}: Pareto ALPHA={alpha:g} gives an infinite "
+                          "mean; use ALPHA > 2 (a finite variance; a message delay, "
+                          "which never queues, takes ALPHA > 1)")
     if not delay and alpha <= 2:
         raise ConfigError(f"service {spec!r}: Pareto ALPHA={alpha:g} gives an infinite "
                           "variance (and waiting times of infinite mean); use ALPHA > 2 "

@@ -209,14 +209,17 @@ def saturation_note(open_load: float | None, jobs: int, classes,
 
 def run_notes(utilisation: np.ndarray | None, system, open_load: float | None,
               jobs: int, replications: int = 1) -> tuple[str, ...]:
-    """A run's warnings about its nodes' load: `overload_notes` and
-    `saturation_note` of ``system``'s classes and nodes, for ``replications``
+    """A run's warnings about its nodes' load and its service laws: `overload_notes`
+    and `saturation_note` of ``system``'s classes and nodes, for ``replications``
     independent replications of ``jobs`` jobs each (a queue fills and drains in each
-    one, not over their total)."""
+    one, not over their total), and the heavy tails of its service laws
+    (`forkjoin_sim.system.law_notes`)."""
+    from forkjoin_sim.system import law_notes
+
     near = saturation_note(open_load, jobs, system.classes, system.nodes)
     return overload_notes(utilisation, system.classes, open_load, jobs,
                           system.nodes, replications) + (
-        (near,) if near is not None else ())
+        (near,) if near is not None else ()) + law_notes(system)
 
 
 #: Fewest tasks per node of a closed loop in which a busy fraction above

@@ -440,6 +440,20 @@ def simulate_sessions(key: ReplicatedKey, read_quorum: int, write_quorum: int,
                 session)
 
 
+def law_notes(key: ReplicatedKey) -> list[str]:
+    """The heavy tails of ``key``'s read and write service laws
+    (`forkjoin_sim.system.heavy_tail_note`, the check ``simulate`` makes of its
+    service laws), once for a law serving both."""
+    from forkjoin_sim.system import heavy_tail_note
+
+    laws = [("read", key.read_service)]
+    if key.write_service is not key.read_service:
+        laws.append(("write", key.write_service))
+    notes = (heavy_tail_note(law, f"the {kind} service law") for kind, law in laws
+             if law is not None)
+    return [note for note in notes if note]
+
+
 def _run(key: ReplicatedKey, jobs: int, seed, warmup: float, quorums=None,
          loop: Optional[ClosedLoop] = None, session: Optional[Session] = None
          ) -> LoadRun:
