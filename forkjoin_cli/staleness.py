@@ -77,9 +77,10 @@ JSON_KEYS = {
     "warnings": "doubts about the run (empty if none): the convergence checks of "
                 "simulate on the measured latencies in issue order (batch means "
                 "lag-1 autocorrelation, too few batches) and the operations a +-1% "
-                "mean interval would need; a heavy-tailed service law, as simulate "
-                "says it; when present, every interval here (latency and "
-                "staleness) is too narrow",
+                "mean interval would need; a run too short for the load of its "
+                "busiest stage (biased low), or a heavy-tailed service law, as "
+                "simulate says them; when present, every interval here "
+                "(latency and staleness) is too narrow",
 }
 
 
@@ -317,8 +318,12 @@ def _write(summaries: list[dict], path) -> None:
             pd.DataFrame([flat_row(s) for s in summaries]).to_csv(handle, index=False)
 
 
+#: What a run under load asks more of, as the command's option names it.
+_MORE = "operations (--jobs)"
+
+
 def _cmd_staleness(args) -> int:
-    from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, law_notes,
+    from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, run_notes,
                                                  simulate_closed, simulate_queues,
                                                  simulate_sessions)
     from sizing.staleness_planning import latency_warnings, saturation_note
@@ -383,7 +388,7 @@ def _cmd_staleness(args) -> int:
                     notes, need = latency_warnings(_reads_in_issue_order(run, r),
                                                    run.outcome(r, w).write_latency,
                                                    args.jobs)
-                    notes = (law_notes(key) + notes
+                    notes = (run_notes(key, args.jobs, session, _MORE) + notes
                              + saturation_note(float(run.utilisation.max())))
                     summaries.append({**summary, "warnings": notes})
                     needs.append(need)
@@ -400,7 +405,7 @@ def _cmd_staleness(args) -> int:
             for result in results:
                 notes, need = latency_warnings(result.read_latency,
                                                result.write_latency, args.jobs)
-                notes = (law_notes(key) + notes
+                notes = (run_notes(key, args.jobs, unit=_MORE) + notes
                          + saturation_note(float(result.utilisation.max())))
                 summaries.append({**result.summary(args.t_grid, args.versions,
                                                    args.percentiles),

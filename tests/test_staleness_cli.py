@@ -474,6 +474,33 @@ def test_a_heavy_tailed_service_law_is_named_in_the_warnings(capsys):
     assert len(lines) == 1 and note in lines[0]
 
 
+def test_a_run_too_short_for_its_load_says_so_as_simulate_does(capsys):
+    """Rate 1.8, half writes: each replica's read and mutation stages are M/M/1
+    queues at load 0.9 (relaxation time 1/(1 - sqrt(0.9))^2, about 380 services).
+    5,000 operations give each stage about 2,500 services, fewer than simulate's 10
+    relaxation times: the run says its latencies and staleness are biased low and
+    asks for 7,595 operations, the very check simulate makes of a node at load 0.9
+    given 2,500 tasks. 20,000 operations (10,000 a stage) pass that check."""
+    from forkjoin_sim.model import ForkJoinModel
+    from forkjoin_sim.simulation import simulate
+
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--rate", "1.8", "--seed", "1", "--json", "--jobs"]
+    (summary,), lines = summaries_and_warnings(argv + ["5000"], capsys)
+    (note,) = [n for n in summary["warnings"] if "relaxation time" in n]
+    assert note.startswith("the busiest stage is loaded 0.9: a queue this loaded "
+                           "forgets its start over about 380 services")
+    assert "each stage about 2,500: its latencies and staleness are biased low" in note
+    assert note.endswith("run at least 7,595 operations (--jobs)")
+    assert len(lines) == 1 and note in lines[0]
+    (simulated,) = [w for w in simulate(ForkJoinModel(1, 1, 1, load=0.9), jobs=2500,
+                                        seed=1).warnings if "relaxation time" in w]
+    assert simulated.split(", and this run")[0] == note.split(", and this run")[0] \
+        .replace("stage", "node")
+    (summary,), _ = summaries_and_warnings(argv + ["20000"], capsys)
+    assert not any("relaxation time" in n for n in summary["warnings"])
+
+
 def test_warnings_reach_session_runs_and_csv(tmp_path, capsys):
     out = tmp_path / "s.csv"
     argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",

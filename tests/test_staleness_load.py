@@ -73,3 +73,29 @@ def test_progress_counts_every_simulation(monkeypatch, capsys, tmp_path):
     capsys.readouterr()
     assert cli.main(argv + ["--plot-only"]) == 0
     assert "staleness-load:   0%|          | 0/7" in capsys.readouterr().err
+
+
+def test_rows_of_a_run_too_short_for_its_load_carry_the_warning(monkeypatch, capsys,
+                                                               tmp_path):
+    """2,000 operations on one shared queue at load 0.9 give it 2,000 services, fewer
+    than 10 relaxation times (1/(1 - sqrt(0.9))^2, about 380 services each): those
+    rows' warnings column says their numbers are biased low and how many operations
+    they need, and stderr says it once, as staleness and simulate do. The stages at
+    work 0.9 (each stage at load 0.45) and the load-free rows carry nothing."""
+    _small(monkeypatch)
+    monkeypatch.setattr(experiment, "LOADS", (0.0, 0.9))
+    assert cli.main(["experiment", "staleness-load", "--operations", "2000",
+                     "--wars-trials", "300", "--out-dir", str(tmp_path)]) == 0
+    table = experiment.read_table(tmp_path / "load.csv")
+    warned = table[table.warnings.fillna("") != ""]
+    assert set(zip(warned.structure, warned.work_per_replica)) == {("shared", 0.9)}
+    assert len(warned) == 4 and warned.warnings.str.startswith(
+        "the busiest stage is loaded 0.9: a queue this loaded forgets its start over "
+        "about 380 services").all()
+    assert warned.warnings.str.endswith("run at least 3,798 operations "
+                                        "(--operations)").all()
+    (line,) = [line for line in capsys.readouterr().err.splitlines()
+               if line.startswith("warning:")]
+    assert line.startswith("warning: 4 of 16 rows carry warnings (their warnings column "
+                           "says which), e.g. N=3, shared, write share 0.5, work per "
+                           "replica 0.9: the busiest stage is loaded 0.9")

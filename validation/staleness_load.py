@@ -20,6 +20,7 @@ ms of time), one thread per stage.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.files.io import atomic_save, atomic_write
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
-                                             simulate_queues)
+                                             run_notes, simulate_queues)
 from forkjoin_sim.staleness.wars import simulate_wars
 
 RATE = 1.0
@@ -50,6 +51,8 @@ PLOTTED = ("replicas", "read_quorum", "write_quorum", "structure", "write_share"
            "read_p99", "write_p99", "pbs_read_p99", "pbs_write_p99")
 #: Loads the t-visibility figure simulates (N = 3, R = W = 1, half writes).
 VISIBILITY_LOADS = (0.0, 0.5, 0.9)
+#: What a run of this experiment asks more of, as its option names it.
+MORE = "operations (--operations)"
 
 
 def pairs(replicas: int) -> list[tuple[int, int]]:
@@ -93,9 +96,10 @@ def experiment(operations: int, seed: int, wars_trials: int, done=None) -> pd.Da
                                         write_service=law, delays=delays)
                     run = simulate_queues(key, operations, seed)
                     _tick(done)
+                    notes = "; ".join(run_notes(key, operations, unit=MORE))
                     for r, w in pairs(n):
                         rows.append(_row(run.outcome(r, w), wars[(n, r, w)], structure,
-                                         load))
+                                         load) | {"warnings": notes})
     return pd.DataFrame(rows)
 
 
@@ -290,6 +294,20 @@ def run(args) -> int:
         plot_latency(table, out / "load_latency.png")
         plot_visibility(args.operations, args.seed, args.wars_trials,
                         out / "load_visibility.png", done)
+    if "warnings" in table.columns:
+        _warn_rows(table)
     print(f"{len(table)} rows in {time.time() - started:.0f} s -> {out}/load.csv, "
           "load.png, load_latency.png, load_visibility.png")
     return 0
+
+
+def _warn_rows(table: pd.DataFrame) -> None:
+    """One line on stderr when some rows' runs doubt themselves (their ``warnings``),
+    with the first such doubt."""
+    doubted = table[table.warnings.fillna("").astype(str) != ""]
+    if len(doubted):
+        first = doubted.iloc[0]
+        print(f"warning: {len(doubted)} of {len(table)} rows carry warnings (their "
+              f"warnings column says which), e.g. N={first.replicas}, "
+              f"{first.structure}, write share {first.write_share:g}, work per "
+              f"replica {first.work_per_replica:g}: {first.warnings}", file=sys.stderr)

@@ -184,27 +184,36 @@ RELAXATIONS = 10
 
 def saturation_note(open_load: float | None, jobs: int, classes,
                     nodes: int) -> str | None:
-    """The warning for an open-loop run too short for its load: a queue busy a
-    fraction ``open_load`` of the time forgets its start over about
-    1 / (1 - sqrt(load))^2 services (the M/M/1 relaxation time, Morse 1955; longer for
-    more variable services), and a run giving each node (``jobs`` of ``classes``,
-    each ``fraction`` x ``replicas`` tasks, spread over ``nodes``) fewer than
-    `RELAXATIONS` of them measures a queue still filling: its mean is biased low and
-    its interval, from the same run, does not hold the steady state's."""
-    if open_load is None or not 0 < open_load < 1 or not jobs:
-        return None
-    relaxation = 1.0 / (1.0 - math.sqrt(open_load)) ** 2
+    """The warning for an open-loop run too short for its load (`relaxation_note`),
+    its busiest node receiving ``jobs`` of ``classes`` (each ``fraction`` x
+    ``replicas`` tasks) spread over ``nodes``."""
     tasks = sum(c.fraction * c.replicas for c in classes) or 1.0
-    per_node = jobs * tasks / nodes
-    if per_node >= RELAXATIONS * relaxation:
+    note = relaxation_note(open_load, jobs, tasks / nodes)
+    return None if note is None else note + ", or compare with approx"
+
+
+def relaxation_note(load: float | None, jobs: int, services_per_job: float,
+                    queue: str = "node", unit: str = "jobs",
+                    bias: str = "the mean is biased low and its interval does not "
+                                "hold the steady state's") -> str | None:
+    """The warning for an open-loop run too short for its load: a queue busy a
+    fraction ``load`` of the time forgets its start over about
+    1 / (1 - sqrt(load))^2 services (the M/M/1 relaxation time, Morse 1955; longer for
+    more variable services), and a run of ``jobs`` giving its busiest ``queue``
+    (``services_per_job`` services per job) fewer than `RELAXATIONS` of them
+    measures a queue still filling: ``bias``. None for a closed loop (``load``
+    None), or a run long enough."""
+    if load is None or not 0 < load < 1 or not jobs:
         return None
-    return (f"the busiest node is loaded {open_load:.4g}: a queue this loaded forgets "
+    relaxation = 1.0 / (1.0 - math.sqrt(load)) ** 2
+    per_queue = jobs * services_per_job
+    if per_queue >= RELAXATIONS * relaxation:
+        return None
+    return (f"the busiest {queue} is loaded {load:.4g}: a queue this loaded forgets "
             f"its start over about {relaxation:,.0f} services (1/(1-sqrt(load))^2, "
-            f"the M/M/1 relaxation time), and this run gives each node about "
-            f"{per_node:,.0f}: the mean is biased low and its interval does not hold "
-            f"the steady state's; run at least "
-            f"{math.ceil(RELAXATIONS * relaxation * nodes / tasks):,} jobs, or compare "
-            "with approx")
+            f"the M/M/1 relaxation time), and this run gives each {queue} about "
+            f"{per_queue:,.0f}: {bias}; run at least "
+            f"{math.ceil(RELAXATIONS * relaxation / services_per_job):,} {unit}")
 
 
 def run_notes(utilisation: np.ndarray | None, system, open_load: float | None,

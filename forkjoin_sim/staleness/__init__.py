@@ -16,6 +16,7 @@ published production latency profiles.
 ``simulate_staleness``     ``simulate_queues(...).outcome(R, W)`` -> ``StalenessResult``
 ``simulate_closed``        closed-loop clients (``ClosedLoop``) -> ``StalenessResult``
 ``simulate_sessions``      sessions under load (``Session``) -> ``LoadRun``
+``run_notes``              doubts a run's set-up tells: too short for its load, heavy tails
 ``intervals``              shares of correlated operations (``share``, ``inflation``)
 =========================  ======================================================
 """
@@ -32,10 +33,10 @@ __all__ = ["MessageLaws", "OrderedResult", "PROFILES", "SessionResult", "WarsRes
 
 # Under load (queues at the replicas, on the steps engine): staleness.queueing.
 from forkjoin_sim.staleness.queueing import (ClosedLoop, LoadRun, ReplicatedKey,  # noqa: E402
-                                             Session, StalenessResult, simulate_closed,
-                                             simulate_queues, simulate_sessions,
-                                             simulate_staleness)
+                                             Session, StalenessResult, run_notes,
+                                             simulate_closed, simulate_queues,
+                                             simulate_sessions, simulate_staleness)
 
 __all__ += ["ClosedLoop", "LoadRun", "ReplicatedKey", "Session", "StalenessResult",
-            "simulate_closed", "simulate_queues", "simulate_sessions",
+            "run_notes", "simulate_closed", "simulate_queues", "simulate_sessions",
             "simulate_staleness"]

@@ -217,6 +217,15 @@ class ReplicatedKey:
                                             * self.mean_service("write"))
         return list(work / self.node.stage_threads)
 
+    def stage_services(self) -> list[float]:
+        """Services each stage of a replica receives per operation (every replica
+        serves every operation: a read at its read stage, a write at its mutation
+        stage)."""
+        services = np.zeros(len(self.node.stage_threads))
+        services[self.node.stage_of[READ]] += 1 - self.write_share
+        services[self.node.stage_of[WRITE]] += self.write_share
+        return list(services)
+
     def work_per_replica(self) -> float:
         """Service work a replica receives per unit time (all stages together)."""
         if self.rate is None:
@@ -428,16 +437,47 @@ def simulate_sessions(key: ReplicatedKey, read_quorum: int, write_quorum: int,
             raise ConfigError("an open-loop run needs a rate; or give a "
                               "ClosedLoop(clients, think)")
         key.check_run(operations)
-        # a session's second operation is one more read: the replicas' load with it
-        share = key.write_share if session.guarantee == "read-your-writes" else \
-            1 - key.write_share
         try:
-            replace(key, rate=key.rate * (1 + share),
-                    write_share=key.write_share / (1 + share))
+            with_second_reads(key, session)
         except ConfigError as exc:
             raise ConfigError(f"with the sessions' second reads: {exc}") from None
     return _run(key, operations, seed, warmup, (read_quorum, write_quorum), loop,
                 session)
+
+
+def with_second_reads(key: ReplicatedKey, session: Session) -> ReplicatedKey:
+    """The operations ``key``'s replicas serve in an open run of ``session``s: a
+    session's second operation is one more read, so (1 + share) times the rate, with
+    ``share`` the fraction of jobs that are sessions."""
+    share = key.write_share if session.guarantee == "read-your-writes" else \
+        1 - key.write_share
+    return replace(key, rate=key.rate * (1 + share),
+                   write_share=key.write_share / (1 + share))
+
+
+def relaxation_note(key: ReplicatedKey, operations: int,
+                    session: Optional[Session] = None,
+                    unit: str = "operations") -> Optional[str]:
+    """The warning for an open run of ``operations`` (jobs, under ``session``) too
+    short for the load of its busiest stage
+    (`forkjoin_sim.measure.result.relaxation_note`, the check ``simulate`` makes of
+    its busiest node): its queues are still filling, so its latencies and staleness
+    are biased low. None for a closed loop or a run long enough. ``unit`` names
+    what the run asks more of."""
+    from forkjoin_sim.measure.result import relaxation_note as note
+
+    if key.rate is None:
+        return None
+    served, per_job = key, 1.0
+    if session is not None:
+        served = with_second_reads(key, session)
+        per_job = served.rate / key.rate
+    loads = served.stage_loads()
+    busiest = int(np.argmax(loads))
+    return note(loads[busiest], operations,
+                per_job * served.stage_services()[busiest], queue="stage", unit=unit,
+                bias="its latencies and staleness are biased low and their intervals "
+                     "do not hold the steady state's")
 
 
 def law_notes(key: ReplicatedKey) -> list[str]:
@@ -452,6 +492,14 @@ def law_notes(key: ReplicatedKey) -> list[str]:
     notes = (heavy_tail_note(law, f"the {kind} service law") for kind, law in laws
              if law is not None)
     return [note for note in notes if note]
+
+
+def run_notes(key: ReplicatedKey, operations: int, session: Optional[Session] = None,
+              unit: str = "operations") -> list[str]:
+    """Doubts about a run of ``operations`` of ``key`` that its set-up alone tells:
+    `relaxation_note` and `law_notes`."""
+    note = relaxation_note(key, operations, session, unit)
+    return ([note] if note else []) + law_notes(key)
 
 
 def _run(key: ReplicatedKey, jobs: int, seed, warmup: float, quorums=None,
