@@ -13,7 +13,8 @@ from forkjoin_cli.arguments import SEED_HELP, _Parser
 
 
 #: Files each experiment writes into its output directory.
-_STALENESS_FILES = ("load.csv", "load.png", "load_latency.png", "load_visibility.png")
+_STALENESS_FILES = ("load.csv", "load_visibility.csv", "load.png", "load_latency.png",
+                    "load_visibility.png")
 
 
 #: The hold-out's scenarios (validation.calibration_holdout.SCENARIOS), by letter.
@@ -76,7 +77,8 @@ def register(subparsers) -> None:
     p.add_argument("--out-dir", default="docs/staleness",
                    help="where load.csv and the figures go (default docs/staleness)")
     p.add_argument("--plot-only", action="store_true",
-                        help="redraw the figures from OUT_DIR/load.csv")
+                        help="redraw the figures from OUT_DIR/load.csv and "
+                             "load_visibility.csv, simulating nothing")
     p.set_defaults(handler=_run, module="staleness_load")
 
     p = sub.add_parser("pbs-reproduction", help="PBS's published t-visibility, reproduced "

@@ -3,7 +3,6 @@
 import pandas as pd
 import pytest
 
-import forkjoin_sim.run
 import validation.staleness_load as experiment
 from forkjoin_cli import main as cli
 from forkjoin_sim.errors import ConfigError
@@ -35,7 +34,7 @@ def test_text_in_a_number_column_is_refused(tmp_path):
         experiment.read_table(tmp_path / "load.csv")
 
 
-def test_progress_counts_every_simulation(monkeypatch, capsys, tmp_path):
+def test_progress_counts_every_simulation(monkeypatch, tmp_path):
     _small(monkeypatch)
     argv = ["experiment", "staleness-load", "--operations", "300", "--wars-trials", "300",
             "--out-dir", str(tmp_path)]
@@ -44,7 +43,6 @@ def test_progress_counts_every_simulation(monkeypatch, capsys, tmp_path):
     # WARS run and 2 structures x 3 loads.
     assert total == 4 + 4 + 1 + 6
     counted = []
-    real = experiment._progress_bar
 
     def bar(n):
         counted.append([n, 0])
@@ -65,14 +63,64 @@ def test_progress_counts_every_simulation(monkeypatch, capsys, tmp_path):
     assert cli.main(argv) == 0
     assert counted == [[total, total]]
     assert len(experiment.read_table(tmp_path / "load.csv")) == 4 * 4
-    # --plot-only redraws from the file: only the visibility figure simulates; the
-    # bar is tqdm's on stderr.
-    monkeypatch.setattr(experiment, "_progress_bar", real)
-    monkeypatch.setattr(forkjoin_sim.run, "PROGRESS_DELAY", 0.0)  # the bar draws at once
-    monkeypatch.setenv(forkjoin_sim.run.PROGRESS_ENV, "1")  # captured stderr: no terminal
+
+
+FIGURES = ("load.png", "load_latency.png", "load_visibility.png")
+
+
+def _refuse_to_simulate(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("--plot-only simulated")
+
+    monkeypatch.setattr(experiment, "simulate_queues", refuse)
+    monkeypatch.setattr(experiment, "simulate_wars", refuse)
+
+
+def test_plot_only_draws_every_figure_from_the_saved_tables(monkeypatch, capsys,
+                                                             tmp_path):
+    """--plot-only simulated the t-visibility figure again, at --operations (a probe:
+    a run of 20,000 operations redrawn with --operations 2000 drew other numbers, and
+    said "360 rows in 2 s"). Its data are now saved beside load.csv, and --plot-only
+    draws all three figures from the files, simulating nothing, and says so."""
+    _small(monkeypatch)
+    argv = ["experiment", "staleness-load", "--operations", "300", "--wars-trials",
+            "300", "--out-dir", str(tmp_path)]
+    assert cli.main(argv) == 0
+    for name in FIGURES:
+        (tmp_path / name).unlink()
+    _refuse_to_simulate(monkeypatch)
+    capsys.readouterr()
+    assert cli.main(["experiment", "staleness-load", "--plot-only", "--operations",
+                     "2000", "--out-dir", str(tmp_path)]) == 0
+    assert all((tmp_path / name).stat().st_size > 0 for name in FIGURES)
+    assert capsys.readouterr().out == (
+        f"redrew load.png, load_latency.png, load_visibility.png from the 16 rows of "
+        f"{tmp_path}/load.csv and load_visibility.csv (nothing simulated)\n")
+    curves = experiment.read_table(tmp_path / "load_visibility.csv",
+                                   experiment.VISIBILITY_COLUMNS)
+    # 2 structures x 3 loads x 17 bins of 0.25 ms (the last open), PBS at 200 points
+    assert (curves.curve == "queues").sum() == 2 * 3 * 17
+    assert (curves.curve == "pbs").sum() == 200
+
+
+def test_plot_only_without_the_visibility_table_says_that_figure_is_not_redrawn(
+        monkeypatch, capsys, tmp_path):
+    """A directory from before load_visibility.csv was kept: the two figures of
+    load.csv are redrawn, and the third is named as not redrawn, with the fix."""
+    _small(monkeypatch)
+    argv = ["experiment", "staleness-load", "--operations", "300", "--wars-trials",
+            "300", "--out-dir", str(tmp_path)]
+    assert cli.main(argv) == 0
+    (tmp_path / "load_visibility.csv").unlink()
+    (tmp_path / "load_visibility.png").unlink()
+    _refuse_to_simulate(monkeypatch)
     capsys.readouterr()
     assert cli.main(argv + ["--plot-only"]) == 0
-    assert "staleness-load:   0%|          | 0/7" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert captured.out.startswith("redrew load.png, load_latency.png from the 16 rows")
+    assert "load_visibility.png is not redrawn: run the experiment without " \
+        "--plot-only" in captured.err
+    assert not (tmp_path / "load_visibility.png").exists()
 
 
 def test_rows_of_a_run_too_short_for_its_load_carry_the_warning(monkeypatch, capsys,

@@ -51,6 +51,10 @@ PLOTTED = ("replicas", "read_quorum", "write_quorum", "structure", "write_share"
            "read_p99", "write_p99", "pbs_read_p99", "pbs_write_p99")
 #: Loads the t-visibility figure simulates (N = 3, R = W = 1, half writes).
 VISIBILITY_LOADS = (0.0, 0.5, 0.9)
+#: The columns of load_visibility.csv, the t-visibility figure's data: per curve
+#: ("queues" per structure and load, binned; "pbs" the WARS curve at points t_low).
+VISIBILITY_COLUMNS = ("curve", "structure", "work_per_replica", "t_low", "t_high",
+                      "probability", "low", "high")
 #: What a run of this experiment asks more of, as its option names it.
 MORE = "operations (--operations)"
 
@@ -63,13 +67,12 @@ def pairs(replicas: int) -> list[tuple[int, int]]:
     return partial + [(majority, majority)]
 
 
-def simulations(plot_only: bool = False) -> int:
+def simulations() -> int:
     """Simulations (WARS and queueing runs) the experiment makes: the unit of its
-    progress bar."""
+    progress bar (``--plot-only`` makes none)."""
     table = sum(len(pairs(n)) for n in REPLICAS) + (
         len(REPLICAS) * len(STRUCTURES) * len(WRITE_SHARES) * len(LOADS))
-    visibility = 1 + len(STRUCTURES) * len(VISIBILITY_LOADS)
-    return visibility if plot_only else table + visibility
+    return table + 1 + len(STRUCTURES) * len(VISIBILITY_LOADS)
 
 
 def _tick(done) -> None:
@@ -207,36 +210,53 @@ def plot_latency(table: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path,
-                    done=None) -> None:
-    """PBS-style t-visibility, N = 3, R = W = 1, half writes: P(consistent) against
-    time after commit at three loads, one panel per structure, PBS's curve dotted;
-    ``done()``, if given, is called after each simulation."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def visibility(operations: int, seed: int, wars_trials: int,
+               done=None) -> pd.DataFrame:
+    """The t-visibility figure's data (`VISIBILITY_COLUMNS`): N = 3, R = W = 1, half
+    writes, P(consistent) per bin of 0.25 ms after commit for each structure and load
+    of `VISIBILITY_LOADS`, and PBS's curve; ``done()``, if given, is called after each
+    simulation."""
     edges = np.round(np.arange(0, 4.01, 0.25), 2)
     delays = exponential_delays(MESSAGE_MEAN)
     wars = simulate_wars(delays, 3, 1, 1, wars_trials, seed=seed + 1)
     _tick(done)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, (structure, node) in zip(axes, STRUCTURES.items()):
-        for c, load in enumerate(VISIBILITY_LOADS):
+    parts = []
+    for structure, node in STRUCTURES.items():
+        for load in VISIBILITY_LOADS:
             law = None if load == 0 else stats.expon(scale=load / RATE)
             key = ReplicatedKey(3, RATE, 0.5, node=node, read_service=law,
                                 write_service=law, delays=delays)
             table = simulate_queues(key, operations, seed).outcome(1, 1).visibility(edges)
             _tick(done)
-            middle = (table.t_low + table.t_high.where(np.isfinite(table.t_high),
-                                                       table.t_low + 0.25)) / 2
-            ax.errorbar(middle[:-1], table.probability[:-1],
-                        yerr=[table.probability[:-1] - table.low[:-1],
-                              table.high[:-1] - table.probability[:-1]],
+            parts.append(table.assign(curve="queues", structure=structure,
+                                      work_per_replica=load))
+    grid = np.linspace(0, 4, 200)
+    parts.append(pd.DataFrame({"curve": "pbs", "structure": "", "work_per_replica": 0.0,
+                               "t_low": grid, "t_high": grid,
+                               "probability": wars.consistency(grid).probability,
+                               "low": np.nan, "high": np.nan}))
+    return pd.concat(parts, ignore_index=True)[list(VISIBILITY_COLUMNS)]
+
+
+def plot_visibility(table: pd.DataFrame, path: Path) -> None:
+    """PBS-style t-visibility from `visibility`'s table: P(consistent) against time
+    after commit at three loads, one panel per structure, PBS's curve dotted."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pbs = table[table.curve == "pbs"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, structure in zip(axes, STRUCTURES):
+        queues = table[(table.curve == "queues") & (table.structure == structure)]
+        for c, (load, part) in enumerate(queues.groupby("work_per_replica", sort=True)):
+            # the last bin, [4 ms, inf), has no middle: left out
+            part = part.sort_values("t_low").iloc[:-1]
+            ax.errorbar((part.t_low + part.t_high) / 2, part.probability,
+                        yerr=[part.probability - part.low, part.high - part.probability],
                         fmt="o-", ms=3, color=f"C{c}", capsize=2,
                         label=f"work per replica {load:g}")
-        grid = np.linspace(0, 4, 200)
-        ax.plot(grid, wars.consistency(grid).probability, ":", color="black",
+        ax.plot(pbs.t_low, pbs.probability, ":", color="black",
                 label="PBS (WARS, no queues), read exactly t after commit")
         ax.set_title(f"{structure}: N=3, R=W=1, 1 op/ms, half writes", fontsize=9)
         ax.set_xlabel("t after commit (ms); points: bins of 0.25 ms")
@@ -248,8 +268,9 @@ def plot_visibility(operations: int, seed: int, wars_trials: int, path: Path,
     plt.close(fig)
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """A load.csv this experiment wrote, or ConfigError saying what it lacks."""
+def read_table(path: Path, columns=PLOTTED) -> pd.DataFrame:
+    """A load.csv (or, with ``columns`` `VISIBILITY_COLUMNS`, a load_visibility.csv)
+    this experiment wrote, or ConfigError saying what it lacks."""
     fix = "run the experiment without --plot-only to write it again"
     try:
         table = pd.read_csv(path)
@@ -258,13 +279,13 @@ def read_table(path: Path) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path} is not a CSV table ({str(error).strip()}); "
                           f"{fix}") from None
-    missing = [c for c in PLOTTED if c not in table.columns]
+    missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ConfigError(f"{path} lacks the column(s) {', '.join(missing)} the figures "
                           f"draw from; {fix}")
     if table.empty:
         raise ConfigError(f"{path} has a header but no rows; {fix}")
-    words = [c for c in PLOTTED if c != "structure"
+    words = [c for c in columns if c not in ("structure", "curve")
              and not pd.api.types.is_numeric_dtype(table[c])]
     if words:
         raise ConfigError(f"{path}: column {words[0]} holds text where numbers belong; "
@@ -280,24 +301,50 @@ def _progress_bar(total: int):
 
 
 def run(args) -> int:
-    """Run the experiment with the options of ``forkjoin-sim experiment staleness-load``."""
+    """Run the experiment with the options of ``forkjoin-sim experiment staleness-load``;
+    with ``--plot-only``, redraw its figures from the load.csv and load_visibility.csv
+    it wrote, simulating nothing."""
     out = Path(args.out_dir)
     started = time.time()
-    table = read_table(out / "load.csv") if args.plot_only else None
-    with _progress_bar(simulations(args.plot_only)) as bar:
-        done = bar.update
-        if table is None:
-            table = experiment(args.operations, args.seed, args.wars_trials, done)
-            with atomic_write(out / "load.csv", newline="") as handle:
-                table.to_csv(handle, index=False, float_format="%.6g")
-        plot(table, out / "load.png")
-        plot_latency(table, out / "load_latency.png")
-        plot_visibility(args.operations, args.seed, args.wars_trials,
-                        out / "load_visibility.png", done)
+    if args.plot_only:
+        return _redraw(out)
+    with _progress_bar(simulations()) as bar:
+        table = experiment(args.operations, args.seed, args.wars_trials, bar.update)
+        curves = visibility(args.operations, args.seed, args.wars_trials, bar.update)
+    with atomic_write(out / "load.csv", newline="") as handle:
+        table.to_csv(handle, index=False, float_format="%.6g")
+    with atomic_write(out / "load_visibility.csv", newline="") as handle:
+        curves.to_csv(handle, index=False, float_format="%.6g")
+    plot(table, out / "load.png")
+    plot_latency(table, out / "load_latency.png")
+    plot_visibility(curves, out / "load_visibility.png")
+    _warn_rows(table)
+    print(f"{len(table)} rows in {time.time() - started:.0f} s -> {out}/load.csv, "
+          "load_visibility.csv, load.png, load_latency.png, load_visibility.png")
+    return 0
+
+
+def _redraw(out: Path) -> int:
+    """``--plot-only``: the figures from the saved tables; load_visibility.png only
+    when its table was saved (runs before it was kept left none)."""
+    table = read_table(out / "load.csv")
+    drawn = ["load.png", "load_latency.png"]
+    plot(table, out / "load.png")
+    plot_latency(table, out / "load_latency.png")
+    if (out / "load_visibility.csv").exists():
+        plot_visibility(read_table(out / "load_visibility.csv", VISIBILITY_COLUMNS),
+                        out / "load_visibility.png")
+        drawn.append("load_visibility.png")
+    else:
+        print(f"warning: {out}/load_visibility.csv, the data of load_visibility.png, "
+              "is absent (an older run did not keep it); load_visibility.png is not "
+              "redrawn: run the experiment without --plot-only to make both",
+              file=sys.stderr)
     if "warnings" in table.columns:
         _warn_rows(table)
-    print(f"{len(table)} rows in {time.time() - started:.0f} s -> {out}/load.csv, "
-          "load.png, load_latency.png, load_visibility.png")
+    print(f"redrew {', '.join(drawn)} from the {len(table)} rows of {out}/load.csv"
+          + (" and load_visibility.csv" if len(drawn) == 3 else "")
+          + " (nothing simulated)")
     return 0
 
 
