@@ -416,7 +416,8 @@ def register(subparsers) -> None:
                    help="its replication factor")
     p.add_argument("--measurements", required=True,
                    help="FIT.csv: operation,consistency,threads|rate,throughput,mean_ms"
-                        "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction,think_ms]; or a YCSB "
+                        "[,std_ms,p50_ms,p95_ms,p99_ms,read_fraction,think_ms,run]; or a "
+                        "YCSB "
                         "output, "
                         "a cassandra-stress summary, or a side table CSV "
                         "file,threads,consistency[,operations] naming such outputs "

@@ -327,9 +327,10 @@ def unpaired_rows(table: pd.DataFrame, row_name) -> str | None:
     if not len(lone):
         return None
     return (f"{_listed(lone, row_name)}: a row of a mixed run without one row of the "
-            "other operation at the same threads and mix (none, or several at other "
-            "levels): predicted as if the other operation ran at the row's own level; "
-            "give each mixed run's read and write rows, one of each")
+            "other operation at the same load and mix (none, or several that nothing "
+            "tells apart): predicted as if the other operation ran at the row's own "
+            "level; give each mixed run's read and write rows, one of each, and where "
+            "two runs share a load and mix, name each run in a run column")
 
 
 #: What the note on rows of one operation asked of a model fitted on mixed runs adds
@@ -368,9 +369,10 @@ def _runs_unlike_the_fitted(fitted, mrows, row_name, mix_given=None) -> str | No
 OUT_OF_ORDER = 0.10
 
 
-#: What makes a run besides its operation and level: its load, its mix and, in a
-#: mixed run, the other operation's level (`_runs`' ``partner``).
-RUN_KEYS = ["threads", "rate", "reads", "partner"]
+#: What makes a run besides its operation and level: its load, its mix, its clients'
+#: stated pause and, in a mixed run, the other operation's level (`_runs`'
+#: ``partner``).
+RUN_KEYS = ["threads", "rate", "reads", "think_ms", "partner"]
 
 
 def _runs(table: pd.DataFrame) -> pd.DataFrame:
@@ -378,8 +380,9 @@ def _runs(table: pd.DataFrame) -> pd.DataFrame:
     run, -1 in a run of one operation (which keeps its own level as the other's: not
     a key then), and its ``place`` in ``table``."""
     mixed = (table.reads > 0) & (table.reads < 1)
+    think = table.think_ms if "think_ms" in table else np.nan
     return table.assign(partner=np.where(mixed, table.other_quorum, -1),
-                        place=np.arange(len(table)))
+                        place=np.arange(len(table)), think_ms=think)
 
 
 def levels_out_of_order(table: pd.DataFrame) -> str | None:

@@ -50,8 +50,8 @@ from sizing.structure_choice import AUTO
 def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     """Measurement rows as the table the fit, report and figure use. A row of a mixed
     run (``read_fraction``) is paired with the run's row of the other operation (same
-    load and mix; if several, the one of the same throughput, then of the same
-    consistency): that row's quorum is the other operation's (``other_quorum``; without
+    load and mix, and run name where the row has one (``run``); if several, the one of
+    the same throughput, then of the same consistency): that row's quorum is the other operation's (``other_quorum``; without
     one partner, the row's own, and ``paired`` False) and the run's mean latency (``run_mean_ms``, for
     Little's law) weighs both (NaN without a partner's latency: unknown). A closed
     row without a throughput but with its clients' pause (``think_ms``) takes the
@@ -64,8 +64,10 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     for i, row in enumerate(rows):
         if row.reads in (0.0, 1.0):
             continue
+        # a named run's rows pair by its name
         partners = [j for j, p in enumerate(rows) if p.operation != row.operation
-                    and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)]
+                    and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)
+                    and (row.run is None or p.run == row.run)]
         # several runs of this load and mix: the one of the same measured throughput
         # (one run, one throughput), then, among those, the one at the same consistency
         for same in (lambda j: row.throughput is not None

@@ -13,7 +13,9 @@ from forkjoin_sim.errors import ConfigError
 REQUIRED = ("operation", "consistency", "mean_ms")
 LOAD = ("threads", "rate")
 OPTIONAL = ("throughput", "std_ms", "p50_ms", "p95_ms", "p99_ms", "read_fraction",
-            "think_ms")
+            "think_ms", "run")
+#: Columns of text, not numbers: a run's name (a mixed run's rows share it).
+TEXT_COLUMNS = ("operation", "consistency", "run")
 COLUMNS = REQUIRED + LOAD + OPTIONAL
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 OPERATIONS = ("read", "write")

@@ -18,6 +18,9 @@ A measurement file is a CSV with the columns
 ``std_ms``, ``p50_ms``, ``p95_ms``, ``p99_ms``      optional measured spread
 ``read_fraction``  optional: share of reads in the run (default 1 for a read row,
                    0 for a write row; YCSB A 0.5, B 0.95)
+``run``            optional: a name shared by the rows of one mixed run (its read
+                   row and its write row), where runs of one load and mix differ
+                   in something else (another read level, another cluster)
 ``think_ms``       optional, closed loop only: each client's pause between a reply
                    and its next request, as the benchmark was set up (JMeter's
                    timers, YCSB's ``-target`` per thread does not count); where a
@@ -84,7 +87,7 @@ from forkjoin_sim.laws.empirical import UNITS
 from sizing.benchmark_formats import benchmark_rows
 
 from sizing.columns import (COLUMNS, LOAD, MAX_THREADS, OPERATIONS, SEPARATORS,  # noqa: F401
-                            OPTIONAL, PERCENTILE_COLUMNS, REQUIRED,  # (public here)
+                            OPTIONAL, PERCENTILE_COLUMNS, REQUIRED, TEXT_COLUMNS,  # (public here)
                             csv_records, separator_hint, whole_threads)
 #: Smallest mean latency a row may have, in ms (1 microsecond): no database operation
 #: through a client driver is faster, so a smaller mean is a unit error (seconds).
@@ -157,6 +160,9 @@ class Measurement:
     #: Closed loop: each client's stated pause between a reply and its next request
     #: (ms); None: not stated.
     think_ms: float | None = None
+    #: The name of the run the row was measured in (a mixed run's rows share it);
+    #: None: not named.
+    run: str | None = None
 
     @property
     def reads(self) -> float:
@@ -284,7 +290,7 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                 else " (LOCAL_ONE and LOCAL_QUORUM are read as ONE and QUORUM)")
         raise ConfigError(f"{where}: {exc}{also}") from None
     values = {c: _number(row.get(c), c, where)
-              for c in COLUMNS if c not in ("operation", "consistency", "threads")}
+              for c in COLUMNS if c not in TEXT_COLUMNS + ("threads",)}
     threads = (row.get("threads") or "").strip()
     values["threads"] = whole_threads(threads, where) if threads else None
     if (values["threads"] is None) == (values["rate"] is None):
@@ -326,7 +332,8 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
     return Measurement(operation, level,
                        None if values["threads"] is None else int(values["threads"]),
                        values["rate"], values["throughput"], values["mean_ms"],
-                       float(share), extra, dict(row), think_ms=values["think_ms"])
+                       float(share), extra, dict(row), think_ms=values["think_ms"],
+                       run=(row.get("run") or "").strip() or None)
 
 
 def _half_unit(text, value: float) -> float:
@@ -435,7 +442,10 @@ def _conflicts(rows: list, lines: list[int], path: str,
     a ``unit`` of the file)."""
     first, out, copies = {}, [], []
     for line, row in zip(lines, rows):
-        key = (row.operation, row.consistency, row.threads, row.rate, row.reads)
+        # rows of other pauses, or of mixed runs named apart (whose other operation
+        # may differ), measure other configurations
+        key = (row.operation, row.consistency, row.threads, row.rate, row.reads,
+               row.think_ms, row.run if row.reads not in (0.0, 1.0) else None)
         if key not in first:
             first[key] = (row, line)
             continue

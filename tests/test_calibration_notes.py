@@ -23,6 +23,20 @@ def _table(tmp_path, body: str):
     return table_of(rows, 3, 3)
 
 
+def test_rows_of_other_stated_pauses_are_other_runs_not_repeats(tmp_path):
+    """Ferreira's Table 3: the same users and level at think times of 500-2000 ms,
+    means 66% apart, are runs of other settings, not repeats to average."""
+    path = tmp_path / "rows.csv"
+    path.write_text("operation,consistency,threads,mean_ms,think_ms\n"
+                    "read,ONE,50,900,500\nread,ONE,50,600,1000\nread,ONE,50,541,2000\n")
+    rows, _ = read_measurements(str(path), 3)
+    assert repeated_runs(table_of(rows, 3, 3)) is None
+    path.write_text("operation,consistency,threads,mean_ms,think_ms\n"
+                    "read,ONE,50,900,500\nread,ONE,50,600,500\n")
+    rows, _ = read_measurements(str(path), 3)
+    assert "the same run measured more than once" in repeated_runs(table_of(rows, 3, 3))
+
+
 def test_repeats_of_one_run_far_apart_are_named_by_line(tmp_path):
     """Two 10-thread ONE reads of 5.4 and 9.9 ms (a probe's file): the note names both
     lines, the larger spread first, and says how far apart they are."""

@@ -919,6 +919,32 @@ def test_a_mixed_row_pairs_with_its_throughputs_run_at_its_level_or_stays_unpair
         assert np.isnan(read.run_mean_ms) and read.other_quorum == read.quorum
 
 
+def test_a_run_column_pairs_the_rows_of_runs_that_share_a_load_and_mix(tmp_path):
+    """benchANT-like: two 50% runs at 16 threads, reads at ONE in one and at QUORUM in
+    the other, writes at ONE in both. Without run names the two write rows cannot be
+    told apart (a query has no throughput to tell them by); named, each write row
+    pairs with its own run's reads."""
+    text = ("operation,consistency,threads,mean_ms,read_fraction{}\n"
+            "read,ONE,16,1.0,0.5{}\nwrite,ONE,16,1.2,0.5{}\n"
+            "read,QUORUM,16,1.5,0.5{}\nwrite,ONE,16,1.4,0.5{}\n")
+    path = tmp_path / "runs.csv"
+    path.write_text(text.format("", "", "", "", ""))
+    rows, _ = read_measurements(str(path), 3)
+    table = table_of(rows, 3, 3)
+    # unnamed, the reads stay unpaired and both writes take the ONE reads' run
+    assert table.paired.tolist() == [False, True, False, True]
+    assert table.other_quorum.tolist() == [1, 1, 2, 1]
+    path.write_text(text.format(",run", ",a", ",a", ",b", ",b"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows, _ = read_measurements(str(path), 3)
+    table = table_of(rows, 3, 3)
+    assert table.paired.all()
+    # each write waits beside its own run's reads: ONE in run a, QUORUM in run b
+    assert table.other_quorum.tolist() == [1, 1, 1, 2]
+    assert table.run_mean_ms.tolist() == pytest.approx([1.1, 1.1, 1.45, 1.45])
+
+
 RAHUL = DATA / "rahulraghavendhra_cassandra_ycsb"
 
 
