@@ -86,7 +86,7 @@ def register(subparsers) -> None:
     p.add_argument("--trials", type=types.whole(1, 10**9, "--trials"), default=2_000_000,
                    help="WARS trials per configuration (default 2,000,000)")
     p.add_argument("--seed", type=types.seed, default=2012, help=SEED_HELP)
-    p.add_argument("--out", type=Path, help="write the comparison as CSV here")
+    p.add_argument("--out", help="write the comparison as CSV here")
     p.set_defaults(handler=_run, module="pbs_reproduction")
 
     p = sub.add_parser("calibration-holdout", help="calibration fitted on some rows, "

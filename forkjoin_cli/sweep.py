@@ -86,7 +86,7 @@ def _cmd_sweep(args) -> int:
 
     # Everything that can be refused is refused here, before any point runs.
     options.check_input_file(args.spec, "sweep spec")
-    out = check_results_path(args.out, inputs=(args.spec,))
+    out = check_results_path(args.out, inputs=(args.spec,), what="--out")
     spec = load_spec(args.spec)
     if args.resume:
         # a file written when sweeps defaulted to the fast engine resumes on it

@@ -245,10 +245,21 @@ def check_output_file(path, what: str = "output file", suffixes=None,
                       inputs=()) -> Path:
     """``path`` as a file this process can create or replace, checked before any work.
 
-    Refused: an existing directory, a path under a file, an unwritable directory,
-    an existing file that may not be replaced, (with ``suffixes``) another suffix,
-    or one of the command's ``inputs`` (it would be overwritten by its own results).
+    Refused: an existing directory, a name ending in a path separator (which names
+    a directory, and which ``Path`` would silently drop: "out.csv/" would replace
+    the file out.csv), a path under a file, an unwritable directory, an existing
+    file that may not be replaced, (with ``suffixes``) another suffix, or one of the
+    command's ``inputs`` (it would be overwritten by its own results).
     """
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+    separators = tuple(s for s in (os.sep, os.altsep) if s)
+    if text.endswith(separators) and text.rstrip("".join(separators)):
+        name = text.rstrip("".join(separators))
+        example = (name if Path(name).suffix else
+                   str(Path(name) / (f"results{next(iter(suffixes))}" if suffixes
+                                     else "results.csv")))
+        raise ConfigError(f"{what} {text} ends with {text[-1]!r}, so it names a "
+                          f"directory, not a file; give a file name, e.g. {example}")
     path = Path(path)
     if str(path) in ("", "."):
         raise ConfigError(f"{what} is empty; give a file name")

@@ -131,6 +131,44 @@ def test_output_files_are_checked_before_any_work(tmp_path):
         options.check_output_file(tmp_path, "--figure", suffixes=(".png",))
 
 
+def test_a_trailing_slash_names_a_directory_and_is_refused(tmp_path):
+    """pathlib drops a trailing '/', so "out.csv/" was taken for the file out.csv and
+    replaced it; it names a directory, and the message says what to give instead."""
+    existing = tmp_path / "out.csv"
+    existing.write_text("keep")
+    with pytest.raises(ConfigError, match=r"--out .*out.csv/ ends with '/', so it names "
+                                          r"a directory, not a file; give a file name, "
+                                          r"e.g. .*out.csv$"):
+        options.check_output_file(f"{existing}/", "--out", suffixes=(".csv",))
+    with pytest.raises(ConfigError, match=r"e.g. .*new/results.png$"):
+        options.check_output_file(f"{tmp_path}/new/", "--figure", suffixes=(".png",))
+    with pytest.raises(ConfigError, match="ends with '/'"):
+        options.check_output_file(f"{tmp_path}/")  # a directory that exists, too
+    assert existing.read_text() == "keep" and sorted(os.listdir(tmp_path)) == ["out.csv"]
+
+
+@pytest.mark.parametrize("command", [
+    ["timeouts", "--nodes", "6", "--replicas", "3", "--quorum", "2", "--jobs", "5000",
+     "--sim-jobs", "5000", "--loads", "0.6", "--timeouts", "2", "--out"],
+    ["sweep", "SPEC", "--workers", "1", "--out"]])
+def test_an_output_with_a_trailing_slash_leaves_the_file_alone(command, tmp_path,
+                                                               capsys):
+    """The probe's commands: `timeouts ... --out to.csv/` and `sweep sw.toml --out
+    sw.csv/` exited 0 and replaced to.csv / sw.csv; now they are refused up front."""
+    from forkjoin_cli.main import main
+
+    spec = tmp_path / "sw.toml"
+    spec.write_text("nodes = 6\nreplicas = 3\nquorum = 2\nrho = 0.3\njobs = 2000\n")
+    existing = tmp_path / "out.csv"
+    existing.write_text("keep")
+    argv = [str(spec) if word == "SPEC" else word for word in command]
+    assert main(argv + [f"{existing}/"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {existing}/ ends with '/', so it names a directory" in err
+    assert len(err.strip().splitlines()) == 1
+    assert existing.read_text() == "keep"
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 def test_a_read_only_directory_is_refused(tmp_path):
     locked = tmp_path / "locked"

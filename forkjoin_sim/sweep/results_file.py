@@ -214,14 +214,14 @@ def write_final(out: Path, rows: list[dict]) -> None:
         atomic_save(out, lambda tmp: rows_frame(rows).to_parquet(tmp, index=False))
 
 
-def check_results_path(out, inputs=()) -> Path:
+def check_results_path(out, inputs=(), what: str = "results file") -> Path:
     """``out`` as a results file that can be written (checked before any work), none
-    of ``inputs`` (e.g. the sweep spec)."""
+    of ``inputs`` (e.g. the sweep spec); ``what`` names it in messages."""
     from forkjoin_sim.checks import check_output_file
     from forkjoin_sim.files.io import check_parquet_writer
 
+    check_output_file(out, what, suffixes=tuple(OUT_FORMATS), inputs=inputs)
     out = Path(out)
-    check_output_file(out, "results file", suffixes=tuple(OUT_FORMATS), inputs=inputs)
     check_output_file(journal_path(out), "results journal", inputs=inputs)
     check_parquet_writer(out)
     return out
