@@ -119,8 +119,13 @@ def busy_time(path, node_count: int, stage_of: np.ndarray | None = None,
                        minlength=node_count * stages).reshape(node_count, stages)
 
 
+#: Fewest jobs a run may have (a summary needs two measured values).
+MIN_JOBS = 2
+
+
 def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
-    """``jobs`` as an int >= 2, and the engine name checked; ConfigError otherwise."""
+    """``jobs`` as an int >= `MIN_JOBS`, and the engine name checked; ConfigError
+    otherwise."""
     if engine is not None:
         if engine not in ENGINES and engine != "fused":
             raise ConfigError(f"engine {engine!r} is unknown; use one of "
@@ -128,8 +133,9 @@ def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
         if purging and engine != "simpy":
             raise ConfigError("purging is modelled by the SimPy engine only; "
                               "use engine='simpy' (--engine simpy)")
-    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 2:
-        raise ConfigError(f"jobs={jobs!r} must be a whole number >= 2")
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or \
+            jobs < MIN_JOBS:
+        raise ConfigError(f"jobs={jobs!r} must be a whole number >= {MIN_JOBS}")
     return int(jobs)
 
 

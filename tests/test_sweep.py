@@ -665,7 +665,8 @@ def test_resume_refuses_a_file_written_with_other_analytic_settings(tmp_path):
 
 
 @pytest.mark.parametrize("setting, message", [
-    ({"jobs": 0}, "jobs=0"), ({"warmup": 1.5}, "warmup fraction 1.5"),
+    ({"jobs": 0}, "'jobs' must be one whole number >= 2, got 0"),
+    ({"warmup": 1.5}, "warmup fraction 1.5"),
     ({"sample_every": 0}, "sample_every"), ({"jobs": 3, "sample_every": 5}, "fewer than 2"),
 ])
 def test_bad_run_settings_exit_2_before_any_work(tmp_path, capsys, monkeypatch, setting,

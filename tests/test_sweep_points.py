@@ -208,3 +208,14 @@ def test_the_sweep_command_writes_the_replay_columns_after_the_points_identity(
     assert header[at + 1:at + 3] == ["run_seed", "replay"]
     assert {row[at] for row in rows} == {"3"}
     assert all(row[at + 2].endswith(f"--seed {row[at + 1]}") for row in rows)
+
+
+@pytest.mark.parametrize("jobs", [2000.5, 1, 0, -3])
+def test_jobs_below_the_least_a_run_takes_are_refused_with_that_least(jobs):
+    """`jobs = 2000.5` was told "must be one whole number >= 0", and then 0 and 1
+    "jobs=1 must be a whole number >= 2": one message, with the real least (2)."""
+    with pytest.raises(ConfigError) as info:
+        sweep_points.expand({**BASE, "jobs": jobs})
+    assert str(info.value) == (f"sweep key 'jobs' must be one whole number >= 2, got "
+                               f"{jobs!r}")
+    assert sweep_points.expand({**BASE, "jobs": 2})[0][0]["jobs"] == 2

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError, counted
+from forkjoin_sim.run import MIN_JOBS
 
 POINT_DEFAULTS: dict[str, Any] = {
     "nodes": None, "replicas": None, "quorum": None, "rho": None, "arrival_rate": None,
@@ -41,9 +42,9 @@ POINT_DEFAULTS: dict[str, Any] = {
 OPTIONAL_KEYS = ("clients", "think", "speeds")
 FIXED_KEYS = ("jobs", "replications", "seed")
 RUN_DEFAULTS = {"jobs": 100_000, "replications": 1, "seed": 0}
-# Zero replications would be a sweep with nothing to run; jobs are checked with the
-# other run settings (check_run_settings).
-RUN_MINIMUM = {"jobs": 0, "replications": 1, "seed": 0}
+# Zero replications would be a sweep with nothing to run; a run needs MIN_JOBS jobs
+# (check_run_settings checks them against the other run settings too).
+RUN_MINIMUM = {"jobs": MIN_JOBS, "replications": 1, "seed": 0}
 #: The columns that identify a point (its ``point_key``), first in every results file.
 KEY_COLUMNS = (*POINT_DEFAULTS, "jobs", "replication", "seed")
 #: The columns after them that replay the point alone: its `run_seed` and the
