@@ -82,16 +82,17 @@ def count(high: int, what: str = "value", low: int = 1):
 
 
 def real_list(low: float | None = None, high: float | None = None, low_open: bool = False,
-              what: str = "list"):
+              what: str = "list", high_open: bool = False):
     """An argparse ``type=``: comma-separated finite numbers (at least one, no repeats:
-    every list option is a set of values to try or report)."""
+    every list option is a set of values to try or report) in the range ``low`` ..
+    ``high`` (each end open or closed)."""
     def convert(text: str) -> list[float]:
         parts = [p for p in text.split(",")]
         if not text.strip() or any(not p.strip() for p in parts):
             raise argparse.ArgumentTypeError(
                 f"{what} {text!r} must be comma-separated numbers with no empty item, "
                 "e.g. 0.5,0.8")
-        return _distinct([parse_real(p, what, low, high, low_open,
+        return _distinct([parse_real(p, what, low, high, low_open, high_open,
                                      error=argparse.ArgumentTypeError) for p in parts],
                          what, text)
     convert.__name__ = "list of numbers"

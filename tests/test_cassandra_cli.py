@@ -503,3 +503,15 @@ def test_rows_below_the_fewest_fitted_threads_are_said_to_be_extrapolated(tmp_pa
     assert status == 0 and "rows below" not in err
     # every level of the grid was fitted: no level is said to be beyond them
     assert "a level the model was not fitted at" not in err
+
+
+@pytest.mark.parametrize("loads, shown", [("1.2", "1.2"), ("1", "1"), ("0.4,1", "1")])
+def test_validate_loads_are_refused_with_one_bound_as_typed(tmp_path, capsys, loads,
+                                                            shown):
+    """--loads 1.2 was told "must be <= 1", and then --loads 1 "--loads [1.0]: use
+    fractions in (0, 1)" (a Python list): one bound, < 1, and the value as typed."""
+    status, _, err = run(capsys, "validate", "--quick", "--out", str(tmp_path / "cv"),
+                         "--levels", "1", "--jobs", "2000", "--loads", loads)
+    assert status == 2
+    assert f"--loads {shown} must be < 1" in err and "[" not in err
+    assert len(err.strip().splitlines()) == 1
