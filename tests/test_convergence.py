@@ -102,3 +102,31 @@ def test_the_runs_own_warnings_doubt_the_interval_and_its_width_does_not():
     assert tuple(note.text for note in notes[:2]) == summary.warnings
     assert "jobs would give +-1%" in notes[2].text
     assert tuple(note.text for note in notes) == convergence_notes(summary, 4_000)
+
+
+def test_an_interval_within_the_target_says_why_it_needs_more_jobs():
+    """A probe: "95% interval +-0.77% after 100,000 jobs; about 158,390 jobs would
+    give +-1%" (simulate (6,3,1) at rho 0.3). The interval is within 1% until it is
+    widened for the batch means' lag-1 autocorrelation 0.46, by sqrt((1 + 0.46) /
+    (1 - 0.46)), to about +-1.3%: the note says so. An MSER-5 run at its limit asks
+    for twice the jobs however narrow its interval, and says that instead."""
+    import dataclasses
+
+    base = summarize(np.random.default_rng(3).exponential(1.0, 10_000), warmup=0.0)
+    correlated = dataclasses.replace(base, mean=1.0, ci_low=1 - 0.0077,
+                                     ci_high=1 + 0.0077, batch_lag1=0.46)
+    (note,) = convergence_notes(correlated, 100_000)
+    need = needed_jobs(correlated, 100_000)
+    assert need == pytest.approx(100_000 * 0.77 ** 2 * 1.46 / 0.54, abs=1)
+    assert note == ("the mean: 95% interval +-0.77% after 100,000 jobs (+-1.3% once "
+                    "widened for the batch means' lag-1 autocorrelation 0.46); about "
+                    f"{need:,} jobs would give +-1%")
+    unsettled = dataclasses.replace(correlated, batch_lag1=-0.1,
+                                    warnings=(MSER_LIMIT_NOTE,))
+    assert convergence_notes(unsettled, 100_000)[1] == (
+        "the mean: 95% interval +-0.77% after 100,000 jobs (the run has not settled: "
+        "MSER-5 truncated at its limit); about 200,000 jobs would give +-1%")
+    # wider than the target: its width says it all, as before
+    wide = dataclasses.replace(correlated, ci_low=0.98, ci_high=1.02)
+    assert convergence_notes(wide, 100_000)[0].startswith(
+        "the mean: 95% interval +-2% after 100,000 jobs; about ")

@@ -51,13 +51,20 @@ def needed_jobs(summary: Summary | Interval, jobs: int,
     if summary.mean == 0 or half == 0:
         return jobs
     factor = (half / (relative_half_width * abs(summary.mean))) ** 2
-    lag1 = getattr(summary, "batch_lag1", None)
-    if lag1 is not None and lag1 > 0:
-        lag1 = min(lag1, _LAG1_CAP)
-        factor *= (1 + lag1) / (1 - lag1)
+    factor *= _correlation_factor(summary)
     if MSER_LIMIT_NOTE in getattr(summary, "warnings", ()):
         factor = max(factor, 2.0)
     return max(1, math.ceil(jobs * factor))
+
+
+def _correlation_factor(summary) -> float:
+    """How far the batch means' positive lag-1 autocorrelation understates the
+    variance of their mean: the AR(1) factor (1 + a) / (1 - a) (1 without it)."""
+    lag1 = getattr(summary, "batch_lag1", None)
+    if lag1 is None or not lag1 > 0:
+        return 1.0
+    lag1 = min(lag1, _LAG1_CAP)
+    return (1 + lag1) / (1 - lag1)
 
 
 def _bounds(estimate) -> tuple[float, float]:
@@ -90,13 +97,26 @@ def classified_notes(summary: Summary | Interval, jobs: int,
     if need > jobs:
         low, high = _bounds(summary)
         half = (high - low) / 2 / abs(summary.mean)
-        # two significant digits, never in exponent form (+-1.1e+02%; 99.6 rounds
-        # to 1e+02 in two digits)
-        percent = f"{100 * half:.2g}" if 100 * half < 99.5 else f"{100 * half:.0f}"
+        # An interval already within the target asks for more jobs only through the
+        # corrections needed_jobs makes: say which, or the note contradicts itself.
+        why = ""
+        if half <= relative_half_width:
+            widened = half * math.sqrt(_correlation_factor(summary))
+            if widened > relative_half_width:
+                why = (f" (+-{_percent(widened)}% once widened for the batch means' "
+                       f"lag-1 autocorrelation {summary.batch_lag1:.2f})")
+            else:
+                why = " (the run has not settled: MSER-5 truncated at its limit)"
         notes.append(ConvergenceNote(
-            f"{what}: 95% interval +-{percent}% after {jobs:,} jobs; about {need:,} "
-            f"jobs would give +-{100 * relative_half_width:g}%", doubt=False))
+            f"{what}: 95% interval +-{_percent(half)}% after {jobs:,} jobs{why}; about "
+            f"{need:,} jobs would give +-{100 * relative_half_width:g}%", doubt=False))
     return tuple(notes)
+
+
+def _percent(fraction: float) -> str:
+    """``fraction`` in percent, two significant digits, never in exponent form
+    (+-1.1e+02%; 99.6 rounds to 1e+02 in two digits)."""
+    return f"{100 * fraction:.2g}" if 100 * fraction < 99.5 else f"{100 * fraction:.0f}"
 
 
 def convergence_notes(summary: Summary | Interval, jobs: int,
