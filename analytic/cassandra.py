@@ -48,8 +48,9 @@ def _require(remote_basic, needed, r, k):
     missing = [i for i in needed if i not in remote_basic]
     if missing:
         raise ConfigError(
-            f"remote_basic lacks RT(i,i,i) for i = {', '.join(map(str, missing))}; "
-            f"Theorem 4 with r={r}, k={k} needs i = {needed.start}..{needed.stop - 1}")
+            f"the remote basic latencies lack RT(i,i,i) for i = "
+            f"{', '.join(map(str, missing))}; Theorem 4 with r={r}, k={k} needs them for "
+            f"i = {needed.start}..{needed.stop - 1}")
 
 
 def cassandra_write_latency(r, k, local_fraction, local_basic, remote_basic):

@@ -59,14 +59,18 @@ def _number(text: str, what: str) -> float:
         return value
 
 
-def parse_remote_basic(text: str) -> dict[int, float]:
-    """``"1:RT1,2:RT2,..."`` as ``{1: RT1, 2: RT2, ...}``."""
+def parse_remote_basic(text: str, replicas: int) -> dict[int, float]:
+    """``"1:RT1,2:RT2,..."`` as ``{1: RT1, 2: RT2, ...}``, each I in 1..``replicas``."""
     out = {}
     for part in text.split(","):
         size, sep, value = part.partition(":")
         if not sep or not is_plain_whole(size) or int(size) < 1:
             raise ConfigError(f"--remote-basic entry {part!r} must look like I:MEAN with "
                               "a whole I >= 1, e.g. --remote-basic 1:0.9,2:1.4,3:1.8")
+        if int(size) > replicas:
+            raise ConfigError(f"--remote-basic entry {part.strip()!r} gives RT({int(size)},"
+                              f"{int(size)},{int(size)}), but RT(i,i,i) is defined for "
+                              f"1 <= i <= replicas (--replicas {replicas}); leave it out")
         if int(size) in out:
             raise ConfigError(f"--remote-basic gives RT({int(size)},{int(size)},"
                               f"{int(size)}) twice; give each I once")
@@ -174,7 +178,7 @@ def _cmd_predict(args) -> int:
     if args.local_basic is not None:
         local = _number(args.local_basic, "--local-basic")
     if args.remote_basic is not None:
-        remote = parse_remote_basic(args.remote_basic)
+        remote = parse_remote_basic(args.remote_basic, args.replicas)
     if not remote:
         raise ConfigError("give the remote basic latencies: --remote-basic "
                           "1:RT1,2:RT2,... or --basic-csv PATH")

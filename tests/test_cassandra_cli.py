@@ -515,3 +515,26 @@ def test_validate_loads_are_refused_with_one_bound_as_typed(tmp_path, capsys, lo
     assert status == 2
     assert f"--loads {shown} must be < 1" in err and "[" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_remote_basic_latency_past_the_replicas_is_refused(capsys):
+    """--remote-basic 4:3.0 with --replicas 3 was silently ignored: RT(i,i,i) is
+    defined for 1 <= i <= replicas, and the message says so, naming the entry."""
+    status, out, err = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                           "--policy", "remote",
+                           "--remote-basic", "1:1.2,2:1.9,3:2.5,4:3.0")
+    assert status == 2 and out == ""
+    assert err.strip() == ("forkjoin-sim cassandra: error: --remote-basic entry '4:3.0' "
+                           "gives RT(4,4,4), but RT(i,i,i) is defined for 1 <= i <= "
+                           "replicas (--replicas 3); leave it out")
+
+
+def test_missing_remote_basic_latencies_are_named_without_python_words(capsys):
+    """With --replicas 3, --remote-basic 1:1.2,2:1.9 lacks RT(3,3,3): the message said
+    "remote_basic lacks ...", the Python argument's name."""
+    status, _, err = run(capsys, "predict", "--nodes", "6", "--replicas", "3",
+                         "--policy", "round-robin", "--local-basic", "0.3",
+                         "--remote-basic", "1:1.2,2:1.9")
+    assert status == 2 and "remote_basic" not in err
+    assert "the remote basic latencies lack RT(i,i,i) for i = 3; Theorem 4 with r=3, " \
+        "k=1 needs them for i = 1..3" in err
