@@ -132,7 +132,7 @@ def check_run(jobs, engine: str | None = None, purging: bool = False) -> int:
                               f"{', '.join([*ENGINES, 'fused'])}")
         if purging and engine != "simpy":
             raise ConfigError("purging is modelled by the SimPy engine only; "
-                              "use engine='simpy' (--engine simpy)")
+                              "use engine simpy")
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or \
             jobs < MIN_JOBS:
         raise ConfigError(f"jobs={jobs!r} must be a whole number >= {MIN_JOBS}")

@@ -201,7 +201,7 @@ def simulate(model, jobs: int | str = 200_000, seed=0, engine: str | None = None
 
     seconds = check_work(first_run, tasks_per_job(model.system), engine,
                          _threads(engine, workers),
-                         "" if engine == "fused" else "engine='fused' (--engine fused)")
+                         "" if engine == "fused" else "engine fused")
     if progress is None:
         progress = seconds > LONG_RUN_SECONDS
     if jobs == "auto":
@@ -312,8 +312,8 @@ def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replica
         return simulate_fused(model, jobs, seed, warmup, sample_every, replications,
                               workers, started, progress)
     if replications != 1:
-        raise ConfigError("replications are run by the fused engine; use "
-                          "engine='fused' (--engine fused) or replications=1")
+        raise ConfigError(f"{replications} replications are run by the fused engine "
+                          "only; use engine fused, or 1 replication")
     recorder, totals, speeds = simulate_system(
         system, model.arrival_process, jobs, seed, engine, warmup, sample_every,
         progress, desc=getattr(model, "progress_label", "simulate"))

@@ -414,3 +414,25 @@ def test_a_level_list_refuses_a_name_and_its_number_together(levels, twice):
     else:
         assert convert(levels) == [p if p.isdigit() else p.upper()
                                    for p in levels.split(",")]
+
+
+@pytest.mark.parametrize("extra, said", [
+    (["--replications", "2"], "2 replications are run by the fused engine only; use "
+                              "engine fused, or 1 replication"),
+    (["--engine", "fused", "--warmup", "auto"],
+     "the fused engine takes a warm-up fraction, not 'auto' (MSER-5 needs every job); "
+     "use warmup 0.1, say, or engine fast"),
+    (["--purging", "--engine", "fast"], "purging is modelled by the SimPy engine only; "
+                                        "use engine simpy"),
+    (["--purging", "--engine", "fused"], "purging is modelled by the SimPy engine only; "
+                                         "use engine simpy")])
+def test_engine_refusals_speak_neither_python_nor_only_the_cli(capsys, extra, said):
+    """The library's refusals of an engine's options are shared with the Python API,
+    so they name the setting and its value as both write them (engine fused, warmup
+    0.1), where they said engine='fused' (--engine fused), replications=1 and
+    warmup=0.1; the two purging refusals now say it in one way."""
+    argv = ["simulate", "--nodes", "6", "--replicas", "3", "--quorum", "2", "--rho",
+            "0.9", "--jobs", "50000", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"forkjoin-sim simulate: error: {said}"

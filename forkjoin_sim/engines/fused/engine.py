@@ -20,8 +20,7 @@ from forkjoin_sim.engines.fused import kernel
 
 
 def _unsupported(what: str) -> ConfigError:
-    return ConfigError(f"{what} is not in the fused engine; use engine fast "
-                       "(--engine fast)")
+    return ConfigError(f"{what} is not in the fused engine; use engine fast")
 
 
 def kernel_model(system, arrivals, seed) -> kernel.KernelModel:
@@ -108,7 +107,8 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
     jobs = check_run(jobs)
     if _check_warmup(warmup) == "auto":
         raise ConfigError("the fused engine takes a warm-up fraction, not 'auto' "
-                          "(MSER-5 needs every job); use e.g. warmup=0.1")
+                          "(MSER-5 needs every job); use warmup 0.1, say, or engine "
+                          "fast")
     every = _check_sample_every(sample_every)
     per = jobs // replications
     system = model.system
