@@ -206,6 +206,33 @@ def test_staged_config_toml_overrides_and_errors(tmp_path):
         load_staged_config(tmp_path / "missing.toml")
 
 
+@pytest.mark.parametrize("toml, said", [
+    ('[mutation]\nthreads = "x"\n',
+     'staged config [mutation] threads = "x" must be a whole number >= 1, e.g. '
+     'threads = 32'),
+    ('[request]\nthreads = true\n',
+     "staged config [request] threads = true must be a whole number >= 1, e.g. "
+     "threads = 128"),
+    ('[network]\nmean = "fast"\n',
+     'staged config [network] mean = "fast" must be a number >= 0'),
+    ('[request]\nservice = "bogus"\n', "staged config [request] service: service "
+                                         "'bogus' is unknown")])
+def test_a_bad_staged_config_value_is_named_as_the_file_writes_it(tmp_path, toml, said):
+    """A probe: [mutation] threads = "x" said "mutation_threads must be a whole number
+    >= 1, got 'x'" (the Python field), not naming the file: the message names the
+    file, the table and the key, and shows the value as TOML spells it."""
+    path = tmp_path / "c.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_staged_config(path)
+    assert str(info.value).startswith(f"{path}: {said}")
+    assert "_threads" not in str(info.value) and "True" not in str(info.value)
+    # the Python constructor keeps its own field names
+    with pytest.raises(ConfigError, match="mutation_threads must be a whole number >= 1, "
+                                          "got 'x'"):
+        StagedConfig(mutation_threads="x")
+
+
 def test_staged_unstable_pool_is_refused():
     model = CassandraModel(3, 3, "ONE", 2.0, REMOTE, REMOTE, "token-aware")
     with pytest.raises(ConfigError, match="mutation stage"):

@@ -171,3 +171,10 @@ def test_a_parquet_file_without_pyarrow_is_refused_before_any_work(monkeypatch):
     check_parquet_writer("out.csv")
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
     check_parquet_writer("out.parquet")
+
+
+def test_toml_text_spells_values_as_a_toml_file_does():
+    from forkjoin_sim.files.io import toml_text
+
+    assert [toml_text(v) for v in (True, False, "x", 3, 0.5, [1, "a"], {"k": True})] == \
+        ["true", "false", '"x"', "3", "0.5", '[1, "a"]', "{k = true}"]

@@ -95,8 +95,7 @@ class StagedConfig:
     def __post_init__(self) -> None:
         for name in ("request_threads", "mutation_threads", "response_threads"):
             value = getattr(self, name)
-            if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                    or value < 1):
+            if not _is_threads(value):
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
         if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
                    for d in self.datacentre):
@@ -110,12 +109,14 @@ class StagedConfig:
     @classmethod
     def from_mapping(cls, mapping: dict | None = None) -> "StagedConfig":
         """The defaults overridden by ``mapping`` (same layout as the TOML file)."""
+        from forkjoin_sim.files.io import toml_text
+
         merged = copy.deepcopy(DEFAULT_STAGED_CONFIG)
         for section, values in (mapping or {}).items():
             if section == "time_unit":
                 if values != "ms":
-                    raise ConfigError(f"staged config time_unit={values!r} is not "
-                                      "supported; give every time in ms and write "
+                    raise ConfigError(f"staged config time_unit = {toml_text(values)} is "
+                                      "not supported; give every time in ms and write "
                                       'time_unit = "ms" (or leave it out)')
                 merged["time_unit"] = values
                 continue
@@ -123,14 +124,20 @@ class StagedConfig:
                 raise ConfigError(f"staged config section [{section}] is unknown; use "
                                   f"{', '.join(f'[{s}]' for s in _KEYS)} and time_unit")
             if not isinstance(values, dict):
-                raise ConfigError(f"staged config {section} = {values!r} must be a table: "
-                                  f"write [{section}] and its keys below it")
+                raise ConfigError(f"staged config {section} = {toml_text(values)} must be "
+                                  f"a table: write [{section}] and its keys below it")
             unknown = set(values) - _KEYS[section]
             if unknown:
                 raise ConfigError(f"staged config [{section}] has unknown key(s) "
                                   f"{', '.join(sorted(unknown))}; allowed: "
                                   f"{', '.join(sorted(_KEYS[section]))}")
             merged[section].update(values)
+        for section in ("request", "mutation", "response"):
+            threads = merged[section]["threads"]
+            if not _is_threads(threads):
+                raise ConfigError(f"staged config [{section}] threads = "
+                                  f"{toml_text(threads)} must be a whole number >= 1, "
+                                  f"e.g. threads = {DEFAULT_STAGED_CONFIG[section]['threads']}")
         return cls(request_threads=merged["request"]["threads"],
                    mutation_threads=merged["mutation"]["threads"],
                    response_threads=merged["response"]["threads"],
@@ -142,6 +149,12 @@ class StagedConfig:
                    cross_delay=_stage_time(merged["datacentres"], "delay",
                                            "datacentres"),
                    hops=_pair_hops(merged["datacentres"]))
+
+
+def _is_threads(value) -> bool:
+    """Whether ``value`` is a stage's thread count, a whole number >= 1."""
+    return (not isinstance(value, bool) and isinstance(value, (int, np.integer))
+            and value >= 1)
 
 
 def _pair_hops(section: dict) -> tuple:
@@ -160,13 +173,18 @@ def _pair_hops(section: dict) -> tuple:
 
 
 def _stage_time(section: dict, key: str, name: str) -> Any:
+    from forkjoin_sim.files.io import toml_text
+
     mean = section["mean"]
     if isinstance(mean, bool) or not isinstance(mean, (int, float)) or mean < 0:
-        raise ConfigError(f"staged config [{name}] mean={mean!r} must be a number >= 0 "
-                          "(0 removes the stage's time)")
+        raise ConfigError(f"staged config [{name}] mean = {toml_text(mean)} must be a "
+                          "number >= 0 (0 removes the stage's time)")
     if mean == 0:
         return None
-    return parse_service(str(section[key]), mean=float(mean))
+    try:
+        return parse_service(str(section[key]), mean=float(mean))
+    except ConfigError as exc:
+        raise ConfigError(f"staged config [{name}] {key}: {exc}") from None
 
 
 def load_staged_config(path: str | Path | None = None) -> StagedConfig:
@@ -175,8 +193,12 @@ def load_staged_config(path: str | Path | None = None) -> StagedConfig:
         return StagedConfig.from_mapping()
     from forkjoin_sim.files.io import read_toml
 
-    return StagedConfig.from_mapping(read_toml(
-        path, "staged config file", "give an existing TOML file or leave --config out"))
+    mapping = read_toml(path, "staged config file",
+                        "give an existing TOML file or leave --config out")
+    try:
+        return StagedConfig.from_mapping(mapping)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _mean(dist: Any) -> float:

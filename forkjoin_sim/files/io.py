@@ -211,6 +211,22 @@ def read_toml(path, what: str, missing_hint: str) -> dict:
         raise ConfigError(f"{what} {path} cannot be read ({exc.strerror})") from None
 
 
+def toml_text(value) -> str:
+    """``value`` as a TOML file spells it (true, "text", [1, 2]): what a message
+    about a TOML file's value shows, where Python's repr would say True or 'text'."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(toml_text, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_text(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def strict_json(value):
     """``value`` as strict JSON can hold it: NaN and infinities as null (JSON has
     neither; Python would write NaN and Infinity, which other readers refuse), numpy
