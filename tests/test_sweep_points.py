@@ -219,3 +219,15 @@ def test_jobs_below_the_least_a_run_takes_are_refused_with_that_least(jobs):
     assert str(info.value) == (f"sweep key 'jobs' must be one whole number >= 2, got "
                                f"{jobs!r}")
     assert sweep_points.expand({**BASE, "jobs": 2})[0][0]["jobs"] == 2
+
+
+@pytest.mark.parametrize("key, value, shown", [("quorum", True, "true"),
+                                               ("quorum", "2", '"2"'),
+                                               ("jobs", False, "false")])
+def test_a_wrong_value_is_shown_as_the_toml_file_spells_it(key, value, shown):
+    """`quorum = true` was told "True is not one" (Python's spelling)."""
+    with pytest.raises(ConfigError) as info:
+        sweep_points.expand({**BASE, key: value})
+    assert f" {shown} is not one" in str(info.value) or \
+        str(info.value).endswith(f"got {shown}")
+    assert "True" not in str(info.value) and "False" not in str(info.value)

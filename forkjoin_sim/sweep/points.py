@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from forkjoin_sim.errors import ConfigError, counted
+from forkjoin_sim.files.io import toml_text
 from forkjoin_sim.run import MIN_JOBS
 
 POINT_DEFAULTS: dict[str, Any] = {
@@ -208,7 +209,8 @@ def _check_type(name: str, value) -> None:
     if wrong:
         hint = (" (in TOML: no quotes around numbers, no decimal point in whole numbers)"
                 if name in WHOLE_KEYS or name in REAL_KEYS else "")
-        raise ConfigError(f"sweep key {name!r} takes {kind}; {value!r} is not one{hint}")
+        raise ConfigError(f"sweep key {name!r} takes {kind}; {toml_text(value)} is not "
+                          f"one{hint}")
 
 
 def _check_run_point(params: dict) -> None:
@@ -307,7 +309,7 @@ def expand(spec: dict) -> tuple[list[dict], list[str]]:
         least = RUN_MINIMUM[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ConfigError(f"sweep key {key!r} must be one whole number >= {least}, "
-                              f"got {value!r}")
+                              f"got {toml_text(value)}")
         run[key] = value
     if entries is None:
         grids = [shared]
