@@ -87,11 +87,16 @@ def _cmd_approx(args) -> int:
 
 
 def _print_table(args, values: dict, others: dict) -> None:
+    from forkjoin_sim.errors import number_text
+
     print(f"({args.nodes},{args.replicas},{args.quorum}) non-purging fork-join, "
-          f"rho={args.rho:g}, mu={args.mu:g}, exponential service")
+          f"rho={number_text(args.rho)}, mu={args.mu:g}, exponential service")
     width = max(map(len, FIELDS.values()))
     for key, label in FIELDS.items():
-        print(f"{label:<{width}}  {_format(values[key])}")
+        # a load just below 1 is not printed as the limit it is below
+        shown = number_text(values[key]) if key == "per_node_load" else \
+            _format(values[key])
+        print(f"{label:<{width}}  {shown}")
     print("estimators (docs/estimators.md; * = --method):")
     for name, value in others.items():
         mark = "*" if name == args.method else " "

@@ -13,7 +13,7 @@ from forkjoin_sim.cassandra import (CassandraModel, load_staged_config,
                                     policy_local_fraction, simulate_cassandra)
 from forkjoin_cli.main import (_Parser, add_closed_loop_arguments, closed_loop_from_args,
                               parse_warmup)
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import json_text
 from forkjoin_sim.checks import input_encoding, is_plain_whole, plain_float
 from forkjoin_cli.types import choice_list, level_list, real, real_list, seed, whole, \
@@ -236,8 +236,8 @@ def _cmd_predict(args) -> int:
     if args.json:
         print(json_text(values))
         return 0
-    print(f"Theorem 4: {args.nodes} nodes, {args.replicas} replicas, local fraction "
-          f"{fraction:.4g}")
+    print(f"Theorem 4: {counted(args.nodes, 'node')}, {counted(args.replicas, 'replica')}, "
+          f"local fraction {fraction:.4g}")
     for name, value in values.items():
         print(f"{name:<7} {value:.6g}")
     return 0

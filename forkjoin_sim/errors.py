@@ -23,6 +23,16 @@ def percentile_label(percentile) -> str:
     return f"p{percentile:.10g}"
 
 
+def number_text(number, digits: int = 6) -> str:
+    """``number`` to ``digits`` significant digits, or in full where those would round
+    it to another whole number (a load of 0.9999999999 is not shown as 1, the
+    stability limit it is below)."""
+    written = f"{number:.{digits}g}"
+    if "e" not in written and float(written) != number and float(written).is_integer():
+        return repr(float(number))
+    return written
+
+
 def counted(number, noun: str, digits: int = 6) -> str:
     """``number`` (to ``digits`` significant digits) and ``noun`` for a message, plural
     unless the number is written 1 ("1 replica", "3 replicas")."""

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from forkjoin_sim import arrivals as arrival_processes
-from forkjoin_sim.errors import ConfigError, counted, numbers_in_range
+from forkjoin_sim.errors import ConfigError, counted, number_text, numbers_in_range
 from forkjoin_sim.laws.exponential import Exponential
 from forkjoin_sim.placement import PLACEMENTS
 from forkjoin_sim.system import RunInput, law_mean, single_class
@@ -221,7 +221,8 @@ class ForkJoinModel(RunInput):
         if self.closed:
             load = self._process.describe()
         else:
-            load = f"rho={self.load:g}, per-node load={self.node_utilisation:.4g}"
+            load = (f"rho={number_text(self.load)}, per-node load="
+                    f"{number_text(self.node_utilisation, 4)}")
         extra = ""
         if self.speeds is not None and "placement, " in self.system.describe():
             extra = ", " + self.system.describe().split("placement, ", 1)[-1]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from forkjoin_sim.randomness.streams import STRAGGLERS
-from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.errors import ConfigError, counted, numbers_in_range
 from forkjoin_sim.laws.exponential import Exponential
 from forkjoin_sim.checks import is_plain_whole, plain_float
 from forkjoin_sim.placement import get_placement
@@ -445,7 +445,8 @@ class System:
                       f"{self.speeds.speed:g}")
         elif self.speeds is not None and min(self.speeds) != max(self.speeds):
             speeds = f", node speeds {', '.join(f'{s:g}' for s in self.speeds)}"
-        return (f"{self.nodes} nodes [{parts}], {get_placement(self.placement).name} "
+        return (f"{counted(self.nodes, 'node')} [{parts}], "
+                f"{get_placement(self.placement).name} "
                 f"placement{speeds}")
 
 

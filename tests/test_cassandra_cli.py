@@ -538,3 +538,12 @@ def test_missing_remote_basic_latencies_are_named_without_python_words(capsys):
     assert status == 2 and "remote_basic" not in err
     assert "the remote basic latencies lack RT(i,i,i) for i = 3; Theorem 4 with r=3, " \
         "k=1 needs them for i = 1..3" in err
+
+
+def test_one_node_and_one_replica_are_singular(capsys):
+    """"Theorem 4: 1 nodes, 1 replicas" read as a slip."""
+    status, out, _ = run(capsys, "predict", "--nodes", "1", "--replicas", "1",
+                         "--policy", "round-robin", "--local-basic", "0.3",
+                         "--remote-basic", "1:1.2")
+    assert status == 0 and out.splitlines()[0] == ("Theorem 4: 1 node, 1 replica, "
+                                                   "local fraction 1")

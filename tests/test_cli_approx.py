@@ -109,3 +109,18 @@ def test_an_estimate_far_from_the_recommended_one_carries_a_warning(capsys):
     assert cli.main(["approx", "--nodes", "6", "--replicas", "3", "--quorum", "2",
                      "--rho", "1.2", "--method", "copula", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["warnings"] == []
+
+
+def test_a_load_just_below_one_is_not_printed_as_one(capsys):
+    """--rho 0.9999999999 on (3,3,3) printed "rho=1" and "per-node load ... 1", the
+    limit the load is below; a load six digits show well stays short."""
+    assert cli.main(["approx", "--nodes", "3", "--replicas", "3", "--quorum", "3",
+                     "--rho", "0.9999999999"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("(3,3,3) non-purging fork-join, rho=0.9999999999, mu=1, "
+                        "exponential service")
+    assert lines[1].split() == ["per-node", "load", "r*rho/n", "0.9999999999"]
+    assert cli.main(["approx", "--nodes", "9", "--replicas", "3", "--quorum", "2",
+                     "--rho", "2.7"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "rho=2.7," in lines[0] and lines[1].split()[-1] == "0.9"

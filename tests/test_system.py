@@ -143,3 +143,11 @@ def test_a_workload_names_each_heavy_tailed_law_once():
     assert [n.split(",")[0] for n in notes] == ["the service law of 'read'",
                                                 "the service law of 'write'"]
     assert all("lomax(c=2.5" in n for n in notes)
+
+
+def test_a_model_of_one_node_says_node_and_a_load_below_one_shows_it():
+    """The descriptions said "1 nodes" and printed rho 0.9999999999 as 1."""
+    model = ForkJoinModel(1, 1, 1, load=0.9999999999)
+    assert model.system.describe().startswith("1 node [")
+    assert "rho=0.9999999999, per-node load=0.9999999999" in model.describe()
+    assert "rho=0.5, per-node load=0.25" in ForkJoinModel(6, 3, 2, load=0.5).describe()

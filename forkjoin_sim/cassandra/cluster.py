@@ -30,7 +30,7 @@ from typing import Any
 
 from scipy import stats
 
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.model import check_cluster
 from forkjoin_sim.nodes import Stages
 from forkjoin_sim.placement import RingSubset
@@ -140,6 +140,7 @@ class CassandraCluster(RunInput):
     def describe(self) -> str:
         load = (self._process.describe() if self.clients is not None
                 else f"{self.rate:g} operations per unit time")
-        return (f"Cassandra cluster: {self.nodes} nodes, {self.replicas} replicas, "
+        return (f"Cassandra cluster: {counted(self.nodes, 'node')}, "
+                f"{counted(self.replicas, 'replica')}, "
                 f"reads {self.read_fraction:g} at {self.read_consistency}, writes at "
                 f"{self.write_consistency}, {self.node.describe()}, {load}")

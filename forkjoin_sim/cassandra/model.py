@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from forkjoin_sim.arrivals import ClosedLoop, Poisson
-from forkjoin_sim.errors import ConfigError, numbers_in_range
+from forkjoin_sim.errors import ConfigError, counted, numbers_in_range
 from forkjoin_sim.checks import plain_float
 from forkjoin_sim.model import distribution_mean, check_cluster
 
@@ -207,6 +207,7 @@ class CassandraModel:
         else:
             load = (f"{self.arrival_rate:g} writes per unit time, per-node load "
                     f"{self.node_utilisation:.4g}")
-        return (f"Cassandra writes: {self.nodes} nodes, {self.replicas} replicas, "
+        return (f"Cassandra writes: {counted(self.nodes, 'node')}, "
+                f"{counted(self.replicas, 'replica')}, "
                 f"consistency {self.consistency} (k={self.quorum}), policy "
                 f"{self.policy} (local fraction {self.local_fraction:.4g}), {load}")

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.nodes import READ, WRITE, SharedQueue, Stages
 from forkjoin_sim.staleness import graphs
 from forkjoin_sim.staleness.channels import CHANNELS, COORDINATORS
@@ -237,11 +237,11 @@ class ReplicatedKey:
         pace = "closed loop" if self.rate is None else f"{self.rate:g} ops per unit time"
         spread = "" if self.keys == 1 else (
             f", {self.keys} keys ({'uniform' if self.zipf == 0 else f'zipf {self.zipf:g}'})")
-        return (f"{self.replicas} replicas{spread}, {pace}, "
+        return (f"{counted(self.replicas, 'replica')}{spread}, {pace}, "
                 f"{self.write_share:g} writes, {self.node.describe()}, work per "
                 f"replica {self.work_per_replica():.3g}, {self.channels} channels, "
                 f"{_COORDINATORS.get(self.coordinators, self.coordinators)} among "
-                f"{self.cluster_nodes} nodes")
+                f"{counted(self.cluster_nodes, 'node')}")
 
 
 #: How `ReplicatedKey.describe` words each coordinator rule.
