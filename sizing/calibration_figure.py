@@ -34,7 +34,8 @@ _OPERATIONS = ("read", "write")
 
 
 def _checked(measured: pd.DataFrame) -> pd.DataFrame:
-    """``measured`` with a ``think_ms`` column (0 where absent), or a ConfigError."""
+    """``measured`` with a ``think_ms`` column (0 where absent or not stated), or a
+    ConfigError."""
     missing = [c for c in NEEDED if c not in measured.columns]
     if missing:
         raise ConfigError(f"measured rows lack columns {missing}; give "
@@ -45,8 +46,8 @@ def _checked(measured: pd.DataFrame) -> pd.DataFrame:
     if unknown:
         raise ConfigError(f"operation {unknown} in the measured rows; use read or write")
     table = measured.copy()
-    if "think_ms" not in table.columns:
-        table["think_ms"] = 0.0
+    table["think_ms"] = (table.think_ms.fillna(0.0) if "think_ms" in table.columns
+                         else 0.0)
     rate = (table.rate.to_numpy(float) if "rate" in table.columns
             else np.full(len(table), np.nan))
     table["open"] = np.isfinite(rate)
