@@ -52,7 +52,7 @@ from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERA
                                    QuorumDistribution, invert_cdf, quorum_cdf)
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.checks import is_plain_whole
-from forkjoin_sim.errors import ConfigError, percentile_label
+from forkjoin_sim.errors import ConfigError, counted, percentile_label
 from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
@@ -475,7 +475,7 @@ class CapacityPlan:
                                               ("--max-nodes", self.max_nodes))
                      if value < need]
             return (f"raise {' and '.join(flags)} to at least {need} (even unloaded, "
-                    f"{widest} replicas or fewer miss it: {_reach(need)} {label} "
+                    f"{counted(widest, 'replica')} or fewer miss it: {_reach(need)} {label} "
                     f"{floor[need - 1]:.4g}) or relax --target")
         if reach.size:
             need = int(reach.max())

@@ -31,6 +31,7 @@ from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.simulation import MOST_JOBS, simulate
 from forkjoin_sim.measure.statistics import Interval, batch_means_ci, warmup_count
+from forkjoin_sim.staleness.intervals import share
 
 #: Basic-queue sources: "simulation" or an analytic approximation's name.
 BASIC_SOURCES = ("simulation",) + tuple(BASIC_APPROXIMATIONS)
@@ -140,19 +141,21 @@ def simulated_timeout(samples, timeout: float, batches: int = 30,
                       confidence: float = 0.95) -> SimulatedTimeout:
     """Availability P(T <= t), E[T | T <= t] and E[min(T, t)] from measured sojourns.
 
-    Availability and waiting time are means of per-job quantities (batch-means
-    intervals). The answered mean is a ratio; its interval is the t-interval of
-    the per-batch ratios (the classical batch ratio estimator, slightly biased for
-    short batches). A t-interval can reach past what the quantity can be, so each
-    interval is clipped to its range: availability to [0, 1], the answered mean and
-    the waiting time to [0, timeout].
+    Availability is the share of jobs answered in time, with Wilson's interval of
+    the sample size that correlated successive jobs are worth
+    (`forkjoin_sim.staleness.intervals.share`, as staleness takes a share): a run in
+    which every job is answered still has a lower end below 1. The waiting time is a
+    mean of per-job quantities (a batch-means interval). The answered mean is a
+    ratio; its interval is the t-interval of the per-batch ratios (the classical
+    batch ratio estimator, slightly biased for short batches). A t-interval can reach
+    past what the quantity can be, so the answered mean and the waiting time are
+    clipped to [0, timeout].
     """
     x = np.asarray(samples, dtype=float)
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ConfigError(f"timeout={timeout!r} must be a positive number")
     answered = x <= timeout
-    availability = _clipped(batch_means_ci(answered.astype(float), confidence, batches),
-                            1.0)
+    availability = Interval(*share(answered, confidence))
     waiting = _clipped(batch_means_ci(np.minimum(x, timeout), confidence, batches),
                        timeout)
     if not answered.any():

@@ -84,6 +84,15 @@ def test_simulated_timeout_of_constant_latency():
     assert math.isnan(m.answered_mean.mean)
 
 
+def test_every_job_answered_still_has_an_availability_interval_below_one():
+    # a probe: no job timed out, and availability was 1 with the interval [1, 1];
+    # 3,000 independent answers of 3,000 give Wilson's lower end 1 - 3.84/3,004
+    m = simulated_timeout(np.random.default_rng(1).exponential(0.5, 3000), 100.0)
+    assert m.availability.mean == m.availability.high == 1.0
+    assert m.availability.low == pytest.approx(3000 / (3000 + stats.norm.ppf(0.975) ** 2),
+                                               rel=1e-9)
+
+
 def test_analytic_basic_needs_exponential_service():
     with pytest.raises(ConfigError, match="basic='simulation'"):
         model_distribution(3, 3, 2, 0.5, stats.gamma(2), basic="independent")
@@ -121,7 +130,7 @@ def test_simulated_timeout_intervals_stay_within_what_they_measure():
     x = np.full(3000, 0.5)
     x[1500] = 10.0
     m = simulated_timeout(x, 5.0)
-    assert m.availability.low < m.availability.mean < m.availability.high == 1.0
+    assert m.availability.low < m.availability.mean < m.availability.high <= 1.0
     short = simulated_timeout(np.array([0.1, 4.0]), 5.0)
     assert 0.0 == short.waiting_mean.low < short.waiting_mean.mean
     assert short.waiting_mean.high <= 5.0
