@@ -233,11 +233,15 @@ def with_window(prior, sets, points, leave_out_cluster=None):
 #: Smallest spread (log units) of the mutation-ratio prior: one or two clusters say
 #: little about another's storage engine settings.
 MUTATION_SD_FLOOR = 0.5
+#: Smallest spread (log units) of the coordinator-share prior: a factor e either way,
+#: as wide as the window's, since one or two clusters say little about how another
+#: splits a request's work between its coordinator and its replicas.
+COORDINATOR_SD_FLOOR = 1.0
 
 
 def joint_fit(job):
     """Fit of one cluster's reads and writes together (vague prior): its point, from
-    which the mutation ratio carries over."""
+    which the mutation ratio and the coordinator share carry over."""
     cluster, structure, (table, cores, client_cores, places) = job
     base = _base(structure)
     return cluster, structure, _fit(table, base, Prior.vague(), cores, client_cores,
@@ -262,13 +266,22 @@ def clusters_with_both(sets):
 
 
 def with_mutation(prior, joints, leave_out_cluster=None):
-    """``prior`` with the ``mutation_ratio`` of the joint read-and-write fits
-    (``joints``, by cluster) outside ``leave_out_cluster`` (unchanged if none)."""
-    i = COORDINATES.index("mutation_ratio")
+    """``prior`` with the ``mutation_ratio`` and the ``coordinate_share`` of the joint
+    read-and-write fits (``joints``, by cluster) outside ``leave_out_cluster``
+    (unchanged if none). Rows of one operation cannot split a request's work between
+    its coordinator (the same for reads and writes) and its replicas (a data read or
+    a mutation); the joint fits can, and the split sets what an operation never
+    measured costs (protocol (d))."""
     clusters = [cluster for cluster in joints if cluster != leave_out_cluster]
-    return _carried(prior, "mutation_ratio", [joints[c][i] for c in clusters],
-                    MUTATION_SD_FLOOR, "mutation ratio of the joint read and write fits "
-                    f"of cluster(s) {', '.join(c.upper() for c in clusters)}")
+    which = ", ".join(c.upper() for c in clusters)
+    for name, floor, what in (("mutation_ratio", MUTATION_SD_FLOOR, "mutation ratio"),
+                              ("coordinate_share", COORDINATOR_SD_FLOOR,
+                               "coordinator share")):
+        i = COORDINATES.index(name)
+        prior = _carried(prior, name, [joints[c][i] for c in clusters], floor,
+                         f"{what} of the joint read and write fits of cluster(s) "
+                         f"{which}")
+    return prior
 
 
 def rows_of(table):

@@ -226,10 +226,11 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
         if np.any(mrows["write"] == write) and not np.any(fitted.write == write):
             notes.append(f"the model was fitted without {operation}; their cost against "
                          "the other operation's rests on the prior's mutation ratio "
-                         "and on the model's structure, as no measured row corrects "
-                         f"them: their intervals hold what the fitted rows allow, not "
-                         "how far the structure may miss an operation it never saw "
-                         "(held out on published clusters, a mean miss of 4-58% per data set: "
+                         "and coordinator share and on the model's structure, as no "
+                         f"measured row corrects them: their intervals hold what the "
+                         "fitted rows allow, not how far the structure may miss an "
+                         "operation it never saw (held out on published clusters, a "
+                         "mean miss of 4-36% per data set: "
                          "docs/cassandra/calibration.md)")
     mixed_note = _runs_unlike_the_fitted(fitted, mrows, row_name, mix_given)
     if mixed_note is not None:
