@@ -451,7 +451,7 @@ ISSUE_EXAMPLES = [
     (["estimators", "figure", "referee.txt", "--out", "errors.xyz"], "must end in"),
     (["sweep", "spec.txt", "--out", "o.csv", "--dask", "tcp://127.0.0.1:1"],
      "cannot reach"),
-    (["sweep", "spec_jobs0.txt", "--out", "o.csv"], "jobs=0"),
+    (["sweep", "spec_jobs0.txt", "--out", "o.csv"], "'jobs' must be one whole number >= 2"),
     (["sweep", "latin1.csv", "--out", "o.csv"], "not UTF-8"),
     (["sweep", "spec.txt", "--out", "adir"], "is a directory; give a file name inside"),
     (["fig2", "--out", "afile"], "is a file"),

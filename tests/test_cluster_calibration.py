@@ -982,7 +982,8 @@ def test_reads_of_mixed_runs_without_their_writes_leave_the_throughput_unfitted(
     the throughput cannot fix the model's cycle. Fitted to it with no such time, the
     writes took the clients' time (16.8 ms at 500 threads, 9.3 measured; 71% off, no
     row inside its band); left out, the writes rest on the model and its prior (58%
-    off) and every row lies inside its band."""
+    off, every row inside its band; 36% off, 11 of 12 rows inside, since the
+    coordinator's share of the work has a prior from the joint read-and-write fits)."""
     rows = pd.read_csv(RAHUL / "rows.csv")
     reads, writes = rows[rows.operation == "read"], rows[rows.operation == "write"]
     with warnings.catch_warnings():
@@ -991,9 +992,10 @@ def test_reads_of_mixed_runs_without_their_writes_leave_the_throughput_unfitted(
         table = predict_table(fitted, writes.drop(columns="mean_ms"))
     measured = writes.mean_ms.to_numpy()
     error = np.abs(table.predicted_mean_ms.to_numpy() / measured - 1)
-    assert error.mean() < 0.65
-    assert np.all((table.predicted_ci_low_ms.to_numpy() <= measured)
-                  & (measured <= table.predicted_ci_high_ms.to_numpy()))
+    assert error.mean() < 0.40
+    inside = ((table.predicted_ci_low_ms.to_numpy() <= measured)
+              & (measured <= table.predicted_ci_high_ms.to_numpy()))
+    assert inside.sum() >= 11
 
 
 def test_measured_means_of_a_query_are_scored_against_the_predictions():

@@ -8,6 +8,7 @@ from typing import Any
 
 from forkjoin_sim.laws.deterministic import Deterministic
 from forkjoin_sim.laws.empirical import Empirical
+from forkjoin_sim.laws.exponential import Exponential
 from forkjoin_sim.laws.mixture import Mixture
 from forkjoin_sim.laws.sumlaw import SumOf
 
@@ -16,8 +17,8 @@ def finite_third_moment(law: Any) -> bool:
     """Whether E[X**3] of ``law`` is finite (True when it cannot be told).
 
     A mixture's is finite when every component's with positive weight is, a sum's
-    when every part's is; a measured law (`Empirical`) and a point mass have finite
-    moments of every order. Other laws answer by scipy.stats' skewness, NaN or
+    when every part's is; a measured law (`Empirical`), a point mass and an
+    exponential law have finite moments of every order. Other laws answer by scipy.stats' skewness, NaN or
     infinite where the third moment diverges (pareto with shape <= 3, lomax, fisk,
     invgamma, burr, genpareto ...), checked against Lyapunov's inequality
     E[X**3] >= E[X**2]**1.5 for a law on [0, inf): some families' formulas give a
@@ -29,7 +30,9 @@ def finite_third_moment(law: Any) -> bool:
                    in zip(law.weights, law.components) if weight > 0)
     if isinstance(law, SumOf):
         return all(finite_third_moment(part) for part in law.parts)
-    if isinstance(law, (Empirical, Deterministic)):
+    if isinstance(law, (Empirical, Deterministic, Exponential)):
+        # an exponential law is light-tailed, and asked here without scipy.stats
+        # (its import costs a plain run most of a second)
         return True
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy integrates divergent moments noisily
