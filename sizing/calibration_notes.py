@@ -118,7 +118,9 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, source) -> list[str]:
                 f"{operation}, {one:.3g} ms at ONE (1 replica) in the model, pays "
                 f"{own:.3g} ms more at ALL (all {replicas} replicas) there; the prior "
                 f"alone says about {extra:.3g} ms{sources}, within a factor "
-                f"{math.exp(1.96 * step[1]):.2g} either way at 95%{grows}){shared}")
+                f"{math.exp(1.96 * step[1]):.2g} either way at 95% for a lone request on "
+                f"the clusters it was fitted on{grows}; a cluster that collapses under "
+                f"load can pay far more, which one level's rows cannot show){shared}")
     lone = lone_misses(source.name, table,
                        model.predict(rows_of_table(table), anchored=False)[0],
                        source.row_name)

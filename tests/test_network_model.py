@@ -560,6 +560,11 @@ def test_one_level_fitted_says_the_other_levels_rest_on_the_prior(tmp_path, caps
     notes = json.loads(capsys.readouterr().out)["warnings"]
     assert any(n.startswith("the reads were measured at one level, ONE: what the "
                             "others cost rests on the prior") for n in notes)
+    # the prior's spread is a lone request's on the clusters it came from; a probe
+    # found collapsing clusters stepping 2-70 times further under load
+    assert any("95% for a lone request on the clusters it was fitted on" in n
+               and "a cluster that collapses under load can pay far more" in n
+               for n in notes)
     # the step it names is the built-in prior's at the cluster's own lone ONE: on a
     # cluster ten times slower, sqrt(10) times as long (level_step_scale 0.5)
     named = []
