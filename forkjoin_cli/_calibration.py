@@ -12,6 +12,7 @@ from forkjoin_sim.files.tables import check_table_out
 
 from sizing.calibrated_model import PARAMETERS, file_sha256, read_model, write_model
 from sizing.calibration import LABELS, calibrate, predict
+from sizing.columns import stripped_cell
 from sizing.measurements import PERCENTILE_COLUMNS, read_measurements
 
 from forkjoin_cli.calibration_output import REPORT_SUFFIXES, check_writable, emit_rows, \
@@ -165,17 +166,6 @@ def _check_cores(args, structure: str) -> None:
     args.client_cores = DEFAULT_CORES if args.client_cores is None else args.client_cores
 
 
-def _no_think(rows, path: str) -> None:
-    """Refuse rows that state their clients' pause (``think_ms``) to the simulated
-    structure, which fits one think time for every row."""
-    stated = next((row for row in rows if row.think_ms is not None), None)
-    if stated is not None:
-        raise ConfigError(f"{path}: {stated.place or 'a row'} states think_ms, which "
-                          "--structure simulated does not read (it fits one think time "
-                          "for every row): leave the column out, or calibrate at the "
-                          "default structure, which reads it")
-
-
 def _calibrate_simulated(args) -> int:
     """``--structure simulated``: fit, write the model (and report), print a summary."""
     check_writable(args.out, "--out", (".toml",))
@@ -191,7 +181,6 @@ def _calibrate_simulated(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rows, _ = read_measurements(args.measurements, args.replicas)
-    _no_think(rows, args.measurements)
     doubts = [str(item.message) for item in caught]
     for doubt in doubts:  # shown when the command ends, and kept in model and report
         warnings.warn(doubt, UserWarning, stacklevel=1)
@@ -263,14 +252,12 @@ def cmd_predict_model(args) -> int:
         raise ConfigError("--figure needs a model of a closed-network structure; "
                           f"{args.model} was calibrated with --structure simulated")
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
-    _no_think(rows, args.measurements)
     wanted = [c for c in PERCENTILE_COLUMNS if c in names]
     predictions = predict(model, rows, seed=args.seed, progress=to_stderr)
     columns = list(names) + list(PREDICTED) + [f"predicted_{c}" for c in wanted]
     table = []
     for row, pred in zip(rows, predictions):
-        # a cell as read, without the blanks around it (as the closed network's)
-        entry = {c: str(row.raw.get(c, "")).strip() for c in names}
+        entry = {c: stripped_cell(row.raw.get(c, "")) for c in names}
         entry.update({c: pred[c] for c in columns if c.startswith("predicted_")})
         table.append(entry)
         for note in pred["notes"]:

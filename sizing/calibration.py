@@ -301,6 +301,7 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
     started = time.perf_counter()
     say = progress or (lambda message: None)
     _check_threads(rows)
+    _no_pause(rows)
     if not rows or any(row.mean_ms is None for row in rows):
         raise ConfigError("every row to fit needs its measured mean_ms")
     start = _start(rows, nodes, replicas)
@@ -376,6 +377,17 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
                        time.perf_counter() - started, evaluations)
 
 
+def _no_pause(rows: list[Measurement]) -> None:
+    """Refuse rows that state their clients' pause (``think_ms``): this model fits
+    one think time for every row, and would drop each row's own."""
+    stated = next((row for row in rows if row.think_ms is not None), None)
+    if stated is not None:
+        raise ConfigError(f"{stated.place or stated.label()} states think_ms, which "
+                          "--structure simulated does not read (it fits one think time "
+                          "for every row): leave the column out, or calibrate at the "
+                          "default structure, which reads it")
+
+
 def fitted_reach(rows: list[Measurement]) -> dict:
     """What the fitted ``rows`` measured, as the model file keeps it: their operations,
     the most client threads of a closed row and the highest rate of an open one
@@ -435,6 +447,7 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
     """
     say = progress or (lambda message: None)
     _check_threads(rows)
+    _no_pause(rows)
     z = stats.norm.ppf(0.975)
     cov = np.asarray(model.covariance) if model.covariance else None
     out = []

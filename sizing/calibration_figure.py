@@ -34,8 +34,8 @@ _OPERATIONS = ("read", "write")
 
 
 def _checked(measured: pd.DataFrame) -> pd.DataFrame:
-    """``measured`` with a ``think_ms`` column (0 where absent or not stated), or a
-    ConfigError."""
+    """``measured`` with a ``think_ms`` column (the stated pauses: NaN where absent or
+    not stated), or a ConfigError."""
     missing = [c for c in NEEDED if c not in measured.columns]
     if missing:
         raise ConfigError(f"measured rows lack columns {missing}; give "
@@ -46,8 +46,8 @@ def _checked(measured: pd.DataFrame) -> pd.DataFrame:
     if unknown:
         raise ConfigError(f"operation {unknown} in the measured rows; use read or write")
     table = measured.copy()
-    table["think_ms"] = (table.think_ms.fillna(0.0) if "think_ms" in table.columns
-                         else 0.0)
+    if "think_ms" not in table.columns:
+        table["think_ms"] = np.nan
     rate = (table.rate.to_numpy(float) if "rate" in table.columns
             else np.full(len(table), np.nan))
     table["open"] = np.isfinite(rate)
@@ -102,7 +102,8 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     grid["threads"] = np.where(is_open, np.nan, grid.load.to_numpy(float))
     rows = dict(threads=grid.threads.to_numpy(float),
                 rate=np.where(is_open, grid.load.to_numpy(float), np.nan),
-                think_ms=grid.think_ms.to_numpy(float),
+                think_ms=np.nan_to_num(grid.think_ms.to_numpy(float)),
+                pause_ms=grid.think_ms.to_numpy(float),
                 nodes=grid.nodes.to_numpy(np.int64),
                 replicas=grid.replicas.to_numpy(np.int64),
                 quorum=grid.quorum.to_numpy(np.int64),
@@ -117,20 +118,24 @@ def curves(fit, measured: pd.DataFrame, points: int = POINTS,
     grid["plain_ms"] = (fit.predict(rows, anchored=False)[0]
                         if getattr(fit, "anchors", None) is not None
                         else np.full(len(grid), np.nan))
+    # the clients' cycle as the model keeps it (stated pauses, time outside)
+    timed = fit.with_outside(rows) if hasattr(fit, "with_outside") else rows
     grid["throughput_low"], grid["throughput_high"] = throughput_interval(
-        rows, latency, throughput, low, high)
+        timed, latency, throughput, low, high)
     return grid
 
 
 def _label(consistency, nodes, replicas, several_clusters: bool,
-           reads: float | None = None) -> str:
-    """A legend entry: the level's name, the mix of a mixed run, and the cluster where
-    several are drawn."""
+           reads: float | None = None, pause: float | None = None) -> str:
+    """A legend entry: the level's name, the mix of a mixed run, the clients' stated
+    pause where runs of several are drawn, and the cluster where several are drawn."""
     name = str(consistency)
     if isinstance(consistency, (int, np.integer, float, np.floating)):
         name = f"{int(consistency)} of {int(replicas)}"
     if reads is not None and reads not in (0.0, 1.0):
         name += f", {100 * reads:.3g}% reads"
+    if pause is not None and np.isfinite(pause):
+        name += f", {pause:.4g} ms pause"
     return f"{name} ({nodes} nodes, {replicas} replicas)" if several_clusters else name
 
 
@@ -286,6 +291,7 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
               if np.any((table.operation == op) & (table.open == is_open))]
     both_loops = len({is_open for _, is_open in panels}) > 1
     several = table[["nodes", "replicas"]].drop_duplicates().shape[0] > 1
+    pauses = table.think_ms.nunique(dropna=False) > 1
     levels = (table[["quorum", "consistency", "nodes", "replicas"]]
               .drop_duplicates().sort_values(["nodes", "replicas", "quorum"]))
     colours = _colours(levels)
@@ -303,9 +309,12 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             colour = colours[(configuration["quorum"], configuration["consistency"],
                               configuration["nodes"], configuration["replicas"])]
             label = _label(configuration["consistency"], configuration["nodes"],
-                           configuration["replicas"], several, configuration["reads"])
+                           configuration["replicas"], several, configuration["reads"],
+                           configuration["think_ms"] if pauses else None)
+            # a pause not stated (NaN) is its own configuration, as in the groups
             rows = table[np.logical_and.reduce(
-                [(table[c] == v).to_numpy() for c, v in configuration.items()])]
+                [((table[c] == v) | (table[c].isna() & pd.isna(v))).to_numpy()
+                 for c, v in configuration.items()])]
             load = curve.load.to_numpy(float)
             _model(top, load, curve.mean_ms.to_numpy(float), curve.low_ms.to_numpy(float),
                    curve.high_ms.to_numpy(float), colour, label)

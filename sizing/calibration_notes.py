@@ -55,15 +55,14 @@ def fit_notes(model: NetworkModel, table: pd.DataFrame, source) -> list[str]:
         times = outside.residual
         some = int(np.count_nonzero(times > 0))
         # a median of 0 (most rows none: noise in a few throughputs) says nothing
-        spent = (f"{np.median(times):.3g} ms (median; up to {np.max(times):.3g})"
+        spent = (f"{np.median(times):.4g} ms (median; up to {np.max(times):.4g})"
                  if np.median(times) > 0 else
-                 f"up to {np.max(times):.3g} ms (in {some} of {len(times)} rows, none "
+                 f"up to {np.max(times):.4g} ms (in {some} of {len(times)} rows, none "
                  "in the others)")
         stated = (table.think_ms.to_numpy(float) if "think_ms" in table
                   else np.full(len(table), np.nan))
-        how = ("threads / throughput - latency; the stated think_ms where a row has "
-               "no throughput" if np.isfinite(stated).any() else
-               "threads / throughput - latency")
+        how = ("threads / throughput - latency - the stated pause, beside it"
+               if np.isfinite(stated).any() else "threads / throughput - latency")
         notes.append(f"the clients spend {spent} per request outside the measured "
                      f"latency ({how}): the model keeps that time between requests, "
                      "interpolated in threads")

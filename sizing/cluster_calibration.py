@@ -31,18 +31,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from forkjoin_sim.errors import ConfigError, counted
+from forkjoin_sim.errors import ConfigError, counted, number_text
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_notes import fit_notes, measured_against_predicted, \
     merged_levels, prediction_notes, \
     unpaired_rows, wide_area_note, wide_intervals
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
+from sizing.columns import stripped_cell
 from sizing.geography import Geography, checked_against, placement
 from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, prior_from_model
 from sizing.network_model import NetworkModel, calibrated, rows_of_table, \
-    throughput_interval
+    stated_pauses, throughput_interval
 from sizing.network_model_file import is_network_model, read_network_model
 from sizing.structure_choice import AUTO
 
@@ -53,9 +54,9 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     load and mix, and run name where the row has one (``run``); if several, the one of
     the same throughput, then of the same consistency): that row's quorum is the other operation's (``other_quorum``; without
     one partner, the row's own, and ``paired`` False) and the run's mean latency (``run_mean_ms``, for
-    Little's law) weighs both (NaN without a partner's latency: unknown). A closed
-    row without a throughput but with its clients' pause (``think_ms``) takes the
-    throughput of that cycle, threads / (run mean + pause)."""
+    Little's law) weighs both (NaN without a partner's latency: unknown). A row's
+    stated pause (``think_ms``, NaN where not given) is kept for the model's think
+    time (`sizing.network_model.rows_of_table`)."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     quorum = [consistency_quorum(r.consistency, replicas) for r in rows]
@@ -64,10 +65,10 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     for i, row in enumerate(rows):
         if row.reads in (0.0, 1.0):
             continue
-        # a named run's rows pair by its name
+        # one run: one load, mix, stated pause and name (or none)
         partners = [j for j, p in enumerate(rows) if p.operation != row.operation
-                    and (p.threads, p.rate, p.reads) == (row.threads, row.rate, row.reads)
-                    and (row.run is None or p.run == row.run)]
+                    and (p.threads, p.rate, p.reads, p.think_ms, p.run)
+                    == (row.threads, row.rate, row.reads, row.think_ms, row.run)]
         # several runs of this load and mix: the one of the same measured throughput
         # (one run, one throughput), then, among those, the one at the same consistency
         for same in (lambda j: row.throughput is not None
@@ -90,11 +91,6 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     def number(value):
         return float(value) if value is not None else math.nan
 
-    # a closed row without a measured throughput whose clients' pause is stated: its
-    # run's cycle is the run's mean latency and the pause (Little's law)
-    throughput = [number(r.throughput) if r.throughput is not None or r.think_ms is None
-                  or mean is None else 1000.0 * r.threads / (mean + r.think_ms)
-                  for r, mean in zip(rows, run)]
     return pd.DataFrame({
         "operation": [r.operation for r in rows],
         "consistency": [r.consistency for r in rows],
@@ -105,7 +101,7 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
         "nodes": nodes, "replicas": replicas,
         "mean_ms": [number(r.mean_ms) for r in rows],
         "run_mean_ms": [number(v) for v in run],
-        "throughput": throughput,
+        "throughput": [number(r.throughput) for r in rows],
         "think_ms": [number(r.think_ms) for r in rows],
         "paired": paired, "label": [r.label() for r in rows]})
 
@@ -416,31 +412,23 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
 WIDE_AREA_META = {"flat": "flat_one_ms", "step": "wide_step_ms"}
 
 
-def _pause_kept(model: NetworkModel, mrows, table, name) -> str | None:
-    """The note naming query rows whose stated pause (``think_ms``) the prediction
-    does not use: a model whose fitted rows show their clients' time outside the
-    latency carries that time (`NetworkModel.with_outside`), at the fitted rows'
-    loads; ``name``: a row's name by its index."""
-    if model.outside is None or "think_ms" not in table:
+def _pause_carried(model: NetworkModel, mrows, name) -> str | None:
+    """The note naming closed query rows that state no pause where fitted rows did:
+    they take the fitted rows' pauses (`sizing.network_model.stated_pauses`);
+    ``name``: a row's name by its index."""
+    if model.pause is None:
         return None
-    stated = table.think_ms.to_numpy(float)
-    used = model.with_outside(mrows)["think_ms"]
-    # 10% or half a millisecond: a rounded pause, or a tool's own bookkeeping beside it
-    differ = np.flatnonzero(np.isfinite(stated)
-                            & ~np.isclose(stated, used, rtol=0.1, atol=0.5))
-    if not len(differ):
+    stated = np.asarray(mrows.get("pause_ms", np.full(len(mrows["write"]), np.nan)),
+                        float)
+    carried = np.flatnonzero(np.isnan(stated) & ~np.isfinite(mrows["rate"]))
+    if not len(carried):
         return None
-    i = differ[0]
-    more = f" (and {len(differ) - 1} more row(s))" if len(differ) > 1 else ""
-    return (f"{name(i)}{more}: think_ms {stated[i]:g} is not the pause the fitted rows' "
-            f"clients took: the prediction keeps the time between requests that the "
-            f"fitted rows show, {used[i]:.4g} ms there (a model carries its fitted "
-            "clients' cycle; it does not predict another pause)")
-
-
-def _stripped(cell):
-    """``cell`` without the blanks around it, where it is text."""
-    return cell.strip() if isinstance(cell, str) else cell
+    pause = stated_pauses(mrows, model.pause)[carried]
+    rows = name(carried[0]) + (f" and {counted(len(carried) - 1, 'more row')}"
+                               if len(carried) > 1 else "")
+    return (f"{rows}: no think_ms given, so the clients pause as the fitted rows' did "
+            f"({number_text(pause.min())}-{number_text(pause.max())} ms between a "
+            "reply and the next request); give think_ms to ask another pause")
 
 
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
@@ -469,11 +457,11 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     # the throughput's interval that holds the latency's (NaN where the model gives
     # none: a closed-loop mixed run, an open loop past its capacity), as --figure
     # draws it
-    few, many = throughput_interval(mrows, mean, throughput, low, high)
+    few, many = throughput_interval(model.with_outside(mrows), mean, throughput, low,
+                                    high)
     out = []
     for i, row in enumerate(rows):
-        # a cell as read (" quorum " is read as QUORUM), so that the output joins on it
-        entry = {c: _stripped(row.raw.get(c, "")) for c in names}
+        entry = {c: stripped_cell(row.raw.get(c, "")) for c in names}
         entry.update(zip(PREDICTED, (float(v[i]) for v in (mean, low, high, throughput,
                                                            few, many))))
         out.append(entry)
@@ -487,9 +475,9 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
-    kept = _pause_kept(model, mrows, table, lambda i: source.row_name(i, by_place=False))
-    if kept is not None:
-        notes.append(kept)
+    carried = _pause_carried(model, mrows, lambda i: source.row_name(i, by_place=False))
+    if carried is not None:
+        notes.append(carried)
     merged = merged_levels(table, fitted=False)
     if merged is not None:
         notes.append(merged)

@@ -101,3 +101,9 @@ def separator_hint(text: str, whole: bool = False) -> str:
         if decimal:
             hint += f" (or {decimal} if the comma is a decimal comma)"
     return hint
+
+
+def stripped_cell(cell):
+    """A cell as read: without the blanks around it where it is text (a
+    spreadsheet's " 300 " is 300, " quorum " QUORUM), so that output joins on it."""
+    return cell.strip() if isinstance(cell, str) else cell

@@ -298,7 +298,7 @@ def parse_row(row: dict, replicas: int, where: str, need_mean: bool,
                           "threads) and rate (open loop: operations per second)")
     if values["rate"] is not None and values["rate"] <= 0:
         raise ConfigError(f"{where}: rate must be > 0 operations per second")
-    if values["rate"] is not None and values["think_ms"] is not None:
+    if values["rate"] is not None and values["think_ms"]:
         raise ConfigError(f"{where}: think_ms is a closed loop's pause between a reply "
                           "and the next request; an open loop (rate) offers its "
                           "requests whatever the replies: leave think_ms empty")
@@ -412,11 +412,13 @@ def _check_possible(values: dict, where: str, own_share: float = 1.0,
                 "or the units if they were not")
     think = values.get("think_ms")
     if think is not None:
-        # the clients' whole cycle, the stated pause included, fills the threads
-        cycles = low_throughput * (low_mean + think) / 1000.0
+        # the clients' whole cycle, the stated pause included, fills the threads; in
+        # a mixed run the cycle's latency is at least this operation's share of it
+        cycles = low_throughput * (own_share * low_mean + think) / 1000.0
         if cycles > (1 + IN_FLIGHT_SLACK) * threads:
-            return (f"{where}: throughput {throughput:g}/s x (mean_ms {mean:g} + "
-                    f"think_ms {think:g}) ms = {throughput * (mean + think) / 1000:.4g} "
+            return (f"{where}: throughput {throughput:g}/s x (mean_ms {mean:g}"
+                    f"{share_text} + think_ms {think:g}) ms = "
+                    f"{throughput * (own_share * mean + think) / 1000:.4g} "
                     f"clients' cycles at once, more than the "
                     f"{counted(threads, 'thread')} (Little's law): is think_ms in "
                     "milliseconds, and per client? The row is fitted with its "

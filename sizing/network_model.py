@@ -49,7 +49,10 @@ class Anchors:
     keeps its share of ``reads`` and the other operation's quorum (``other_quorum``),
     so that the fitted rows can be predicted again; None: every row closed, one
     operation per run. Open and closed rows are anchored apart (their loads are
-    different axes); the mix of a run does not split them."""
+    different axes); the mix of a run does not split them. ``pause``: each row's
+    stated pause between a reply and its client's next request (ms, NaN where the row
+    stated none), so that the fitted rows can be predicted again; None: no row stated
+    one."""
 
     write: np.ndarray
     quorum: np.ndarray
@@ -58,6 +61,7 @@ class Anchors:
     open: np.ndarray | None = None
     reads: np.ndarray | None = None
     other_quorum: np.ndarray | None = None
+    pause: np.ndarray | None = None
 
     @classmethod
     def of(cls, fit: Fit, rows, latency_ms) -> "Anchors":
@@ -75,9 +79,11 @@ class Anchors:
         quorum = np.asarray(rows["quorum"], int)
         other = np.asarray(rows.get("other_quorum", quorum), int)
         plain = bool(np.all(single_closed(rows)))
+        pause = np.asarray(rows.get("pause_ms", np.full(len(write), np.nan)), float)
         return cls(write, quorum, load, np.asarray(values, float),
                    None if plain else is_open, None if plain else reads,
-                   None if plain else other)
+                   None if plain else other,
+                   pause if np.isfinite(pause).any() else None)
 
     def is_open(self) -> np.ndarray:
         """Per row, whether it was an open loop (``threads`` then holds its rate)."""
@@ -89,7 +95,8 @@ class Anchors:
 
     def rows(self, nodes: int, replicas: int) -> dict:
         """The anchored rows, as `sizing.closed_network.predict` takes them (no think
-        time)."""
+        time; their stated pauses as ``pause_ms``, which
+        `NetworkModel.with_outside` turns into it)."""
         n, is_open = len(self.threads), self.is_open()
         out = dict(threads=np.where(is_open, np.nan, self.threads), think_ms=np.zeros(n),
                    nodes=np.full(n, nodes), replicas=np.full(n, replicas),
@@ -97,6 +104,8 @@ class Anchors:
         if self.open is not None:
             out.update(rate=np.where(is_open, self.threads, np.nan), reads=self.reads,
                        other_quorum=self.other_quorum)
+        if self.pause is not None:
+            out["pause_ms"] = self.pause
         return out
 
     @property
@@ -110,12 +119,12 @@ class Anchors:
             return None if values is None else values[keep]
         return Anchors(self.write[keep], self.quorum[keep], self.threads[keep],
                        self.residual[keep], part(self.open), part(self.reads),
-                       part(self.other_quorum))
+                       part(self.other_quorum), part(self.pause))
 
     def with_residual(self, residual) -> "Anchors":
         """The same rows with other values."""
         return Anchors(self.write, self.quorum, self.threads, np.asarray(residual, float),
-                       self.open, self.reads, self.other_quorum)
+                       self.open, self.reads, self.other_quorum, self.pause)
 
     def _groups(self):
         """(write, open) of every operation and loop kind anchored."""
@@ -330,18 +339,22 @@ class NetworkModel:
     #: machine (`_queue_slope`); None: no throughput measured.
     outside: Anchors | None = None
 
+    @functools.cached_property
+    def pause(self) -> "Anchors | None":
+        """The fitted rows' stated pauses (`pause_anchors`), for rows that state none."""
+        return pause_anchors(self.anchors.rows(self.nodes, self.replicas))
+
     def with_outside(self, rows) -> dict:
-        """``rows`` with ``think_ms`` set to the clients' time outside the latency (kept
-        as given when the model has none)."""
-        if self.outside is None:
+        """``rows`` with ``think_ms`` set to the clients' time between a reply and their
+        next request: each row's stated pause (``pause_ms``; where a row states none,
+        the fitted rows' pauses carried to it, `pause_anchors`, or none) and the time
+        outside the latency beyond it that the fitted throughputs show (``outside``).
+        Rows without ``pause_ms`` keep their ``think_ms`` where the model has neither."""
+        if self.outside is None and self.pause is None and "pause_ms" not in rows:
             return rows
-        out = dict(rows)
-        # the time is the client's, not the operation's: an operation the model did
-        # not measure takes the other's
-        out["think_ms"] = np.maximum(self.outside.correction(
-            self.as_fitted(rows), across_operations=True,
-            trend=self._outside_matters), 0.0)
-        return out
+        return timed_rows(rows, self.pause, self.outside,
+                          self.outside is not None and self._outside_matters,
+                          self.as_fitted(rows))
 
     @functools.cached_property
     def _outside_matters(self) -> bool:
@@ -354,7 +367,7 @@ class NetworkModel:
             return False
         top = self.outside.threads == np.max(self.outside.threads)
         rows = _subset(self.outside.rows(self.nodes, self.replicas), top)
-        rows["think_ms"] = self.outside.residual[top]
+        rows["think_ms"] = self.outside.residual[top] + stated_pauses(rows, self.pause)
         latency = self.fit.predict(rows)[0]
         return bool(np.any(self.outside.residual[top] >= OUTSIDE_MATTERS * latency))
 
@@ -881,6 +894,8 @@ def _anchor_lines(anchors: Anchors, table: str, values: str) -> list[str]:
         lines += [f"open = {_toml([bool(v) for v in anchors.open])}",
                   f"reads = {_toml([float(v) for v in anchors.reads])}",
                   f"other_quorum = {_toml([int(v) for v in anchors.other_quorum])}"]
+    if anchors.pause is not None:  # nan: a row that stated no pause
+        lines.append(f"pause_ms = {_toml([float(v) for v in anchors.pause])}")
     return lines + [""]
 
 
@@ -910,9 +925,54 @@ def outside_of(table) -> "Anchors | None":
            & ~_lone_mixed(table, rows))
     if not has.any():
         return None
-    time_out = np.maximum(1000.0 * rows["threads"] / np.where(has, measured, 1.0) - run,
-                          0.0)
+    # beyond the clients' stated pauses (each row's, or the others' carried to it)
+    pause = stated_pauses(rows, pause_anchors(rows))
+    time_out = np.maximum(1000.0 * rows["threads"] / np.where(has, measured, 1.0) - run
+                          - pause, 0.0)
     return Anchors.at({k: v[has] for k, v in rows.items()}, time_out[has])
+
+
+def timed_rows(rows, pause: "Anchors | None", outside: "Anchors | None",
+               trend: bool = False, lookup=None) -> dict:
+    """``rows`` with ``think_ms`` the clients' time between a reply and their next
+    request: each row's stated pause, or where it states none the ``pause`` anchors'
+    (`stated_pauses`), and the time outside the latency beyond it that fitted
+    throughputs showed (``outside``; with ``trend`` growing past the largest fitted
+    threads, `_queue_slope`). ``lookup``: the rows as the anchors read them (default
+    ``rows``; another cluster size's at the fitted load per node)."""
+    lookup = rows if lookup is None else lookup
+    out = dict(rows)
+    # the time is the client's, not the operation's: an operation the model did
+    # not measure takes the other's
+    extra = 0.0 if outside is None else np.maximum(outside.correction(
+        lookup, across_operations=True, trend=trend), 0.0)
+    out["think_ms"] = np.zeros(len(np.atleast_1d(rows["write"]))) + \
+        stated_pauses(lookup, pause) + extra
+    return out
+
+
+def pause_anchors(rows) -> "Anchors | None":
+    """The stated pauses (``pause_ms``, ms) of the rows of ``rows`` that state one, as
+    anchors that carry them to rows that state none (the anchors' rule: the same
+    operation and level in threads, then the other levels, then the other operation);
+    None where no row states one."""
+    pause = np.asarray(rows.get("pause_ms", np.full(len(rows["write"]), np.nan)), float)
+    stated = np.isfinite(pause)
+    if not stated.any():
+        return None
+    return Anchors.at({k: np.asarray(v)[stated] for k, v in rows.items()}, pause[stated])
+
+
+def stated_pauses(rows, anchors: "Anchors | None") -> np.ndarray:
+    """Per row of ``rows``, its stated pause (``pause_ms``), or where it states none
+    the ``anchors``' (`pause_anchors`) carried to it, or 0 without any."""
+    n = len(np.atleast_1d(rows["write"]))
+    pause = np.asarray(rows.get("pause_ms", np.full(n, np.nan)), float)
+    if np.isnan(pause).any():
+        fill = (np.zeros(n) if anchors is None
+                else anchors.correction(rows, across_operations=True))
+        pause = np.where(np.isnan(pause), fill, pause)
+    return pause
 
 
 def _lone_mixed(table, rows) -> np.ndarray:
@@ -927,15 +987,16 @@ def rows_of_table(table) -> dict:
     """The row mapping of `sizing.closed_network.predict` of a measurement table
     (columns operation, quorum, threads, nodes, replicas, and optionally rate (ops/s,
     NaN for a closed loop), reads (the run's share of reads) and other_quorum (the
-    quorum of a mixed run's other operation)); the think time is the clients' stated
-    pause (``think_ms``, 0 where not given), which the clients' time outside the
-    latency that the fitted rows show (`outside_of`, `NetworkModel.with_outside`)
-    replaces where a model has one."""
+    quorum of a mixed run's other operation)); no think time: the clients' stated
+    pauses (``think_ms``, NaN where not given) are its ``pause_ms``, which
+    `NetworkModel.with_outside` turns into the think time with the clients' time
+    outside the latency (`outside_of`)."""
     n = len(table)
     write = (table.operation == "write").to_numpy()
-    think = (np.nan_to_num(table.think_ms.to_numpy(float)) if "think_ms" in table
-             else np.zeros(n))
-    return dict(threads=table.threads.to_numpy(float), think_ms=think,
+    pause = (table.think_ms.to_numpy(float) if "think_ms" in table
+             else np.full(n, np.nan))
+    return dict(threads=table.threads.to_numpy(float), think_ms=np.zeros(n),
+                pause_ms=pause,
                 nodes=table.nodes.to_numpy(np.int64),
                 replicas=table.replicas.to_numpy(np.int64),
                 quorum=table.quorum.to_numpy(np.int64), write=write,
@@ -956,8 +1017,8 @@ def calibrated(table, structure: str, prior: Prior, cores: int, client_cores: in
     (`sizing.network_fit.fit`), and the anchors on the same rows."""
     outside = outside_of(table)
     nodes, replicas = int(table.nodes.iloc[0]), int(table.replicas.iloc[0])
-    rows = NetworkModel(None, None, nodes, replicas, outside=outside).with_outside(
-        rows_of_table(table))
+    given = rows_of_table(table)
+    rows = timed_rows(given, pause_anchors(given), outside)
     latency = table.mean_ms.to_numpy(float)
     # the clients' time outside the latency of a lone mixed row is unknown, so its
     # throughput cannot say what the model's cycle is (fitted with none, the operation

@@ -29,15 +29,16 @@ def _anchors_of(table: dict, values: str) -> Anchors:
     if "open" in table:
         kinds = [np.array(table["open"], bool), np.array(table["reads"], float),
                  np.array(table["other_quorum"], int)]
+    pause = np.array(table["pause_ms"], float) if "pause_ms" in table else None
     return Anchors(np.array(table["write"], bool), np.array(table["quorum"], int),
                    np.array(table["threads"], float), np.array(table[values], float),
-                   *kinds)
+                   *kinds, pause)
 
 
 def _lengths(anchors: Anchors) -> set:
     return {len(v) for v in (anchors.write, anchors.quorum, anchors.threads,
                              anchors.residual, anchors.open, anchors.reads,
-                             anchors.other_quorum) if v is not None}
+                             anchors.other_quorum, anchors.pause) if v is not None}
 
 
 def _profile_of(entries, older, path: str) -> tuple:
@@ -111,6 +112,10 @@ def _check_anchors(anchors: Anchors, replicas: int, path: str, name: str,
     if not np.all(np.isfinite(anchors.residual)):
         raise ConfigError(f"{path}: [{name}] {values} must be finite numbers; "
                           "recalibrate")
+    if anchors.pause is not None and not np.all(np.isnan(anchors.pause) | (
+            np.isfinite(anchors.pause) & (anchors.pause >= 0))):
+        raise ConfigError(f"{path}: [{name}] pause_ms must be pauses >= 0 in ms (nan "
+                          "where a row stated none); recalibrate")
     if name == "anchors" and np.any(np.abs(anchors.residual) > LOG_LIMIT):
         raise ConfigError(f"{path}: [anchors] residual (a log correction) must "
                           f"lie within +-{LOG_LIMIT:g}; recalibrate")

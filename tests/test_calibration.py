@@ -163,6 +163,16 @@ def test_a_stated_think_time_is_read_in_its_unit_and_checked_by_littles_law(
             "throughput 9.8/s x (mean_ms 20 + think_ms 5000) ms = 49.2 clients' cycles "
             "at once, more than the 10 threads")):
         read_measurements(_csv(tmp_path, text), replicas=3)
+    # a consistent 50% run (reads 300 ms, writes 10 ms, 100 ms pause: 10 threads /
+    # 0.255 s = 39.2/s) is not suspect: its cycle holds each operation by its share
+    text = ("operation,consistency,threads,throughput,mean_ms,read_fraction,think_ms\n"
+            "read,ONE,10,39.2,300,0.5,100\nwrite,ONE,10,39.2,10,0.5,100\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_measurements(_csv(tmp_path, text), replicas=3)
+    # an open loop's column of zero pauses is no pause
+    text = "operation,consistency,rate,mean_ms,think_ms\nread,ONE,100,2,0\n"
+    assert read_measurements(_csv(tmp_path, text), replicas=3)[0][0].think_ms == 0.0
 
 
 def test_columns_it_does_not_know_are_ignored_with_a_warning(tmp_path):

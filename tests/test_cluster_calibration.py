@@ -92,41 +92,52 @@ def test_a_files_cells_come_back_as_read_without_their_blanks(from_file, tmp_pat
     assert frame.predicted_mean_ms.iloc[0] > frame.predicted_mean_ms.iloc[1]
 
 
-def test_a_stated_think_time_is_the_clients_cycle_where_no_throughput_is(tmp_path):
-    # a JMeter run's rows without throughputs: the stated pause makes each row's
-    # throughput threads / (mean + think), and the model keeps that pause
-    rows = [(level, users, mean) for level, means in (("ONE", (20, 22, 30)),
-                                                      ("ALL", (40, 45, 60)))
-            for users, mean in zip((10, 20, 40), means)]
+def test_a_stated_pause_is_each_rows_clients_cycle_and_a_query_can_ask_another(
+        tmp_path):
+    """JMeter runs without throughputs whose constant timer differs between runs at
+    the same users and level (as Ferreira's Table 3): each row keeps its own pause
+    between requests, through the fit, the anchors and the model file, and a query
+    asks the pause it states, or, stating none, the fitted rows'."""
+    rows = [("ONE", 10, 20.0, 1000.0), ("ONE", 40, 30.0, 1000.0),
+            ("ONE", 40, 60.0, 100.0), ("ALL", 10, 40.0, 1000.0),
+            ("ALL", 40, 60.0, 1000.0)]
     path = tmp_path / "jmeter.csv"
     path.write_text("operation,consistency,threads,mean_ms,think_ms\n" + "".join(
-        f"read,{level},{users},{mean},1000\n" for level, users, mean in rows))
+        f"read,{level},{users},{mean},{pause}\n" for level, users, mean, pause in rows))
     fitted = calibrate_cluster(str(path), nodes=3, replicas=3)
-    expected = [1000.0 * users / (mean + 1000) for _, users, mean in rows]
-    np.testing.assert_allclose(fitted.table.throughput, expected, rtol=1e-12)
-    query = pd.DataFrame({"operation": "read", "consistency": ["ONE", "ONE", "ALL"],
-                          "threads": [30, 30, 30], "think_ms": [1000.0, 100.0, np.nan]})
+    assert fitted.model.outside is None  # no throughput: no time beside the pauses
+    saved = tmp_path / "m.toml"
+    fitted.save(str(saved))
+    query = pd.DataFrame({"operation": "read", "consistency": "ONE",
+                          "threads": [40, 40, 40, 10], "think_ms": [1000.0, 100.0,
+                                                                    np.nan, np.nan]})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frame = predict_table(fitted, query)
-    # the fitted clients' cycle: ~30 / 1.03 s, whatever the query states
-    np.testing.assert_allclose(frame.predicted_throughput.iloc[:2],
-                               30_000.0 / (frame.predicted_mean_ms.iloc[:2] + 1000),
+    again = predict_table(str(saved), query)
+    np.testing.assert_allclose(again.predicted_mean_ms, frame.predicted_mean_ms,
+                               rtol=1e-12)
+    # a fitted row of its own configuration comes back as measured (10 threads,
+    # pausing as it did); of the two runs at 40 threads, the shorter pause loads
+    # the cluster more (their anchors, at one load, meet between them)
+    assert frame.predicted_mean_ms.iloc[3] == pytest.approx(20.0, rel=1e-9)
+    assert frame.predicted_mean_ms.iloc[1] > frame.predicted_mean_ms.iloc[0]
+    # each row's cycle is its latency and its own pause; a row without one takes the
+    # fitted rows' (40 threads: 1000 and 100 ms carried as their mean, 550 ms)
+    pause = np.array([1000.0, 100.0, 550.0, 1000.0])
+    np.testing.assert_allclose(frame.predicted_throughput,
+                               1000.0 * query.threads / (frame.predicted_mean_ms + pause),
                                rtol=1e-9)
+    # the throughput's interval holds its prediction
+    assert np.all(frame.predicted_throughput_ci_low <= frame.predicted_throughput)
+    assert np.all(frame.predicted_throughput <= frame.predicted_throughput_ci_high)
     said = [str(w.message) for w in caught if "think_ms" in str(w.message)]
     assert len(said) == 1 and said[0].startswith(
-        "row 1: think_ms 100 is not the pause the fitted rows' clients took")
-    # without the pause the same rows are a zero-think loop: ten times the throughput
-    path.write_text("operation,consistency,threads,mean_ms\n" + "".join(
-        f"read,{level},{users},{mean}\n" for level, users, mean in rows))
-    bare = calibrate_cluster(str(path), nodes=3, replicas=3)
-    assert bare.model.outside is None and fitted.model.outside is not None
-    # ... and a query's own pause is then the one its clients take
-    frame = predict_table(bare, query)
-    np.testing.assert_allclose(
-        frame.predicted_throughput.iloc[:2],
-        30_000.0 / (frame.predicted_mean_ms.iloc[:2] + np.array([1000.0, 100.0])),
-        rtol=1e-9)
+        "row 2 and 1 more row: no think_ms given, so the clients pause as the fitted "
+        "rows' did (550-1000 ms")
+    # the posterior's re-anchoring reproduces the measured means at the fitted rows
+    np.testing.assert_allclose(np.exp(fitted.model.measured_log_ms),
+                               [mean for _, _, mean, _ in rows], rtol=1e-9)
 
 
 def test_a_model_file_predicts_as_the_fit_did(from_file, tmp_path):
@@ -943,6 +954,19 @@ def test_a_run_column_pairs_the_rows_of_runs_that_share_a_load_and_mix(tmp_path)
     # each write waits beside its own run's reads: ONE in run a, QUORUM in run b
     assert table.other_quorum.tolist() == [1, 1, 1, 2]
     assert table.run_mean_ms.tolist() == pytest.approx([1.1, 1.1, 1.45, 1.45])
+    # a name on one row of a run and not the other: the named row finds no partner
+    # of its name, and the unnamed write is not taken as run a's (one rule both ways)
+    path.write_text(text.format(",run", ",a", ",", ",", ","))
+    rows, _ = read_measurements(str(path), 3)
+    table = table_of(rows, 3, 3)
+    assert not table.paired[0] and table.other_quorum[1] == 2
+    # runs told apart by their stated pauses pair within each pause
+    path.write_text("operation,consistency,threads,mean_ms,read_fraction,think_ms\n"
+                    "read,ONE,16,1.0,0.5,100\nwrite,ONE,16,1.2,0.5,100\n"
+                    "read,QUORUM,16,1.5,0.5,500\nwrite,ONE,16,1.4,0.5,500\n")
+    rows, _ = read_measurements(str(path), 3)
+    table = table_of(rows, 3, 3)
+    assert table.paired.all() and table.other_quorum.tolist() == [1, 1, 1, 2]
 
 
 RAHUL = DATA / "rahulraghavendhra_cassandra_ycsb"
