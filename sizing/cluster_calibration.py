@@ -52,7 +52,8 @@ def table_of(rows, nodes: int, replicas: int) -> pd.DataFrame:
     """Measurement rows as the table the fit, report and figure use. A row of a mixed
     run (``read_fraction``) is paired with the run's row of the other operation (same
     load and mix, and run name where the row has one (``run``); if several, the one of
-    the same throughput, then of the same consistency): that row's quorum is the other operation's (``other_quorum``; without
+    the same throughput, then of the same consistency): that row's quorum is the other
+    operation's (``other_quorum``; without
     one partner, the row's own, and ``paired`` False) and the run's mean latency (``run_mean_ms``, for
     Little's law) weighs both (NaN without a partner's latency: unknown). A row's
     stated pause (``think_ms``, NaN where not given) is kept for the model's think
@@ -423,17 +424,19 @@ def _pause_carried(model: NetworkModel, mrows, name) -> str | None:
     carried = np.flatnonzero(np.isnan(stated) & ~np.isfinite(mrows["rate"]))
     if not len(carried):
         return None
-    pause = stated_pauses(mrows, model.pause)[carried]
+    pause = stated_pauses(model.as_fitted(mrows), model.pause)[carried]
     rows = name(carried[0]) + (f" and {counted(len(carried) - 1, 'more row')}"
                                if len(carried) > 1 else "")
+    took = " to ".join(dict.fromkeys(number_text(p) for p in (pause.min(), pause.max())))
     return (f"{rows}: no think_ms given, so the clients pause as the fitted rows' did "
-            f"({number_text(pause.min())}-{number_text(pause.max())} ms between a "
-            "reply and the next request); give think_ms to ask another pause")
+            f"({took} ms between a reply and the next request); give think_ms to ask "
+            "another pause")
 
 
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
                    _stacklevel: int = 2):
-    """(the query's column names, one dict per query row: its cells as given (without blanks around them) and the
+    """(the query's column names, one dict per query row: its cells as given (without
+    blanks around them) and the
     `PREDICTED` columns, the query's table, what the prediction says besides the
     numbers: rows past capacity, parameters resting on the prior, extrapolation,
     levels the model merges) of ``query`` (a file or a DataFrame of a measurement

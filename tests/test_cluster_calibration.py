@@ -134,7 +134,7 @@ def test_a_stated_pause_is_each_rows_clients_cycle_and_a_query_can_ask_another(
     said = [str(w.message) for w in caught if "think_ms" in str(w.message)]
     assert len(said) == 1 and said[0].startswith(
         "row 2 and 1 more row: no think_ms given, so the clients pause as the fitted "
-        "rows' did (550-1000 ms")
+        "rows' did (550 to 1000 ms")
     # the posterior's re-anchoring reproduces the measured means at the fitted rows
     np.testing.assert_allclose(np.exp(fitted.model.measured_log_ms),
                                [mean for _, _, mean, _ in rows], rtol=1e-9)
