@@ -284,6 +284,12 @@ def _weak_directions(covariance, free, values, scale) -> list[str]:
     return notes
 
 
+def _check_rows(rows: list[Measurement]) -> None:
+    """Refuse rows this model cannot take (`_check_threads`, `_no_pause`)."""
+    _check_threads(rows)
+    _no_pause(rows)
+
+
 def _check_threads(rows: list[Measurement]) -> None:
     """Refuse rows of more threads than the simulation takes, naming the first."""
     if many := next((row for row in rows if (row.threads or 0) > SIMULATED_MAX_THREADS),
@@ -300,8 +306,7 @@ def calibrate(rows: list[Measurement], nodes: int, replicas: int, seed: int = 0,
     """Fit a `CalibratedModel` to measured ``rows`` (see the module docstring)."""
     started = time.perf_counter()
     say = progress or (lambda message: None)
-    _check_threads(rows)
-    _no_pause(rows)
+    _check_rows(rows)
     if not rows or any(row.mean_ms is None for row in rows):
         raise ConfigError("every row to fit needs its measured mean_ms")
     start = _start(rows, nodes, replicas)
@@ -446,8 +451,7 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
     (common-random-number differences of short runs).
     """
     say = progress or (lambda message: None)
-    _check_threads(rows)
-    _no_pause(rows)
+    _check_rows(rows)
     z = stats.norm.ppf(0.975)
     cov = np.asarray(model.covariance) if model.covariance else None
     out = []

@@ -43,7 +43,7 @@ from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, prior_from_model
 from sizing.network_model import NetworkModel, calibrated, rows_of_table, \
-    stated_pauses, throughput_interval
+    given_pauses, stated_pauses, throughput_interval
 from sizing.network_model_file import is_network_model, read_network_model
 from sizing.structure_choice import AUTO
 
@@ -419,8 +419,7 @@ def _pause_carried(model: NetworkModel, mrows, name) -> str | None:
     ``name``: a row's name by its index."""
     if model.pause is None:
         return None
-    stated = np.asarray(mrows.get("pause_ms", np.full(len(mrows["write"]), np.nan)),
-                        float)
+    stated = given_pauses(mrows)
     carried = np.flatnonzero(np.isnan(stated) & ~np.isfinite(mrows["rate"]))
     if not len(carried):
         return None

@@ -79,7 +79,7 @@ class Anchors:
         quorum = np.asarray(rows["quorum"], int)
         other = np.asarray(rows.get("other_quorum", quorum), int)
         plain = bool(np.all(single_closed(rows)))
-        pause = np.asarray(rows.get("pause_ms", np.full(len(write), np.nan)), float)
+        pause = given_pauses(rows)
         return cls(write, quorum, load, np.asarray(values, float),
                    None if plain else is_open, None if plain else reads,
                    None if plain else other,
@@ -951,12 +951,18 @@ def timed_rows(rows, pause: "Anchors | None", outside: "Anchors | None",
     return out
 
 
+def given_pauses(rows) -> np.ndarray:
+    """Per row of ``rows``, the pause it states (``pause_ms``, ms), NaN where none."""
+    return np.asarray(rows.get("pause_ms", np.full(len(np.atleast_1d(rows["write"])),
+                                                   np.nan)), float)
+
+
 def pause_anchors(rows) -> "Anchors | None":
     """The stated pauses (``pause_ms``, ms) of the rows of ``rows`` that state one, as
     anchors that carry them to rows that state none (the anchors' rule: the same
     operation and level in threads, then the other levels, then the other operation);
     None where no row states one."""
-    pause = np.asarray(rows.get("pause_ms", np.full(len(rows["write"]), np.nan)), float)
+    pause = given_pauses(rows)
     stated = np.isfinite(pause)
     if not stated.any():
         return None
@@ -966,10 +972,9 @@ def pause_anchors(rows) -> "Anchors | None":
 def stated_pauses(rows, anchors: "Anchors | None") -> np.ndarray:
     """Per row of ``rows``, its stated pause (``pause_ms``), or where it states none
     the ``anchors``' (`pause_anchors`) carried to it, or 0 without any."""
-    n = len(np.atleast_1d(rows["write"]))
-    pause = np.asarray(rows.get("pause_ms", np.full(n, np.nan)), float)
+    pause = given_pauses(rows)
     if np.isnan(pause).any():
-        fill = (np.zeros(n) if anchors is None
+        fill = (np.zeros(len(pause)) if anchors is None
                 else anchors.correction(rows, across_operations=True))
         pause = np.where(np.isnan(pause), fill, pause)
     return pause
