@@ -185,6 +185,11 @@ def _edited(text: str, table: str, key: str, new: str) -> str:
      "gives"),
     ("demands_ms", "work", '"fast"', "[demands_ms] work = 'fast' is not what"),
     ("demands_ms", "work", "%WORK%\nwrok = 5.0", "[demands_ms] has unknown key(s) wrok"),
+    # the fitted rows' stated pauses (nan: a row that stated none)
+    ("anchors", "residual", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\n"
+     "pause_ms = [-5.0, nan, nan, nan, nan, nan]", "[anchors] pause_ms must be pauses >= 0"),
+    ("anchors", "residual", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\npause_ms = [100.0]",
+     "the [anchors] lists differ in length"),
 ])
 def test_a_hand_edited_model_file_is_refused_not_misread(tmp_path, table, key, new,
                                                           words):
