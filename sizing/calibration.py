@@ -419,10 +419,12 @@ def reach_notes(model: CalibratedModel, row: Measurement) -> list[str]:
     most = fit.get("fitted_threads_max") if row.closed else fit.get("fitted_rate_max")
     load = row.threads if row.closed else row.rate
     if most is not None and load > most:
-        what = (f"{row.threads} client threads, more than the {most} of the busiest "
-                "fitted row" if row.closed else
-                f"a rate of {row.rate:g}/s, above the {most:g}/s of the busiest fitted row")
-        notes.append(f"{what}: an extrapolation, which no fitted row measures")
+        what = (f"{row.threads} client threads, past the {most} the model was fitted "
+                "at" if row.closed else
+                f"a rate of {row.rate:g}/s, past the {most:g}/s the model was fitted at")
+        # worded as the closed-network model's note on rows past its fitted loads
+        notes.append(f"{what}: extrapolated (there the model's own curve says how the "
+                     "latency grows; no fitted row measures it)")
     return notes
 
 

@@ -688,8 +688,8 @@ def test_predict_names_rows_past_what_the_fitted_rows_measured(tmp_path, capsys)
                  query, "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "read ONE 8 threads: warning" not in err
-    assert ("read ONE 32 threads: warning: 32 client threads, more than the 16 of the "
-            "busiest fitted row: an extrapolation") in err
+    assert ("read ONE 32 threads: warning: 32 client threads, past the 16 the model "
+            "was fitted at: extrapolated") in err
     assert ("write ONE 8 threads: warning: no fitted row measured write (fitted: read)"
             in err)
     assert [r["threads"] for r in csv.DictReader(out.open())] == ["8", "32", "8"]
@@ -697,8 +697,9 @@ def test_predict_names_rows_past_what_the_fitted_rows_measured(tmp_path, capsys)
     open_rows = [Measurement("read", "ONE", rate=100.0, mean_ms=1.0)]
     notes = reach_notes(replace(FITTED, fit=fitted_reach(open_rows)),
                         Measurement("read", "ONE", rate=250.0))
-    assert notes == ["a rate of 250/s, above the 100/s of the busiest fitted row: an "
-                     "extrapolation, which no fitted row measures"]
+    assert notes == ["a rate of 250/s, past the 100/s the model was fitted at: "
+                     "extrapolated (there the model's own curve says how the latency "
+                     "grows; no fitted row measures it)"]
     # a file written before the record existed says nothing
     assert reach_notes(FITTED, Measurement("write", "ONE", 10_000)) == []
 
