@@ -5,6 +5,7 @@ checked before any work, and the progress bar, the files and what is printed."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.files.io import atomic_write, json_text
@@ -80,9 +81,17 @@ def predict(args) -> int:
             query = query_grid(model, args.threads, args.consistency, args.operation)
         except ConfigError as exc:
             raise ConfigError(f"--consistency: {exc}") from None
-    names, out, table, notes = predicted_rows(model, query, args.seed,
-                                              getattr(args, "nodes", None))
-    for note in notes:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        names, out, table, notes = predicted_rows(model, query, args.seed,
+                                                  getattr(args, "nodes", None))
+    # what reading the query found (failed operations, a level filled in) is said
+    # with the prediction's own notes, before the rows are written, not after
+    read = [str(item.message) for item in caught if item.category is UserWarning]
+    for item in caught:
+        if item.category is not UserWarning:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+    for note in dict.fromkeys(read + notes):
         to_stderr(f"predict: warning: {note}")
     if args.figure:
         prediction_figure(args.figure, model, table,

@@ -339,6 +339,33 @@ def test_a_ycsb_mixed_run_is_fitted_by_the_default_structure(tmp_path, capsys):
         assert row["predicted_throughput"] == pytest.approx(x, rel=0.05)
 
 
+def test_predict_says_what_reading_its_query_found_before_it_writes(tmp_path, capsys):
+    """A query file's doubts (failed operations in a YCSB output) are printed as
+    predict's own warnings, with its notes and before 'predict: wrote', not after."""
+    from pathlib import Path
+
+    source = Path(__file__).parent / "data" / "ycsb_workloada_run.txt"
+    (tmp_path / "a.txt").write_text(source.read_text())
+    table = tmp_path / "runs.csv"
+    table.write_text("file,threads,consistency\na.txt,64,QUORUM\n")
+    out = tmp_path / "m.toml"
+    assert main(["cassandra", "calibrate", "--nodes", "3", "--replicas", "3",
+                 "--measurements", str(table), "--out", str(out)]) == 0
+    capsys.readouterr()
+    failed = source.read_text().replace("[READ], Return=OK, 250112",
+                                        "[READ], Return=OK, 250112\n"
+                                        "[READ], Return=ERROR, 7")
+    assert failed != source.read_text()
+    (tmp_path / "a.txt").write_text(failed)
+    assert main(["cassandra", "predict", "--model", str(out), "--measurements",
+                 str(table), "--out", str(tmp_path / "p.csv")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    said = [i for i, line in enumerate(lines) if "7 operations failed" in line]
+    wrote = [i for i, line in enumerate(lines) if line.startswith("predict: wrote")]
+    assert len(said) == 1 and len(wrote) == 1 and said[0] < wrote[0]
+    assert lines[said[0]].startswith("predict: warning: ")
+
+
 def test_the_simulated_structure_still_takes_mixed_rows_when_asked(tmp_path,
                                                                   monkeypatch):
     from pathlib import Path
