@@ -391,7 +391,7 @@ def _scored(model, held, protocol, guess, name, structure):
                 plain=model.predict(rows, anchored=False)[0], naive=guess,
                 inside=(m >= low) & (m <= high),
                 inside_posterior=(m >= low0) & (m <= high0), chosen=model.fit.structure,
-                prior_only=",".join(model.fit.resting_on_prior()))
+                prior_only=",".join(model.fit.resting_on_prior(replicas=model.replicas)))
 
 
 def full_fit(job):

@@ -559,9 +559,15 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
         return None
     named = _listed(past, row_name)
     verb = "are" if len(past) > 1 else "is"
-    # one number per figure printed (a mixed run's read and write rows carry one)
-    most = " and ".join(dict.fromkeys(f"{value:,.0f}" for value in
-                                      sorted(reached[past])))
+    # one number per figure printed (a mixed run's read and write rows carry one),
+    # each named by its operation where they differ, so none is read as another row's
+    figures = {}
+    for i in past:
+        figures.setdefault(f"{reached[i]:,.0f}", set()).add(
+            "writes" if write[i] else "reads")
+    most = " and ".join(f"{value} ops/s" if len(figures) == 1 else
+                        f"{value} ops/s ({' and '.join(sorted(ops))})"
+                        for value, ops in figures.items())
     resized = np.any(np.asarray(mrows.get("nodes", model.nodes)) != model.nodes)
     where = (f"where the model's own curve queues (up to "
              f"{np.max(own[past] / lone[past]):.2g} times a lone request's latency)"
@@ -572,7 +578,7 @@ def _past_the_busiest_row(model: NetworkModel, mrows, throughput, closed, fitted
           "any operation (none of theirs was fitted)" if not np.any(own_operation[past])
           else "their operation (or of any, where theirs was not fitted)")
     return (f"{named} {verb} predicted at up to {np.max(throughput[past]):,.0f} "
-            f"ops/s, past the {most} ops/s it gives the busiest fitted row of {of}"
+            f"ops/s, past the {most} it gives the busiest fitted row of {of}"
             f"{' (scaled to the cluster size asked)' if resized else ''} (the "
             "model's throughputs, not measured ones), "
             f"{where}: how much more the cluster carries, no fitted row measures, so "

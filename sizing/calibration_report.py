@@ -49,7 +49,7 @@ def report_dict(model: NetworkModel, table: pd.DataFrame) -> dict:
     # parameters the structure has no use for (no wide-area link in one data centre,
     # the node's cores rather than lanes, no client work outside the latency, ...): the
     # fit leaves them at their prior, so they are not reported, nor their demands
-    hidden = unused_coordinates(f.structure, f.geography)
+    hidden = unused_coordinates(f.structure, f.geography, model.replicas)
     hidden_demands = {_DEMAND_OF.get(name, name) for name in hidden}
     for i, name in enumerate(COORDINATES):
         if name in hidden:

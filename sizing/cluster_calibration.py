@@ -387,7 +387,7 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
     model = calibrated(table, structure, prior, cores, client_cores, geography,
                        progress=progress)
     seconds = time.perf_counter() - started
-    resting = model.fit.resting_on_prior()
+    resting = model.fit.resting_on_prior(replicas=model.replicas)
     notes = doubts + fit_notes(model, table, source)
     if resting:
         notes.insert(len(doubts), "resting on the prior (the rows barely determine "

@@ -452,10 +452,10 @@ class Fit:
         # an end the draws do not move is the point itself, not its log's exp
         return np.minimum(low, point), np.maximum(high, point)
 
-    def resting_on_prior(self, keep: float = 0.5) -> list[str]:
-        """Coordinates the structure uses whose posterior sd is more than ``keep`` of
-        the prior's: the rows barely informed them."""
-        unused = unused_coordinates(self.structure, self.geography)
+    def resting_on_prior(self, keep: float = 0.5, replicas=None) -> list[str]:
+        """Coordinates the structure uses (on a cluster of ``replicas``) whose posterior
+        sd is more than ``keep`` of the prior's: the rows barely informed them."""
+        unused = unused_coordinates(self.structure, self.geography, replicas)
         return [name for name, post, pri in zip(COORDINATES, self.posterior_sd,
                                                 self.prior.sd)
                 if post > keep * pri and name not in unused]
@@ -476,13 +476,17 @@ def band_about(centre, values, level: float, widen=0.0):
     return np.exp(centre - below), np.exp(centre + above)
 
 
-def unused_coordinates(structure: str, geography=None) -> set[str]:
+def unused_coordinates(structure: str, geography=None, replicas=None) -> set[str]:
     """Coordinates that change no prediction of ``structure`` (with ``geography``, a
-    `sizing.geography.Geography` or None): a fit leaves them at the prior."""
+    `sizing.geography.Geography` or None, on a cluster of ``replicas``, None: not
+    known): a fit leaves them at the prior."""
     layout = structure_of(structure)
     unused = set() if layout.outside_queued else {"outside_share"}
     if not layout.digest_reads:
         unused.add("digest_ratio")  # reads ask every replica for data there
+    if replicas is not None and np.all(np.asarray(replicas) == 1):
+        # a lone replica is asked for its data alone, and is both nearest and farthest
+        unused.update(("digest_ratio", "hop_spread"))
     if geography is None:
         unused.add("link_window")
     if not layout.lanes:

@@ -2,6 +2,7 @@
 ``plan-consistency --model``."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -328,6 +329,13 @@ def test_plan_notes_name_the_pairs_rows():
     assert len(busiest) == 1
     assert busiest[0].startswith("1R-3W reads, 2R-2W reads, 3R-1W reads are predicted")
     assert "writes" not in busiest[0]
+    # reads and writes: each busiest fitted row's throughput named by its operation
+    both = [note for note in plan_notes(model, 0.5, 10_000,
+                                        plan_strong_pairs(model, 0.5, 10_000))
+            if "busiest fitted row" in note]
+    assert len(both) == 1
+    assert re.search(r"past the [\d,]+ ops/s \(reads\) and [\d,]+ ops/s \(writes\) it "
+                     "gives the busiest fitted row of their operation", both[0])
 
 
 def test_plan_consistency_model_missing_file(tmp_path, capsys):

@@ -485,6 +485,31 @@ def test_coordinates_no_prediction_uses_stay_exactly_at_the_prior():
         assert name not in result.resting_on_prior()
 
 
+def test_a_lone_replica_has_no_digest_read_to_rest_on_the_prior():
+    """At one replica a read asks its replica for the data alone: the digest ratio
+    changes no prediction (checked), so it is not named as resting on the prior,
+    while at three replicas, fitted on ONE rows, it is."""
+    from sizing.closed_network import predict
+    from sizing.network_fit import unused_coordinates
+
+    lone = dict(_rows([1]), replicas=np.full(len(THREADS), 1))
+    digest = COORDINATES.index("digest_ratio")
+    other = TRUE.copy()
+    other[digest] += 2.0
+    for structure in ("lanes", "shared-digest"):
+        np.testing.assert_array_equal(predict(demands_of(TRUE), lone, structure)[0],
+                                      predict(demands_of(other), lone, structure)[0])
+    assert "digest_ratio" in unused_coordinates("lanes", replicas=1)
+    assert "digest_ratio" not in unused_coordinates("lanes", replicas=3)
+    latency, _ = predict(demands_of(TRUE), lone, "lanes")
+    result = fit(lone, latency, "lanes", Prior.vague(), max_evaluations=50)
+    assert "digest_ratio" not in result.resting_on_prior(replicas=1)
+    three = _rows([1])
+    latency, _ = predict(demands_of(TRUE), three, "lanes")
+    result = fit(three, latency, "lanes", Prior.vague(), max_evaluations=50)
+    assert "digest_ratio" in result.resting_on_prior(replicas=3)
+
+
 def test_draws_share_the_samples_among_the_profile_by_weight():
     """The fitted point and two profile points weighted 0.5 each: half the draws
     about the point, a quarter at each profile point (their covariance zero here, so
