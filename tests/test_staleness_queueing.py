@@ -542,6 +542,10 @@ def test_inflation_is_one_for_independent_draws_and_the_run_length_for_runs():
     runs = np.repeat(independent[:1200], 50)
     assert 25 < inflation(runs) < 100
     assert inflation(np.ones(1000)) == 1.0 and inflation(np.arange(10)) == 1.0
+    # the batch means' variance is an estimate of 19 degrees of freedom: Student's t
+    # widens more at a higher confidence (t / z: 1.068 at 95%, 1.111 at 99%)
+    assert inflation(runs, 0.99) / inflation(runs, 0.95) == pytest.approx(
+        (1.111 / 1.068) ** 2, rel=0.001)
 
 
 def _mm1_read_p99():

@@ -668,7 +668,7 @@ class StalenessResult:
                 value = float(np.quantile(sample, q))
                 # a sample quantile's variance is its indicator's over the density
                 # squared: correlation widens both arms by the indicator's inflation
-                widen = math.sqrt(inflation(sample <= value))
+                widen = math.sqrt(inflation(sample <= value, confidence))
                 row[name] = value
                 row[f"{name}_low"] = max(value - (value - float(ci.low)) * widen, 0.0)
                 row[f"{name}_high"] = value + (float(ci.high) - value) * widen
