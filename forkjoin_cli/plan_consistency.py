@@ -166,7 +166,10 @@ def register(subparsers) -> None:
                         "threads, best (one {threads, pair} per thread count) and "
                         "pairs (the CSV's rows)")
     p.add_argument("--threads", type=whole_list(1, MAX_THREADS, "--threads"),
-                   help="--model: closed-loop client threads (no think time); several, "
+                   help="--model: closed-loop client threads, pausing between "
+                        "requests as the fitted rows did (a model fitted with think_ms "
+                        "carries their pauses, and the clients' time outside the "
+                        "latency that fitted throughputs showed; else none); several, "
                         "comma-separated (100,500,1000), plan each: every row has its "
                         "threads, and the JSON lists follow the order given")
     p.add_argument("--operations", type=whole(1, MAX_JOBS, "--operations"),

@@ -18,6 +18,11 @@ row. A prediction is the model's value times the anchor that applies to the quer
    difference there (docs/cassandra/calibration.md, "Anchors", compares the two);
 3. else none.
 
+Rows fitted at several stated pauses between requests (``pause_ms``) are runs of
+different settings: a row that states a pause takes the anchors of each fitted pause
+by the rule above, interpolated linearly in the pause between them (constant past the
+outermost), as in the level; a row that states none, all of them.
+
 So the model supplies how latency changes between levels and loads, and the
 measurements fix where the curve sits. `benchmarks/cassandra_heldout.py` compares
 anchored and plain predictions on held-out rows (docs/cassandra/calibration.md).
@@ -157,10 +162,13 @@ class Anchors:
         counts, of the anchor at the largest minus the one at the next (None when none
         has two)."""
         steps = []
+        # rows at other pauses are other runs: each pause's rows on their own
+        pauses = self.pause if len(self.pauses()) > 1 else np.zeros(len(self.write))
         for write, is_open in self._groups():
             mine = self._kind(write, is_open)
-            for k in np.unique(self.quorum[mine]):
-                group = mine & (self.quorum == k)
+            for k, pause in {(int(k), _plain(p)) for k, p in zip(self.quorum[mine],
+                                                                 pauses[mine])}:
+                group = mine & (self.quorum == k) & _same_pause(pauses, pause)
                 loads = np.unique(self.threads[group])
                 if len(loads) < 2:
                     continue
@@ -195,6 +203,35 @@ class Anchors:
                 out[i] += (step * (threads[i] - loads[-1]) / spacing) ** 2
         return np.sqrt(out)
 
+    def pauses(self) -> np.ndarray:
+        """The distinct pauses the anchored rows stated (ms; none: an empty array)."""
+        return (np.zeros(0) if self.pause is None else
+                np.unique(self.pause[np.isfinite(self.pause)]))
+
+    def _by_pause(self, rows, carried) -> np.ndarray | None:
+        """``carried(anchors, rows)`` (a value per row) where the anchored rows stated
+        two or more pauses: a row that states one takes each fitted pause's anchors
+        (with the rows that stated none), interpolated linearly in the pause between
+        them and constant past the outermost; a row that states none, all of them.
+        None where the anchors stated fewer than two pauses (nothing to keep apart)."""
+        pauses = self.pauses()
+        if len(pauses) < 2:
+            return None
+        asked = given_pauses(rows)
+        stated = np.isfinite(asked)
+        out = np.zeros(len(asked))
+        whole = Anchors(*(getattr(self, name) for name in _ANCHOR_FIELDS[:-1]))
+        if (~stated).any():
+            out[~stated] = carried(whole, _subset(rows, ~stated))
+        if stated.any():
+            part = _subset(rows, stated)
+            each = np.array([carried(whole._only(np.isnan(self.pause)
+                                                 | (self.pause == pause)), part)
+                             for pause in pauses])
+            out[stated] = [np.interp(asked[i], pauses, each[:, j])
+                           for j, i in enumerate(np.flatnonzero(stated))]
+        return out
+
     def correction(self, rows, across_operations: bool = False,
                    trend: bool = False) -> np.ndarray:
         """Per query row, the anchors' value carried to it by the rule of the module
@@ -205,6 +242,10 @@ class Anchors:
         ``across_operations``, a row of an operation with no anchors of its own takes
         those of the other operations of its loop kind (as rule 2 within an operation)
         instead of none."""
+        by_pause = self._by_pause(rows, lambda anchors, part: anchors.correction(
+            part, across_operations, trend))
+        if by_pause is not None:
+            return by_pause
         write = np.asarray(rows["write"], bool)
         quorum = np.asarray(rows["quorum"], int)
         threads, is_open = _load(rows)
@@ -251,6 +292,17 @@ def _plain(value):
     NaN match."""
     value = value.item() if hasattr(value, "item") else value
     return None if isinstance(value, float) and value != value else value
+
+
+#: The fields of `Anchors`, in order (the last, ``pause``, left out of the anchors
+#: `Anchors._by_pause` hands on, so that they are not split again).
+_ANCHOR_FIELDS = ("write", "quorum", "threads", "residual", "open", "reads",
+                  "other_quorum", "pause")
+
+
+def _same_pause(pauses, pause) -> np.ndarray:
+    """Which of ``pauses`` are ``pause`` (None: the rows that stated none)."""
+    return np.isnan(pauses) if pause is None else pauses == pause
 
 
 def _subset(rows, which):
@@ -520,8 +572,15 @@ class NetworkModel:
         write, quorum = np.asarray(rows["write"], bool), np.asarray(rows["quorum"], int)
         other = np.asarray(rows.get("other_quorum", quorum), int)
         their_other = a.other_quorum if a.other_quorum is not None else a.quorum
+        # a row at another pause is another run: its level above bounds nothing here
+        asked, theirs_paused = given_pauses(rows), a.pause
+        several = len(a.pauses()) > 1
         for i in np.flatnonzero(nodes == self.nodes):
-            same = ((a.write == write[i]) & (their_open == is_open[i])
+            if theirs_paused is not None and (np.isfinite(asked[i]) or several):
+                paused = np.isclose(theirs_paused, asked[i], rtol=1e-9)
+            else:
+                paused = True
+            same = (paused & (a.write == write[i]) & (their_open == is_open[i])
                     # the anchors keep an open row's rate as its load
                     & np.isclose(a.threads, load[i], rtol=1e-9)
                     & np.isclose(theirs, reads[i]))
