@@ -278,11 +278,11 @@ def _check_reach(fit: dict, path: str) -> None:
     """Refuse a hand-edited record of what the fitted rows measured
     (`sizing.calibration.fitted_reach`) that predict could not compare with."""
     how = "; fix it or recalibrate with forkjoin-sim cassandra calibrate"
-    operations = fit.get("fitted_operations", [])
-    if not isinstance(operations, list) or not all(isinstance(o, str)
-                                                   for o in operations):
-        raise ConfigError(f"{path}: [fit] fitted_operations = {operations!r} must be a "
-                          f"list of operation names{how}")
+    operations = fit.get("fitted_operations", ["read"])
+    if not isinstance(operations, list) or not operations or not all(
+            o in ("read", "write") for o in operations):
+        raise ConfigError(f"{path}: [fit] fitted_operations = {operations!r} must list "
+                          f"read, write or both{how}")
     threads = fit.get("fitted_threads_max", 1)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ConfigError(f"{path}: [fit] fitted_threads_max = {threads!r} must be a "

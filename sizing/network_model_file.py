@@ -23,9 +23,18 @@ from sizing.network_model import KIND, Anchors, NetworkModel
 def _anchors_of(table: dict, values: str) -> Anchors:
     """Anchors read from a model file's table (``values``: the key of the values)."""
     kinds = [None, None, None]
+    for key in ("write", "quorum", "threads", values, "open", "reads", "other_quorum",
+                "pause_ms"):
+        if key in table and not isinstance(table[key], list):
+            raise ValueError(f"{key} must be a list, one value per fitted row")
     for flag in ("write", "open"):
         if flag in table and not all(isinstance(v, bool) for v in table[flag]):
             raise ValueError(f"{flag} must be a list of true and false")
+    for key in ("quorum", "threads", values, "reads", "other_quorum", "pause_ms"):
+        # true and false are numbers to Python, not to a model file
+        if key in table and not all(isinstance(v, (int, float))
+                                    and not isinstance(v, bool) for v in table[key]):
+            raise ValueError(f"{key} must be a list of numbers")
     if "open" in table:
         kinds = [np.array(table["open"], bool), np.array(table["reads"], float),
                  np.array(table["other_quorum"], int)]
@@ -204,7 +213,10 @@ def read_network_model(path: str, option: str = "--model") -> NetworkModel:
         sd = np.array([posterior[n]["sd"] for n in COORDINATES], float)
         covariance = posterior.get("covariance")
         if covariance is not None:
-            covariance = np.array(covariance, float)
+            try:
+                covariance = np.array(covariance, float)
+            except ValueError:  # rows of different lengths
+                covariance = np.zeros(0)
             if older and covariance.shape == (len(COORDINATES) - len(older),) * 2:
                 known = [i for i, n in enumerate(COORDINATES) if n not in older]
                 full = np.diag(sd ** 2)

@@ -604,7 +604,11 @@ def _edited_model(tmp_path, old, new):
     ("rows = 10\n", "rows = 10\nfitted_rate_max = -5.0\n",
      "[fit] fitted_rate_max = -5.0 must be a positive number"),
     ("rows = 10\n", "rows = 10\nfitted_operations = \"read\"\n",
-     "[fit] fitted_operations = 'read' must be a list of operation names"),
+     "[fit] fitted_operations = 'read' must list read, write or both"),
+    ("rows = 10\n", "rows = 10\nfitted_operations = [\"read\", \"delete\"]\n",
+     "[fit] fitted_operations = ['read', 'delete'] must list read, write or both"),
+    ("rows = 10\n", "rows = 10\nfitted_operations = []\n",
+     "[fit] fitted_operations = [] must list read, write or both"),
 ])
 def test_out_of_range_parameters_and_a_broken_covariance_are_refused(
         tmp_path, old, new, message):

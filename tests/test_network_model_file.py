@@ -190,6 +190,17 @@ def _edited(text: str, table: str, key: str, new: str) -> str:
      "pause_ms = [-5.0, nan, nan, nan, nan, nan]", "[anchors] pause_ms must be pauses >= 0"),
     ("anchors", "residual", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\npause_ms = [100.0]",
      "the [anchors] lists differ in length"),
+    # a list edited into one value (a traceback once: len() of unsized object)
+    ("anchors", "residual", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\npause_ms = 100",
+     "pause_ms must be a list, one value per fitted row"),
+    ("anchors", "threads", "8.0", "threads must be a list, one value per fitted row"),
+    # true read as a pause of 1 ms once
+    ("anchors", "residual", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]\n"
+     "pause_ms = [true, nan, nan, nan, nan, nan]", "pause_ms must be a list of numbers"),
+    ("anchors", "quorum", '[1, 1, 1, "3", 3, 3]', "quorum must be a list of numbers"),
+    # rows of different lengths: said so, not in numpy's words
+    ("posterior", "covariance", "[[1.0, 0.0], [0.0]]",
+     "[posterior] covariance must be 13 x 13 finite numbers"),
 ])
 def test_a_hand_edited_model_file_is_refused_not_misread(tmp_path, table, key, new,
                                                           words):
