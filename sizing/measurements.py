@@ -545,6 +545,7 @@ def read_measurements(path: str, replicas: int,
                           "delete the lines above the header or start them with #")
     records = _without_units_row(names, records, path, unit)
     written = dict(records)  # each row's fields as written, for messages
+    _one_unit_each(names, spelt, path)
     names, records, renamed = _in_ms(names, records)
     # columns without a name (trailing commas) are set aside below, however many
     twice = [n for n, count in Counter(names).items() if count > 1 and n]
@@ -722,6 +723,18 @@ UNIT_SUFFIXES = {f"_{unit}": round(math.log10(seconds / UNITS["ms"]))
 TIME_COLUMNS = ("mean_ms", "std_ms", *PERCENTILE_COLUMNS, "think_ms")
 
 
+def _one_unit_each(names: list[str], spelt: list[str], path: str) -> None:
+    """Refuse two columns that give one time in different units (``think_s`` beside
+    ``think_ms``): one of them would be dropped, and which one says nothing."""
+    for base in TIME_COLUMNS:
+        stem = base.removesuffix("_ms")
+        given = [i for i, name in enumerate(names)
+                 if name == base or name in {stem + suffix for suffix in UNIT_SUFFIXES}]
+        if len({names[i] for i in given}) > 1:
+            raise ConfigError(f"{path}: columns {' and '.join(spelt[i] for i in given)} "
+                              f"give one time ({base}) in different units; keep one")
+
+
 def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:
     """Time columns named in microseconds, nanoseconds or seconds (``mean_us``) as
     the ``_ms`` columns they are, their values converted by moving the decimal point
@@ -742,7 +755,8 @@ def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:
             value = Decimal(text.strip())
         except InvalidOperation:
             return text  # not a number: the row's check names it
-        return str(value.scaleb(power)) if value.is_finite() else text
+        # positional (1000, not 1E+3), with the digits written
+        return format(value.scaleb(power), "f") if value.is_finite() else text
 
     return names, [(number, [converted(f, scaled[i]) if i in scaled and f.strip()
                              else f for i, f in enumerate(fields)])
@@ -761,6 +775,11 @@ def _as_written(message: str, renamed: dict, row: dict | None = None,
                   and index < len(fields) else None)
         if quoted is not None and quoted in message:
             message = message.replace(quoted, f"{name}={fields[index].strip()!r}")
+            # a cell with a unit in a column named in another: the name gives it
+            message = re.sub(r"that is in \S+, not ms: name the column \S+ \(its times "
+                             r"in \S+\) or write them in ms",
+                             f"write it without its unit: the column's name ({name}) "
+                             "gives it", message)
             message = re.sub(rf"\b{base}\b", name, message)
             continue
         if base not in message:

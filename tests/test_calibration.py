@@ -140,6 +140,16 @@ def _csv(tmp_path, text, name="m.csv"):
      "think_ms is a closed loop's pause between a reply and the next request"),
     ("operation,consistency,threads,mean_ms,think_ms\nread,ONE,4,2,-5\n",
      "think_ms='-5' must be a finite number >= 0"),
+    # one time in two units: think_s was once dropped with a note, think_ms kept
+    ("operation,consistency,threads,mean_ms,think_s,think_ms\nread,ONE,4,2,0.1,\n",
+     "columns think_s and think_ms give one time \\(think_ms\\) in different units; "
+     "keep one"),
+    ("operation,consistency,threads,mean_us,mean_s\nread,ONE,4,2000,0.002\n",
+     "columns mean_us and mean_s give one time \\(mean_ms\\) in different units"),
+    # a unit in the cell of a column named in its own: not 'name the column think_s'
+    ("operation,consistency,threads,mean_ms,think_s\nread,ONE,4,2,0.1s\n",
+     "think_s='0.1s' is not a number; write it without its unit: the column's name "
+     "\\(think_s\\) gives it"),
 ])
 def test_bad_measurement_files_raise_one_clear_error(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
@@ -156,6 +166,8 @@ def test_a_stated_think_time_is_read_in_its_unit_and_checked_by_littles_law(
         warnings.simplefilter("error")  # no "few requests in flight" doubt
         rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
     assert [r.think_ms for r in rows] == [1000.0, 1500.0]
+    # and written back positionally (1000, not 1E+3), as predict echoes a query's cells
+    assert [r.raw["think_ms"] for r in rows] == ["1000", "1500"]
     # a pause too long for the measured throughput: seconds written as ms?
     text = ("operation,consistency,threads,throughput,mean_ms,think_ms\n"
             "read,ONE,10,9.8,20,5000\n")
