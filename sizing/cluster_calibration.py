@@ -432,6 +432,33 @@ def _pause_carried(model: NetworkModel, mrows, name) -> str | None:
             "another pause")
 
 
+def _pause_elsewhere(model: NetworkModel, mrows, name) -> str | None:
+    """The note naming closed query rows that state a pause no fitted row stated
+    (none at all, or another than the fitted rows' pauses): the model's own curve says
+    what the other pause changes, from the fitted pauses' anchors, which no row at
+    that pause measured; ``name``: a row's name by its index."""
+    asked = given_pauses(mrows)
+    closed = np.isfinite(asked) & ~np.isfinite(mrows["rate"])
+    fitted = model.anchors.pauses()
+    if not len(fitted):
+        other = np.flatnonzero(closed & (asked > 0))
+        what = "no fitted row stated a pause"
+    else:
+        other = np.flatnonzero(closed & ~np.isclose(asked[:, None], fitted[None, :],
+                                                    rtol=1e-9, atol=0.0).any(axis=1))
+        what = ("the fitted rows paused " + " to ".join(dict.fromkeys(
+            number_text(p) for p in (fitted.min(), fitted.max()))) + " ms")
+    if not len(other):
+        return None
+    rows = name(other[0]) + (f" and {counted(len(other) - 1, 'more row')}"
+                             if len(other) > 1 else "")
+    pauses = " to ".join(dict.fromkeys(number_text(p) for p in (asked[other].min(),
+                                                                asked[other].max())))
+    return (f"{rows}: a pause of {pauses} ms between a reply and the next request, while "
+            f"{what}: the model's own curve says what the other pause changes, carried "
+            "from the fitted rows' misses, which no row at that pause measured")
+
+
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
                    _stacklevel: int = 2):
     """(the query's column names, one dict per query row: its cells as given (without
@@ -477,9 +504,11 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
-    carried = _pause_carried(model, mrows, lambda i: source.row_name(i, by_place=False))
-    if carried is not None:
-        notes.append(carried)
+    for note in (_pause_carried(model, mrows, lambda i: source.row_name(i, by_place=False)),
+                 _pause_elsewhere(model, mrows,
+                                  lambda i: source.row_name(i, by_place=False))):
+        if note is not None:
+            notes.append(note)
     merged = merged_levels(table, fitted=False)
     if merged is not None:
         notes.append(merged)

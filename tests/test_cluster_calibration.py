@@ -136,6 +136,18 @@ def test_a_stated_pause_is_each_rows_clients_cycle_and_a_query_can_ask_another(
     assert len(said) == 1 and said[0].startswith(
         "row 2 and 1 more row: no think_ms given, so the clients pause as the fitted "
         "rows' did (550 to 1000 ms")
+    # every pause asked was fitted: nothing said of another pause; one between is
+    assert not any("no row at that pause" in str(w.message) for w in caught)
+    between = pd.DataFrame({"operation": "read", "consistency": "ONE", "threads": [40],
+                            "think_ms": [550.0]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        predict_table(fitted, between)
+    said = [str(w.message) for w in caught if "no row at that pause" in str(w.message)]
+    assert said == ["row 0: a pause of 550 ms between a reply and the next request, "
+                    "while the fitted rows paused 100 to 1000 ms: the model's own curve "
+                    "says what the other pause changes, carried from the fitted rows' "
+                    "misses, which no row at that pause measured"]
     # the posterior's re-anchoring reproduces the measured means at the fitted rows
     np.testing.assert_allclose(np.exp(fitted.model.measured_log_ms),
                                [mean for _, _, mean, _ in rows], rtol=1e-9)
