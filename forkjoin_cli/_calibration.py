@@ -3,6 +3,7 @@ behind the two commands (their options live in ``forkjoin_cli/cassandra.py``).""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 
@@ -166,6 +167,18 @@ def _check_cores(args, structure: str) -> None:
     args.client_cores = DEFAULT_CORES if args.client_cores is None else args.client_cores
 
 
+@contextlib.contextmanager
+def _in_file(path: str):
+    """A refusal that names a row by its place alone ('line 2 states ...') names its
+    file too."""
+    try:
+        yield
+    except ConfigError as exc:
+        if str(exc).startswith(("line ", "result ")):
+            raise ConfigError(f"{path} {exc}") from None
+        raise
+
+
 def _calibrate_simulated(args) -> int:
     """``--structure simulated``: fit, write the model (and report), print a summary."""
     check_writable(args.out, "--out", (".toml",))
@@ -185,8 +198,9 @@ def _calibrate_simulated(args) -> int:
     for doubt in doubts:  # shown when the command ends, and kept in model and report
         warnings.warn(doubt, UserWarning, stacklevel=1)
     to_stderr(f"calibrate: {counted(len(rows), 'row')} from {args.measurements}")
-    calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
-                            threads=threads, progress=to_stderr)
+    with _in_file(args.measurements):
+        calibration = calibrate(rows, args.nodes, args.replicas, seed=args.seed,
+                                threads=threads, progress=to_stderr)
     model = calibration.model
     fit = dict(model.fit, measurements=args.measurements,
                measurements_sha256=file_sha256(args.measurements),
@@ -253,7 +267,8 @@ def cmd_predict_model(args) -> int:
                           f"{args.model} was calibrated with --structure simulated")
     rows, names = read_measurements(args.measurements, model.replicas, need_mean=False)
     wanted = [c for c in PERCENTILE_COLUMNS if c in names]
-    predictions = predict(model, rows, seed=args.seed, progress=to_stderr)
+    with _in_file(args.measurements):
+        predictions = predict(model, rows, seed=args.seed, progress=to_stderr)
     columns = list(names) + list(PREDICTED) + [f"predicted_{c}" for c in wanted]
     table = []
     for row, pred in zip(rows, predictions):

@@ -387,10 +387,11 @@ def _no_pause(rows: list[Measurement]) -> None:
     one think time for every row, and would drop each row's own."""
     stated = next((row for row in rows if row.think_ms is not None), None)
     if stated is not None:
-        raise ConfigError(f"{stated.place or stated.label()} states think_ms, which "
-                          "--structure simulated does not read (it fits one think time "
-                          "for every row): leave the column out, or calibrate at the "
-                          "default structure, which reads it")
+        raise ConfigError(f"{stated.place or stated.label()} states a pause between "
+                          "requests (think_ms, think_us or think_s), which --structure "
+                          "simulated does not read (it fits one think time for every "
+                          "row): leave the column out, or calibrate at the default "
+                          "structure, which reads it")
 
 
 def fitted_reach(rows: list[Measurement]) -> dict:
@@ -418,6 +419,12 @@ def reach_notes(model: CalibratedModel, row: Measurement) -> list[str]:
                      f"{', '.join(operations)}): its prediction rests on the model alone")
     most = fit.get("fitted_threads_max") if row.closed else fit.get("fitted_rate_max")
     load = row.threads if row.closed else row.rate
+    other = fit.get("fitted_rate_max") if row.closed else fit.get("fitted_threads_max")
+    if most is None and other is not None:
+        kind, fitted = (("a closed loop (threads)", "open loops (rate)") if row.closed
+                        else ("an open loop (rate)", "closed loops (threads)"))
+        notes.append(f"{kind}, while every fitted row was of {fitted}: its prediction "
+                     "rests on the model alone")
     if most is not None and load > most:
         what = (f"{row.threads} client threads, past the {most} the model was fitted "
                 "at" if row.closed else
@@ -450,7 +457,8 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
 
     The interval combines the simulation's batch-means variance with
     ``g' cov g``, ``g`` the gradient of the row's mean in the free parameters
-    (common-random-number differences of short runs).
+    (common-random-number differences of short runs), as a relative sd taken on the
+    log scale: mean x exp(+-1.96 sd / mean).
     """
     say = progress or (lambda message: None)
     _check_rows(rows)
@@ -476,10 +484,12 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
             # a covariance positive semidefinite only to rounding can give -1e-20
             var_mean += max(float(grad_mean @ cov @ grad_mean), 0.0)
             var_x = max(float(grad_x @ cov @ grad_x), 0.0)
-        half = z * math.sqrt(var_mean)
+        # on the log scale: a latency's errors are factors, and a band as wide as the
+        # mean once reached down to 0 ms
+        spread = z * math.sqrt(var_mean) / sim.mean
         entry = {"predicted_mean_ms": sim.mean,
-                 "predicted_ci_low_ms": max(sim.mean - half, 0.0),
-                 "predicted_ci_high_ms": sim.mean + half,
+                 "predicted_ci_low_ms": sim.mean * math.exp(-spread),
+                 "predicted_ci_high_ms": sim.mean * math.exp(spread),
                  "simulation_ci_low_ms": sim.ci_low, "simulation_ci_high_ms": sim.ci_high,
                  "predicted_throughput": sim.throughput,
                  "predicted_throughput_sd": math.sqrt(var_x),

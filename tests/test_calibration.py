@@ -716,6 +716,12 @@ def test_predict_names_rows_past_what_the_fitted_rows_measured(tmp_path, capsys)
     assert notes == ["a rate of 250/s, past the 100/s the model was fitted at: "
                      "extrapolated (there the model's own curve says how the latency "
                      "grows; no fitted row measures it)"]
+    # an open row asked of a model fitted on closed loops only is named too
+    closed_rows = [Measurement("read", "ONE", 16, mean_ms=1.0)]
+    notes = reach_notes(replace(FITTED, fit=fitted_reach(closed_rows)),
+                        Measurement("read", "ONE", rate=250.0))
+    assert notes == ["an open loop (rate), while every fitted row was of closed loops "
+                     "(threads): its prediction rests on the model alone"]
     # a file written before the record existed says nothing
     assert reach_notes(FITTED, Measurement("write", "ONE", 10_000)) == []
 
@@ -733,7 +739,9 @@ def test_the_simulated_structure_refuses_a_stated_think_time(tmp_path, capsys):
                   rows]):
         assert main(argv) == 2
         err = capsys.readouterr().err
-        assert "line 3 states think_ms, which --structure simulated does not read" in err
+        # the file named with the line (a probe saw 'line 3' alone)
+        assert (f"{rows} line 3 states a pause between requests (think_ms, think_us or "
+                "think_s), which --structure simulated does not read") in err
         assert "Traceback" not in err
     assert not (tmp_path / "m.toml").exists()
 
