@@ -241,9 +241,11 @@ def cmd_predict_model(args) -> int:
         raise ConfigError("give the rows to predict once: --measurements QUERY.csv or "
                           "a grid (--threads), not both")
     if not grid and (getattr(args, "consistency", None) or getattr(args, "operation",
-                                                                  None)):
-        raise ConfigError("--consistency and --operation shape a --threads grid; add "
-                          "--threads N[,N...] (or give --measurements QUERY.csv alone)")
+                                                                  None)
+                     or getattr(args, "think_ms", None) is not None):
+        raise ConfigError("--consistency, --operation and --think-ms shape a --threads "
+                          "grid; add --threads N[,N...] (or give --measurements "
+                          "QUERY.csv alone, with a think_ms column for the pauses)")
     if not args.measurements and not grid:
         raise ConfigError("--model needs the rows to predict: --measurements QUERY.csv, "
                           "or a grid --threads N[,N...] [--consistency ...] "

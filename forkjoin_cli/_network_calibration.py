@@ -78,7 +78,8 @@ def predict(args) -> int:
     query = args.measurements
     if query is None:
         try:
-            query = query_grid(model, args.threads, args.consistency, args.operation)
+            query = query_grid(model, args.threads, args.consistency, args.operation,
+                               getattr(args, "think_ms", None))
         except ConfigError as exc:
             raise ConfigError(f"--consistency: {exc}") from None
     with warnings.catch_warnings(record=True) as caught:

@@ -401,6 +401,11 @@ def register(subparsers) -> None:
     g.add_argument("--operation", type=choice_list(("read", "write"), "--operation"),
                    help="operations of the --threads grid (default: those the model was "
                         "fitted on)")
+    g.add_argument("--think-ms", type=real(0.0, 1e9, what="--think-ms"),
+                   help="each client's pause (ms) between a reply and its next request "
+                        "in the --threads grid, written in its think_ms column (default: "
+                        "the fitted rows' pauses, carried as for a query row that "
+                        "states none)")
     g.add_argument("--out", help="write the predicted rows to this file instead of "
                                  "printing them (with --json, both): .csv, .json (a "
                                  "list of objects) or .parquet (needs pyarrow)")

@@ -146,10 +146,11 @@ class ClusterFit:
 
     def predict(self, query=None, seed: int = 0, nodes: int | None = None,
                 figure: str | None = None, *, threads=None, consistency=None,
-                operation=None) -> pd.DataFrame:
+                operation=None, think_ms: float | None = None) -> pd.DataFrame:
         """`predict_table` of this fit's model: ``query`` (a file or a DataFrame), or
         without one the grid of ``threads`` (a list) by ``consistency`` levels (default
-        ONE, QUORUM, ALL) and ``operation``s (default those fitted; `query_grid`), with
+        ONE, QUORUM, ALL) and ``operation``s (default those fitted; `query_grid`), its
+        clients pausing ``think_ms`` between requests (default the fitted rows'), with
         the predicted mean latency, its 95% interval and the throughput, for the fitted
         cluster or one of ``nodes`` nodes; with ``figure``, the PNG of them written
         there as ``cassandra predict --figure`` draws it."""
@@ -164,14 +165,18 @@ class ClusterFit:
                 if not values:
                     raise ConfigError(f"{name}= is empty; give one value or more")
                 return values
+            if think_ms is not None and not (np.ndim(think_ms) == 0
+                                             and float(think_ms) >= 0):
+                raise ConfigError(f"think_ms={think_ms!r}; give one pause >= 0 (ms)")
             query = query_grid(self.model, listed(threads, "threads"),
                                listed(consistency, "consistency"),
-                               listed(operation, "operation"))
+                               listed(operation, "operation"), think_ms)
             return _predict_table(self.model, query, seed, nodes, figure,
                                   title="predict a grid")
-        if consistency is not None or operation is not None:
-            raise ConfigError("consistency= and operation= shape a grid of threads=; "
-                              "a query names its own rows")
+        if consistency is not None or operation is not None or think_ms is not None:
+            raise ConfigError("consistency=, operation= and think_ms= shape a grid of "
+                              "threads=; a query names its own rows (a think_ms column "
+                              "for their pauses)")
         return _predict_table(self.model, query, seed, nodes, figure)
 
     def save(self, path: str) -> None:
@@ -428,8 +433,8 @@ def _pause_carried(model: NetworkModel, mrows, name) -> str | None:
                                if len(carried) > 1 else "")
     took = " to ".join(dict.fromkeys(number_text(p) for p in (pause.min(), pause.max())))
     return (f"{rows}: no think_ms given, so the clients pause as the fitted rows' did "
-            f"({took} ms between a reply and the next request); give think_ms to ask "
-            "another pause")
+            f"({took} ms between a reply and the next request); give think_ms (a "
+            "--threads grid: --think-ms) to ask another pause")
 
 
 def _pause_elsewhere(model: NetworkModel, mrows, name) -> str | None:
@@ -589,11 +594,13 @@ def _predict_table(model, query, seed, nodes, figure=None,
 
 
 def query_grid(model: "NetworkModel | ClusterFit", threads, levels=None,
-               operations=None) -> pd.DataFrame:
+               operations=None, think_ms: float | None = None) -> pd.DataFrame:
     """Query rows for every operation (default: those ``model`` (or a `ClusterFit`'s)
     was fitted on), level (default ONE, QUORUM, ALL) and thread count, for
     `predict_table`, each labelled by what it asks ("read ONE, 8 threads": the name a
-    note gives it); a level the model's replicas cannot wait for is a `ConfigError`."""
+    note gives it); a level the model's replicas cannot wait for is a `ConfigError`.
+    ``think_ms``: the clients' pause between requests in every row (a ``think_ms``
+    column); None: none stated (the fitted rows' carried)."""
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     if isinstance(model, ClusterFit):
@@ -612,7 +619,8 @@ def query_grid(model: "NetworkModel | ClusterFit", threads, levels=None,
             raise ConfigError(f"{exc} (the model keeps "
                               f"{counted(model.replicas, 'replica')})") from None
     asked = [(op, level, n) for op in operations for level in levels for n in threads]
-    return pd.DataFrame([dict(operation=op, consistency=level, threads=n)
+    paused = {} if think_ms is None else {"think_ms": think_ms}
+    return pd.DataFrame([dict(operation=op, consistency=level, threads=n, **paused)
                          for op, level, n in asked],
                         index=[f"{op} {level}, {counted(n, 'thread')}"
                                for op, level, n in asked])

@@ -317,9 +317,15 @@ def test_a_grid_is_asked_by_keywords_as_the_command_asks_it(from_file):
     assert list(grid.consistency) == ["QUORUM", "QUORUM"] and len(
         fitted.predict(threads=300)) == 3  # ONE, QUORUM, ALL of the fitted reads
     assert len(fitted.predict(threads=np.int64(300), consistency="ALL")) == 1
+    paused = fitted.predict(threads=[150], consistency="ALL", think_ms=100.0)
+    pd.testing.assert_frame_equal(paused, predict_table(
+        fitted, query_grid(fitted, [150], ["ALL"], think_ms=100.0)))
+    assert paused.think_ms.tolist() == [100.0]
     for wrong, words in (({}, "give either a query"),
                          ({"query": query, "threads": [1]}, "give either a query"),
                          ({"query": query, "consistency": "ONE"}, "shape a grid"),
+                         ({"query": query, "think_ms": 100.0}, "shape a grid"),
+                         ({"threads": [100], "think_ms": -1.0}, "give one pause >= 0"),
                          ({"threads": []}, "threads= is empty"),
                          ({"threads": [100], "consistency": []}, "consistency= is empty")):
         with pytest.raises(ConfigError, match=words):

@@ -156,6 +156,14 @@ def test_a_threads_grid_predicts_what_the_same_query_file_does(tmp_path, capsys)
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(",")[:3] for line in lines[1:]] == [["write", "ALL", "8"],
                                                           ["read", "ALL", "8"]]
+    # a pause stated for the whole grid is its think_ms column, as in a query file
+    query.write_text("operation,consistency,threads,think_ms\n" + "".join(
+        f"read,{level},{t},250.0\n" for level in ("ONE", "QUORUM", "ALL") for t in (4, 50)))
+    assert main(["cassandra", "predict", "--model", str(model), "--measurements",
+                 str(query), "--out", str(tmp_path / "file.csv")]) == 0
+    assert main(["cassandra", "predict", "--model", str(model), "--threads", "4,50",
+                 "--think-ms", "250", "--out", str(tmp_path / "grid.csv")]) == 0
+    assert (tmp_path / "grid.csv").read_bytes() == (tmp_path / "file.csv").read_bytes()
 
 
 def test_predict_takes_another_cluster_size_for_a_calibrated_model(tmp_path, capsys):
@@ -239,6 +247,8 @@ def test_a_grid_level_the_model_cannot_wait_for_is_named(tmp_path, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--threads", "4", "--measurements", "q.csv"], "not both"),
     (["--consistency", "ONE"], "add --threads"),
+    (["--think-ms", "100", "--measurements", "q.csv"], "add --threads"),
+    (["--threads", "4", "--think-ms", "-1"], "--think-ms -1 must be >= 0"),
     (["--threads", "4,4"], "more than once"),
     (["--threads", "0"], "at least 1"),
     (["--threads", "4", "--consistency", "SOME"], "unknown 'SOME'"),
