@@ -14,11 +14,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from forkjoin_sim.errors import counted
+from forkjoin_sim.errors import counted, number_text
 from sizing.closed_network import DEMANDS
 from sizing.geography import SETTLED_RISE, settled, wide_local_hops
 from sizing.network_fit import demands_of, lone_levels, step_rows
-from sizing.network_model import NetworkModel, reads_of, rows_of_table
+from sizing.network_model import NetworkModel, given_pauses, reads_of, rows_of_table, \
+    stated_pauses
 
 
 #: A row the fit misses far more than the others (`lone_misses`): the model's own
@@ -671,3 +672,59 @@ ONE_CENTRE_WIDE_STEP = ("its levels and operations other than the fitted ones ar
                         "the nodes (Karpenko D's rows on 4 nodes: ALL writes from ONE "
                         "and QUORUM off by 125%, against 16% for a line through the "
                         "levels); predict only the levels and operation you fitted")
+
+
+def carried_pauses(model: NetworkModel, mrows) -> tuple[np.ndarray, str] | None:
+    """The closed rows of ``mrows`` that state no pause where fitted rows did, and
+    the pauses they take from the fitted rows (`sizing.network_model.stated_pauses`)
+    as text ("100" or "550 to 1000", ms); None where there are none."""
+    if model.pause is None:
+        return None
+    carried = np.flatnonzero(np.isnan(given_pauses(mrows)) & ~np.isfinite(mrows["rate"]))
+    if not len(carried):
+        return None
+    pause = stated_pauses(model.as_fitted(mrows), model.pause)[carried]
+    return carried, " to ".join(dict.fromkeys(number_text(p) for p in (pause.min(),
+                                                                       pause.max())))
+
+
+def pause_carried(model: NetworkModel, mrows, name) -> str | None:
+    """The note naming closed query rows that state no pause where fitted rows did:
+    they take the fitted rows' pauses (`carried_pauses`); ``name``: a row's name by
+    its index."""
+    found = carried_pauses(model, mrows)
+    if found is None:
+        return None
+    carried, took = found
+    rows = name(carried[0]) + (f" and {counted(len(carried) - 1, 'more row')}"
+                               if len(carried) > 1 else "")
+    return (f"{rows}: no think_ms given, so the clients pause as the fitted rows' did "
+            f"({took} ms between a reply and the next request); give think_ms (a "
+            "--threads grid: --think-ms) to ask another pause")
+
+
+def pause_elsewhere(model: NetworkModel, mrows, name) -> str | None:
+    """The note naming closed query rows that state a pause no fitted row stated
+    (none at all, or another than the fitted rows' pauses): the model's own curve says
+    what the other pause changes, from the fitted pauses' anchors, which no row at
+    that pause measured; ``name``: a row's name by its index."""
+    asked = given_pauses(mrows)
+    closed = np.isfinite(asked) & ~np.isfinite(mrows["rate"])
+    fitted = model.anchors.pauses()
+    if not len(fitted):
+        other = np.flatnonzero(closed & (asked > 0))
+        what = "no fitted row stated a pause"
+    else:
+        other = np.flatnonzero(closed & ~np.isclose(asked[:, None], fitted[None, :],
+                                                    rtol=1e-9, atol=0.0).any(axis=1))
+        what = ("the fitted rows paused " + " to ".join(dict.fromkeys(
+            number_text(p) for p in (fitted.min(), fitted.max()))) + " ms")
+    if not len(other):
+        return None
+    rows = name(other[0]) + (f" and {counted(len(other) - 1, 'more row')}"
+                             if len(other) > 1 else "")
+    pauses = " to ".join(dict.fromkeys(number_text(p) for p in (asked[other].min(),
+                                                                asked[other].max())))
+    return (f"{rows}: a pause of {pauses} ms between a reply and the next request, while "
+            f"{what}: the model's own curve says what the other pause changes, carried "
+            "from the fitted rows' misses, which no row at that pause measured")

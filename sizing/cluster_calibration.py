@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from forkjoin_sim.errors import ConfigError, counted, number_text
+from forkjoin_sim.errors import ConfigError, counted
 from sizing.calibrated_model import file_sha256
 from sizing.calibration_notes import fit_notes, measured_against_predicted, \
-    merged_levels, prediction_notes, \
-    unpaired_rows, wide_area_note, wide_intervals
+    merged_levels, pause_carried, pause_elsewhere, prediction_notes, unpaired_rows, \
+    wide_area_note, wide_intervals
 from sizing.calibration_report import COORDINATE_LABELS, report_dict
 from sizing.columns import stripped_cell
 from sizing.geography import Geography, checked_against, placement
@@ -43,7 +43,7 @@ from sizing.measurements import COLUMNS, PERCENTILE_COLUMNS, level_asked, \
     read_measurements
 from sizing.network_fit import Prior, default_prior, prior_from_model
 from sizing.network_model import NetworkModel, calibrated, rows_of_table, \
-    given_pauses, stated_pauses, throughput_interval
+    throughput_interval
 from sizing.network_model_file import is_network_model, read_network_model
 from sizing.structure_choice import AUTO
 
@@ -418,52 +418,6 @@ def calibrate_cluster(measurements, nodes: int, replicas: int,
 WIDE_AREA_META = {"flat": "flat_one_ms", "step": "wide_step_ms"}
 
 
-def _pause_carried(model: NetworkModel, mrows, name) -> str | None:
-    """The note naming closed query rows that state no pause where fitted rows did:
-    they take the fitted rows' pauses (`sizing.network_model.stated_pauses`);
-    ``name``: a row's name by its index."""
-    if model.pause is None:
-        return None
-    stated = given_pauses(mrows)
-    carried = np.flatnonzero(np.isnan(stated) & ~np.isfinite(mrows["rate"]))
-    if not len(carried):
-        return None
-    pause = stated_pauses(model.as_fitted(mrows), model.pause)[carried]
-    rows = name(carried[0]) + (f" and {counted(len(carried) - 1, 'more row')}"
-                               if len(carried) > 1 else "")
-    took = " to ".join(dict.fromkeys(number_text(p) for p in (pause.min(), pause.max())))
-    return (f"{rows}: no think_ms given, so the clients pause as the fitted rows' did "
-            f"({took} ms between a reply and the next request); give think_ms (a "
-            "--threads grid: --think-ms) to ask another pause")
-
-
-def _pause_elsewhere(model: NetworkModel, mrows, name) -> str | None:
-    """The note naming closed query rows that state a pause no fitted row stated
-    (none at all, or another than the fitted rows' pauses): the model's own curve says
-    what the other pause changes, from the fitted pauses' anchors, which no row at
-    that pause measured; ``name``: a row's name by its index."""
-    asked = given_pauses(mrows)
-    closed = np.isfinite(asked) & ~np.isfinite(mrows["rate"])
-    fitted = model.anchors.pauses()
-    if not len(fitted):
-        other = np.flatnonzero(closed & (asked > 0))
-        what = "no fitted row stated a pause"
-    else:
-        other = np.flatnonzero(closed & ~np.isclose(asked[:, None], fitted[None, :],
-                                                    rtol=1e-9, atol=0.0).any(axis=1))
-        what = ("the fitted rows paused " + " to ".join(dict.fromkeys(
-            number_text(p) for p in (fitted.min(), fitted.max()))) + " ms")
-    if not len(other):
-        return None
-    rows = name(other[0]) + (f" and {counted(len(other) - 1, 'more row')}"
-                             if len(other) > 1 else "")
-    pauses = " to ".join(dict.fromkeys(number_text(p) for p in (asked[other].min(),
-                                                                asked[other].max())))
-    return (f"{rows}: a pause of {pauses} ms between a reply and the next request, while "
-            f"{what}: the model's own curve says what the other pause changes, carried "
-            "from the fitted rows' misses, which no row at that pause measured")
-
-
 def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None = None,
                    _stacklevel: int = 2):
     """(the query's column names, one dict per query row: its cells as given (without
@@ -509,9 +463,9 @@ def predicted_rows(model: NetworkModel, query, seed: int = 0, nodes: int | None 
     wide = wide_intervals(low, high, lambda i: source.row_name(i, by_place=False))
     if wide is not None:
         notes.append(wide)
-    for note in (_pause_carried(model, mrows, lambda i: source.row_name(i, by_place=False)),
-                 _pause_elsewhere(model, mrows,
-                                  lambda i: source.row_name(i, by_place=False))):
+    for note in (pause_carried(model, mrows, lambda i: source.row_name(i, by_place=False)),
+                 pause_elsewhere(model, mrows,
+                                 lambda i: source.row_name(i, by_place=False))):
         if note is not None:
             notes.append(note)
     merged = merged_levels(table, fitted=False)

@@ -640,7 +640,7 @@ def plan_notes(model, read_fraction: float, threads: int, rows,
     named "1R-3W reads" and so on."""
     import pandas as pd
 
-    from sizing.calibration_notes import prediction_notes, wide_intervals
+    from sizing.calibration_notes import carried_pauses, prediction_notes, wide_intervals
     from sizing.network_model import rows_of_table
 
     nodes = model.size_asked(nodes)
@@ -660,6 +660,11 @@ def plan_notes(model, read_fraction: float, threads: int, rows,
                              mix_given=np.ones(len(names), bool))
     if nodes != model.nodes:
         notes.insert(0, model.resized_note(nodes))
+    # a plan states no pause: its clients take the fitted rows', as predict's rows do
+    paused = carried_pauses(model, mrows)
+    if paused is not None:
+        notes.append(f"the plan's clients pause as the fitted rows' did ({paused[1]} ms "
+                     "between a reply and the next request)")
     wide = wide_intervals([row["overall_low_ms"] for row in rows],
                           [row["overall_high_ms"] for row in rows],
                           lambda i: rows[i]["pair"])

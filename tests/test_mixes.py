@@ -3,6 +3,7 @@
 
 import json
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -336,6 +337,34 @@ def test_plan_notes_name_the_pairs_rows():
     assert len(both) == 1
     assert re.search(r"past the [\d,]+ ops/s \(reads\) and [\d,]+ ops/s \(writes\) it "
                      "gives the busiest fitted row of their operation", both[0])
+
+
+def test_a_plan_says_its_clients_pause_as_the_fitted_rows_did(tmp_path):
+    """A model fitted on rows that state a pause carries it into a plan (its cycle
+    holds it), and the plan says so; one fitted without pauses says nothing."""
+    from sizing.cluster_calibration import calibrate_cluster
+    from sizing.mixes import plan_notes
+
+    path = tmp_path / "paused.csv"
+    path.write_text("operation,consistency,threads,mean_ms,think_ms\n" + "".join(
+        f"{op},{level},{users},{mean},100\n" for op, level, users, mean in (
+            ("read", "ONE", 10, 2.0), ("read", "ALL", 10, 3.0), ("read", "ONE", 40, 2.5),
+            ("read", "ALL", 40, 4.0), ("write", "ONE", 10, 1.5),
+            ("write", "ALL", 10, 2.5))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = calibrate_cluster(str(path), nodes=3, replicas=3).model
+        rows = plan_strong_pairs(model, 0.5, 20)
+        notes = plan_notes(model, 0.5, 20, rows)
+    said = [note for note in notes if "pause" in note]
+    assert said == ["the plan's clients pause as the fitted rows' did (100 ms between "
+                    "a reply and the next request)"]
+    # the pause is in the cycle: 20 clients, latency and 100 ms each
+    for row in rows:
+        assert row["throughput"] < 1000.0 * 20 / 100.0
+    plain = _model("lanes")
+    assert not any("pause" in note for note in plan_notes(
+        plain, 0.5, 20, plan_strong_pairs(plain, 0.5, 20)))
 
 
 def test_plan_consistency_model_missing_file(tmp_path, capsys):
