@@ -153,14 +153,14 @@ BAND_EDGE = "band edge"
 
 
 def _model(ax, load: np.ndarray, value: np.ndarray, low: np.ndarray, high: np.ndarray,
-           colour: str, label: str) -> None:
-    """The model's ``value`` against ``load`` on ``ax``: a line in a filled band
-    (``low`` to ``high``) where it has neighbours, a hollow diamond with an error bar
-    where it stands alone (a line or band of one point draws nothing)."""
+           colour: str, label: str, style="-") -> None:
+    """The model's ``value`` against ``load`` on ``ax``: a line (``style``) in a filled
+    band (``low`` to ``high``) where it has neighbours, a hollow diamond with an error
+    bar where it stands alone (a line or band of one point draws nothing)."""
     lone = _lone(value)
     joined = np.isfinite(value) & ~lone
     if joined.any():
-        ax.plot(load, value, "-", color=colour, label=label)
+        ax.plot(load, value, linestyle=style, color=colour, label=label)
         ax.fill_between(load, low, high, color=colour, alpha=0.2, linewidth=0)
         # the band's edges in its colour: overlapping bands stay told apart
         for edge in (low, high):
@@ -190,6 +190,21 @@ def _before_anchoring(ax, load: np.ndarray, plain: np.ndarray, colour: str) -> N
 #: free colours.
 LEVEL_COLOURS = {"ONE": "C0", "LOCAL_ONE": "C0", "QUORUM": "C1", "LOCAL_QUORUM": "C1",
                  "ALL": "C2", "TWO": "C3", "THREE": "C4"}
+
+
+#: Line style of each stated pause drawn, in increasing order (a level keeps its
+#: colour; dashes are the curve before anchoring, dots the largest fitted load).
+PAUSE_STYLES = ("-", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1, 1, 1)))
+#: The ``gid`` of the line at the largest fitted load.
+FITTED_EDGE = "largest fitted load"
+
+
+def _pause_styles(pauses) -> dict:
+    """{pause (None: not stated): line style} of the pauses drawn."""
+    known = sorted({float(p) for p in pauses if pd.notna(p)})
+    out = {p: PAUSE_STYLES[i % len(PAUSE_STYLES)] for i, p in enumerate(known)}
+    out[None] = PAUSE_STYLES[len(known) % len(PAUSE_STYLES)]
+    return out
 
 
 def _colours(levels: pd.DataFrame) -> dict:
@@ -295,6 +310,7 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
     levels = (table[["quorum", "consistency", "nodes", "replicas"]]
               .drop_duplicates().sort_values(["nodes", "replicas", "quorum"]))
     colours = _colours(levels)
+    styles = _pause_styles(table.think_ms) if pauses else {}
     anchors = getattr(fit, "anchors", None)
 
     fig = Figure(figsize=(5.0 * len(panels), 7.5))
@@ -316,12 +332,14 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
                 [((table[c] == v) | (table[c].isna() & pd.isna(v))).to_numpy()
                  for c, v in configuration.items()])]
             load = curve.load.to_numpy(float)
+            pause = configuration["think_ms"]
+            style = styles.get(None if pd.isna(pause) else float(pause), "-")
             _model(top, load, curve.mean_ms.to_numpy(float), curve.low_ms.to_numpy(float),
-                   curve.high_ms.to_numpy(float), colour, label)
+                   curve.high_ms.to_numpy(float), colour, label, style)
             _before_anchoring(top, load, curve.plain_ms.to_numpy(float), colour)
             _model(bottom, load, curve.throughput.to_numpy(float),
                    curve.throughput_low.to_numpy(float),
-                   curve.throughput_high.to_numpy(float), colour, label)
+                   curve.throughput_high.to_numpy(float), colour, label, style)
             bands += [(top, load, curve.high_ms.to_numpy(float), colour),
                       (bottom, load, curve.throughput_high.to_numpy(float), colour)]
             for ax, column_name in ((top, "mean_ms"), (bottom, "throughput")):
@@ -382,7 +400,7 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
             edge = anchors.threads[closed].max() * per_node if closed.any() else 0.0
             if closed.any() and len(beyond) and beyond.max() > edge:
                 for ax in (top, bottom):
-                    ax.axvline(edge, ls=":", color="grey", lw=0.8)
+                    ax.axvline(edge, ls=":", color="grey", lw=0.8, gid=FITTED_EDGE)
         handles, _ = top.get_legend_handles_labels()
         kinds = set(at.fitted[at.mean_ms.notna()])
         if anchors is not None:
@@ -392,7 +410,7 @@ def draw(path: str, fit, measured: pd.DataFrame, title: str = "",
                             (True, "none", "measured, fitted"),
                             (False, "grey", "measured, not fitted"))
                         if fitted in kinds]
-            if any(line.get_linestyle() == ":" for line in top.get_lines()):
+            if any(line.get_gid() == FITTED_EDGE for line in top.get_lines()):
                 handles.append(Line2D([], [], ls=":", color="grey", lw=0.8,
                                       label="largest fitted load"))
         top.legend(handles=handles, title="consistency", fontsize=8, title_fontsize=8)

@@ -309,6 +309,34 @@ def test_fitted_and_held_out_rows_are_told_apart(anchored, monkeypatch, tmp_path
     assert edge.get_xdata()[0] == 30
 
 
+def test_each_stated_pause_has_a_line_style_of_its_own(tmp_path, monkeypatch):
+    """Rows at two stated pauses: a level keeps its colour, each pause its line style,
+    so the legend's entries differ (a probe saw three identical 'ONE' lines), and no
+    pause's style is taken for the largest fitted load's dotted line."""
+    from sizing.cluster_calibration import calibrate_cluster
+
+    path = tmp_path / "paused.csv"
+    path.write_text("operation,consistency,threads,mean_ms,think_ms\n" + "".join(
+        f"read,{level},{users},{mean},{pause}\n" for level, users, mean, pause in (
+            ("ONE", 10, 20.0, 1000), ("ONE", 40, 30.0, 1000), ("ALL", 10, 40.0, 1000),
+            ("ALL", 40, 60.0, 1000), ("ONE", 10, 25.0, 100), ("ONE", 40, 60.0, 100),
+            ("ALL", 10, 45.0, 100), ("ALL", 40, 90.0, 100))))
+    fitted = calibrate_cluster(str(path), nodes=3, replicas=3)
+    table = fitted.table.assign(think_ms=fitted.table.think_ms.astype(float))
+    figure = _figure(monkeypatch, tmp_path / "fit.png", fitted.model, table)
+    top = figure.axes[0]
+    curves = {line.get_label(): line for line in top.get_lines()
+              if not line.get_label().startswith("_")}
+    assert set(curves) == {"ONE, 100 ms pause", "ALL, 100 ms pause",
+                           "ONE, 1000 ms pause", "ALL, 1000 ms pause"}
+    for level in ("ONE", "ALL"):
+        short, long = curves[f"{level}, 100 ms pause"], curves[f"{level}, 1000 ms pause"]
+        assert short.get_color() == long.get_color()
+        assert short.get_linestyle() != long.get_linestyle()
+    legend = [text.get_text() for text in top.get_legend().get_texts()]
+    assert "largest fitted load" not in legend
+
+
 def test_a_level_keeps_its_colour_in_every_figure():
     from sizing.calibration_figure import _colours
 
