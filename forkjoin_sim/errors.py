@@ -34,9 +34,10 @@ def number_text(number, digits: int = 6) -> str:
 
 
 def counted(number, noun: str, digits: int = 6) -> str:
-    """``number`` (to ``digits`` significant digits) and ``noun`` for a message, plural
-    unless the number is written 1 ("1 replica", "3 replicas")."""
-    written = f"{number:.{digits}g}"
+    """``number`` (as `number_text` writes it) and ``noun`` for a message, plural
+    unless the number is written 1 ("1 replica", "3 replicas"; 0.9999999999 is not
+    written "1 thread")."""
+    written = number_text(number, digits)
     return f"{written} {noun}{'' if written == '1' else 's'}"
 
 

@@ -154,3 +154,15 @@ def test_sizing_offers_its_main_functions_at_the_top_without_loading_them_early(
 
     with pytest.raises(AttributeError, match="no attribute 'calibrate'"):
         sizing.calibrate
+
+
+def test_counted_writes_its_number_as_number_text_does():
+    """A count in a message is written as every other number is: in full where six
+    digits would round it to another whole number (so never '1 thread' for
+    0.9999999999), plural unless it reads 1."""
+    from forkjoin_sim.errors import counted, number_text
+
+    assert counted(1, "replica") == "1 replica" and counted(3, "replica") == "3 replicas"
+    assert counted(0.9999999999, "thread") == "0.9999999999 threads"
+    for value in (0.9999999999, 2.5, 1e7 + 0.4, 12345678):
+        assert counted(value, "row").split()[0] == number_text(value)
