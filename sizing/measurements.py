@@ -755,8 +755,9 @@ def _in_ms(names: list[str], records: list) -> tuple[list[str], list, dict]:
             value = Decimal(text.strip())
         except InvalidOperation:
             return text  # not a number: the row's check names it
-        # positional (1000, not 1E+3), with the digits written
-        return format(value.scaleb(power), "f") if value.is_finite() else text
+        # Decimal's own text keeps the digits written (0.5 s is 5E+2 ms, to the
+        # nearest 100 ms, which the rounding checks read; "500" would say 1 ms)
+        return str(value.scaleb(power)) if value.is_finite() else text
 
     return names, [(number, [converted(f, scaled[i]) if i in scaled and f.strip()
                              else f for i, f in enumerate(fields)])
@@ -775,11 +776,18 @@ def _as_written(message: str, renamed: dict, row: dict | None = None,
                   and index < len(fields) else None)
         if quoted is not None and quoted in message:
             message = message.replace(quoted, f"{name}={fields[index].strip()!r}")
-            # a cell with a unit in a column named in another: the name gives it
-            message = re.sub(r"that is in \S+, not ms: name the column \S+ \(its times "
-                             r"in \S+\) or write them in ms",
-                             f"write it without its unit: the column's name ({name}) "
-                             "gives it", message)
+            # the unit hint of a cell in a column named in its own unit: said in that
+            # unit (mean_us '2s': 'not us'), or, the cell's unit being the column's,
+            # that the name gives it (think_s '0.1s')
+            own = name.rsplit("_", 1)[-1]
+
+            def hint(found):
+                if _HEADER_UNITS.get(found.group(1), found.group(1)) == own:
+                    return f"write it without its unit: the column's name ({name}) gives it"
+                return found.group(0).replace("not ms", f"not {own}").replace(
+                    "write them in ms", f"write them in {own}")
+            message = re.sub(r"that is in (\S+), not ms: name the column \S+ \(its times "
+                             r"in \S+\) or write them in ms", hint, message)
             message = re.sub(rf"\b{base}\b", name, message)
             continue
         if base not in message:

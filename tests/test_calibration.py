@@ -150,6 +150,10 @@ def _csv(tmp_path, text, name="m.csv"):
     ("operation,consistency,threads,mean_ms,think_s\nread,ONE,4,2,0.1s\n",
      "think_s='0.1s' is not a number; write it without its unit: the column's name "
      "\\(think_s\\) gives it"),
+    # another unit than the column's: said in the column's (2 s is not 2 us)
+    ("operation,consistency,threads,mean_us\nread,ONE,4,2s\n",
+     "mean_us='2s' is not a number; that is in s, not us: name the column mean_s "
+     "\\(its times in s\\) or write them in us"),
 ])
 def test_bad_measurement_files_raise_one_clear_error(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
@@ -166,8 +170,13 @@ def test_a_stated_think_time_is_read_in_its_unit_and_checked_by_littles_law(
         warnings.simplefilter("error")  # no "few requests in flight" doubt
         rows, _ = read_measurements(_csv(tmp_path, text), replicas=3)
     assert [r.think_ms for r in rows] == [1000.0, 1500.0]
-    # and written back positionally (1000, not 1E+3), as predict echoes a query's cells
-    assert [r.raw["think_ms"] for r in rows] == ["1000", "1500"]
+    # with the precision written: 1 s is 1E+3 ms (to the nearest second), not "1000"
+    assert [r.raw["think_ms"] for r in rows] == ["1E+3", "1.5E+3"]
+    # so 0.5 s, to the nearest 0.1 s, may hold 15.5 requests at 31/s on 10 threads
+    # (a warning); read as 500 ms exactly it was refused for Little's law
+    text = "operation,consistency,threads,mean_s,throughput\nread,ONE,10,0.5,31\n"
+    with pytest.warns(UserWarning, match="requests in flight"):
+        read_measurements(_csv(tmp_path, text), replicas=3)
     # a pause too long for the measured throughput: seconds written as ms?
     text = ("operation,consistency,threads,throughput,mean_ms,think_ms\n"
             "read,ONE,10,9.8,20,5000\n")
