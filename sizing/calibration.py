@@ -458,7 +458,8 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
     The interval combines the simulation's batch-means variance with
     ``g' cov g``, ``g`` the gradient of the row's mean in the free parameters
     (common-random-number differences of short runs), as a relative sd taken on the
-    log scale: mean x exp(+-1.96 sd / mean).
+    log scale: mean x exp(+-1.96 sd / mean), never inside the simulation's own
+    interval.
     """
     say = progress or (lambda message: None)
     _check_rows(rows)
@@ -485,11 +486,11 @@ def predict(model: CalibratedModel, rows: list[Measurement], seed: int = 0,
             var_mean += max(float(grad_mean @ cov @ grad_mean), 0.0)
             var_x = max(float(grad_x @ cov @ grad_x), 0.0)
         # on the log scale: a latency's errors are factors, and a band as wide as the
-        # mean once reached down to 0 ms
-        spread = z * math.sqrt(var_mean) / sim.mean
+        # mean once reached down to 0 ms; never narrower than the simulation's own
+        spread = min(z * math.sqrt(var_mean) / sim.mean, 700.0)
         entry = {"predicted_mean_ms": sim.mean,
-                 "predicted_ci_low_ms": sim.mean * math.exp(-spread),
-                 "predicted_ci_high_ms": sim.mean * math.exp(spread),
+                 "predicted_ci_low_ms": min(sim.mean * math.exp(-spread), sim.ci_low),
+                 "predicted_ci_high_ms": max(sim.mean * math.exp(spread), sim.ci_high),
                  "simulation_ci_low_ms": sim.ci_low, "simulation_ci_high_ms": sim.ci_high,
                  "predicted_throughput": sim.throughput,
                  "predicted_throughput_sd": math.sqrt(var_x),

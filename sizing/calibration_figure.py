@@ -192,9 +192,12 @@ LEVEL_COLOURS = {"ONE": "C0", "LOCAL_ONE": "C0", "QUORUM": "C1", "LOCAL_QUORUM":
                  "ALL": "C2", "TWO": "C3", "THREE": "C4"}
 
 
-#: Line style of each stated pause drawn, in increasing order (a level keeps its
-#: colour; dashes are the curve before anchoring, dots the largest fitted load).
-PAUSE_STYLES = ("-", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1, 1, 1)))
+def pause_style(order: int):
+    """The line style of the ``order``-th stated pause drawn (0: solid; then a dash
+    followed by ``order`` dots), one of its own for every pause (a level keeps its
+    colour; plain dashes are the curve before anchoring, dots the largest fitted
+    load)."""
+    return "-" if order == 0 else (0, (5, 1.5) + (1, 1.5) * order)
 #: The ``gid`` of the line at the largest fitted load.
 FITTED_EDGE = "largest fitted load"
 
@@ -202,8 +205,8 @@ FITTED_EDGE = "largest fitted load"
 def _pause_styles(pauses) -> dict:
     """{pause (None: not stated): line style} of the pauses drawn."""
     known = sorted({float(p) for p in pauses if pd.notna(p)})
-    out = {p: PAUSE_STYLES[i % len(PAUSE_STYLES)] for i, p in enumerate(known)}
-    out[None] = PAUSE_STYLES[len(known) % len(PAUSE_STYLES)]
+    out = {p: pause_style(i) for i, p in enumerate(known)}
+    out[None] = pause_style(len(known))
     return out
 
 

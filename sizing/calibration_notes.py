@@ -249,7 +249,11 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                          "anchor them; their intervals hold what the fitted rows "
                          "allow, not how far the structure may miss them")
     think = np.asarray(mrows.get("think_ms", np.zeros(len(rate))), float)
-    if model.outside is None and np.any(closed & (think == 0)):
+    # a stated pause, or the fitted rows' carried to a row stating none, is time
+    # between requests
+    paused = np.nan_to_num(given_pauses(mrows)) > 0
+    if model.outside is None and model.pause is None and np.any(
+            closed & (think == 0) & ~paused):
         notes.append("no fitted closed-loop row had a throughput, so a closed loop's "
                      "predicted throughput is threads / predicted latency: the clients "
                      "are taken to spend no time between requests (a benchmark tool's "
@@ -271,8 +275,13 @@ def prediction_notes(model: NetworkModel, mrows, throughput,
                 f"the same load per node as the {which} the model was fitted at "
                 f"({count:,.6g} threads on {model.nodes})")
 
-    if np.any(closed) and len(known) and np.any(threads[closed] > known.max()):
-        notes.append(f"rows past {bound(known.max(), 'most')}, are extrapolated (there "
+    # rows at other pauses are other runs: each row against its own pauses' rows
+    mask = fitted.pause_mask(mrows)[:, ~fitted_open] if len(known) else None
+    most = np.array([known[m].max() if m.any() else known.max() for m in mask]) \
+        if mask is not None else None
+    if np.any(closed) and len(known) and np.any(threads[closed] > most[closed]):
+        top = float(np.min(most[closed & (threads > most)]))
+        notes.append(f"rows past {bound(top, 'most')}, are extrapolated (there "
                      "the model's own curve says how the latency grows, from where the "
                      "last measured rows put it)")
         # there what the fit made of a level's time beyond its round trips decides
@@ -725,6 +734,8 @@ def pause_elsewhere(model: NetworkModel, mrows, name) -> str | None:
                              if len(other) > 1 else "")
     pauses = " to ".join(dict.fromkeys(number_text(p) for p in (asked[other].min(),
                                                                 asked[other].max())))
+    beside = ("; the clients' time outside the latency that the fitted throughputs "
+              "showed is kept beside it" if model.outside is not None else "")
     return (f"{rows}: a pause of {pauses} ms between a reply and the next request, while "
             f"{what}: the model's own curve says what the other pause changes, carried "
-            "from the fitted rows' misses, which no row at that pause measured")
+            f"from the fitted rows' misses, which no row at that pause measured{beside}")

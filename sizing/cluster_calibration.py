@@ -165,9 +165,11 @@ class ClusterFit:
                 if not values:
                     raise ConfigError(f"{name}= is empty; give one value or more")
                 return values
-            if think_ms is not None and not (np.ndim(think_ms) == 0
-                                             and float(think_ms) >= 0):
-                raise ConfigError(f"think_ms={think_ms!r}; give one pause >= 0 (ms)")
+            if think_ms is not None and (isinstance(think_ms, (bool, str))
+                                         or np.ndim(think_ms) != 0
+                                         or not 0 <= float(think_ms) < math.inf):
+                raise ConfigError(f"think_ms={think_ms!r}; give one finite pause >= 0 "
+                                  "(ms)")
             query = query_grid(self.model, listed(threads, "threads"),
                                listed(consistency, "consistency"),
                                listed(operation, "operation"), think_ms)

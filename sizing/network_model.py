@@ -190,8 +190,12 @@ class Anchors:
         if level is None:
             level = level_fallback
         out = np.zeros(len(threads))
+        # rows at other pauses are other runs: a row extrapolates from its own pauses'
+        mask = self.pause_mask(rows)
         for i in range(len(threads)):
-            same_op = self._kind(write[i], is_open[i])
+            same_op = self._kind(write[i], is_open[i]) & mask[i]
+            if not same_op.any():
+                same_op = self._kind(write[i], is_open[i])
             group = same_op & (self.quorum == quorum[i])
             if not group.any():
                 group = same_op
@@ -208,28 +212,73 @@ class Anchors:
         return (np.zeros(0) if self.pause is None else
                 np.unique(self.pause[np.isfinite(self.pause)]))
 
-    def _by_pause(self, rows, carried) -> np.ndarray | None:
-        """``carried(anchors, rows)`` (a value per row) where the anchored rows stated
-        two or more pauses: a row that states one takes each fitted pause's anchors
-        (with the rows that stated none), interpolated linearly in the pause between
-        them and constant past the outermost; a row that states none, all of them.
-        None where the anchors stated fewer than two pauses (nothing to keep apart)."""
+    def pause_brackets(self, rows) -> list | None:
+        """Per row of ``rows``, the fitted pauses it is carried from with their
+        weights, [(pause, weight), ...], or None for every anchor: where the anchored
+        rows stated two or more pauses, a row that states one takes the pauses its
+        operation and loop kind were fitted at (any kind's where its own has none):
+        the two either side of its pause, by linear interpolation, or the nearest
+        one, past the outermost or where its kind has one (as a level carries its
+        anchor); a row that states none takes every anchor. None where the anchors
+        stated fewer than two pauses (nothing to keep apart)."""
         pauses = self.pauses()
         if len(pauses) < 2:
             return None
         asked = given_pauses(rows)
-        stated = np.isfinite(asked)
-        out = np.zeros(len(asked))
+        write = np.asarray(rows["write"], bool)
+        is_open = _load(rows)[1]
+        out = []
+        for i, pause in enumerate(asked):
+            if not np.isfinite(pause):
+                out.append(None)
+                continue
+            kind = self._kind(write[i], is_open[i]) & np.isfinite(self.pause)
+            theirs = np.unique(self.pause[kind]) if kind.any() else pauses
+            j = int(np.searchsorted(theirs, pause))
+            if j == 0 or j == len(theirs) or theirs[j] == pause:
+                nearest = theirs[min(j, len(theirs) - 1)]
+                out.append([(float(nearest), 1.0)])
+                continue
+            below, above = theirs[j - 1], theirs[j]
+            share = (pause - below) / (above - below)
+            out.append([(float(below), 1.0 - share), (float(above), share)])
+        return out
+
+    def pause_mask(self, rows) -> np.ndarray:
+        """Per row of ``rows`` and anchor, whether the anchor is of a pause the row is
+        carried from (`pause_brackets`) or stated none; all True where the anchors
+        stated fewer than two pauses or the row states none."""
+        brackets = self.pause_brackets(rows)
+        count = len(np.atleast_1d(rows["write"]))
+        out = np.ones((count, len(self.write)), bool)
+        if brackets is None:
+            return out
+        for i, bracket in enumerate(brackets):
+            if bracket is not None:
+                out[i] = np.isnan(self.pause) | np.isin(self.pause,
+                                                        [p for p, _ in bracket])
+        return out
+
+    def _by_pause(self, rows, carried) -> np.ndarray | None:
+        """``carried(anchors, rows)`` (a value per row) over the pauses each row is
+        carried from (`pause_brackets`): each pause's anchors (with the rows that
+        stated none) weighted as the brackets say; every anchor for a row that states
+        none. None where the anchors stated fewer than two pauses."""
+        brackets = self.pause_brackets(rows)
+        if brackets is None:
+            return None
+        out = np.zeros(len(brackets))
         whole = Anchors(*(getattr(self, name) for name in _ANCHOR_FIELDS[:-1]))
-        if (~stated).any():
-            out[~stated] = carried(whole, _subset(rows, ~stated))
-        if stated.any():
-            part = _subset(rows, stated)
-            each = np.array([carried(whole._only(np.isnan(self.pause)
-                                                 | (self.pause == pause)), part)
-                             for pause in pauses])
-            out[stated] = [np.interp(asked[i], pauses, each[:, j])
-                           for j, i in enumerate(np.flatnonzero(stated))]
+        every = np.array([b is None for b in brackets])
+        if every.any():
+            out[every] = carried(whole, _subset(rows, every))
+        for pause in sorted({p for b in brackets if b is not None for p, _ in b}):
+            weight = np.array([0.0 if b is None else sum(w for p, w in b if p == pause)
+                               for b in brackets])
+            used = weight > 0
+            out[used] += weight[used] * carried(
+                whole._only(np.isnan(self.pause) | (self.pause == pause)),
+                _subset(rows, used))
         return out
 
     def correction(self, rows, across_operations: bool = False,
@@ -553,7 +602,8 @@ class NetworkModel:
             yield which, there
 
     def measured_above(self, rows) -> np.ndarray:
-        """Per row, the measured latency of the same load, operation and mix at the
+        """Per row, the measured latency of the same load, operation, mix and stated
+        pause (rows that stated none: any) at the
         nearest higher level (inf if none was fitted; the geometric mean of its
         repeats, as the anchors take them): waiting for fewer replicas is never
         slower. Rows of another cluster size than the fitted one have none. (The
@@ -573,11 +623,13 @@ class NetworkModel:
         other = np.asarray(rows.get("other_quorum", quorum), int)
         their_other = a.other_quorum if a.other_quorum is not None else a.quorum
         # a row at another pause is another run: its level above bounds nothing here
+        # (rows that stated no pause bound a row of any pause, as they anchor it)
         asked, theirs_paused = given_pauses(rows), a.pause
         several = len(a.pauses()) > 1
         for i in np.flatnonzero(nodes == self.nodes):
             if theirs_paused is not None and (np.isfinite(asked[i]) or several):
-                paused = np.isclose(theirs_paused, asked[i], rtol=1e-9)
+                paused = np.isnan(theirs_paused) | np.isclose(theirs_paused, asked[i],
+                                                              rtol=1e-9)
             else:
                 paused = True
             same = (paused & (a.write == write[i]) & (their_open == is_open[i])
@@ -833,11 +885,30 @@ class NetworkModel:
             out = ~drawn | (misfit > np.quantile(misfit[drawn], 0.25))
         return out
 
+    def fitted_top(self, rows) -> np.ndarray:
+        """Per closed-loop row of ``rows``, the largest fitted thread count of its
+        operation and level (else of its operation) at the pauses it is carried from
+        (`Anchors.pause_mask`), NaN for an open row or an operation not fitted."""
+        threads, is_open = _load(self.as_fitted(rows))
+        write = np.asarray(rows["write"], bool)
+        quorum = np.asarray(rows["quorum"], int)
+        mask = self.anchors.pause_mask(rows)
+        tops = np.full(len(threads), np.nan)
+        for i in np.flatnonzero(~is_open):
+            mine = self.anchors._kind(write[i], False)
+            mine = mine & mask[i] if (mine & mask[i]).any() else mine
+            same = mine & (self.anchors.quorum == quorum[i])
+            group = same if same.any() else mine
+            if group.any():
+                tops[i] = self.anchors.threads[group].max()
+        return tops
+
     def _within_loop_bounds(self, rows, centre, low, high, level, samples, seed,
                                    draws: "_Draws"):
         """``low`` and ``high`` of the closed-loop rows (of one operation, or a mix at
         its share of reads) past the largest fitted thread count of their operation
-        and level (else operation) narrowed to what the loop allows from there. More threads never lower the
+        and level (else operation) at their pauses (`fitted_top`), narrowed to what
+        the loop allows from there. More threads never lower the
         latency: the lower end is at least the one at the largest fitted count M. A
         closed loop's throughput falls by at most `THROUGHPUT_LOSS` past saturation,
         so its mean latency at T threads is at most (the one at M + time outside at M)
@@ -847,16 +918,8 @@ class NetworkModel:
         `_interval`, with no ceiling: near its capacity the latency grows without
         bound.)"""
         # thread counts compared at the fitted cluster's load per node
-        threads, is_open = _load(self.as_fitted(rows))
-        write = np.asarray(rows["write"], bool)
-        quorum = np.asarray(rows["quorum"], int)
-        tops = np.full(len(threads), np.nan)
-        for i in np.flatnonzero(~is_open):
-            mine = self.anchors._kind(write[i], False)
-            same = mine & (self.anchors.quorum == quorum[i])
-            group = same if same.any() else mine
-            if group.any():
-                tops[i] = self.anchors.threads[group].max()
+        threads = _load(self.as_fitted(rows))[0]
+        tops = self.fitted_top(rows)
         # (a row at the top of another cluster size reads back within rounding of it)
         beyond = np.isfinite(tops) & (threads > tops * (1 + 1e-9))
         if not beyond.any():

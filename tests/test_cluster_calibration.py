@@ -153,6 +153,113 @@ def test_a_stated_pause_is_each_rows_clients_cycle_and_a_query_can_ask_another(
                                [mean for _, _, mean, _ in rows], rtol=1e-9)
 
 
+def _paused_fit(tmp_path, rows, name="paused.csv", header="mean_ms,think_ms"):
+    """calibrate_cluster of reads or writes ``rows`` (operation, level, threads, and
+    the ``header``'s cells), its warnings held back."""
+    path = tmp_path / name
+    path.write_text(f"operation,consistency,threads,{header}\n" + "".join(
+        ",".join(str(cell) for cell in row) + "\n" for row in rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return calibrate_cluster(str(path), nodes=3, replicas=3)
+
+
+def test_an_operation_fitted_at_one_pause_carries_its_anchors_to_every_pause(tmp_path):
+    """Writes fitted at 500 ms only, reads at 100 and 500: a write at 100 ms takes the
+    writes' one pause's anchors, as one fitted level carries its anchor (a review saw
+    it take none, at 100 ms, and its band reach 1,010 ms about 54)."""
+    fitted = _paused_fit(tmp_path, [
+        ("read", "ONE", 10, 20.0, 100), ("read", "ONE", 40, 30.0, 100),
+        ("read", "ONE", 10, 15.0, 500), ("read", "ONE", 40, 18.0, 500),
+        ("write", "ONE", 10, 40.0, 500), ("write", "ONE", 40, 60.0, 500)])
+    anchors = fitted.model.anchors
+    query = dict(threads=np.array([10.0, 10.0]), pause_ms=np.array([100.0, 500.0]),
+                 write=np.array([True, True]), quorum=np.array([1, 1]))
+    assert anchors.pause_brackets(query) == [[(500.0, 1.0)], [(500.0, 1.0)]]
+    correction = anchors.correction(query)
+    assert correction[0] == pytest.approx(correction[1], rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = predict_table(fitted, pd.DataFrame(
+            {"operation": "write", "consistency": "ONE", "threads": [10, 10],
+             "think_ms": [100.0, 500.0]}))
+    assert frame.predicted_mean_ms.iloc[1] == pytest.approx(40.0, rel=1e-9)
+    # a shorter pause loads the nodes more; the band stays of the fitted rows' width
+    assert frame.predicted_mean_ms.iloc[0] >= frame.predicted_mean_ms.iloc[1]
+    assert frame.predicted_ci_high_ms.iloc[0] < 3 * frame.predicted_mean_ms.iloc[0]
+
+
+def test_rows_past_their_own_pauses_fitted_threads_are_extrapolations(tmp_path):
+    """Reads at a 1000 ms pause fitted at 10-40 threads, and at 10 ms at 100-400: a
+    1000 ms read at 400 threads is 10 times past its own pause's rows, and its band
+    and notes say so (a review saw a band of 5.9-8.1 ms and no note, the other
+    pause's rows reaching 400)."""
+    slow = [("read", "ONE", t, m, 1000.0) for t, m in ((10, 5.0), (20, 5.5), (40, 6.5))]
+    fast = [("read", "ONE", t, m, 10.0) for t, m in ((100, 20.0), (200, 45.0),
+                                                      (400, 95.0))]
+    fitted = _paused_fit(tmp_path, slow + fast)
+    query = pd.DataFrame({"operation": "read", "consistency": "ONE", "threads": [40, 400],
+                          "think_ms": 1000.0})
+    asked = dict(threads=np.array([40.0, 400.0]), pause_ms=np.array([1000.0, 1000.0]),
+                 write=np.array([False, False]), quorum=np.array([1, 1]),
+                 nodes=np.array([3, 3]), replicas=np.array([3, 3]))
+    assert fitted.model.fitted_top(asked).tolist() == [40.0, 40.0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = predict_table(fitted, query)
+    said = [str(w.message) for w in caught]
+    assert any(note.startswith("rows past 40 threads, the most the model was fitted at")
+               for note in said)
+    low, high = frame.predicted_ci_low_ms.iloc[1], frame.predicted_ci_high_ms.iloc[1]
+    assert high / low > 10
+    # at its own pause's largest threads, no extrapolation
+    assert frame.predicted_mean_ms.iloc[0] == pytest.approx(6.5, rel=1e-9)
+
+
+def test_rows_stating_no_pause_bound_the_level_below_at_every_pause(tmp_path):
+    """A run stating no pause (ONE and ALL) beside ONE runs at 100 and 500 ms: its ALL
+    rows bound a ONE row of any pause, and a row stating none, as they anchor them
+    (a review saw every bound dropped once two pauses were fitted)."""
+    fitted = _paused_fit(tmp_path, [
+        ("read", "ONE", 10, 20.0, ""), ("read", "ONE", 40, 30.0, ""),
+        ("read", "ALL", 10, 25.0, ""), ("read", "ALL", 40, 32.0, ""),
+        ("read", "ONE", 10, 22.0, 100), ("read", "ONE", 40, 36.0, 100),
+        ("read", "ONE", 10, 18.0, 500), ("read", "ONE", 40, 25.0, 500)])
+    rows = dict(threads=np.full(4, 40.0), pause_ms=np.array([np.nan, 100.0, 500.0, 300.0]),
+                write=np.zeros(4, bool), quorum=np.array([1, 1, 1, 2]),
+                nodes=np.full(4, 3), replicas=np.full(4, 3))
+    np.testing.assert_allclose(fitted.model.measured_above(rows), [32.0] * 4)
+
+
+def test_a_pause_asked_of_rows_that_stated_none_says_what_is_kept_beside_it(tmp_path):
+    """Throughputs that show 100 ms per request outside the latency, no stated pause:
+    a query stating one is told that the time the throughputs showed is kept beside
+    it; rows without throughputs but with a stated pause are not told that their
+    clients spend no time between requests (a review saw both)."""
+    timed = _paused_fit(tmp_path, [
+        ("read", level, t, m, round(1000 * t / (m + 100), 1))
+        for level, t, m in (("ONE", 10, 5.0), ("ONE", 40, 6.0), ("ALL", 10, 8.0),
+                            ("ALL", 40, 10.0))], header="mean_ms,throughput")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        predict_table(timed, pd.DataFrame({"operation": "read", "consistency": "ONE",
+                                           "threads": [40], "think_ms": [100.0]}))
+    said = [str(w.message) for w in caught if "no row at that pause" in str(w.message)]
+    assert len(said) == 1 and said[0].endswith(
+        "no row at that pause measured; the clients' time outside the latency that the "
+        "fitted throughputs showed is kept beside it")
+    plain = _paused_fit(tmp_path, [("read", level, t, m) for level, t, m in (
+        ("ONE", 10, 5.0), ("ONE", 40, 6.0), ("ALL", 10, 8.0), ("ALL", 40, 10.0))],
+        name="plain.csv", header="mean_ms")
+    for pause, told in ((250.0, False), (np.nan, True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            plain.predict(threads=[10], consistency="ONE",
+                          think_ms=None if np.isnan(pause) else pause)
+        assert any("spend no time between requests" in str(w.message)
+                   for w in caught) == told
+
+
 def test_a_model_file_predicts_as_the_fit_did(from_file, tmp_path):
     fitted, _ = from_file
     path = tmp_path / "model.toml"
@@ -325,7 +432,9 @@ def test_a_grid_is_asked_by_keywords_as_the_command_asks_it(from_file):
                          ({"query": query, "threads": [1]}, "give either a query"),
                          ({"query": query, "consistency": "ONE"}, "shape a grid"),
                          ({"query": query, "think_ms": 100.0}, "shape a grid"),
-                         ({"threads": [100], "think_ms": -1.0}, "give one pause >= 0"),
+                         ({"threads": [100], "think_ms": -1.0}, "give one finite pause"),
+                         ({"threads": [100], "think_ms": np.inf}, "give one finite pause"),
+                         ({"threads": [100], "think_ms": True}, "give one finite pause"),
                          ({"threads": []}, "threads= is empty"),
                          ({"threads": [100], "consistency": []}, "consistency= is empty")):
         with pytest.raises(ConfigError, match=words):
