@@ -23,7 +23,6 @@ from forkjoin_sim.errors import ConfigError, percentile_label
 from forkjoin_sim.files.tables import check_table_out, write_table
 from forkjoin_sim.laws.service import parse_service
 
-from sizing.columns import MAX_THREADS
 from sizing.planning import DIRECT
 from sizing.tails import BASIC_SOURCES, QUANTILE_BATCHES, section_jobs
 
@@ -408,9 +407,10 @@ def register_timeouts(subparsers) -> None:
 
 
 def add_staleness_arguments(parser) -> None:
-    from sizing.staleness_planning import MAX_THREADS, STALENESS_DEFAULTS
-
     """The options ``plan-consistency`` needs for a staleness constraint."""
+    from sizing.staleness_planning import MAX_THREADS as MAX_STAGE_THREADS
+    from sizing.staleness_planning import STALENESS_DEFAULTS
+
     parser.add_argument("--staleness", metavar="CONSTRAINT",
                         help="plan partial quorums too, under load: t=T[,window=D]:P "
                              "(P(consistent T..T+D after commit) >= P) or behind=M:P (P(at "
@@ -420,10 +420,12 @@ def add_staleness_arguments(parser) -> None:
     parser.add_argument("--structure", choices=["stages", "shared"],
                         help="replica structure for --staleness: separate read and "
                              "mutation stages (Cassandra, the default) or one FIFO queue")
-    parser.add_argument("--read-threads", type=whole(1, MAX_THREADS, "--read-threads"),
+    parser.add_argument("--read-threads", type=whole(1, MAX_STAGE_THREADS,
+                                                     "--read-threads"),
                         help="threads of the read stage for --staleness (of the queue, "
                              "with --structure shared; default 1)")
-    parser.add_argument("--write-threads", type=whole(1, MAX_THREADS, "--write-threads"),
+    parser.add_argument("--write-threads", type=whole(1, MAX_STAGE_THREADS,
+                                                      "--write-threads"),
                         help="threads of the mutation stage for --staleness (stages "
                              "only; default 1)")
     parser.add_argument("--delays",
