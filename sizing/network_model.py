@@ -19,9 +19,12 @@ row. A prediction is the model's value times the anchor that applies to the quer
 3. else none.
 
 Rows fitted at several stated pauses between requests (``pause_ms``) are runs of
-different settings: a row that states a pause takes the anchors of each fitted pause
-by the rule above, interpolated linearly in the pause between them (constant past the
-outermost), as in the level; a row that states none, all of them.
+different settings: a row that states a pause takes the anchors of the pauses its
+operation was fitted at by the rule above, interpolated linearly in the pause between
+them (constant past the outermost, and where its operation has one pause, as one
+level carries its anchor), with the rows that stated none; a row that states none,
+all of them (`Anchors.pause_brackets`). How far a row extrapolates in threads is
+counted from its own pauses' rows.
 
 So the model supplies how latency changes between levels and loads, and the
 measurements fix where the curve sits. `benchmarks/cassandra_heldout.py` compares
