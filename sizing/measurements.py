@@ -114,6 +114,9 @@ CONFLICT_FACTOR = 2.0
 MAX_WARNINGS = 5
 # LOCAL_* levels ask the same number of replicas within one data centre.
 _ALIASES = {"LOCAL_ONE": "ONE", "LOCAL_QUORUM": "QUORUM"}
+#: The consistency levels a column of a paper's table may be named after.
+LEVEL_NAMES = frozenset({"ONE", "TWO", "THREE", "QUORUM", "ALL", "ANY", "EACH_QUORUM",
+                         "LOCAL_SERIAL", "SERIAL"})
 #: A driver's name of a level (``ConsistencyLevel.ONE``, ``CL.QUORUM``): its prefix.
 _DRIVER_PREFIX = re.compile(r"^(?:CONSISTENCY_?LEVEL|CL)\s*(?:\.|::|=|:)\s*")
 #: Cassandra levels the model does not describe, and why.
@@ -572,6 +575,19 @@ def read_measurements(path: str, replicas: int,
                    if found]
         if guesses:
             hint = f" ({'; '.join(guesses)})"
+        # a paper's table: a column of mean latencies per level
+        levels = {u: re.sub(r"\s*([(\[].*|_(ms|us|ns|s))$", "", u.strip())
+                  for u in unknown}
+        levels = {u: level for u, level in levels.items()
+                  if level_asked(level) in LEVEL_NAMES}
+        if "consistency" in missing and levels:
+            first = next(iter(levels.values())).upper()
+            hint = (f" ({', '.join(levels)} look like one column of mean latencies per "
+                    "level: give one row per level and load instead, e.g. "
+                    f"read,{first},100,,2.1 under {EXAMPLE_HEADER}; "
+                    "pandas does it with df.melt(id_vars=['threads'], "
+                    "var_name='consistency', value_name='mean_ms') and an operation "
+                    "column)")
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; the header "
                           f"needs {', '.join(needed)} and threads or rate{hint}")
     if unknown:

@@ -150,6 +150,11 @@ def _csv(tmp_path, text, name="m.csv"):
     ("operation,consistency,threads,mean_ms,think_s\nread,ONE,4,2,0.1s\n",
      "think_s='0.1s' is not a number; write it without its unit: the column's name "
      "\\(think_s\\) gives it"),
+    # a paper's table, a column per level: told how to give it a row per level
+    ("threads,ONE (ms),QUORUM (ms),ALL (ms)\n100,2.1,2.4,2.9\n",
+     "ONE \\(ms\\), QUORUM \\(ms\\), ALL \\(ms\\) look like one column of mean "
+     "latencies per level: give one row per level and load instead, e.g. "
+     "read,ONE,100,,2.1 under operation,consistency,threads,throughput,mean_ms"),
     # another unit than the column's: said in the column's (2 s is not 2 us)
     ("operation,consistency,threads,mean_us\nread,ONE,4,2s\n",
      "mean_us='2s' is not a number; that is in s, not us: name the column mean_s "
