@@ -547,6 +547,8 @@ def read_measurements(path: str, replicas: int,
                           f"is not a header, and {unit} {records[0][0]} looks like it: "
                           "delete the lines above the header or start them with #")
     records = _without_units_row(names, records, path, unit)
+    names, spelt, records = _one_row_per_level(names, spelt, records, path, unit,
+                                               need_mean)
     written = dict(records)  # each row's fields as written, for messages
     _one_unit_each(names, spelt, path)
     names, records, renamed = _in_ms(names, records)
@@ -711,6 +713,68 @@ def header_name(spelt: str) -> str:
     if base in COLUMNS and not _HEADER_UNITS.get(unit or ""):
         return base
     return name
+
+
+def _level_columns(spelt) -> dict[int, tuple[str, str | None]]:
+    """The columns of a paper's table named after a consistency level (``ONE``,
+    ``QUORUM (ms)``, ``ALL_us``): index -> (the level as named, its time unit, None
+    where the name gives none)."""
+    out = {}
+    for i, name in enumerate(spelt):
+        name = (name or "").strip()
+        match = re.fullmatch(r"(.*?)\s*(?:[(\[]\s*([^)\]]*?)\s*[)\]]|_(ms|us|ns|s))?",
+                             name)
+        level, unit = match.group(1), match.group(2) or match.group(3)
+        if level and level_asked(level) in LEVEL_NAMES and (
+                unit is None or unit.lower() in _HEADER_UNITS):
+            out[i] = (level, None if unit is None else _HEADER_UNITS[unit.lower()])
+    return out
+
+
+def _one_row_per_level(names, spelt, records, path, unit, need_mean):
+    """A paper's table with a column of mean latencies per level (``threads,ONE
+    (ms),QUORUM (ms),ALL (ms)``, with an ``operation`` column) as one row per level
+    and load, said in a warning; any other table as it is. Each new row is named by
+    its line and level column (``line 3, QUORUM (ms)``); a level cell left empty is
+    a level not measured there (in rows to predict: a row to predict)."""
+    levels = _level_columns(spelt)
+    if not levels or "consistency" in names or any(
+            re.fullmatch(r"mean_(ms|us|ns|s)|mean", n or "") for n in names):
+        return names, spelt, records
+    units = {u for _, u in levels.values()}
+    listed = ", ".join(spelt[i].strip() for i in levels)
+    if None in units or len(units) > 1:
+        raise ConfigError(f"{path}: columns {listed} look like one column of mean "
+                          "latencies per level, but their names do not give one unit: "
+                          "name them with it, e.g. ONE (ms), QUORUM (ms), ALL (ms)")
+    if "operation" not in names:
+        raise ConfigError(f"{path}: columns {listed} look like one column of mean "
+                          "latencies per level; add a column operation (read or write) "
+                          "to say what they measured, e.g. operation,threads,"
+                          + ",".join(spelt[i].strip() for i in levels))
+    if "throughput" in names:
+        raise ConfigError(f"{path}: a throughput column beside one latency column per "
+                          f"level ({listed}) does not say which level it measured: give "
+                          "one row per level and load instead, operation,consistency,"
+                          "threads,throughput,mean_ms")
+    (time,) = units
+    keep = [i for i in range(len(spelt)) if i not in levels]
+    out = []
+    for number, fields in records:
+        if len(fields) != len(spelt):
+            raise ConfigError(f"{path} {unit} {number}: the row has a different number "
+                              f"of fields than the header ({len(fields)}, not "
+                              f"{len(spelt)}); give every column a field, left empty if "
+                              "not measured")
+        for i, (level, _) in levels.items():
+            if fields[i].strip() or not need_mean:
+                out.append((f"{number}, {spelt[i].strip()}",
+                            [fields[j] for j in keep] + [level, fields[i]]))
+    warnings.warn(f"{path}: columns {listed} read as one mean latency (in {time}) per "
+                  f"level: {len(out)} rows of one level and load each", UserWarning,
+                  stacklevel=3)
+    return ([names[j] for j in keep] + ["consistency", f"mean_{time}"],
+            [spelt[j] for j in keep] + ["consistency", f"mean_{time}"], out)
 
 
 def _without_units_row(names, records, path, unit):

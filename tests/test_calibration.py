@@ -150,11 +150,23 @@ def _csv(tmp_path, text, name="m.csv"):
     ("operation,consistency,threads,mean_ms,think_s\nread,ONE,4,2,0.1s\n",
      "think_s='0.1s' is not a number; write it without its unit: the column's name "
      "\\(think_s\\) gives it"),
-    # a paper's table, a column per level: told how to give it a row per level
+    # a paper's table, a column per level: read with its unit and an operation
+    ("threads,ONE,QUORUM,ALL\n100,2.1,2.4,2.9\n",
+     "columns ONE, QUORUM, ALL look like one column of mean latencies per level, but "
+     "their names do not give one unit: name them with it, e.g. ONE \\(ms\\)"),
+    ("operation,threads,throughput,ONE (ms),ALL (ms)\nread,100,900,2.1,2.9\n",
+     "a throughput column beside one latency column per level \\(ONE \\(ms\\), ALL "
+     "\\(ms\\)\\) does not say which level it measured"),
     ("threads,ONE (ms),QUORUM (ms),ALL (ms)\n100,2.1,2.4,2.9\n",
-     "ONE \\(ms\\), QUORUM \\(ms\\), ALL \\(ms\\) look like one column of mean "
-     "latencies per level: give one row per level and load instead, e.g. "
-     "read,ONE,100,,2.1 under operation,consistency,threads,throughput,mean_ms"),
+     "look like one column of mean latencies per level; add a column operation \\(read "
+     "or write\\) to say what they measured, e.g. operation,threads,ONE \\(ms\\),"
+     "QUORUM \\(ms\\),ALL \\(ms\\)"),
+    ("operation,threads,ONE (ms),ALL (ms)\nread,100,2.1,x\n",
+     "line 2, ALL \\(ms\\): mean_ms='x' is not a number"),
+    # beside a mean column, level columns are not read as a table of levels
+    ("operation,threads,mean_ms,ONE (ms)\nread,100,2.1,2.4\n",
+     "ONE \\(ms\\) look like one column of mean latencies per level: give one row "
+     "per level and load instead"),
     # another unit than the column's: said in the column's (2 s is not 2 us)
     ("operation,consistency,threads,mean_us\nread,ONE,4,2s\n",
      "mean_us='2s' is not a number; that is in s, not us: name the column mean_s "
@@ -199,6 +211,26 @@ def test_a_stated_think_time_is_read_in_its_unit_and_checked_by_littles_law(
     # an open loop's column of zero pauses is no pause
     text = "operation,consistency,rate,mean_ms,think_ms\nread,ONE,100,2,0\n"
     assert read_measurements(_csv(tmp_path, text), replicas=3)[0][0].think_ms == 0.0
+
+
+def test_a_papers_table_of_one_column_per_level_is_read_as_a_row_per_level(tmp_path):
+    """threads x levels, as papers print their curves: one row per level and load,
+    said in a warning, each named by its line and column; the unit of the columns'
+    names converted; in rows to predict an empty cell is a row to predict."""
+    text = ("operation,threads,ONE (us),QUORUM (us),ALL (us)\n"
+            "read,100,2100,2400,2900\nread,200,3000,,4200\n")
+    with pytest.warns(UserWarning, match=re.escape(
+            "columns ONE (us), QUORUM (us), ALL (us) read as one mean latency (in us) "
+            "per level: 5 rows of one level and load each")):
+        rows, names = read_measurements(_csv(tmp_path, text), replicas=3)
+    assert [(r.consistency, r.threads, r.mean_ms) for r in rows] == [
+        ("ONE", 100, 2.1), ("QUORUM", 100, 2.4), ("ALL", 100, 2.9), ("ONE", 200, 3.0),
+        ("ALL", 200, 4.2)]
+    assert rows[4].place == "line 3, ALL (us)"
+    assert names == ["operation", "threads", "consistency", "mean_ms"]
+    with pytest.warns(UserWarning, match="6 rows of one level and load each"):
+        query, _ = read_measurements(_csv(tmp_path, text), replicas=3, need_mean=False)
+    assert [r.mean_ms for r in query] == [2.1, 2.4, 2.9, 3.0, None, 4.2]
 
 
 def test_columns_it_does_not_know_are_ignored_with_a_warning(tmp_path):
