@@ -562,6 +562,14 @@ ISSUE_EXAMPLES = [
       "samples.txt"], "--out samples.txt is also the input samples.txt (of --service"),
     (["staleness", "--replicas", "3", "--read-service", "empirical:./samples.txt",
       "--out", "samples.txt"], "is also the input ./samples.txt (of --read-service"),
+    # ... also where the spec reads its file with options (column=...): the file is
+    # what comes before them (a probe saw three commands overwrite it)
+    (["staleness", "--replicas", "3", "--read-service",
+      "empirical:samples.txt,column=0", "--out", "samples.txt"],
+     "is also the input samples.txt (of --read-service empirical:samples.txt,column=0)"),
+    (["plan-capacity", "--write-rate", "1", "--target", "5", "--service",
+      "empirical:samples.txt,column=0", "--out", "samples.txt"],
+     "is also the input samples.txt"),
     (["plan-capacity", "--write-rate", "1", "--target", "5", "--service",
       "mix:0.5*exp;0.5*empirical:samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt"),

@@ -130,7 +130,9 @@ def spec_files(spec) -> list[str]:
     name, _, argument = spec.strip().partition(":")
     name, argument = name.strip().lower(), argument.strip()
     if name == "empirical":
-        return [argument] if argument else []
+        # PATH[,column=...]: the file is what comes before the options (`_empirical`)
+        path = argument.split(",")[0].strip()
+        return [path] if path else []
     if name == "mix":
         return [path for term in argument.split(";")
                 for path in spec_files(term.partition("*")[2])]
