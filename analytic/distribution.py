@@ -193,8 +193,10 @@ class QuorumDistribution:
         """Availability, answered mean and mean waiting time for a client ``timeout``.
 
         With ``F`` the CDF: ``availability = F(t)``, ``waiting = int_0^t (1-F)``,
-        ``answered = (t*F(t) - int_0^t F) / F(t)`` (integration by parts of
-        ``E[T; T <= t]``). ``timeout`` must lie on the grid's span.
+        ``answered = (int_0^t (1-F) - t (1 - F(t))) / F(t)`` (integration by parts
+        of ``E[T; T <= t]``, written with ``1 - F`` so that a timeout far past the
+        mass, 1e308 say, loses nothing to cancellation). ``timeout`` must lie on the
+        grid's span.
         """
         check_positive(timeout, "timeout")
         if timeout > self.grid[-1]:
@@ -202,12 +204,14 @@ class QuorumDistribution:
                               f"{self.grid[-1]:g}; extend the grid")
         inside = self.grid < timeout
         x = np.append(self.grid[inside], timeout)
-        f = np.append(self.cdf[inside], self.cdf_at(timeout))
-        integral_f = float(np.trapezoid(f, x))
-        available = float(f[-1])
-        answered = ((timeout * available - integral_f) / available if available > 0
-                    else math.nan)
-        return TimeoutMetrics(available, answered, timeout - integral_f)
+        survival = 1.0 - np.append(self.cdf[inside], self.cdf_at(timeout))
+        # trapezoids of the survival, each width times the mean of its ends (no
+        # product past the float range: the widths are differences of grid points)
+        waiting = float(np.sum(np.diff(x) * (survival[1:] + survival[:-1]) / 2))
+        available = float(1.0 - survival[-1])
+        beyond = timeout * survival[-1] if survival[-1] > 0 else 0.0
+        answered = (waiting - beyond) / available if available > 0 else math.nan
+        return TimeoutMetrics(available, answered, waiting)
 
     def describe(self, relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> str:
         """One line on how trustworthy the sum is."""

@@ -78,6 +78,26 @@ def test_timeout_table_model_agrees_with_simulation():
     assert rows[1]["model_availability"] > rows[0]["model_availability"]
 
 
+def test_a_long_timeout_in_the_list_leaves_the_others_model_as_it_was():
+    """The model's grid covers the distribution's mass and reaches a far timeout in
+    one step: with 100,000 in the list the availability at 2 was read as 0.04 (a
+    probe; 0.70 alone), and at 1e308 the answered mean overflowed to -inf."""
+    alone = timeout_table(5, 3, 2, loads=[0.8], timeouts=[2.0, 5.0], jobs=20_000,
+                          seed=1)
+    far = timeout_table(5, 3, 2, loads=[0.8], timeouts=[2.0, 5.0, 1e5, 1e308],
+                        jobs=20_000, seed=1)
+    for short, same in zip(alone, far[:2]):
+        for name in ("availability", "answered_mean", "waiting_mean"):
+            assert same[f"model_{name}"] == pytest.approx(short[f"model_{name}"],
+                                                          rel=1e-12)
+    for row in far[2:]:
+        # past the mass every request is answered, in the distribution's mean time
+        assert row["model_availability"] == 1.0
+        assert row["model_answered_mean"] == pytest.approx(row["model_waiting_mean"],
+                                                           rel=1e-12)
+        assert 1.0 < row["model_answered_mean"] < 3.0
+
+
 def test_simulated_timeout_of_constant_latency():
     m = simulated_timeout(np.full(300, 2.0), 1.0)
     assert m.availability.mean == 0 and m.waiting_mean.mean == 1.0
