@@ -670,8 +670,12 @@ class StalenessResult:
                 # squared: correlation widens both arms by the indicator's inflation
                 widen = math.sqrt(inflation(sample <= value, confidence))
                 row[name] = value
-                row[f"{name}_low"] = max(value - (value - float(ci.low)) * widen, 0.0)
-                row[f"{name}_high"] = value + (float(ci.high) - value) * widen
+                # the order statistics' interval and numpy's interpolated quantile may
+                # disagree at an extreme percentile (99.99999 of 2,000): the interval
+                # always holds the value given
+                row[f"{name}_low"] = max(value - max(value - float(ci.low), 0.0) * widen,
+                                         0.0)
+                row[f"{name}_high"] = value + max(float(ci.high) - value, 0.0) * widen
             rows.append(row)
         return pd.DataFrame(rows)
 
