@@ -273,16 +273,26 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
             mix_mean, mix_q = _mix(read_fraction, read_d, write_d, percentile)
             reliable = all(d.percentile_reliable(percentile)
                            for d in (read, write) if d is not None)
+            # an operation the mix never issues was not simulated: nothing to show
+            # (its columns once repeated the other operation's)
+            shown_read = ((read.mean(), read.percentile(percentile))
+                          if read is not None else (math.nan, math.nan))
+            shown_write = ((write.mean(), write.percentile(percentile))
+                           if write is not None else (math.nan, math.nan))
             options.append(ConsistencyOption(
                 read_quorum=R, write_quorum=W, node_load=node_load,
-                read_mean=read_d.mean(), read_q=read_d.percentile(percentile),
-                write_mean=write_d.mean(), write_q=write_d.percentile(percentile),
+                read_mean=shown_read[0], read_q=shown_read[1],
+                write_mean=shown_write[0], write_q=shown_write[1],
                 mix_mean=mix_mean, mix_q=mix_q, reliable=reliable))
     key = ((lambda o: (o.mix_q, o.read_quorum + o.write_quorum))
            if objective == "percentile"
            else (lambda o: (o.mix_mean, o.read_quorum + o.write_quorum)))
     if all(o.node_load >= UNSTABLE for o in options):
         lightest = min(o.node_load for o in options)
+        if not math.isfinite(lightest):
+            raise ConfigError(f"unstable: an arrival rate of {arrival_rate:g} loads every "
+                              "node past any finite load; give a rate the nodes can "
+                              "serve (each node's load is below 1)")
         raise ConfigError(
             f"unstable: every (R, W) loads each node to >= {lightest:.3g}; lower the "
             f"arrival rate below {arrival_rate / lightest:.4g} or add nodes")

@@ -52,9 +52,24 @@ def test_consistency_plan_from_simulated_basic_queues_runs_with_two_services():
     assert "<- best" in plan.report()
 
 
+def test_an_operation_the_mix_never_issues_has_no_numbers_of_its_own():
+    """Simulated basic queues of writes only: the read columns are empty (NaN), not
+    the writes' numbers again (a probe saw read means equal to write means)."""
+    plan = plan_consistency(6, 3, 0.0, 1.0, jobs=5_000, seed=1)
+    for option in plan.options:
+        assert math.isnan(option.read_mean) and math.isnan(option.read_q)
+        assert option.write_mean > 0 and option.mix_mean == option.write_mean
+    plan = plan_consistency(6, 3, 1.0, 1.0, jobs=5_000, seed=1)
+    for option in plan.options:
+        assert math.isnan(option.write_mean) and option.mix_mean == option.read_mean
+
+
 def test_consistency_planner_rejects_an_overloaded_cluster():
     with pytest.raises(ConfigError, match="lower the arrival rate below"):
         plan_consistency(5, 3, 0.8, 10.0, basic="independent")
+    # a rate past any finite load: not "lower the arrival rate below 0"
+    with pytest.raises(ConfigError, match="loads every node past any finite load"):
+        plan_consistency(6, 3, 0.5, 1e308, basic="independent")
     with pytest.raises(ConfigError, match="exponential"):
         from scipy import stats
         plan_consistency(5, 3, 0.8, 1.0, read_service=stats.gamma(2), basic="independent")
