@@ -169,6 +169,18 @@ def _think(spec: str):
     from forkjoin_sim.checks import plain_float
     from forkjoin_sim.laws.service import parse_service
 
+    name, colon, value = spec.strip().partition(":")
+    if colon and name.strip().lower() in ("det", "deterministic"):
+        # a fixed think time: deterministic with that mean (a law spec's
+        # deterministic takes none of its own)
+        try:
+            fixed = plain_float(value)
+        except ValueError:
+            fixed = math.nan
+        if not 0 < fixed < math.inf:
+            raise ConfigError(f"--think {spec}: give a fixed think time > 0, e.g. "
+                              "deterministic:2")
+        return parse_service("deterministic", mean=fixed)
     try:
         mean = plain_float(spec)
     except ValueError:
@@ -835,8 +847,8 @@ def register(subparsers) -> tuple[type[BaseException], ...]:
                    help="closed loop: client threads, each waiting for its operation "
                         "and thinking before the next (one run per (R, W))")
     p.add_argument("--think", help="think time of --clients: a mean Z (exponential, "
-                                   "as in simulate) or a law spec (e.g. det:2); "
-                                   "default none")
+                                   "as in simulate), a fixed time (deterministic:2) or "
+                                   "a law spec (e.g. gamma:2); default none")
     p.add_argument("--write-share", type=types.fraction, default=0.5,
                    help="fraction of operations that are writes, strictly between 0 "
                         "and 1: staleness needs both reads and writes, so 0 and 1 are "

@@ -144,6 +144,15 @@ def test_a_bare_think_mean_is_an_exponential_think_time(capsys):
     assert run(argv + ["-2"]) == 2
     out = capsys.readouterr().out.strip()
     assert len(out.splitlines()) == 1 and "--think -2" in out
+    # a fixed think time, as the help's example writes it (once refused): clients
+    # cycle more regularly, at about the throughput of the same mean (4 / (2 + R))
+    assert run(argv + ["deterministic:2"]) == 0
+    fixed = json.loads(capsys.readouterr().out)[0]
+    assert run(argv + ["det:2"]) == 0
+    assert json.loads(capsys.readouterr().out)[0] == fixed
+    exponential = spec[0]
+    assert fixed["throughput"] == pytest.approx(exponential["throughput"], rel=0.1)
+    assert fixed != exponential
 
 
 def test_more_clients_than_the_run_can_serve_is_refused_before_any_work(capsys,
