@@ -144,12 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
                 return status
         except KeyboardInterrupt:
-            import signal
-
-            signum = received[0] if received else signal.SIGINT
-            how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-            print(f"forkjoin-sim {args.command}: interrupted{how}", file=sys.stderr)
-            return 128 + signum
+            return _interrupted(args.command, received)
         except BrokenPipeError:
             # the reader left (| head): stop quietly, as Unix tools do
             _discard_stdout()
@@ -163,11 +158,37 @@ def main(argv: list[str] | None = None) -> int:
                   f"({exc.strerror}); free space or send it elsewhere", file=sys.stderr)
             return 1
         except Exception as exc:  # bad input of either library: one line
+            if _interrupt_within(exc):
+                return _interrupted(args.command, received)
             if not isinstance(exc, _user_errors()):
                 raise
             print(f"forkjoin-sim {args.command}: error: {printable(str(exc))}",
                   file=sys.stderr)
             return EXIT_BAD_INPUT
+
+
+def _interrupted(command: str, received) -> int:
+    """Say that the command was stopped (by which signal, if not Ctrl-C) and return
+    its exit status, 128 + the signal."""
+    import signal
+
+    signum = received[0] if received else signal.SIGINT
+    how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+    print(f"forkjoin-sim {command}: interrupted{how}", file=sys.stderr)
+    return 128 + signum
+
+
+def _interrupt_within(exc: BaseException) -> bool:
+    """Whether ``exc`` carries a KeyboardInterrupt (as its cause or context): a stop
+    signal that arrived inside compiled code (numba) comes out as a SystemError
+    ("returned a result with an exception set") around it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _reopen_closed_streams() -> set[str]:

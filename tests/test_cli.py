@@ -458,3 +458,32 @@ def test_engine_refusals_speak_neither_python_nor_only_the_cli(capsys, extra, sa
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"forkjoin-sim simulate: error: {said}"
+
+
+def test_a_stop_signal_inside_compiled_code_is_an_interruption(monkeypatch, capsys):
+    """Ctrl-C landing inside numba comes out as a SystemError around the
+    KeyboardInterrupt (a probe saw a traceback once, near the end of a staleness
+    run): it ends as any interruption does, one line and status 130; another
+    SystemError still surfaces."""
+    import forkjoin_cli.simulate as simulate_module
+    from forkjoin_cli.main import main
+
+    def compiled(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise SystemError("CPUDispatcher(<function f>) returned a result with an "
+                              "exception set")
+
+    monkeypatch.setattr(simulate_module, "_cmd_simulate", compiled)
+    argv = ["simulate", "--nodes", "3", "--replicas", "3", "--quorum", "1", "--rho",
+            "0.5", "--jobs", "2000"]
+    assert main(argv) == 130
+    assert capsys.readouterr().err.strip() == "forkjoin-sim simulate: interrupted"
+
+    def broken(args):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(simulate_module, "_cmd_simulate", broken)
+    with pytest.raises(SystemError, match="something else"):
+        main(argv)
