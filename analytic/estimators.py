@@ -117,12 +117,26 @@ RECOMMENDED = "interpolation"
 WEAK_QUORUM, WEAK_REPLICAS, WEAK_NODE_LOAD, WEAK_ERROR = 1, 6, 0.6, 0.10
 
 
+#: The most replicas of the queues the recommended estimator was charted on. Past
+#: them it runs high at quorum 1: `forkjoin-sim approx` against `forkjoin-sim
+#: simulate --jobs 200000 --seed 2` at n = r, quorum 1, load 0.5 gives 0.1410
+#: against 0.1277 [0.1259, 0.1295] at 30 replicas (+10%), 0.06245 against 0.04917
+#: [0.04831, 0.05003] at 100 (+27%).
+CHARTED_REPLICAS = 15
+
+
 def known_bias(method, n, r, k, rho) -> str:
     """What is known of ``method``'s error at this queue where it is large, else "".
 
     Only ``interpolation``'s weak region is charted (the others' errors are in
-    docs/estimators.md's tables)."""
+    docs/estimators.md's tables); past `CHARTED_REPLICAS` it is said to be
+    uncharted."""
     node_load = r * rho / n
+    if method == "interpolation" and r > CHARTED_REPLICAS:
+        return (f"interpolation was charted on queues of up to {CHARTED_REPLICAS} "
+                f"replicas (here {r}); past them it runs high at quorum 1 (+10% at 30 "
+                "replicas, +27% at 100, load 0.5, against simulation): simulate this "
+                "queue for a number within 1%")
     if (method != "interpolation" or k != WEAK_QUORUM or r < WEAK_REPLICAS
             or node_load < WEAK_NODE_LOAD):
         return ""

@@ -137,3 +137,8 @@ def test_the_charted_weak_region_holds_the_large_errors_of_the_long_referees():
     assert not points[points.r <= 5].noted.any()
     assert points[points.noted].err_interpolation.max() <= 0.102 + 1e-3
     assert known_bias("copula", 20, 15, 1, 1.0) == ""
+    # past the charted replicas every queue is named, at any load and quorum
+    assert points.r.max() <= 15
+    assert "charted on queues of up to 15 replicas (here 30)" in known_bias(
+        "interpolation", 30, 30, 1, 0.5)
+    assert known_bias("interpolation", 100, 16, 3, 0.1) != ""
