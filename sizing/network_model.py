@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats
@@ -142,6 +142,12 @@ class Anchors:
         """Which anchors are of this operation and loop kind."""
         return (self.write == write) & (self.is_open() == is_open)
 
+    def _kind_at(self, write: bool, is_open: bool, paused: np.ndarray) -> np.ndarray:
+        """Which anchors are of this operation and loop kind and among ``paused`` (a
+        row of `pause_mask`), or of the kind at any pause where none is."""
+        kind = self._kind(write, is_open)
+        return kind & paused if (kind & paused).any() else kind
+
     def level_miss(self) -> float | None:
         """How far the rule misses a measured level it did not see: root mean square,
         over the fitted rows, of the row's anchor minus the correction the other
@@ -196,9 +202,7 @@ class Anchors:
         # rows at other pauses are other runs: a row extrapolates from its own pauses'
         mask = self.pause_mask(rows)
         for i in range(len(threads)):
-            same_op = self._kind(write[i], is_open[i]) & mask[i]
-            if not same_op.any():
-                same_op = self._kind(write[i], is_open[i])
+            same_op = self._kind_at(write[i], is_open[i], mask[i])
             group = same_op & (self.quorum == quorum[i])
             if not group.any():
                 group = same_op
@@ -271,7 +275,7 @@ class Anchors:
         if brackets is None:
             return None
         out = np.zeros(len(brackets))
-        whole = Anchors(*(getattr(self, name) for name in _ANCHOR_FIELDS[:-1]))
+        whole = replace(self, pause=None)  # handed on whole: not split again
         every = np.array([b is None for b in brackets])
         if every.any():
             out[every] = carried(whole, _subset(rows, every))
@@ -344,12 +348,6 @@ def _plain(value):
     NaN match."""
     value = value.item() if hasattr(value, "item") else value
     return None if isinstance(value, float) and value != value else value
-
-
-#: The fields of `Anchors`, in order (the last, ``pause``, left out of the anchors
-#: `Anchors._by_pause` hands on, so that they are not split again).
-_ANCHOR_FIELDS = ("write", "quorum", "threads", "residual", "open", "reads",
-                  "other_quorum", "pause")
 
 
 def _same_pause(pauses, pause) -> np.ndarray:
@@ -898,8 +896,7 @@ class NetworkModel:
         mask = self.anchors.pause_mask(rows)
         tops = np.full(len(threads), np.nan)
         for i in np.flatnonzero(~is_open):
-            mine = self.anchors._kind(write[i], False)
-            mine = mine & mask[i] if (mine & mask[i]).any() else mine
+            mine = self.anchors._kind_at(write[i], False, mask[i])
             same = mine & (self.anchors.quorum == quorum[i])
             group = same if same.any() else mine
             if group.any():
