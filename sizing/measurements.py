@@ -601,13 +601,7 @@ def read_measurements(path: str, replicas: int,
                           f"configuration, e.g. {EXAMPLE_ROW} under {EXAMPLE_HEADER}")
     out, lines, notes = [], [], []
     for number, fields in records:
-        if len(fields) != len(names):
-            fix = ("a value with a comma (a decimal comma?) must be quoted"
-                   if len(fields) > len(names) else
-                   "give every column a field, left empty if not measured")
-            raise ConfigError(f"{path} {unit} {number}: the row has a different number "
-                              f"of fields than the header ({len(fields)}, not "
-                              f"{len(names)}); {fix}")
+        _check_field_count(fields, names, path, unit, number)
         row = {n: v for n, v in zip(names, fields) if n in COLUMNS}
         place = f"{unit} {number}{origins.get(number, '')}"
         operation = (row.get("operation") or "").strip().lower()
@@ -715,6 +709,17 @@ def header_name(spelt: str) -> str:
     return name
 
 
+def _check_field_count(fields, names, path, unit, number) -> None:
+    """Refuse a row of another number of fields than the header has."""
+    if len(fields) != len(names):
+        fix = ("a value with a comma (a decimal comma?) must be quoted"
+               if len(fields) > len(names) else
+               "give every column a field, left empty if not measured")
+        raise ConfigError(f"{path} {unit} {number}: the row has a different number "
+                          f"of fields than the header ({len(fields)}, not "
+                          f"{len(names)}); {fix}")
+
+
 def _level_columns(spelt) -> dict[int, tuple[str, str | None]]:
     """The columns of a paper's table named after a consistency level (``ONE``,
     ``QUORUM (ms)``, ``ALL_us``): index -> (the level as named, its time unit, None
@@ -761,11 +766,7 @@ def _one_row_per_level(names, spelt, records, path, unit, need_mean):
     keep = [i for i in range(len(spelt)) if i not in levels]
     out = []
     for number, fields in records:
-        if len(fields) != len(spelt):
-            raise ConfigError(f"{path} {unit} {number}: the row has a different number "
-                              f"of fields than the header ({len(fields)}, not "
-                              f"{len(spelt)}); give every column a field, left empty if "
-                              "not measured")
+        _check_field_count(fields, spelt, path, unit, number)
         for i, (level, _) in levels.items():
             if fields[i].strip() or not need_mean:
                 out.append((f"{number}, {spelt[i].strip()}",
