@@ -351,7 +351,8 @@ def _redraw(out: Path) -> int:
 def _warn_rows(table: pd.DataFrame) -> None:
     """One line on stderr when some rows' runs doubt themselves (their ``warnings``),
     with the first such doubt."""
-    doubted = table[table.warnings.fillna("").astype(str) != ""]
+    # a column of empty cells reads back as NaN floats: no fill of text into them
+    doubted = table[table.warnings.notna() & (table.warnings.astype(str) != "")]
     if len(doubted):
         first = doubted.iloc[0]
         print(f"warning: {len(doubted)} of {len(table)} rows carry warnings (their "
