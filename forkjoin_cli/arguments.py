@@ -286,7 +286,7 @@ def add_simulate_arguments(p: argparse.ArgumentParser) -> None:
                         "fast (simpy for purging); the output says which and why. "
                         "fast: numba Lindley over drawn blocks, exact percentiles; "
                         "fused: one compiled loop, constant memory, every core "
-                        "(percentiles within 0.8%%); simpy: event-level reference")
+                        "(percentiles within 0.39%%); simpy: event-level reference")
     p.add_argument("--replications", type=whole(1, 10_000, "--replications"), default=None,
                    help="fused engine: independent replications (the numbers depend "
                         "on this, not on --workers; default 1, 8 when auto picks fused)")
