@@ -779,12 +779,18 @@ def session_report(summaries: list[dict]) -> str:
 
 
 def report(summaries: list[dict]) -> str:
-    """A short human-readable table: one line per (rate, R, W)."""
+    """A short human-readable table: one line per (rate, R, W), with the latencies at
+    the highest percentile asked (``--percentiles``; all of them are in JSON and CSV)."""
+    from forkjoin_sim.errors import percentile_label
+
+    asked = [row["percentile"] for row in summaries[0]["latency"]] if summaries else []
+    shown = 99.0 if 99.0 in asked or not asked else max(asked)
+    label = percentile_label(shown)
     lines = [f"{'ops/t':>7} {'util':>5} {'R':>2} {'W':>2} {'P(stale)':>18} "
-             f"{'P(cons|first bin)':>18} {'read p99':>9} {'write p99':>9}"]
+             f"{'P(cons|first bin)':>18} {'read ' + label:>9} {'write ' + label:>9}"]
     for s in summaries:
         first = s["visibility"][0]
-        p99 = {row["percentile"]: row for row in s["latency"]}.get(99.0)
+        p99 = {row["percentile"]: row for row in s["latency"]}.get(shown)
         read99 = p99["read"] if p99 else math.nan
         write99 = p99["write"] if p99 else math.nan
         stale = (f"{s['stale']:.4f} [{s['stale_low']:.4f},{s['stale_high']:.4f}]"

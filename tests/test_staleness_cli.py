@@ -590,3 +590,18 @@ def test_the_reports_name_the_coordinator_rule(capsys):
     assert run([*common, "--session", "read-your-writes"]) == 0
     footer = capsys.readouterr().out.strip().splitlines()[-1]
     assert footer == "(independent channels, coordinators random, 2,000 sessions)"
+
+
+def test_the_text_table_shows_the_highest_percentile_asked(capsys):
+    """With --percentiles 50,90 the table's latency columns were p99 and 'n/a'; they
+    are the highest asked (p99 when asked, as by default)."""
+    argv = ["staleness", "--replicas", "3", "--read-quorum", "1", "--write-quorum", "1",
+            "--rate", "1", "--jobs", "3000"]
+    assert run(argv + ["--percentiles", "50,90"]) == 0
+    head, row = capsys.readouterr().out.splitlines()[:2]
+    assert head.split()[-4:] == ["read", "p90", "write", "p90"]
+    assert "n/a" not in row
+    assert run(argv) == 0
+    assert capsys.readouterr().out.splitlines()[0].split()[-4:] == ["read", "p99",
+                                                                    "write", "p99"]
+
