@@ -692,9 +692,13 @@ def carried_pauses(model: NetworkModel, mrows) -> tuple[np.ndarray, str] | None:
     carried = np.flatnonzero(np.isnan(given_pauses(mrows)) & ~np.isfinite(mrows["rate"]))
     if not len(carried):
         return None
-    pause = stated_pauses(model.as_fitted(mrows), model.pause)[carried]
-    return carried, " to ".join(dict.fromkeys(number_text(p) for p in (pause.min(),
-                                                                       pause.max())))
+    return carried, _span(stated_pauses(model.as_fitted(mrows), model.pause)[carried])
+
+
+def _span(values) -> str:
+    """The range of ``values`` as a message writes it: "100", or "550 to 1000"."""
+    return " to ".join(dict.fromkeys(number_text(v) for v in (np.min(values),
+                                                              np.max(values))))
 
 
 def pause_carried(model: NetworkModel, mrows, name) -> str | None:
@@ -726,16 +730,12 @@ def pause_elsewhere(model: NetworkModel, mrows, name) -> str | None:
     else:
         other = np.flatnonzero(closed & ~np.isclose(asked[:, None], fitted[None, :],
                                                     rtol=1e-9, atol=0.0).any(axis=1))
-        what = ("the fitted rows paused " + " to ".join(dict.fromkeys(
-            number_text(p) for p in (fitted.min(), fitted.max()))) + " ms")
+        what = f"the fitted rows paused {_span(fitted)} ms"
     if not len(other):
         return None
-    rows = name(other[0]) + (f" and {counted(len(other) - 1, 'more row')}"
-                             if len(other) > 1 else "")
-    pauses = " to ".join(dict.fromkeys(number_text(p) for p in (asked[other].min(),
-                                                                asked[other].max())))
     beside = ("; the clients' time outside the latency that the fitted throughputs "
               "showed is kept beside it" if model.outside is not None else "")
-    return (f"{rows}: a pause of {pauses} ms between a reply and the next request, while "
+    return (f"{_listed(other, name)}: a pause of {_span(asked[other])} ms between a "
+            "reply and the next request, while "
             f"{what}: the model's own curve says what the other pause changes, carried "
             f"from the fitted rows' misses, which no row at that pause measured{beside}")
