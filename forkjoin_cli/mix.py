@@ -33,6 +33,12 @@ def _law(spec: str | None, mean: float | None, what: str, mean_flag: str | None 
     return law
 
 
+#: Options left unset by the parser so that `_refuse_idle` can tell them given, and
+#: the defaults it then fills in.
+_UNSET_DEFAULTS = {"read_consistency": "ONE", "write_consistency": "ONE",
+                   "data_read": "exp", "write": "exp"}
+
+
 def _refuse_idle(args, reads: float) -> None:
     """Refuse an option that would do nothing, as --write-threads with --structure
     shared is: a write's options in a mix without writes, a read's without reads, a
@@ -43,20 +49,29 @@ def _refuse_idle(args, reads: float) -> None:
         return [f"--{n.replace('_', '-')}" for n in names
                 if getattr(args, n, None) is not None]
 
+    for level in (args.read_consistency, args.write_consistency):
+        if level is not None:
+            consistency_quorum(level, args.replicas)  # a misspelt level before all
     idle = []
     if reads == 1:
         idle += [(flag, f"the mix has no writes (--reads {args.reads})")
-                 for flag in given(("write_mean", "write_threads"))]
+                 for flag in given(("write_consistency", "write", "write_mean",
+                                    "write_threads"))]
     if reads == 0:
         idle += [(flag, f"the mix has no reads (--reads {args.reads})")
-                 for flag in given(("data_mean", "digest_read", "digest_mean"))]
-    elif consistency_quorum(args.read_consistency, args.replicas) == 1:
+                 for flag in given(("read_consistency", "data_read", "data_mean",
+                                    "digest_read", "digest_mean"))]
+    elif consistency_quorum(args.read_consistency or "ONE", args.replicas) == 1:
         idle += [(flag, f"a read at {args.read_consistency} asks one replica, which "
                         "sends the data, so no digest is read")
                  for flag in given(("digest_read", "digest_mean"))]
     if idle:
         flag, why = idle[0]
         raise ConfigError(f"{flag} does nothing here: {why}; leave it out")
+    # unset so that an option the mix never uses can be refused; their defaults
+    for name, default in _UNSET_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 def cluster_from_args(args):
@@ -186,17 +201,17 @@ def register(subparsers) -> None:
                    help="replication factor r")
     p.add_argument("--reads", default="C",
                    help="share of reads in [0, 1], or YCSB A (0.5), B (0.95), C (1)")
-    p.add_argument("--read-consistency", default="ONE",
-                   help="ONE | TWO | THREE | QUORUM | ALL | k")
-    p.add_argument("--write-consistency", default="ONE",
+    p.add_argument("--read-consistency",
                    help="ONE | TWO | THREE | QUORUM | ALL | k (default ONE)")
-    p.add_argument("--data-read", default="exp", help="service of a data read (spec)")
+    p.add_argument("--write-consistency",
+                   help="ONE | TWO | THREE | QUORUM | ALL | k (default ONE)")
+    p.add_argument("--data-read", help="service of a data read (spec) (default exp)")
     p.add_argument("--data-mean", type=real(0.0, low_open=True, what="--data-mean"),
                    help="mean of a data read (default 1)")
     p.add_argument("--digest-read", help="service of a digest read (default: as data)")
     p.add_argument("--digest-mean", type=real(0.0, low_open=True, what="--digest-mean"),
                    help="mean of a digest read (default: as a data read)")
-    p.add_argument("--write", default="exp", help="service of a mutation (spec)")
+    p.add_argument("--write", help="service of a mutation (spec) (default exp)")
     p.add_argument("--write-mean", type=real(0.0, low_open=True, what="--write-mean"),
                    help="mean of a mutation (default 1)")
     p.add_argument("--coordinator", help="coordinator time per operation (spec with its "

@@ -105,6 +105,12 @@ def test_mix_command_json_and_errors(capsys):
                           (["--write-consistency", "EACH_QUORUM", "--rate", "1"],
                            "'EACH_QUORUM' is unknown"),
                           # a time without its mean (it silently took mean 1)
+                          # an option the mix never uses
+                          (["--reads", "0", "--read-consistency", "ALL", "--rate", "1"],
+                           "--read-consistency does nothing here: the mix has no "
+                           "reads (--reads 0)"),
+                          (["--write", "exp:2", "--rate", "1"],
+                           "--write does nothing here: the mix has no writes"),
                           (["--coordinator", "exp", "--rate", "1"],
                            "--coordinator 'exp' gives a shape without a mean"),
                           (["--client-hop", "gamma:2", "--rate", "1"],
