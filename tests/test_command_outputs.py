@@ -2,7 +2,12 @@
 before the package was restructured (files recorded by ``benchmarks/command_outputs.py``
 in ``tests/data/command_outputs/``): the same text, and every number in it the same to
 `RELATIVE` (another numpy may sum in another order: 0.030161382938637318 printed as
-0.03016138293863731 by numpy 2.4)."""
+0.03016138293863731 by numpy 2.4).
+
+A guard against change, not a check of correctness: the recorded files are the code's
+own earlier output, re-recorded (with the reason in the commit) when a change is meant
+to move a number. That each number is right is tested elsewhere, against closed forms,
+confidence intervals and published values."""
 
 import importlib.util
 import math

@@ -144,10 +144,37 @@ def test_rows_of_a_run_too_short_for_its_load_carry_the_warning(monkeypatch, cap
     assert len(warned) == 4 and warned.warnings.str.startswith(
         "the busiest stage is loaded 0.9: a queue this loaded forgets its start over "
         "about 380 services").all()
-    assert warned.warnings.str.endswith("run at least 3,798 operations "
-                                        "(--operations)").all()
+    assert warned.warnings.str.contains("run at least 3,798 operations "
+                                        "(--operations)", regex=False).all()
     (line,) = [line for line in capsys.readouterr().err.splitlines()
                if line.startswith("warning:")]
     assert line.startswith("warning: 4 of 16 rows carry warnings (their warnings column "
                            "says which), e.g. N=3, shared, write share 0.5, work per "
                            "replica 0.9: the busiest stage is loaded 0.9")
+
+
+def test_rows_carry_what_staleness_says_of_the_same_run(monkeypatch, capsys):
+    """4,000 operations at load 0.9 are long enough for the relaxation rule (3,798) but
+    some pairs' latencies doubt their batch means: each row's warnings are those
+    `forkjoin-sim staleness` gives the same key, pair, length and seed (the same run),
+    where before the experiment's column stayed empty for them."""
+    import json
+
+    _small(monkeypatch)
+    monkeypatch.setattr(experiment, "LOADS", (0.9,))
+    monkeypatch.setattr(experiment, "STRUCTURES",
+                        {"shared": experiment.STRUCTURES["shared"]})
+    table = experiment.experiment(4000, 7, 300)
+    delay = f"exp:{experiment.MESSAGE_MEAN}"
+    assert cli.main(["staleness", "--replicas", "3", "--all-pairs", "--rate", "1",
+                     "--write-share", "0.5", "--structure", "shared",
+                     "--read-service", "exp:0.9", "--write-service", "exp:0.9",
+                     "--delay-w", delay, "--delay-a", delay, "--delay-r", delay,
+                     "--delay-s", delay, "--jobs", "4000", "--seed", "7",
+                     "--json"]) == 0
+    said = {(row["read_quorum"], row["write_quorum"]): "; ".join(row["warnings"])
+            for row in json.loads(capsys.readouterr().out)}
+    rows = {(r, w): text for r, w, text in
+            zip(table.read_quorum, table.write_quorum, table.warnings)}
+    assert rows == {pair: said[pair] for pair in rows}
+    assert sum(text.startswith("read latency: batch means") for text in rows.values()) >= 1

@@ -1,5 +1,6 @@
 """Tests for sizing.staleness_planning: fastest (R, W) under a staleness constraint."""
 
+import math
 import re
 
 import numpy as np
@@ -193,6 +194,10 @@ def test_a_run_too_short_to_measure_reads_names_a_sufficient_length():
         plan_staleness(key, parse_constraint("t=1:0.9"), operations=3, seed=0)
     need = int(re.search(r"at least ([\d,]+) operations", str(caught.value))
                .group(1).replace(",", ""))
+    # by hand: 0.99 ** n <= 0.025 from n = 368 measured writes (0.99 ** 367 = 0.02500
+    # 4 > 0.025), and writes are 0.1 of the operations, 0.9 of them after the warm-up
+    assert 0.99 ** 368 <= 0.025 < 0.99 ** 367
+    assert need == math.ceil(368 / (0.1 * 0.9)) == 4089
     plan = plan_staleness(key, parse_constraint("t=1:0.9"), operations=need, seed=0)
     assert (plan.options.reads > 0).all()
     assert np.isfinite(plan.options[["read_percentile", "write_percentile"]]).all().all()
