@@ -263,8 +263,8 @@ def _run_notes(table: pd.DataFrame, needs: list, operations: int) -> list[str]:
             f"high) are too narrow and its latencies rough{more}"]
 
 
-def latency_warnings(read_latency, write_latency, operations: int
-                     ) -> tuple[list[str], int | None]:
+def latency_warnings(read_latency, write_latency, operations: int,
+                     more: str = "operations (--jobs)") -> tuple[list[str], int | None]:
     """Doubts about a run under load, and the operations that would settle it (None
     without doubt).
 
@@ -274,7 +274,8 @@ def latency_warnings(read_latency, write_latency, operations: int
     means; a summary that doubts itself (lag-1 autocorrelation of the batch means, too
     few batches) is reported with
     `forkjoin_sim.measure.convergence.convergence_notes`. A kind with fewer than two
-    measured operations is reported as having no latency.
+    measured operations is reported as having no latency, and told to run more
+    ``more`` (what to ask for, as the caller's option names it).
     """
     from forkjoin_sim.measure.convergence import convergence_notes, needed_jobs
     from forkjoin_sim.measure.statistics import summarize
@@ -284,7 +285,7 @@ def latency_warnings(read_latency, write_latency, operations: int
         if sample.size < 2:
             notes.append(f"{sample.size} {kind}(s) measured (after the warm-up"
                          f"{', with a commit before them' if kind == 'read' else ''}): "
-                         f"no {kind} latency; run more operations (--jobs)")
+                         f"no {kind} latency; run more {more}")
             continue
         summary = summarize(sample, warmup=0)
         if summary.warnings:

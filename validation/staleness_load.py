@@ -35,6 +35,7 @@ from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
                                              run_notes, simulate_queues)
 from forkjoin_sim.staleness.wars import simulate_wars
+from sizing.staleness_planning import latency_warnings, saturation_note
 
 RATE = 1.0
 MESSAGE_MEAN = 0.5
@@ -99,11 +100,21 @@ def experiment(operations: int, seed: int, wars_trials: int, done=None) -> pd.Da
                                         write_service=law, delays=delays)
                     run = simulate_queues(key, operations, seed)
                     _tick(done)
-                    notes = "; ".join(run_notes(key, operations, unit=MORE))
+                    notes = run_notes(key, operations, unit=MORE)
                     for r, w in pairs(n):
-                        rows.append(_row(run.outcome(r, w), wars[(n, r, w)], structure,
-                                         load) | {"warnings": notes})
+                        result = run.outcome(r, w)
+                        rows.append(_row(result, wars[(n, r, w)], structure, load)
+                                    | {"warnings": "; ".join(notes + _doubts(result,
+                                                                             operations))})
     return pd.DataFrame(rows)
+
+
+def _doubts(result, operations: int) -> list[str]:
+    """What `forkjoin-sim staleness` says of the same pair's run: its latencies'
+    convergence and a busiest stage near saturation."""
+    notes, _ = latency_warnings(result.read_latency, result.write_latency, operations,
+                                more=MORE)
+    return notes + saturation_note(float(result.utilisation.max()))
 
 
 def _row(result, wars, structure: str, load: float) -> dict:
