@@ -6,7 +6,7 @@ their midpoint); (c) fit on the two smallest thread counts of every level, predi
 the larger ones (naive: the straight line through the two fitted points of that
 level). Prints Markdown tables (per row and mean absolute percentage error)::
 
-    .venv/bin/python -m validation.calibration_holdout --nodes 3 --replicas 3 \\
+    forkjoin-sim experiment calibration-holdout --nodes 3 --replicas 3 \\
         docs/data/measurements/saulolks2022_rows1000_think1000_run1.csv ...
 
 ``--write-synthetic PATH`` writes the 30-row file with known parameters that the

@@ -3,7 +3,7 @@
 Reads the transcription ``docs/data/pbs_published.csv`` (Bailis et al., VLDB 2012),
 simulates every configuration it names with ``forkjoin_sim.staleness`` and the
 paper's own latency fits, and sets our estimate, its interval and the difference
-beside each published value. Run ``python -m validation.pbs_reproduction``.
+beside each published value. Run ``forkjoin-sim experiment pbs-reproduction``.
 """
 
 from __future__ import annotations

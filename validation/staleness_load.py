@@ -14,8 +14,8 @@ Laws: 1 operation per ms, every one-way message exponential with mean 0.5 ms,
 read and write service exponential with mean equal to the work per replica (ms per
 ms of time), one thread per stage.
 
-    .venv/bin/python -m validation.staleness_load            # writes docs/staleness/load.*
-    .venv/bin/python -m validation.staleness_load --operations 50000 --out-dir /tmp/x
+    forkjoin-sim experiment staleness-load            # writes docs/staleness/load.*
+    forkjoin-sim experiment staleness-load --operations 50000 --out-dir /tmp/x
 """
 
 from __future__ import annotations
