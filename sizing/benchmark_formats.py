@@ -479,6 +479,8 @@ def _ycsb_command_line(text: str) -> dict:
             key, _, value = word.partition("=")
             if key == "threadcount":
                 found["threads"] = (value, "threadcount", number)
+            elif key == "target":  # -p target=N, the property -target N sets
+                found["target"] = (value, "target", number)
             # the Cassandra binding's keys, and the ScyllaDB binding's (ScyllaCQLClient)
             elif key in ("cassandra.readconsistencylevel", "scylla.readconsistencylevel"):
                 found["read"] = (value, key, number)
@@ -825,7 +827,8 @@ def parse_ycsb(text: str, threads: int | None = None,
         if throughput >= (1 - PACED) * target:
             # YCSB paced each thread to reach the target: requests arrive at the rate
             # asked, not when the previous one returns, so the run is an open loop
-            warnings.warn(f"{where}: the run was held to -target {value} ops/s and "
+            asked = f"-target {value}" if option == "-target" else f"-p target={value}"
+            warnings.warn(f"{where}: the run was held to {asked} ops/s and "
                           f"reached {throughput:,.6g}: its rows are read as an open loop "
                           f"at that rate (rate), not as {count} closed-loop threads",
                           UserWarning, stacklevel=2)

@@ -642,6 +642,11 @@ def test_ycsb_as_benchants_scylladb_runs_print_it():
         warnings.simplefilter("error")
         read, _ = parse_ycsb(unpaced)
     assert read["threads"] == "100" and "rate" not in read
+    # the target as the property that -target sets (-p target=N): read as closed
+    # 100 threads before, silently
+    with pytest.warns(UserWarning, match=r"held to -p target=3000 ops/s"):
+        read, _ = parse_ycsb(text.replace("-target 3000", "-p target=3000"))
+    assert (read["threads"], float(read["rate"])) == ("", 2990.0)
 
 
 def test_a_side_table_gives_reads_and_writes_levels_of_their_own(tmp_path):
