@@ -34,9 +34,9 @@ unit); a time column may instead end in ``_us``, ``_ns`` or ``_s`` (``mean_us``,
 commas or, as spreadsheets in decimal-comma locales save them, by semicolons or tabs;
 then numbers are read in the file's own locale: the decimal mark the file's numbers
 show (``2,5``, ``0.654``, ``18.433,5``), with semicolons a comma where none shows
-(``5,425`` is 5.425 and ``18.433`` eighteen thousand), and a number that reads both
-ways in a tab-separated file that shows neither (``1,000``) is refused, as is a file
-whose numbers show both; lines starting with ``#`` are comments. A table's usual
+(``5,425`` is 5.425 and, beside it, ``18.433`` eighteen thousand), and a number that
+reads both ways in a file that shows neither (``1,000`` with tabs, ``1.250`` with
+semicolons and no comma) is refused, as is a file whose numbers show both; lines starting with ``#`` are comments. A table's usual
 spellings are read as meant: ``update``, ``insert``, ``upsert`` are writes; a driver's
 ``ConsistencyLevel.ONE`` or ``CL.ONE`` is ONE; ``-``, ``n/a`` and the like are a value
 not given; a value may carry its column's own unit (``5.4 ms``, ``7453 ops/s``), a
@@ -930,12 +930,13 @@ def _with_decimal_points(path, header, records, separator):
     saves them, a comma where none shows; a number that reads both ways (``5,425``:
     five, or five thousand) in a file that shows neither is refused, as is a file that
     shows both."""
-    shown = {}
+    shown, commas = {}, False
     for line, cells in records:
         for cell in cells:
-            if (written := _WRITTEN_NUMBER.match(cell)) and (
-                    mark := _decimal_mark(written.group(2))):
-                shown.setdefault(mark, (line, cell.strip()))
+            if written := _WRITTEN_NUMBER.match(cell):
+                commas = commas or "," in written.group(2)
+                if mark := _decimal_mark(written.group(2)):
+                    shown.setdefault(mark, (line, cell.strip()))
     if len(shown) == 2:
         (a, (line_a, field_a)), (b, (line_b, field_b)) = sorted(
             shown.items(), key=lambda item: item[1][0])
@@ -945,6 +946,10 @@ def _with_decimal_points(path, header, records, separator):
             f"decimal {'comma' if b == ',' else 'point'}: write every number of the "
             "file one way (a spreadsheet set to one locale does)")
     mark = next(iter(shown), "," if separator == ";" else None)
+    # a point where no number shows the mark and none has a comma: a semicolon file's
+    # comma default says it groups thousands, but decimal-point locales save
+    # semicolons too (Swiss Excel), and 1.250 ms read as 1,250 ms is a silent 1000x
+    either_way = "." if separator == ";" and not shown and not commas else ""
     out = []
     for line, cells in records:
         converted = []
@@ -954,15 +959,22 @@ def _with_decimal_points(path, header, records, separator):
                 converted.append(cell)
                 continue
             digits = written.group(2)
-            if mark is None and _EITHER_WAY.match(digits):
+            if (mark is None or either_way and either_way in digits) \
+                    and _EITHER_WAY.match(digits):
                 name = header[column] if column < len(header) else f"column {column + 1}"
                 point, grouped = digits.replace(",", "."), digits.replace(",", "").replace(
                     ".", "")
+                # the decimal written so that it shows its mark (not three decimals):
+                # 1.25 for 1.250, 5.0 for 5.000, 5.4250 for 5.425
+                whole, fraction = point.split(".")
+                shown_as = fraction.rstrip("0") or "0"
+                shows = f"{whole}.{shown_as if len(shown_as) < 3 else fraction + '0'}"
                 raise ConfigError(
                     f"{path} line {line}: {name}={cell.strip()!r} reads as {point} (a "
                     f"decimal {'comma' if ',' in digits else 'point'}) or as {grouped} "
-                    "(a thousands separator), and no other number in this tab-separated "
-                    f"file shows which; write {grouped} or {point}")
+                    "(a thousands separator), and no other number in this "
+                    f"{'tab' if separator != ';' else 'semicolon'}-separated file shows "
+                    f"which; write {grouped} or {shows}")
             group = "." if mark == "," else ","
             if mark is None or not re.fullmatch(
                     rf"(?:\d+|\d{{1,3}}(?:\{group}\d{{3}})+)(?:\{mark}\d+)?", digits):

@@ -283,6 +283,8 @@ TAB_HEAD = HEAD.replace(";", "\t")
     (HEAD + "read;ONE;100;18.433;5,425\n", (100, 18433.0, 5.425)),
     (HEAD + "read;ONE;100;18.433,5;5,425\n", (100, 18433.5, 5.425)),
     (HEAD + "read;ONE;1.000;42.059;23,776\n", (1000, 42059.0, 23.776)),
+    # semicolons with points that show the mark: a decimal-point locale
+    (HEAD + "read;ONE;100;18433;1.250\nread;ONE;200;20000;3.5\n", (100, 18433.0, 1.25)),
     # a tab file whose numbers show their decimal mark somewhere
     (TAB_HEAD + "read\tONE\t1,000\t42,059.5\t23.776\n",
      (1000, 42059.5, 23.776)),
@@ -292,7 +294,7 @@ def test_a_number_of_a_semicolon_or_tab_file_reads_in_the_files_own_locale(
         tmp_path, text, expected):
     """A German spreadsheet's 18.433 ops/s was read as 18.433 (it is 18,433), and a
     tab file's '1,000' threads as 1 thread, both silently."""
-    (row,) = read_measurements(_csv(tmp_path, text), replicas=3)[0]
+    row = read_measurements(_csv(tmp_path, text), replicas=3)[0][0]
     assert (row.threads, row.throughput, row.mean_ms) == expected
 
 
@@ -300,7 +302,13 @@ def test_a_number_of_a_semicolon_or_tab_file_reads_in_the_files_own_locale(
     (TAB_HEAD + "read\tONE\t1,000\t42059\t23\n",
      ["line 2: threads='1,000' reads as 1.000 (a decimal comma) or as 1000 (a thousands "
       "separator), and no other number in this tab-separated file shows which; write "
-      "1000 or 1.000"]),
+      "1000 or 1.0"]),
+    # semicolons, but points alone and none showing the mark: Swiss Excel's 1.250 ms
+    # was read as 1,250 ms, silently (a fuzz)
+    (HEAD.replace(";throughput", "") + "read;ONE;10;1.250\nread;ONE;50;3.375\n",
+     ["line 2: mean_ms='1.250' reads as 1.250 (a decimal point) or as 1250 (a "
+      "thousands separator), and no other number in this semicolon-separated file "
+      "shows which; write 1250 or 1.25"]),
     (HEAD + "read;ONE;100;18433;0,5\nread;ONE;200;20000;0.654\n",
      ["line 2 writes '0,5' with a decimal comma and line 3 '0.654' with a decimal point",
       "write every number of the file one way"])])
