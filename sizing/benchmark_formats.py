@@ -561,6 +561,23 @@ def _operation_counts(sections: dict, where: str) -> dict[str, float]:
             for name, metrics in sections.items() if "Operations" in metrics}
 
 
+def _refuse_cut_line(text: str, where: str) -> None:
+    """Refuse YCSB output cut inside an operation's summary: its last line ends
+    without a newline on a count or latency of [READ], [UPDATE], ... (YCSB prints each
+    operation's ``Return=`` lines after those, and every line with its newline), so
+    its number may be cut short (``191`` of 1911.04)."""
+    if not text or text.endswith(("\n", "\r")):
+        return
+    number = text.count("\n") + 1
+    match = _YCSB_LINE.match(text.rsplit("\n", 1)[-1].strip())
+    if match and match.group(1) in YCSB_OPERATIONS \
+            and not match.group(2).startswith("Return="):
+        raise ConfigError(_cut_short(
+            where, YCSB, f"line {number}, its last, ends without a newline on "
+            f"'[{match.group(1)}], {match.group(2)}, {match.group(3)}', whose number may "
+            "be cut short", "none of the Return= lines YCSB prints after it"))
+
+
 def _run_throughput(sections: dict, counts: dict, where: str) -> float:
     """The run's throughput (ops/s): ``[OVERALL], Throughput(ops/sec)``, or, where YCSB's
     32-bit operation counter wrapped (a run of more than 2^31 operations prints a
@@ -726,6 +743,7 @@ def parse_ycsb(text: str, threads: int | None = None,
     name = "<file>" if where == _YCSB_TEXT else Path(where).name
     given_by = listed_in or "by the caller"
     sections = _ycsb_sections(text, where)
+    _refuse_cut_line(text, where)
     start = _started_as(text)
     cut = start is not None and start[0] == YCSB  # the run's own lines, no summary
     if "Throughput(ops/sec)" not in sections.get("OVERALL", {}):

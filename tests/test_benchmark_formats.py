@@ -1542,3 +1542,18 @@ def test_a_later_run_without_its_own_settings_takes_no_other_runs_level(tmp_path
     assert [(r.consistency, r.threads) for r in rows] == [("QUORUM", 16), ("ONE", 32)]
     assert {r.consistency for r in read_measurements(str(STRESS_AUTO),
                                                      replicas=3)[0]} == {"QUORUM"}
+
+
+def test_ycsb_output_cut_inside_an_operations_last_line_is_refused():
+    """A fuzz cut a run's output just after '[UPDATE], AverageLatency(us), 191' (it
+    was 1911.04): the write row was fitted at 0.191 ms, silently. A file ending
+    without its newline on an operation's count or latency is refused; one ending on
+    a Return= line (the last YCSB prints of a section) without its newline is read."""
+    complete = (_summary(10000, 100.0, READ=(500, 1500), UPDATE=(500, 1911.04))
+                + "[UPDATE], Return=OK, 500\n")
+    cut = complete[:complete.index("1911.04") + 3]
+    with pytest.raises(ConfigError, match=r"line 6, its last, ends without a newline "
+                       r"on '\[UPDATE\], AverageLatency\(us\), 191'"):
+        parse_ycsb(cut, threads=10, consistency="ONE")
+    read, write = parse_ycsb(complete.rstrip("\n"), threads=10, consistency="ONE")
+    assert float(write["mean_ms"]) == pytest.approx(1.91104)
