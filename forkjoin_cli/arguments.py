@@ -211,12 +211,21 @@ def _is_file(path: str) -> bool:
         return False
 
 
+def _side_table_files(path: str) -> list:
+    """The outputs a side table lists (`sizing.benchmark_formats.side_table_files`;
+    imported only for a file that may be one)."""
+    from sizing.benchmark_formats import side_table_files
+
+    return side_table_files(path)
+
+
 def check_outputs_spare_inputs(args, names: dict[str, str] | None = None) -> None:
     """Refuse, before any work, an output file that is also a file the command line
     reads: a latency file of a service spec ("empirical:PATH" of --service,
-    --read-service, --hop ...) or any other option's value naming an existing file
-    (--config, --basic-csv, --measurements, a sweep spec ...): the results would
-    overwrite it; and two outputs in one file. ``names``: `option_names` of the
+    --read-service, --hop ...), any other option's value naming an existing file
+    (--config, --basic-csv, --measurements, a sweep spec ...) or a benchmark output
+    that a side table among them lists: the results would overwrite it; and two
+    outputs in one file. ``names``: `option_names` of the
     parser (default: ``--`` and the destination)."""
     from forkjoin_sim.checks import check_not_an_input, same_file
     from forkjoin_sim.laws.service import spec_files
@@ -233,6 +242,9 @@ def check_outputs_spare_inputs(args, names: dict[str, str] | None = None) -> Non
     read = [(file, f"{shown(name)} {path}") for name, path in given
             for file in spec_files(path)]
     read += [(path, shown(name)) for name, path in given if _is_file(path)]
+    read += [(listed, f"{shown(name)} {path}") for name, path in given
+             if _is_file(path) and path.lower().endswith((".csv", ".tsv", ".txt"))
+             for listed in _side_table_files(path)]
     written = []
     for option, value in outputs:
         check_not_an_input(value, option, read)

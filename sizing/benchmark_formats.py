@@ -1306,6 +1306,19 @@ def write_measurement_file(rows: list[dict], path) -> None:
         writer.writerows(rows)
 
 
+def side_table_files(path) -> list[Path]:
+    """The benchmark outputs a side table at ``path`` lists (as it resolves them),
+    for the commands to keep their outputs off them; [] for any other file and for a
+    side table that cannot be read (reading it as input says why)."""
+    try:
+        if not is_side_table(_csv_header(Path(path).read_text(
+                encoding=input_encoding(path)))):
+            return []
+        return [entry["path"] for entry in read_side_table(path).values()]
+    except (OSError, UnicodeError, ConfigError, csv.Error):
+        return []
+
+
 def is_side_table(header: list[str]) -> bool:
     """Whether a CSV header (lower-case names) is a side table's: it names ``file``
     and not the ``operation`` and ``mean_ms`` of a measurement file."""

@@ -101,11 +101,17 @@ def make_files(root: Path) -> dict[str, Path]:
         "samples_tiny": "1e-320\n" * 50, "samples_negative": "-1\n2\n3\n" * 20,
         "samples_words": "fast\nslow\n", "samples_one": "0.5\n",
         "config": "[bogus]\ntime_unit = \"furlongs\"\n",
+        "ycsb": ("[OVERALL], RunTime(ms), 10000\n[OVERALL], Throughput(ops/sec), 100.0\n"
+                 "[READ], Operations, 1000\n[READ], AverageLatency(us), 1500\n"
+                 "[READ], Return=OK, 1000\n"),
     }
     paths = {}
     for name, text in files.items():
         paths[name] = root / f"{name}.txt"
         paths[name].write_text(text, encoding="utf-8")
+    paths["side_csv"] = root / "side.csv"
+    paths["side_csv"].write_text("file,threads,consistency\nycsb.txt,32,QUORUM\n",
+                                 encoding="utf-8")
     paths["samples_csv"] = root / "samples.csv"
     paths["samples_csv"].write_text(files["samples"], encoding="utf-8")
     paths["latin1"] = root / "latin1.csv"
@@ -578,6 +584,11 @@ ISSUE_EXAMPLES = [
     (["cassandra", "predict", "--nodes", "6", "--replicas", "3", "--policy",
       "round-robin", "--basic-csv", "samples.txt", "--out", "samples.txt"],
      "is also the input samples.txt (of --basic-csv)"),
+    # ... and over a benchmark output that a side table lists (a fuzz: the YCSB
+    # output replaced by the predictions, or by the report)
+    (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+      "side.csv", "--out", "m.toml", "--report", "ycsb.txt"],
+     "--report ycsb.txt is also the input ycsb.txt (of --measurements side.csv)"),
     # ... an unknown level of a measurement file lists the LOCAL_ names it reads too
     (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
       "bad_level.txt", "--out", "m.toml"],
