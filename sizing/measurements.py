@@ -740,8 +740,9 @@ def _one_row_per_level(names, spelt, records, path, unit, need_mean):
     """A paper's table with a column of mean latencies per level (``threads,ONE
     (ms),QUORUM (ms),ALL (ms)``, with an ``operation`` column) as one row per level
     and load, said in a warning; any other table as it is. Each new row is named by
-    its line and level column (``line 3, QUORUM (ms)``); a level cell left empty is
-    a level not measured there (in rows to predict: a row to predict)."""
+    its line and level column (``line 3, QUORUM (ms)``); a level cell left empty (or
+    ``-``, `NOT_GIVEN`) is a level not measured there (in rows to predict: a row to
+    predict)."""
     levels = _level_columns(spelt)
     if not levels or "consistency" in names or any(
             re.fullmatch(r"mean_(ms|us|ns|s)|mean", n or "") for n in names):
@@ -768,7 +769,8 @@ def _one_row_per_level(names, spelt, records, path, unit, need_mean):
     for number, fields in records:
         _check_field_count(fields, spelt, path, unit, number)
         for i, (level, _) in levels.items():
-            if fields[i].strip() or not need_mean:
+            # '-' and the like are a level not measured, as an empty cell is
+            if fields[i].strip().lower() not in NOT_GIVEN | {""} or not need_mean:
                 out.append((f"{number}, {spelt[i].strip()}",
                             [fields[j] for j in keep] + [level, fields[i]]))
     warnings.warn(f"{path}: columns {listed} read as one mean latency (in {time}) per "

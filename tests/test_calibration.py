@@ -231,6 +231,14 @@ def test_a_papers_table_of_one_column_per_level_is_read_as_a_row_per_level(tmp_p
     with pytest.warns(UserWarning, match="6 rows of one level and load each"):
         query, _ = read_measurements(_csv(tmp_path, text), replicas=3, need_mean=False)
     assert [r.mean_ms for r in query] == [2.1, 2.4, 2.9, 3.0, None, 4.2]
+    # '-' is a level not measured as an empty cell is: fitted rows skip it (calibrate
+    # refused it as a missing mean, a fuzz), rows to predict predict it
+    dashed = _csv(tmp_path, text.replace(",,", ",-,"), "dashed.csv")
+    with pytest.warns(UserWarning, match="5 rows of one level and load each"):
+        assert read_measurements(dashed, replicas=3)[0] == rows
+    with pytest.warns(UserWarning, match="6 rows of one level and load each"):
+        assert [r.mean_ms for r in read_measurements(dashed, replicas=3,
+                                                     need_mean=False)[0]][4] is None
 
 
 def test_columns_it_does_not_know_are_ignored_with_a_warning(tmp_path):
