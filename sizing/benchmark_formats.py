@@ -509,7 +509,33 @@ def _ycsb_sections(text: str, where: str = _YCSB_TEXT
         if _RAW_SUMMARY in metrics:
             sections[name] = {_RAW_METRICS.get(metric, metric): value
                               for metric, value in metrics.items()}
-    return _failed_by_code(sections, where)
+    return _failed_by_code(_two_in_one(sections, where), where)
+
+
+#: The prefixes of ``-p measurementtype=hdrhistogram+histogram`` (or ``+raw``): YCSB
+#: measures each operation twice, in sections ``[HdrREAD]`` (with its Return= lines)
+#: and ``[BucketREAD]`` (``[RawREAD]``); the HdrHistogram one is read.
+_TWO_IN_ONE = ("Hdr", ("Bucket", "Raw"))
+
+
+def _two_in_one(sections: dict, where: str) -> dict:
+    """``sections`` with each operation measured two ways (`_TWO_IN_ONE`) as its
+    HdrHistogram section under the operation's own name, the other dropped."""
+    first, others = _TWO_IN_ONE
+    out = {}
+    for name, metrics in sections.items():
+        if name.startswith(others) and first + name.removeprefix(
+                next(p for p in others if name.startswith(p))) in sections:
+            continue  # the same operations, measured the other way
+        if name.startswith(first) and name != first:
+            plain = name.removeprefix(first)
+            if plain in sections:
+                raise ConfigError(f"{where}: sections [{name}] and [{plain}] both "
+                                  f"measure {plain}: two runs' summaries in one file? "
+                                  "Give each run its own file")
+            name = plain
+        out[name] = metrics
+    return out
 
 
 #: The line of a section summarised by ``-p measurementtype=raw``, whose metrics are

@@ -1557,3 +1557,20 @@ def test_ycsb_output_cut_inside_an_operations_last_line_is_refused():
         parse_ycsb(cut, threads=10, consistency="ONE")
     read, write = parse_ycsb(complete.rstrip("\n"), threads=10, consistency="ONE")
     assert float(write["mean_ms"]) == pytest.approx(1.91104)
+
+
+def test_ycsb_measuring_each_operation_two_ways_is_read_from_its_hdrhistogram():
+    """-p measurementtype=hdrhistogram+histogram prints [HdrREAD] (with the Return=
+    lines) and [BucketREAD]; such complete output was refused as truncated (a fuzz).
+    The HdrHistogram section is read; the bucket one, whose p95 differs, is not."""
+    text = ("[OVERALL], RunTime(ms), 10000\n[OVERALL], Throughput(ops/sec), 1000.0\n"
+            "[HdrREAD], Operations, 10000\n[HdrREAD], AverageLatency(us), 1200.0\n"
+            "[HdrREAD], 95thPercentileLatency(us), 2500\n[HdrREAD], Return=OK, 10000\n"
+            "[BucketREAD], Operations, 10000\n[BucketREAD], AverageLatency(us), 1200.0\n"
+            "[BucketREAD], 95thPercentileLatency(us), 2000\n[BucketREAD], 0, 1000\n")
+    (row,) = parse_ycsb(text, threads=16, consistency="ONE")
+    assert (row["operation"], float(row["mean_ms"]), float(row["p95_ms"])) == \
+        ("read", 1.2, 2.5)
+    with pytest.raises(ConfigError, match=r"sections \[HdrREAD\] and \[READ\] both"):
+        parse_ycsb(text + "[READ], Operations, 5\n[READ], AverageLatency(us), 9\n",
+                   threads=16, consistency="ONE")
