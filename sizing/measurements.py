@@ -710,7 +710,10 @@ def header_name(spelt: str) -> str:
 
 
 def _check_field_count(fields, names, path, unit, number) -> None:
-    """Refuse a row of another number of fields than the header has."""
+    """Refuse a row of another number of fields than the header has (empty fields past
+    the header's last column, a trailing separator, are no data and are let be)."""
+    if len(fields) > len(names) and not any(f.strip() for f in fields[len(names):]):
+        return
     if len(fields) != len(names):
         fix = ("a value with a comma (a decimal comma?) must be quoted"
                if len(fields) > len(names) else

@@ -135,6 +135,7 @@ def _csv(tmp_path, text, name="m.csv"):
     (HEADER + "\nread,ONE,4,,\n", "mean_ms is missing"),
     (HEADER + ",rate\nread,ONE,4,,2,100\n", "exactly one of threads"),
     (HEADER + "\nread,ONE,4,,2,7\n", "different number of fields"),
+    (HEADER + "\nread,ONE,4,,2,,7\n", "different number of fields"),
     ("operation,consistency,threads,mean_ms\n", "no rows"),
     ("operation,consistency,rate,mean_ms,think_ms\nread,ONE,100,2,50\n",
      "think_ms is a closed loop's pause between a reply and the next request"),
@@ -239,6 +240,15 @@ def test_a_papers_table_of_one_column_per_level_is_read_as_a_row_per_level(tmp_p
     with pytest.warns(UserWarning, match="6 rows of one level and load each"):
         assert [r.mean_ms for r in read_measurements(dashed, replicas=3,
                                                      need_mean=False)[0]][4] is None
+
+
+def test_a_trailing_separator_is_no_field(tmp_path):
+    """'read,ONE,4,,2,' under a header of five names: an empty field past the last
+    column holds nothing, and was refused with advice to quote a decimal comma (a
+    fuzz)."""
+    (row,) = read_measurements(_csv(tmp_path, HEADER + "\nread,ONE,4,,2,\n"),
+                               replicas=3)[0]
+    assert (row.consistency, row.threads, row.mean_ms) == ("ONE", 4, 2.0)
 
 
 def test_columns_it_does_not_know_are_ignored_with_a_warning(tmp_path):
