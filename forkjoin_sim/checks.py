@@ -150,6 +150,16 @@ def input_encoding(path) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 
 
+def _utf16_unmarked(start: bytes) -> bool:
+    """Whether a file's first bytes look like UTF-16 without its byte-order mark:
+    ASCII text with a 0 byte beside every character (90% of the first 256 pairs)."""
+    pairs = start[:512]
+    if len(pairs) < 4:
+        return False
+    even, odd = pairs[0::2], pairs[1::2]
+    return max(even.count(0) / len(even), odd.count(0) / len(odd)) >= 0.9
+
+
 def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
     """``path`` as an existing, readable regular file; with ``utf8``, one whose bytes
     decode as text in its `input_encoding` (UTF-8, or UTF-16 with a byte-order mark;
@@ -174,6 +184,10 @@ def check_input_file(path, what: str = "input file", utf8: bool = True) -> Path:
                 decoder = codecs.getincrementaldecoder(encoding)()
                 offset = 0
                 while chunk := handle.read(1 << 20):
+                    if offset == 0 and name == "UTF-8" and _utf16_unmarked(chunk):
+                        raise ConfigError(
+                            f"{what} {path} looks like UTF-16 text without a byte-order "
+                            "mark (every other byte 0); save it as UTF-8")
                     try:
                         text = decoder.decode(chunk)
                     except UnicodeDecodeError as exc:

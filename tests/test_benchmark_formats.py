@@ -1574,3 +1574,16 @@ def test_ycsb_measuring_each_operation_two_ways_is_read_from_its_hdrhistogram():
     with pytest.raises(ConfigError, match=r"sections \[HdrREAD\] and \[READ\] both"):
         parse_ycsb(text + "[READ], Operations, 5\n[READ], AverageLatency(us), 9\n",
                    threads=16, consistency="ONE")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_its_mark_is_named_as_such(tmp_path, encoding):
+    """Saved as UTF-16 without a byte-order mark, a file was refused with its header
+    quoted full of \\x00 (a fuzz); a lone NUL in a UTF-8 file is still quoted where
+    it is (tests/test_cli_fuzz.py)."""
+    path = tmp_path / "u16.csv"
+    path.write_bytes("operation,consistency,threads,mean_ms\nread,ONE,10,2\n"
+                     .encode(encoding))
+    with pytest.raises(ConfigError, match="u16.csv looks like UTF-16 text without a "
+                       r"byte-order mark \(every other byte 0\); save it as UTF-8"):
+        read_measurements(str(path), replicas=3)
