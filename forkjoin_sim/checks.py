@@ -128,6 +128,25 @@ def check_real(value, what: str, low: float | None = None, high: float | None = 
     return parse_real(repr(float(value)), what, low, high, low_open=low_open)
 
 
+def check_percentile(value, what: str = "percentile") -> float:
+    """A Python-API percentile: a finite number in [1, 100), as the command line takes
+    it; a fraction (0.99 for p99) is refused with the number meant, as is 100 (the
+    maximum is no percentile a finite run estimates)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(
+            float(value)):
+        raise ConfigError(f"{what}={value!r} must be a finite number, e.g. 99")
+    value = float(value)
+    if 0 < value < 1:
+        raise ConfigError(f"{what}={value:g} would be the {value:g}th percentile; "
+                          f"percentiles here run from 1 to 100, so write {100 * value:g} "
+                          f"for p{100 * value:g}")
+    if not 1 <= value < 100:
+        raise ConfigError(f"{what}={value:g} is outside [1, 100); give e.g. 99 for p99")
+    return value
+
+
 #: Byte-order marks of the text encodings an input file may come in besides UTF-8:
 #: Windows PowerShell's ``>`` and ``Out-File`` write UTF-16 with one.
 _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")

@@ -51,7 +51,7 @@ from scipy import stats
 from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERANCE,
                                    QuorumDistribution, invert_cdf, quorum_cdf)
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
-from forkjoin_sim.checks import is_plain_whole
+from forkjoin_sim.checks import check_percentile, is_plain_whole
 from forkjoin_sim.errors import ConfigError, counted, percentile_label
 from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.run import simulate_nested_basic
@@ -227,8 +227,7 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
             or not 1 <= replicas <= nodes:
         raise ConfigError(f"replicas={replicas!r} must satisfy 1 <= replicas <= "
                           f"nodes={nodes}")
-    if not 0 <= percentile <= 100:
-        raise ConfigError(f"percentile={percentile} must be in [0, 100], e.g. 99")
+    percentile = check_percentile(percentile)
     read_mean, write_mean = float(read_service.mean()), float(write_service.mean())
     children = np.random.SeedSequence(seed).spawn(replicas + 1) \
         if not isinstance(seed, np.random.SeedSequence) else seed.spawn(replicas + 1)
@@ -702,6 +701,7 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     those runs (`capacity_runs`) and a bar on stderr, with the time left.
     """
     service = stats.expon() if service is None else service
+    percentile = check_percentile(percentile)
     write_rate = _check_positive(write_rate, "write rate")
     from forkjoin_sim.arrivals._checks import positive_rate
 

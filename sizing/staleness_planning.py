@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from forkjoin_sim.errors import ConfigError, counted, percentile_label
-from forkjoin_sim.checks import plain_float
+from forkjoin_sim.checks import check_percentile, plain_float
 from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.intervals import inflation, share
 from forkjoin_sim.staleness.queueing import ReplicatedKey, exponential_delays, simulate_queues
@@ -170,8 +170,7 @@ def plan_staleness(key: ReplicatedKey, constraint: StalenessConstraint,
         raise ConfigError("constraint must be a StalenessConstraint (see parse_constraint)")
     if objective not in ("percentile", "mean"):
         raise ConfigError(f"objective {objective!r} is unknown; use percentile or mean")
-    if not 0 < percentile < 100:
-        raise ConfigError(f"percentile {percentile!r} is outside (0, 100); use e.g. 99")
+    percentile = check_percentile(percentile)
     if key.write_share in (0, 1):
         raise ConfigError(needs_reads_and_writes("write_share", key.write_share))
     report = progress or (lambda done, total: None)

@@ -595,3 +595,27 @@ def test_timeouts_warns_where_the_model_misses_the_simulation(cli, tmp_path, cap
                 "--loads", "0.5", "--timeouts", "3", "--sim-jobs", "100000",
                 "--out", str(out)]) == 0
     assert "outside the simulation" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, words", [
+    (0.99, "percentile=0.99 would be the 0.99th percentile; percentiles here run from "
+           "1 to 100, so write 99 for p99"),
+    (100, "percentile=100 is outside [1, 100)"), (150, "percentile=150 is outside"),
+    (float("nan"), "must be a finite number"), (True, "must be a finite number")])
+def test_the_library_takes_percentiles_as_the_command_line_does(value, words):
+    """A notebook's percentile=0.99 planned for p0.99 (n=3, r=1 where p99 needs n=7,
+    r=2) and 150 met numpy's raw error, where the command line refuses both (a
+    probe): the planners and the latency tables check them as it does."""
+    from scipy import stats
+
+    from forkjoin_sim.staleness.wars import MessageLaws, simulate_wars
+
+    laws = MessageLaws(*[stats.expon()] * 4)
+    for call in (lambda: sizing.planning.plan_capacity(2.0, 6.0, percentile=value,
+                                                       jobs=2000),
+                 lambda: sizing.planning.plan_consistency(3, 3, 0.5, 0.5,
+                                                          percentile=value),
+                 lambda: simulate_wars(laws, 3, 1, 1, trials=100).latency_percentiles(
+                     [50, value])):
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            call()

@@ -38,6 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from forkjoin_sim.checks import check_percentile
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.randomness.streams import WARS_COORDINATOR as _COORDINATOR
 from forkjoin_sim.randomness.streams import WARS_READ_DELAY as _READ_DELAY
@@ -104,7 +105,8 @@ class OrderedResult:
     def latency_quantiles(self, percentiles: Sequence[float] = (50, 90, 99, 99.9)
                           ) -> pd.DataFrame:
         """Read and write (commit) latency at each percentile (``numpy.percentile``)."""
-        return pd.DataFrame({"percentile": [float(p) for p in percentiles],
+        percentiles = [check_percentile(p) for p in percentiles]
+        return pd.DataFrame({"percentile": percentiles,
                              "read": np.percentile(self.read_latency, percentiles),
                              "write": np.percentile(self.commit, percentiles)})
 

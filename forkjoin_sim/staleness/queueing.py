@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from forkjoin_sim.checks import check_percentile
 from forkjoin_sim.errors import ConfigError, counted
 from forkjoin_sim.nodes import READ, WRITE, SharedQueue, Stages
 from forkjoin_sim.staleness import graphs
@@ -656,9 +657,8 @@ class StalenessResult:
         correlation of successive operations (`inflation`)."""
         rows = []
         for percentile in percentiles:
-            if not 0 < percentile < 100:
-                raise ConfigError(f"percentile {percentile!r} is outside (0, 100)")
-            row = {"percentile": float(percentile)}
+            percentile = check_percentile(percentile)
+            row = {"percentile": percentile}
             for name, sample in (("read", self.read_latency), ("write", self.write_latency)):
                 if sample.size == 0:
                     row[name] = row[f"{name}_low"] = row[f"{name}_high"] = math.nan

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from forkjoin_sim.checks import check_percentile
 from forkjoin_sim.errors import ConfigError, numbers_in_range
 from forkjoin_sim.randomness.streams import child_rng
 from forkjoin_sim.staleness.intervals import wilson
@@ -129,10 +130,8 @@ class WarsResult:
         _check_level(confidence, "confidence")
         rows = []
         for percentile in percentiles:
-            if not 0 < percentile < 100:
-                raise ConfigError(f"percentile {percentile!r} is outside (0, 100); "
-                                  "use e.g. 99.9")
-            row = {"percentile": float(percentile)}
+            percentile = check_percentile(percentile)
+            row = {"percentile": percentile}
             for name, sample in (("read", self.read_latency),
                                  ("write", self.write_latency)):
                 p = percentile / 100
