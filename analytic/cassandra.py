@@ -10,6 +10,7 @@ waits for k-1 of the r-1 remote replicas; basic latencies are taken at the per-n
 load r*rho/n.
 """
 
+import math
 import numbers
 
 from analytic.coefficients import expand_basic
@@ -51,6 +52,18 @@ def _require(remote_basic, needed, r, k):
             f"the remote basic latencies lack RT(i,i,i) for i = "
             f"{', '.join(map(str, missing))}; Theorem 4 with r={r}, k={k} needs them for "
             f"i = {needed.start}..{needed.stop - 1}")
+    for i in needed:
+        _latency(remote_basic[i], f"RT({i},{i},{i})")
+
+
+def _latency(value, name: str) -> None:
+    """Refuse a basic latency that is not a finite number >= 0 (a mean latency: a
+    negative one gave a negative write latency, silently; 0 stays, the lower end of
+    a value rounded to 0)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name}={value!r} must be a finite number >= 0 (a mean "
+                          "latency)")
 
 
 def cassandra_write_latency(r, k, local_fraction, local_basic, remote_basic):
@@ -86,6 +99,7 @@ def cassandra_write_latency(r, k, local_fraction, local_basic, remote_basic):
                 raise ConfigError(
                     f"local_basic LT(1,1,1)={local_basic!r} must be a number when k=1 "
                     f"and local_fraction > 0")
+            _latency(local_basic, "local_basic LT(1,1,1)")
             local = local_basic
         else:
             _require(remote_basic, range(k - 1, r), r, k)

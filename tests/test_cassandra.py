@@ -2,6 +2,7 @@
 model's reductions to level 1, and Theorem 4 where it is exact."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -322,3 +323,15 @@ def test_a_heavy_tailed_service_law_is_named_in_the_warnings():
     light = CassandraModel(6, 3, "QUORUM", 0.5, LOCAL, REMOTE, "remote")
     assert not any("third moment" in w
                    for w in simulate_cassandra(light, 5000, 1).summary.warnings)
+
+
+@pytest.mark.parametrize("local, remote, words", [
+    (0.3, {1: -1.2, 2: 1.9, 3: 2.5}, "RT(1,1,1)=-1.2 must be a finite number >= 0"),
+    (-0.3, {1: 1.2, 2: 1.9, 3: 2.5}, "local_basic LT(1,1,1)=-0.3 must be a finite"),
+    (0.3, {1: 1.2, 2: float("inf"), 3: 2.5}, "RT(2,2,2)=inf must be a finite")])
+def test_theorem4_refuses_a_basic_latency_no_write_has(local, remote, words):
+    """A negative basic latency gave a negative write latency (-1.8), silently, where
+    the command line refuses it (an API probe)."""
+    k = 2 if local == 0.3 and remote[1] < 0 else 1
+    with pytest.raises(analytic.ConfigError, match=re.escape(words)):
+        analytic.cassandra_write_latency(3, k, 0.5, local, remote)
