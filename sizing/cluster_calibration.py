@@ -523,10 +523,7 @@ def _predict_table(model, query, seed, nodes, figure=None,
         from forkjoin_sim.checks import check_output_file
 
         check_output_file(str(figure), "figure", (".png",))
-    if isinstance(model, ClusterFit):
-        model = model.model
-    elif not isinstance(model, NetworkModel):
-        model = _model_file(model)
+    model = as_network_model(model)
     names, entries, table, notes = predicted_rows(model, query, seed, nodes,
                                                   _stacklevel=4)
     for note in notes:
@@ -580,6 +577,14 @@ def query_grid(model: "NetworkModel | ClusterFit", threads, levels=None,
                          for op, level, n in asked],
                         index=[f"{op} {level}, {counted(n, 'thread')}"
                                for op, level, n in asked])
+
+
+def as_network_model(model) -> NetworkModel:
+    """The `NetworkModel` of ``model``: a `NetworkModel` itself, a `ClusterFit`'s, or
+    a model file's (its path)."""
+    if isinstance(model, ClusterFit):
+        return model.model
+    return model if isinstance(model, NetworkModel) else _model_file(model)
 
 
 def _model_file(path) -> NetworkModel:

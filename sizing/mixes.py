@@ -98,6 +98,7 @@ spread, which ``NetworkModel.interval`` gives for the pure curves).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -282,8 +283,32 @@ def check_threads(model, threads: int) -> None:
                           "default) takes any count")
 
 
+def _model(model):
+    """A `NetworkModel`, `ClusterFit` or model file's path as its `NetworkModel`
+    (`sizing.cluster_calibration.as_network_model`)."""
+    from sizing.cluster_calibration import as_network_model
+
+    return as_network_model(model)
+
+
+def _level(level, replicas: int, name: str) -> int:
+    """A level given as its quorum or its name (QUORUM, ALL) as its quorum."""
+    from forkjoin_sim.cassandra.model import consistency_quorum
+
+    if isinstance(level, str):
+        try:
+            return consistency_quorum(level.strip().upper(), replicas)
+        except (ConfigError, ValueError):
+            raise ConfigError(f"{name}={level!r} is no level; give ONE, TWO, THREE, "
+                              f"QUORUM, ALL or a quorum 1..{replicas}") from None
+    return level
+
+
 def _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches):
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Real):
+        raise ConfigError(f"threads={threads!r}; give one whole number of client "
+                          "threads (call once per thread count)")
     if not 0.0 <= read_fraction <= 1.0:
         raise ConfigError(f"read_fraction={read_fraction}; give the share of reads, "
                           "0 <= read_fraction <= 1")
@@ -395,7 +420,8 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     and all operations of a mix with a share ``read_fraction`` of reads, and its
     throughput, in a closed loop of ``threads`` clients on ``model``'s cluster.
 
-    ``model``: a `sizing.network_model.NetworkModel`. ``operations`` are simulated; the
+    ``model``: a `sizing.network_model.NetworkModel`, a `ClusterFit` or a model file's
+    path; the levels as quorums or names (``"QUORUM"``). ``operations`` are simulated; the
     first ``warmup`` of them are dropped, the rest cut into ``batches`` consecutive
     batches for the intervals. ``anchored``: scaled to the model's pure-workload
     predictions (module docstring); else the simulation's own means. ``messages``:
@@ -404,6 +430,9 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     ``nodes``: a cluster of that many nodes (default the fitted size), each keeping
     its fitted work (`NetworkModel.size_asked`).
     """
+    model = _model(model)
+    read_level = _level(read_level, model.replicas, "read_level")
+    write_level = _level(write_level, model.replicas, "write_level")
     _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
            batches)
     if messages not in MESSAGES:
@@ -566,8 +595,11 @@ def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
     """`weighted_average` of each ``(read_fraction, threads, read_level, write_level)``
     of ``cases``, with one posterior sample for all of them (``samples`` draws), on
     ``nodes`` nodes (default the fitted size)."""
+    model = _model(model)
     nodes = model.size_asked(nodes)
-    cases = [tuple(case) for case in cases]
+    cases = [(fraction, threads, _level(r, model.replicas, "read_level"),
+              _level(w, model.replicas, "write_level"))
+             for fraction, threads, r, w in cases]
     for fraction, threads, read_level, write_level in cases:
         _check(model, fraction, threads, read_level, write_level, 10 ** 6, 0.0, 2)
     keys = sorted({(False, int(t), int(r)) for _, t, r, _ in cases}
@@ -712,7 +744,10 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
     closer than the model's own miss of its rows), an analytic
     mix's ``overall_ms`` (no simulation error); ``eqs_13_15_ms``:
     the weighted average of the model's pure curves (no interference); ``best``.
+    ``model``: a `NetworkModel`, a `ClusterFit` or a model file's path.
     """
+    model = _model(model)
+    _check(model, read_fraction, threads, 1, 1, operations, 0.0, 1)
     nodes = model.size_asked(nodes)
     pairs = strong_pairs(model.replicas)
     averages = weighted_averages(model, [(read_fraction, threads, r, w)

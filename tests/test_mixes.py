@@ -158,12 +158,30 @@ def test_strong_pairs():
     (dict(read_level=4), "1 <= read_level <= 3"),
     (dict(write_level=0), "1 <= write_level <= 3"),
     (dict(operations=100), "at least"),
-    (dict(messages="lost"), "folded, queued")])
+    (dict(messages="lost"), "folded, queued"),
+    # a notebook's guesses (an API probe): raw TypeError and ValueError before
+    (dict(threads=[10, 20]), "give one whole number of client threads \\(call once"),
+    (dict(read_level="EACH_QUORUM"), "read_level='EACH_QUORUM' is no level")])
 def test_bad_inputs_say_how_to_fix_them(changes, match):
     arguments = dict(read_fraction=0.5, threads=10, read_level=2, write_level=2)
     arguments.update(changes)
     with pytest.raises(ConfigError, match=match):
         predict_mix(_model(), **arguments)
+
+
+def test_the_model_may_be_a_file_and_the_levels_names(tmp_path):
+    """As predict_table takes them: a model file's path gives the model's own numbers
+    (plan_strong_pairs raised AttributeError on it, an API probe), and levels by name
+    are their quorums."""
+    model = _model()
+    path = tmp_path / "model.toml"
+    path.write_text(model.to_toml())
+    assert predict_mix(str(path), 0.5, 10, "QUORUM", "all") == predict_mix(model, 0.5,
+                                                                            10, 2, 3)
+    assert plan_strong_pairs(str(path), 0.5, 10, operations=4000) == \
+        plan_strong_pairs(model, 0.5, 10, operations=4000)
+    assert weighted_average(str(path), 0.5, 10, "ONE", 3, samples=20) == \
+        weighted_average(model, 0.5, 10, 1, 3, samples=20)
 
 
 # --- plan-consistency --model -----------------------------------------------------
