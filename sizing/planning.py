@@ -53,6 +53,7 @@ from analytic.distribution import (BASIC_APPROXIMATIONS, DEFAULT_RELATIVE_TOLERA
 from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.checks import check_percentile, is_plain_whole
 from forkjoin_sim.errors import ConfigError, counted, percentile_label
+from forkjoin_sim.laws.service import as_service
 from forkjoin_sim.randomness.streams import child_seed
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
@@ -212,8 +213,9 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
         Basic-queue source; the analytic ones need one exponential service.
     jobs, seed : basic-queue simulation size and seed
     """
-    read_service = stats.expon() if read_service is None else read_service
-    write_service = read_service if write_service is None else write_service
+    read_service = as_service(read_service, "read_service")
+    write_service = read_service if write_service is None else as_service(
+        write_service, "write_service")
     read_fraction = _check_fraction(read_fraction, "read fraction")
     arrival_rate = _check_positive(arrival_rate, "arrival rate")
     if objective not in ("percentile", "mean"):
@@ -345,8 +347,9 @@ def simulate_consistency(nodes: int, replicas: int, read_fraction: float,
     intervals for reads, writes and the mix (keys ``read_mean``, ``read_mean_low``,
     ..., ``mix_q_high``).
     """
-    read_service = stats.expon() if read_service is None else read_service
-    write_service = read_service if write_service is None else write_service
+    read_service = as_service(read_service, "read_service")
+    write_service = read_service if write_service is None else as_service(
+        write_service, "write_service")
     classes = []
     if read_fraction > 0:
         classes.append(JobClass("read", read_fraction, read_quorum, read_quorum,
@@ -700,8 +703,10 @@ def plan_capacity(write_rate: float, target: float, percentile: float = 99,
     ``jobs``/``seed`` size the simulations. ``progress`` prints the worst-case number of
     those runs (`capacity_runs`) and a bar on stderr, with the time left.
     """
-    service = stats.expon() if service is None else service
+    service = as_service(service)
     percentile = check_percentile(percentile)
+    if isinstance(levels, (str, int)):
+        levels = [levels]  # one level by itself ("QUORUM" was read letter by letter)
     write_rate = _check_positive(write_rate, "write rate")
     from forkjoin_sim.arrivals._checks import positive_rate
 
@@ -860,7 +865,7 @@ def simulated_percentile(nodes: int, replicas: int, quorum: int, write_rate: flo
     from forkjoin_sim.model import ForkJoinModel
     from forkjoin_sim.simulation import simulate
 
-    service = stats.expon() if service is None else service
+    service = as_service(service)
     model = ForkJoinModel(nodes, replicas, quorum, arrival_rate=write_rate,
                           service=service)
     return percentile_interval(simulate(model, jobs=jobs, seed=seed, engine="fast",

@@ -27,6 +27,7 @@ from scipy import stats
 from analytic.coefficients import w_coefficients
 from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, quorum_cdf
 from forkjoin_sim.errors import ConfigError
+from forkjoin_sim.laws.service import as_service
 from forkjoin_sim.model import ForkJoinModel
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.simulation import MOST_JOBS, simulate
@@ -283,7 +284,7 @@ def model_distribution(nodes: int, replicas: int, quorum: int, load: float,
         Last grid point; default the largest simulated basic sojourn, or a point
         past which the analytic tail is below 1e-7.
     """
-    service = stats.expon() if service is None else service
+    service = as_service(service)
     _check_basic(basic, service)
     node_load = ForkJoinModel(nodes, replicas, quorum, load=load,
                               service=service).node_utilisation
@@ -331,7 +332,7 @@ def compare_percentiles(queues: Sequence[tuple[int, int, int, float]],
     ``error = model / simulated - 1``. Seeds: queue j uses child j of ``seed`` for
     the direct run and another child for its basic queues.
     """
-    service = stats.expon() if service is None else service
+    service = as_service(service)
     children = _seed_sequence(seed).spawn(2 * len(queues))
     rows = []
     for j, (n, r, k, load) in enumerate(queues):
@@ -365,7 +366,7 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     Theorem 1 (`model_distribution`); each timeout gives one row with both.
     Columns ``*_low``/``*_high`` are 95% intervals of the simulated values.
     """
-    service = stats.expon() if service is None else service
+    service = as_service(service)
     if not timeouts or any(not (isinstance(t, (int, float)) and t > 0) for t in timeouts):
         raise ConfigError(f"timeouts {list(timeouts)} must be positive numbers, e.g. 2,5,10")
     if not loads:

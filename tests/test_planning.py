@@ -619,3 +619,23 @@ def test_the_library_takes_percentiles_as_the_command_line_does(value, words):
                      [50, value])):
         with pytest.raises(ConfigError, match=re.escape(words)):
             call()
+
+
+def test_the_planners_take_a_service_as_its_spec_and_one_level_by_itself():
+    """As ForkJoinModel takes them (an API probe): service="lognormal:1" raised
+    AttributeError ('str' has no mean) and levels="QUORUM" was planned letter by letter
+    ("level 'Q' is unknown"). A spec is the law --service names (mean 1)."""
+    from forkjoin_sim.laws.service import parse_service
+
+    spec = sizing.planning.plan_consistency(3, 3, 0.5, 0.5, read_service="lognormal:1",
+                                            jobs=2000, seed=1)
+    law = sizing.planning.plan_consistency(3, 3, 0.5, 0.5, jobs=2000, seed=1,
+                                           read_service=parse_service("lognormal:1"))
+    assert spec.options == law.options
+    one = sizing.planning.plan_capacity(2.0, 6.0, levels="QUORUM", jobs=2000, seed=1,
+                                        max_nodes=6)
+    listed = sizing.planning.plan_capacity(2.0, 6.0, levels=["QUORUM"], jobs=2000,
+                                           seed=1, max_nodes=6)
+    assert one.report() == listed.report()
+    with pytest.raises(ConfigError, match="service must be a frozen scipy.stats"):
+        sizing.planning.plan_capacity(2.0, 6.0, service=5)

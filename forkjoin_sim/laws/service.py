@@ -122,6 +122,25 @@ def parse_service(spec: str, mean: float = 1.0, *, delay: bool = False) -> Any:
     return law if placement else rescale(law, mean)
 
 
+def as_service(value: Any, what: str = "service") -> Any:
+    """A Python-API service law given as a distribution (frozen scipy.stats,
+    `Empirical`: anything with ``rvs`` and ``mean``), a spec as ``--service`` takes it
+    (`parse_service`: "lognormal:1" with mean 1) or None (exponential, mean 1)."""
+    from scipy import stats
+
+    from forkjoin_sim.system import law_mean
+
+    if value is None:
+        return stats.expon()
+    if isinstance(value, str):
+        try:
+            return parse_service(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{what}: {exc}") from None
+    law_mean(value, what)  # refuses what is no law, with the fix
+    return value
+
+
 def spec_files(spec) -> list[str]:
     """The files a service spec reads: the PATH of "empirical:PATH", also inside a
     mixture's components (none for any other form, or for what is not a string)."""
