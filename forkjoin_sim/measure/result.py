@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from forkjoin_sim.arrivals import is_closed
+from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.measure.statistics import Interval, Summary, throughput_fields
 
 
@@ -20,7 +21,9 @@ class SimulationResult:
     ----------
     model : the model simulated (`ForkJoinModel`, `Workload` ...)
     engine, jobs, seed : the run's configuration
-    sojourns : the measured sojourn times (after warm-up, every s-th job), in order
+    sojourns : the measured sojourn times (after warm-up, every s-th job), in order;
+        None from the fused engine, which keeps a histogram of them instead (its
+        percentiles are in ``summary``; ``engine="fast"`` keeps the times)
     summary : mean with batch-means confidence interval, percentiles (all jobs)
     utilisation : per-node busy fraction: service handed to the node over the time
         the jobs were sent (docs/model.md, section 6); None under purging, where
@@ -43,7 +46,7 @@ class SimulationResult:
     engine: str
     jobs: int
     seed: int
-    sojourns: np.ndarray
+    sojourns: np.ndarray | None
     summary: Summary
     utilisation: np.ndarray | None
     seconds: float
@@ -91,6 +94,10 @@ class SimulationResult:
 
     def class_sojourns(self, name: str) -> np.ndarray:
         """Measured sojourns of the class called ``name``, in arrival order."""
+        if self.sojourns is None:
+            raise ConfigError(f"the {self.engine} engine keeps no sojourn times, only "
+                              "their histogram (the summary's percentiles); simulate "
+                              "with engine='fast' to keep them")
         index = self.model.system.index(name)
         if self.labels is None:
             return self.sojourns
@@ -113,7 +120,7 @@ class SimulationResult:
         out = dict(self.summary.to_dict())
         out["warnings"] = list(self.warnings)
         out.update(engine=self.engine, seconds=round(self.seconds, 6), jobs=self.jobs,
-                   replications=self.replications, seed=self.seed)
+                   replications=self.replications, seed=int(self.seed))
         if self.engine_reason:
             out["engine_reason"] = self.engine_reason
         out.update(self.model.summary_fields())

@@ -175,7 +175,7 @@ def simulate_fused(model, jobs: int, seed, warmup, sample_every: int,
                   f"{per} jobs per replication); run more jobs",)
     return SimulationResult(model=model, engine="fused", jobs=per * replications,
                             seed=seed if isinstance(seed, (int, np.integer)) else -1,
-                            sojourns=np.empty(0), summary=overall,
+                            sojourns=None, summary=overall,
                             utilisation=utilisation,
                             seconds=time.perf_counter() - started, classes=classes,
                             throughput=Interval(float(rate), float(low), float(high)),
