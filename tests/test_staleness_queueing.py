@@ -635,3 +635,17 @@ def test_sessions_under_load_widen_their_interval_but_trials_without_load_do_not
         0.95, method="wilson")
     assert (mine["low"], mine["high"]) == pytest.approx((plain.low, plain.high),
                                                         rel=1e-12)
+
+
+@pytest.mark.parametrize("share, kind", [(0.0, "writes"), (1.0, "reads")])
+def test_staleness_of_a_key_without_reads_or_writes_is_refused(share, kind):
+    """With write share 0 every P(stale) and read latency came back NaN, silently (an
+    API probe), where the command line refuses it."""
+    from forkjoin_sim.staleness.queueing import simulate_closed, simulate_staleness
+
+    key = ReplicatedKey(3, 0.5, share)
+    message = f"write share {share:g} has no {kind}, and staleness needs both"
+    with pytest.raises(ConfigError, match=message):
+        simulate_staleness(key, 1, 1, operations=5000, seed=1)
+    with pytest.raises(ConfigError, match=message):
+        simulate_closed(key, 1, 1, ClosedLoop(3, None), operations=5000, seed=1)

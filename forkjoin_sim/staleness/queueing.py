@@ -394,10 +394,25 @@ def simulate_queues(key: ReplicatedKey, operations: int = 200_000, seed=0,
     return _run(key, operations, seed, warmup)
 
 
+def _both_kinds(key: ReplicatedKey) -> None:
+    """Refuse a key without reads or without writes: a read is stale only against a
+    write, and a read is measured once a write committed before it (its result
+    would be NaN throughout, silently)."""
+    if key.write_share in (0, 1):
+        raise ConfigError(f"write share {key.write_share:g} has no "
+                          f"{'writes' if key.write_share == 0 else 'reads'}, and "
+                          "staleness needs both reads and writes (a read is stale only "
+                          "against a write); give a write share strictly between 0 "
+                          "and 1")
+
+
 def simulate_staleness(key: ReplicatedKey, read_quorum: int, write_quorum: int,
                        operations: int = 200_000, seed=0,
                        warmup: float = 0.1) -> StalenessResult:
-    """``simulate_queues(...).outcome(read_quorum, write_quorum)``."""
+    """``simulate_queues(...).outcome(read_quorum, write_quorum)``, for a key with
+    both reads and writes (`simulate_queues` runs one without, whose outcome measures
+    no read)."""
+    _both_kinds(key)
     return simulate_queues(key, operations, seed, warmup).outcome(read_quorum,
                                                                   write_quorum)
 
@@ -411,6 +426,7 @@ def simulate_closed(key: ReplicatedKey, read_quorum: int, write_quorum: int,
     times the run's purposes give index j."""
     if not isinstance(loop, ClosedLoop):
         raise ConfigError("loop must be a ClosedLoop(clients, think)")
+    _both_kinds(key)
     return _run(key, operations, seed, warmup, (read_quorum, write_quorum),
                 loop).outcome(read_quorum, write_quorum)
 
