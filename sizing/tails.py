@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -358,15 +359,20 @@ def compare_percentiles(queues: Sequence[tuple[int, int, int, float]],
 
 def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float],
                   timeouts: Sequence[float], service: Any = None,
-                  basic: str = "simulation", jobs: int = 50_000,
+                  basic: str = "simulation", jobs: int = 100_000,
                   basic_jobs: int | None = None, seed=0) -> list[dict]:
     """Availability, answered mean and mean waiting time over load and timeout.
 
-    For each load the (n,r,k) queue is simulated directly and modelled by
-    Theorem 1 (`model_distribution`); each timeout gives one row with both.
-    Columns ``*_low``/``*_high`` are 95% intervals of the simulated values.
+    For each load the (n,r,k) queue is simulated directly (``jobs`` jobs: the
+    command line's ``--sim-jobs``) and modelled by Theorem 1 (`model_distribution`,
+    on basic queues of ``basic_jobs`` jobs: its ``--jobs``; default ``jobs``, so the
+    defaults are the command's); each timeout gives one row with both. Columns
+    ``*_low``/``*_high`` are 95% intervals of the simulated values. ``loads`` and
+    ``timeouts``: a number or a list of them.
     """
     service = as_service(service)
+    loads = [loads] if isinstance(loads, numbers.Real) else loads
+    timeouts = [timeouts] if isinstance(timeouts, numbers.Real) else timeouts
     if not timeouts or any(not (isinstance(t, (int, float)) and t > 0) for t in timeouts):
         raise ConfigError(f"timeouts {list(timeouts)} must be positive numbers, e.g. 2,5,10")
     if not loads:

@@ -154,3 +154,22 @@ def test_simulated_timeout_intervals_stay_within_what_they_measure():
     short = simulated_timeout(np.array([0.1, 4.0]), 5.0)
     assert 0.0 == short.waiting_mean.low < short.waiting_mean.mean
     assert short.waiting_mean.high <= 5.0
+
+
+def test_timeout_table_at_its_defaults_is_the_timeouts_command_at_its_own(tmp_path):
+    """The library simulated 50,000 jobs where the command simulates 100,000 (its
+    --sim-jobs), so one call gave 0.5318 and the other 0.5406 (an API probe); a load
+    and a timeout may be given as numbers, not lists."""
+    import json
+
+    from forkjoin_cli.main import main
+    from sizing.tails import timeout_table
+
+    (row,) = timeout_table(6, 3, 2, 0.5, 2, seed=1)
+    out = tmp_path / "t.json"
+    assert main(["timeouts", "--nodes", "6", "--replicas", "3", "--quorum", "2",
+                 "--loads", "0.5", "--timeouts", "2", "--seed", "1", "--out",
+                 str(out)]) == 0
+    (said,) = json.loads(out.read_text())
+    assert said["sim_availability"] == row["sim_availability"]
+    assert said["model_availability"] == row["model_availability"]
