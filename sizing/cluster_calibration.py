@@ -199,6 +199,9 @@ class ClusterFit:
         from sizing.calibration_figure import draw
 
         check_output_file(str(path), "figure", (".png",))
+        from forkjoin_sim.randomness.streams import as_seed_sequence
+
+        as_seed_sequence(seed)
         draw(path, self.model, self.table, title=title, seed=seed)
 
 
@@ -519,6 +522,9 @@ def _predict_table(model, query, seed, nodes, figure=None,
                    title: str | None = None) -> pd.DataFrame:
     """`predict_table`, called by it or by `ClusterFit.predict`: its warnings point at
     the line that called either (three frames up), not at the library's."""
+    from forkjoin_sim.randomness.streams import as_seed_sequence
+
+    as_seed_sequence(seed)  # a bad seed said as simulate says it, before any work
     if figure is not None:
         from forkjoin_sim.checks import check_output_file
 

@@ -1,6 +1,7 @@
 """The Python face of calibration: a notebook fits and predicts as the command line
 does, from a file or a DataFrame, and gets tables, warnings and figures back."""
 
+import re
 import warnings
 from pathlib import Path
 
@@ -1173,3 +1174,16 @@ def test_measured_means_of_a_query_are_scored_against_the_predictions():
                          "mean_ms in ms (not us or s)?")
     assert measured_against_predicted(np.full(2, np.nan), mean[:2], low[:2],
                                       high[:2]) is None
+
+
+@pytest.mark.parametrize("seed, words", [(-1, "seed must be a whole number >= 0, got -1"),
+                                         (1.5, "got 1.5")])
+def test_a_bad_seed_of_a_prediction_is_said_as_simulate_says_it(from_file, reads, seed,
+                                                                words):
+    """numpy's 'expected non-negative integer' and a SeedSequence TypeError came
+    through (an API probe)."""
+    fitted, _ = from_file
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        predict_table(fitted, reads.drop(columns="mean_ms"), seed=seed)
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        fitted.predict(reads.drop(columns="mean_ms"), seed=seed)
