@@ -243,8 +243,7 @@ def check_outputs_spare_inputs(args, names: dict[str, str] | None = None) -> Non
             for file in spec_files(path)]
     read += [(path, shown(name)) for name, path in given if _is_file(path)]
     read += [(listed, f"{shown(name)} {path}") for name, path in given
-             if _is_file(path) and path.lower().endswith((".csv", ".tsv", ".txt"))
-             for listed in _side_table_files(path)]
+             if _is_file(path) for listed in _side_table_files(path)]
     written = []
     for option, value in outputs:
         check_not_an_input(value, option, read)

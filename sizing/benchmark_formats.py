@@ -587,21 +587,28 @@ def _operation_counts(sections: dict, where: str) -> dict[str, float]:
             for name, metrics in sections.items() if "Operations" in metrics}
 
 
-def _refuse_cut_line(text: str, where: str) -> None:
+def _refuse_cut_line(text: str, sections: dict, where: str) -> None:
     """Refuse YCSB output cut inside an operation's summary: its last line ends
-    without a newline on a count or latency of [READ], [UPDATE], ... (YCSB prints each
-    operation's ``Return=`` lines after those, and every line with its newline), so
-    its number may be cut short (``191`` of 1911.04)."""
+    without a newline on a count or latency that is read, of [READ], [UPDATE], ...
+    whose ``Return=`` lines (YCSB prints them after those, and every line with its
+    newline) are missing, so its number may be cut short (``191`` of 1911.04). A
+    histogram's or time series' lines come after the Return= lines: a file ending on
+    one without its newline is complete."""
     if not text or text.endswith(("\n", "\r")):
         return
     number = text.count("\n") + 1
     match = _YCSB_LINE.match(text.rsplit("\n", 1)[-1].strip())
-    if match and match.group(1) in YCSB_OPERATIONS \
-            and not match.group(2).startswith("Return="):
+    if not match:
+        return
+    section, metric = match.group(1), match.group(2)
+    name = section.removeprefix(_TWO_IN_ONE[0])
+    read = metric == "Operations" or _YCSB_LATENCY.match(metric)
+    if name in YCSB_OPERATIONS and read and not any(
+            other.startswith("Return=") for other in sections.get(name, {})):
         raise ConfigError(_cut_short(
             where, YCSB, f"line {number}, its last, ends without a newline on "
-            f"'[{match.group(1)}], {match.group(2)}, {match.group(3)}', whose number may "
-            "be cut short", "none of the Return= lines YCSB prints after it"))
+            f"'[{section}], {metric}, {match.group(3)}', whose number may be cut short",
+            f"no Return= line of [{section}], which YCSB prints after it"))
 
 
 def _run_throughput(sections: dict, counts: dict, where: str) -> float:
@@ -769,7 +776,7 @@ def parse_ycsb(text: str, threads: int | None = None,
     name = "<file>" if where == _YCSB_TEXT else Path(where).name
     given_by = listed_in or "by the caller"
     sections = _ycsb_sections(text, where)
-    _refuse_cut_line(text, where)
+    _refuse_cut_line(text, sections, where)
     start = _started_as(text)
     cut = start is not None and start[0] == YCSB  # the run's own lines, no summary
     if "Throughput(ops/sec)" not in sections.get("OVERALL", {}):
@@ -865,6 +872,9 @@ def parse_ycsb(text: str, threads: int | None = None,
     if missing:
         _not_stated(where, missing, name, listed_in)
     rows = _rows(classes, levels, count, throughput, where, unfinished)
+    if "target" in stated and _number(stated["target"][0], stated["target"][1],
+                                      f"{where} line {stated['target'][2]}") == 0:
+        del stated["target"]  # YCSB's default: 0 ops/s holds the run to no rate
     if "target" in stated:
         value, option, line = stated["target"]
         target = _positive(value, option, f"{where} line {line} ('Command line:')")
@@ -1337,8 +1347,10 @@ def side_table_files(path) -> list[Path]:
     for the commands to keep their outputs off them; [] for any other file and for a
     side table that cannot be read (reading it as input says why)."""
     try:
-        if not is_side_table(_csv_header(Path(path).read_text(
-                encoding=input_encoding(path)))):
+        # the header is on the first lines (after comments): no whole file read
+        with open(path, encoding=input_encoding(path), errors="replace") as handle:
+            start = handle.read(1 << 16)
+        if not is_side_table(_csv_header(start)):
             return []
         return [entry["path"] for entry in read_side_table(path).values()]
     except (OSError, UnicodeError, ConfigError, csv.Error):

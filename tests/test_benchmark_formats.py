@@ -647,6 +647,12 @@ def test_ycsb_as_benchants_scylladb_runs_print_it():
     with pytest.warns(UserWarning, match=r"held to -p target=3000 ops/s"):
         read, _ = parse_ycsb(text.replace("-target 3000", "-p target=3000"))
     assert (read["threads"], float(read["rate"])) == ("", 2990.0)
+    # a target of 0, YCSB's default, holds the run to no rate (it was refused)
+    for zero in ("-target 0", "-p target=0"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            read, _ = parse_ycsb(text.replace("-target 3000", zero))
+        assert read["threads"] == "100" and "rate" not in read
 
 
 def test_a_side_table_gives_reads_and_writes_levels_of_their_own(tmp_path):
@@ -1553,10 +1559,15 @@ def test_ycsb_output_cut_inside_an_operations_last_line_is_refused():
                 + "[UPDATE], Return=OK, 500\n")
     cut = complete[:complete.index("1911.04") + 3]
     with pytest.raises(ConfigError, match=r"line 6, its last, ends without a newline "
-                       r"on '\[UPDATE\], AverageLatency\(us\), 191'"):
+                       r"on '\[UPDATE\], AverageLatency\(us\), 191'.*but has no "
+                       r"Return= line of \[UPDATE\]"):
         parse_ycsb(cut, threads=10, consistency="ONE")
     read, write = parse_ycsb(complete.rstrip("\n"), threads=10, consistency="ONE")
     assert float(write["mean_ms"]) == pytest.approx(1.91104)
+    # measurementtype=histogram prints its buckets after the Return= lines: complete
+    # output ending on one without its newline is read (a review)
+    buckets = complete + "[UPDATE], 0, 400\n[UPDATE], >1000, 0"
+    assert parse_ycsb(buckets, threads=10, consistency="ONE")[1] == write
 
 
 def test_ycsb_measuring_each_operation_two_ways_is_read_from_its_hdrhistogram():

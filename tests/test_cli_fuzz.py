@@ -112,6 +112,9 @@ def make_files(root: Path) -> dict[str, Path]:
     paths["side_csv"] = root / "side.csv"
     paths["side_csv"].write_text("file,threads,consistency\nycsb.txt,32,QUORUM\n",
                                  encoding="utf-8")
+    # a side table of any name is read as one
+    paths["side_runs"] = root / "side.runs"
+    paths["side_runs"].write_text(paths["side_csv"].read_text(), encoding="utf-8")
     paths["samples_csv"] = root / "samples.csv"
     paths["samples_csv"].write_text(files["samples"], encoding="utf-8")
     paths["latin1"] = root / "latin1.csv"
@@ -589,6 +592,9 @@ ISSUE_EXAMPLES = [
     (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
       "side.csv", "--out", "m.toml", "--report", "ycsb.txt"],
      "--report ycsb.txt is also the input ycsb.txt (of --measurements side.csv)"),
+    (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
+      "side.runs", "--out", "ycsb.txt"],
+     "--out ycsb.txt is also the input ycsb.txt (of --measurements side.runs)"),
     # ... an unknown level of a measurement file lists the LOCAL_ names it reads too
     (["cassandra", "calibrate", "--nodes", "3", "--replicas", "3", "--measurements",
       "bad_level.txt", "--out", "m.toml"],
