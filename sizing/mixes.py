@@ -283,11 +283,14 @@ def check_threads(model, threads: int) -> None:
                           "default) takes any count")
 
 
-def _model(model):
+def _model(model, seed):
     """A `NetworkModel`, `ClusterFit` or model file's path as its `NetworkModel`
-    (`sizing.cluster_calibration.as_network_model`)."""
+    (`sizing.cluster_calibration.as_network_model`), after the run's ``seed`` is
+    checked as simulate checks it."""
+    from forkjoin_sim.randomness.streams import as_seed_sequence
     from sizing.cluster_calibration import as_network_model
 
+    as_seed_sequence(seed)
     return as_network_model(model)
 
 
@@ -298,9 +301,8 @@ def _level(level, replicas: int, name: str) -> int:
     if isinstance(level, str):
         try:
             return consistency_quorum(level.strip().upper(), replicas)
-        except (ConfigError, ValueError):
-            raise ConfigError(f"{name}={level!r} is no level; give ONE, TWO, THREE, "
-                              f"QUORUM, ALL or a quorum 1..{replicas}") from None
+        except (ConfigError, ValueError) as exc:
+            raise ConfigError(f"{name}={level!r}: {exc}") from None
     return level
 
 
@@ -430,7 +432,7 @@ def predict_mix(model, read_fraction: float, threads: int, read_level: int,
     ``nodes``: a cluster of that many nodes (default the fitted size), each keeping
     its fitted work (`NetworkModel.size_asked`).
     """
-    model = _model(model)
+    model = _model(model, seed)
     read_level = _level(read_level, model.replicas, "read_level")
     write_level = _level(write_level, model.replicas, "write_level")
     _check(model, read_fraction, threads, read_level, write_level, operations, warmup,
@@ -595,7 +597,7 @@ def weighted_averages(model, cases, level: float = 0.95, seed: int = 0,
     """`weighted_average` of each ``(read_fraction, threads, read_level, write_level)``
     of ``cases``, with one posterior sample for all of them (``samples`` draws), on
     ``nodes`` nodes (default the fitted size)."""
-    model = _model(model)
+    model = _model(model, seed)
     nodes = model.size_asked(nodes)
     cases = [(fraction, threads, _level(r, model.replicas, "read_level"),
               _level(w, model.replicas, "write_level"))
@@ -746,7 +748,7 @@ def plan_strong_pairs(model, read_fraction: float, threads: int,
     the weighted average of the model's pure curves (no interference); ``best``.
     ``model``: a `NetworkModel`, a `ClusterFit` or a model file's path.
     """
-    model = _model(model)
+    model = _model(model, seed)
     _check(model, read_fraction, threads, 1, 1, operations, 0.0, 1)
     nodes = model.size_asked(nodes)
     pairs = strong_pairs(model.replicas)

@@ -54,7 +54,7 @@ from forkjoin_sim.cassandra.model import CONSISTENCY_LEVELS, consistency_quorum
 from forkjoin_sim.checks import check_percentile, is_plain_whole
 from forkjoin_sim.errors import ConfigError, counted, percentile_label
 from forkjoin_sim.laws.service import as_service
-from forkjoin_sim.randomness.streams import child_seed
+from forkjoin_sim.randomness.streams import as_seed_sequence, child_seed
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.workload import JobClass, Workload, simulate_workload
 
@@ -231,8 +231,7 @@ def plan_consistency(nodes: int, replicas: int, read_fraction: float,
                           f"nodes={nodes}")
     percentile = check_percentile(percentile)
     read_mean, write_mean = float(read_service.mean()), float(write_service.mean())
-    children = np.random.SeedSequence(seed).spawn(replicas + 1) \
-        if not isinstance(seed, np.random.SeedSequence) else seed.spawn(replicas + 1)
+    children = as_seed_sequence(seed).spawn(replicas + 1)
     options = []
     for R in range(1, replicas + 1):
         writes = [W for W in range(1, replicas + 1) if R + W > replicas]
@@ -866,6 +865,7 @@ def simulated_percentile(nodes: int, replicas: int, quorum: int, write_rate: flo
     from forkjoin_sim.simulation import simulate
 
     service = as_service(service)
+    percentile = check_percentile(percentile)
     model = ForkJoinModel(nodes, replicas, quorum, arrival_rate=write_rate,
                           service=service)
     return percentile_interval(simulate(model, jobs=jobs, seed=seed, engine="fast",

@@ -27,6 +27,7 @@ from scipy import stats
 
 from analytic.coefficients import w_coefficients
 from analytic.distribution import BASIC_APPROXIMATIONS, QuorumDistribution, quorum_cdf
+from forkjoin_sim.checks import check_percentile
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.laws.service import as_service
 from forkjoin_sim.model import ForkJoinModel
@@ -154,8 +155,9 @@ def simulated_timeout(samples, timeout: float, batches: int = 30,
     clipped to [0, timeout].
     """
     x = np.asarray(samples, dtype=float)
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ConfigError(f"timeout={timeout!r} must be a positive number")
+    if isinstance(timeout, bool) or not (isinstance(timeout, numbers.Real)
+                                         and timeout > 0):
+        raise ConfigError(f"timeout={_plain(timeout)!r} must be a positive number")
     answered = x <= timeout
     availability = Interval(*share(answered, confidence))
     waiting = _clipped(batch_means_ci(np.minimum(x, timeout), confidence, batches),
@@ -193,8 +195,16 @@ def is_exponential(service: Any) -> bool:
             and float(service.support()[0]) == 0.0)
 
 
+def _plain(value):
+    """A numpy number as the Python number it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _seed_sequence(seed) -> np.random.SeedSequence:
-    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    """``seed`` as a SeedSequence, a bad one said as simulate says it."""
+    from forkjoin_sim.randomness.streams import as_seed_sequence
+
+    return as_seed_sequence(seed)
 
 
 def simulated_basic_sojourns(sizes: Iterable[int], node_load: float, service: Any,
@@ -334,6 +344,7 @@ def compare_percentiles(queues: Sequence[tuple[int, int, int, float]],
     the direct run and another child for its basic queues.
     """
     service = as_service(service)
+    percentiles = [check_percentile(q) for q in percentiles]
     children = _seed_sequence(seed).spawn(2 * len(queues))
     rows = []
     for j, (n, r, k, load) in enumerate(queues):
@@ -371,10 +382,13 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     ``timeouts``: a number or a list of them.
     """
     service = as_service(service)
-    loads = [loads] if isinstance(loads, numbers.Real) else loads
-    timeouts = [timeouts] if isinstance(timeouts, numbers.Real) else timeouts
-    if not timeouts or any(not (isinstance(t, (int, float)) and t > 0) for t in timeouts):
-        raise ConfigError(f"timeouts {list(timeouts)} must be positive numbers, e.g. 2,5,10")
+    loads = [loads] if isinstance(loads, numbers.Real) else list(loads)
+    timeouts = [timeouts] if isinstance(timeouts, numbers.Real) else list(timeouts)
+    if not timeouts or any(isinstance(t, bool) or not isinstance(t, numbers.Real)
+                           or not t > 0 for t in timeouts):
+        raise ConfigError(f"timeouts {[_plain(t) for t in timeouts]} must be positive "
+                          "numbers, e.g. 2,5,10")
+    timeouts = [float(t) for t in timeouts]
     if not loads:
         raise ConfigError("give at least one load")
     children = _seed_sequence(seed).spawn(2 * len(loads))

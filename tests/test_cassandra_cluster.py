@@ -110,6 +110,10 @@ def test_mix_command_json_and_errors(capsys):
                            "reads (--reads 0)"),
                           (["--write", "exp:2", "--rate", "1"],
                            "--write does nothing here: the mix has no writes"),
+                          # the level left at its default is named as ONE (a review)
+                          (["--reads", "B", "--digest-read", "exp", "--rate", "1"],
+                           "--digest-read does nothing here: a read at ONE asks one "
+                           "replica"),
                           (["--coordinator", "exp", "--rate", "1"],
                            "--coordinator 'exp' gives a shape without a mean"),
                           (["--client-hop", "gamma:2", "--rate", "1"],

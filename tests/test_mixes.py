@@ -161,7 +161,9 @@ def test_strong_pairs():
     (dict(messages="lost"), "folded, queued"),
     # a notebook's guesses (an API probe): raw TypeError and ValueError before
     (dict(threads=[10, 20]), "give one whole number of client threads \\(call once"),
-    (dict(read_level="EACH_QUORUM"), "read_level='EACH_QUORUM' is no level")])
+    (dict(read_level="EACH_QUORUM"), "read_level=.EACH_QUORUM.: consistency level "
+                                     ".EACH_QUORUM. is unknown"),
+    (dict(write_level="FOUR"), "write_level=.FOUR.: consistency level .FOUR. is unknown")])
 def test_bad_inputs_say_how_to_fix_them(changes, match):
     arguments = dict(read_fraction=0.5, threads=10, read_level=2, write_level=2)
     arguments.update(changes)
@@ -575,3 +577,13 @@ def test_plan_consistency_of_a_simulated_model_says_to_calibrate_again(tmp_path,
     assert len(err.splitlines()) == 1 and err.endswith(
         "was calibrated with --structure simulated, which plans no strong pairs; "
         "calibrate the cluster again at the default structure (lanes)")
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5])
+def test_a_bad_seed_of_a_mix_is_said_as_simulate_says_it(seed):
+    """numpy's 'expected non-negative integer' came through (a review)."""
+    for call in (lambda: predict_mix(_model(), 0.5, 10, 2, 2, seed=seed),
+                 lambda: plan_strong_pairs(_model(), 0.5, 10, seed=seed),
+                 lambda: weighted_average(_model(), 0.5, 10, 1, 3, seed=seed)):
+        with pytest.raises(ConfigError, match="seed must be a whole number >= 0"):
+            call()

@@ -173,3 +173,50 @@ def test_timeout_table_at_its_defaults_is_the_timeouts_command_at_its_own(tmp_pa
     (said,) = json.loads(out.read_text())
     assert said["sim_availability"] == row["sim_availability"]
     assert said["model_availability"] == row["model_availability"]
+
+
+def test_numpy_numbers_and_arrays_are_timeouts_too():
+    """np.int64(2) was refused as 'must be positive numbers' and an array met numpy's
+    'truth value is ambiguous' (a review)."""
+    from sizing.tails import timeout_table
+
+    numpy_rows = timeout_table(3, 2, 1, np.array([0.3]), np.array([2, 5]), jobs=2000,
+                               seed=1)
+    plain_rows = timeout_table(3, 2, 1, [0.3], [2.0, 5.0], jobs=2000, seed=1)
+    assert numpy_rows == plain_rows
+
+
+@pytest.mark.parametrize("call", ["compare", "simulated", "quorum_latencies"])
+def test_other_percentile_takers_check_them_as_the_command_line_does(call):
+    """p0.99 came back silently where 99 was meant, and 150 met numpy's raw error (a
+    review of the library's percentile check)."""
+    from scipy import stats as scipy_stats
+
+    from forkjoin_sim.staleness.wars import MessageLaws, quorum_latencies
+    from sizing.planning import simulated_percentile
+    from sizing.tails import compare_percentiles
+
+    calls = {"compare": lambda q: compare_percentiles([(3, 2, 1, 0.3)], percentiles=[q],
+                                                      jobs=2000),
+             "simulated": lambda q: simulated_percentile(3, 2, 1, 0.1, q, jobs=2000),
+             "quorum_latencies": lambda q: quorum_latencies(
+                 MessageLaws(*[scipy_stats.expon()] * 4), 3, trials=100,
+                 percentiles=[q])}
+    with pytest.raises(ConfigError, match="write 99 for p99"):
+        calls[call](0.99)
+    with pytest.raises(ConfigError, match=r"percentile=150 is outside \[1, 100\)"):
+        calls[call](150)
+
+
+@pytest.mark.parametrize("seed, words", [(-1, "got -1"), (1.5, "got 1.5")])
+def test_a_bad_seed_is_said_as_simulate_says_it_by_the_planners(seed, words):
+    """numpy's 'expected non-negative integer' or a SeedSequence TypeError came
+    through (a review)."""
+    from sizing.planning import plan_consistency
+    from sizing.tails import timeout_table
+
+    for call in (lambda: timeout_table(3, 2, 1, 0.3, 2, jobs=2000, seed=seed),
+                 lambda: plan_consistency(3, 3, 0.5, 0.5, jobs=2000, seed=seed)):
+        with pytest.raises(ConfigError, match=f"seed must be a whole number >= 0, "
+                                              f"{words}"):
+            call()

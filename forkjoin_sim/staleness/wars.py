@@ -196,10 +196,8 @@ def quorum_latencies(laws: MessageLaws, replicas: int, trials: int = 100_000,
     rows = []
     for quorum in range(1, replicas + 1):
         for percentile in percentiles:
-            if not 0 < percentile < 100:
-                raise ConfigError(f"percentile {percentile!r} is outside (0, 100); "
-                                  "use e.g. 99.9")
-            rows.append({"quorum": quorum, "percentile": float(percentile),
+            percentile = check_percentile(percentile)
+            rows.append({"quorum": quorum, "percentile": percentile,
                          "read": float(np.percentile(reads[:, quorum - 1], percentile)),
                          "write": float(np.percentile(writes[:, quorum - 1],
                                                       percentile))})
