@@ -894,8 +894,9 @@ _UNIT_SLIP = re.compile(r";? *latencies are in milliseconds|"
 
 
 #: A number written with a decimal comma or point, or with groups of thousands
-#: (``18.433,5``, ``1,000,000``), as its separators: (sign, digits and separators).
-_WRITTEN_NUMBER = re.compile(r"^\s*([-+]?)(\d[\d.,]*\d)\s*$")
+#: (``18.433,5``, ``1,000,000``), as its separators, perhaps with its unit after it
+#: (``18.433 ops/s``): (sign, digits and separators, unit).
+_WRITTEN_NUMBER = re.compile(r"^\s*([-+]?)(\d[\d.,]*\d)(\s*[^\d\s.,][^\d]*?)?\s*$")
 #: One separator with three digits after it, the first digit not 0: a decimal comma
 #: or point, or a thousands separator (``5,425``, ``18.433``).
 _EITHER_WAY = re.compile(r"^[1-9]\d{0,2}[.,]\d{3}$")
@@ -928,6 +929,15 @@ def _decimal_mark(digits: str) -> str | None:
     return None
 
 
+def _read_column(spelt: str) -> bool:
+    """Whether a column of this header name is read (a measurement column, one in
+    another time unit, a level's column of a paper's table), not set aside."""
+    name = header_name(spelt)
+    base = next((name[:-len(suffix)] + "_ms" for suffix in UNIT_SUFFIXES
+                 if name.endswith(suffix)), name)
+    return name in COLUMNS or base in TIME_COLUMNS or bool(_level_columns([spelt]))
+
+
 def _with_decimal_points(path, header, records, separator):
     """The fields of a semicolon- or tab-separated file with their numbers written with
     a decimal point and no thousands separators. The decimal mark is the one the
@@ -951,6 +961,7 @@ def _with_decimal_points(path, header, records, separator):
             f"decimal {'comma' if b == ',' else 'point'}: write every number of the "
             "file one way (a spreadsheet set to one locale does)")
     mark = next(iter(shown), "," if separator == ";" else None)
+    read = [_read_column(name) for name in header]
     # a point where no number shows the mark and none has a comma: a semicolon file's
     # comma default says it groups thousands, but decimal-point locales save
     # semicolons too (Swiss Excel), and 1.250 ms read as 1,250 ms is a silent 1000x
@@ -966,6 +977,9 @@ def _with_decimal_points(path, header, records, separator):
             digits = written.group(2)
             if (mark is None or either_way and either_way in digits) \
                     and _EITHER_WAY.match(digits):
+                if column < len(read) and not read[column]:
+                    converted.append(cell)  # a column set aside: its reading is moot
+                    continue
                 name = header[column] if column < len(header) else f"column {column + 1}"
                 point, grouped = digits.replace(",", "."), digits.replace(",", "").replace(
                     ".", "")
@@ -986,6 +1000,7 @@ def _with_decimal_points(path, header, records, separator):
                 converted.append(cell)  # not a number of this file's kind: as written
                 continue
             converted.append(written.group(1)
-                             + digits.replace(group, "").replace(mark, "."))
+                             + digits.replace(group, "").replace(mark, ".")
+                             + (written.group(3) or ""))
         out.append((line, converted))
     return out
