@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 from forkjoin_sim import checks as options
 
@@ -81,7 +82,8 @@ def _cmd_sweep(args) -> int:
                                                   journaled, resumed_spec)
     from forkjoin_sim.checks import check_not_an_input
     from forkjoin_sim.laws.service import spec_files
-    from forkjoin_sim.sweep.runner import check_run_settings, expand, load_spec, sweep
+    from forkjoin_sim.sweep.runner import (SweepNote, check_run_settings, expand,
+                                           load_spec, sweep)
     from sizing.sweep_columns import annotate
 
     # Everything that can be refused is refused here, before any point runs.
@@ -115,9 +117,12 @@ def _cmd_sweep(args) -> int:
         print(f"note: {note}", file=sys.stderr)
     backend = "dask" if args.dask is not None else "processes"
     try:
-        frame = sweep(spec, backend=backend, workers=args.workers, out=args.out,
-                      annotate=() if args.no_analytic else (annotate,), progress=not args.quiet,
-                      resume=args.resume, address=args.dask)
+        with warnings.catch_warnings():
+            # printed above, before any point ran
+            warnings.simplefilter("ignore", SweepNote)
+            frame = sweep(spec, backend=backend, workers=args.workers, out=args.out,
+                          annotate=() if args.no_analytic else (annotate,),
+                          progress=not args.quiet, resume=args.resume, address=args.dask)
     except KeyboardInterrupt:
         # out is replaced only at the end: the finished points are in the journal
         kept = f" ({args.out} is unchanged)" if out.exists() else ""

@@ -488,7 +488,9 @@ def test_cli_writes_the_results_and_prints_the_notes(tmp_path, capsys):
     assert _main(["sweep", str(spec), "--out", str(out), "--workers", "1",
                   "--quiet"]) == 0
     captured = capsys.readouterr()
+    # once each: the library's SweepNote warnings are not printed again
     assert captured.err.count("note: skipped") == 6
+    assert captured.err.count("skipped") == 6
     assert f"{ROWS} rows ({ROWS} ok, 0 failed)" in captured.out
     written = pd.read_csv(out)
     assert len(written) == ROWS and "approx" in written.columns
@@ -1022,3 +1024,13 @@ def test_sigterm_ends_estimators_referee_and_its_pool_workers(tmp_path):
     assert errors.read_text().splitlines() == [
         "forkjoin-sim estimators: interrupted by SIGTERM"]
     assert os.listdir(tmp_path / "run") == []
+
+
+def test_the_library_warns_of_the_points_it_skips():
+    """A notebook's sweep lost its k > r points with only frame.attrs to say so (an
+    API probe): each note is a SweepNote warning too, before any point runs."""
+    with pytest.warns(sweeps.SweepNote) as caught:
+        frame = sweeps.sweep(SPEC, backend="serial", progress=False, annotate=ANALYTIC)
+    assert [str(w.message) for w in caught
+            if issubclass(w.category, sweeps.SweepNote)] == frame.attrs["notes"]
+    assert len(frame.attrs["notes"]) == 6

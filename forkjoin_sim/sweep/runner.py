@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import traceback
+import warnings
 from typing import Iterable, Iterator
 
 from forkjoin_sim.errors import ConfigError
@@ -386,6 +387,11 @@ def run_points(points: list[dict], backend: str = "processes", workers: int | No
 # The sweep
 # ---------------------------------------------------------------------------
 
+class SweepNote(UserWarning):
+    """A note on a sweep's grid: combinations skipped (k > r), or how a resumed file
+    was read (the command line prints these itself)."""
+
+
 def sweep(spec, backend: str = "processes", workers: int | None = None, out=None,
           annotate=(), progress: bool = True, resume: bool = False,
           address=None):
@@ -418,7 +424,8 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     Rows are sorted by the points' order in the grid, whatever order they finished
     in. The frame reads like the results file (it is that CSV, parsed): a failed
     point has ``status == "error"`` and what failed in ``message``. Notes on skipped
-    combinations are in ``frame.attrs["notes"]``.
+    combinations are in ``frame.attrs["notes"]``, each also given as a `SweepNote`
+    warning before any point runs.
     """
     from contextlib import closing
 
@@ -448,6 +455,9 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
         raise ConfigError("no valid point in the sweep spec: "
                           + ("; ".join(notes[:3]) or "it is empty"))
     check_run_settings(points, workers if backend != "serial" else 1)
+    for note in notes:
+        # a notebook sees what its grid lost (k > r), not only in frame.attrs
+        warnings.warn(note, SweepNote, stacklevel=2)
     order = {point_identity(p): i for i, p in enumerate(points)}
     done = done_rows(out, order, bool(annotators(annotate))) if resume else {}
     todo = [p for p in points if point_identity(p) not in done]
