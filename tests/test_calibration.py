@@ -314,6 +314,7 @@ TAB_HEAD = HEAD.replace(";", "\t")
      (1000, 42059.5, 23.776)),
     (TAB_HEAD + "read\tONE\t1.000\t42.059\t23,5\n", (1000, 42059.0, 23.5)),
     (TAB_HEAD + "read\tONE\t100\t18433\t0.654495\n", (100, 18433.0, 0.654495))])
+@pytest.mark.filterwarnings(r"ignore:.*column\(s\) build ignored")
 def test_a_number_of_a_semicolon_or_tab_file_reads_in_the_files_own_locale(
         tmp_path, text, expected):
     """A German spreadsheet's 18.433 ops/s was read as 18.433 (it is 18,433), and a
