@@ -424,8 +424,8 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     Rows are sorted by the points' order in the grid, whatever order they finished
     in. The frame reads like the results file (it is that CSV, parsed): a failed
     point has ``status == "error"`` and what failed in ``message``. Notes on skipped
-    combinations are in ``frame.attrs["notes"]``, each also given as a `SweepNote`
-    warning before any point runs.
+    combinations are in ``frame.attrs["notes"]``, said in one `SweepNote` warning
+    before any point runs.
     """
     from contextlib import closing
 
@@ -455,9 +455,12 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
         raise ConfigError("no valid point in the sweep spec: "
                           + ("; ".join(notes[:3]) or "it is empty"))
     check_run_settings(points, workers if backend != "serial" else 1)
-    for note in notes:
-        # a notebook sees what its grid lost (k > r), not only in frame.attrs
-        warnings.warn(note, SweepNote, stacklevel=2)
+    if notes:
+        # a notebook sees that its grid lost points (k > r), not only in frame.attrs:
+        # once, however many (a grid of the paper's skips hundreds)
+        more = (f" (and {len(notes) - 1:,} more notes: frame.attrs['notes'] lists "
+                "them)" if len(notes) > 1 else "")
+        warnings.warn(f"{notes[0]}{more}", SweepNote, stacklevel=2)
     order = {point_identity(p): i for i, p in enumerate(points)}
     done = done_rows(out, order, bool(annotators(annotate))) if resume else {}
     todo = [p for p in points if point_identity(p) not in done]
