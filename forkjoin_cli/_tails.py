@@ -414,7 +414,10 @@ def add_staleness_arguments(parser) -> None:
     parser.add_argument("--staleness", metavar="CONSTRAINT",
                         help="plan partial quorums too, under load: t=T[,window=D]:P "
                              "(P(consistent T..T+D after commit) >= P) or behind=M:P (P(at "
-                             "most M versions behind) >= P), e.g. t=10:0.999")
+                             "most M versions behind) >= P), e.g. t=10:0.999; modelled as "
+                             "one key on --replicas nodes with a coordinating node of its "
+                             "own that holds no replica (as PBS models it), so the "
+                             "header counts replicas + 1 nodes")
     # Defaults are None so that an option given without --staleness (where it would
     # do nothing) can be refused; check_staleness_arguments fills them in.
     parser.add_argument("--structure", choices=["stages", "shared"],
