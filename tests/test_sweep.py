@@ -377,8 +377,20 @@ def test_resume_after_an_interrupt_gives_the_uninterrupted_file(tmp_path, monkey
 
     monkeypatch.undo()
     ran = _interrupt_after(monkeypatch, 10**9)
+    # without resume the journal would start afresh, the 7 points lost (a fuzz)
+    before = journal.read_bytes()
+    with pytest.raises(ConfigError, match=r"results.csv.partial.csv holds 7 finished "
+                       r"point\(s\) of an interrupted sweep to .*add --resume"):
+        sweeps.sweep(SPEC, backend="serial", out=out, progress=False, annotate=ANALYTIC)
+    assert ran == [] and journal.read_bytes() == before
+    # a finished row damaged by hand is run again, not copied into the results
+    lines = journal.read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    cells = lines[1].rstrip("\n").split(",")
+    cells[header.index("p99")] = "abc"
+    journal.write_text("".join([lines[0], ",".join(cells) + "\n", *lines[2:]]))
     frame = sweeps.sweep(SPEC, backend="serial", out=out, resume=True, progress=False, annotate=ANALYTIC)
-    assert len(ran) == ROWS - 7
+    assert len(ran) == ROWS - 7 + 1
     assert _text_without_timing(out) == _text_without_timing(uninterrupted)
     assert not journal.exists()
     pd.testing.assert_frame_equal(_without_timing(frame), _without_timing(serial_frame),

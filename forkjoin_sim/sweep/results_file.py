@@ -267,6 +267,31 @@ def resumed_spec(spec: dict, out: Path) -> tuple[dict, str | None]:
         f"\"{LEGACY_ENGINE}\"; add that line to the spec to say so")
 
 
+#: A finished row's statistics: a resumed row whose cells here do not read as numbers
+#: (a file edited or damaged by hand) is run again, not copied into the results.
+RESULT_NUMBERS = ("mean", "ci_low", "ci_high", "p50", "p90", "p95", "p99", "p999",
+                  "jobs_measured", "warmup_dropped", "batches", "batch_lag1",
+                  "throughput", "throughput_ci_low", "throughput_ci_high",
+                  "utilisation_mean", "utilisation_max", "per_node_load")
+
+
+def _numbers_intact(row: dict) -> bool:
+    """Whether each statistic a row gives reads as a number (its mean a finite one)."""
+    import math
+
+    for column in RESULT_NUMBERS:
+        text = row.get(column, "")
+        if text == "":
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            return False
+        if column == "mean" and not math.isfinite(value):
+            return False
+    return True
+
+
 def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
     """Rows of an earlier run of this sweep that finished, by point identity.
 
@@ -287,7 +312,7 @@ def done_rows(out: Path, order: dict, annotate: bool | None = None) -> dict:
         if identity not in order:
             foreign += 1
         elif (row.get("status") == "ok" and row.get("mean", "") != ""
-              and row.get("run_seed", "") != ""):
+              and row.get("run_seed", "") != "" and _numbers_intact(row)):
             # failed points, rows cut short before their statistics, and rows of a
             # version whose point seeds no simulate --seed gives (no run_seed) run
             # again: the file is then the one an uninterrupted sweep writes

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.sweep.results_file import (
     SETTINGS_COLUMN, Journal, cell_text, check_results_path, done_rows, journal_path,
-    point_identity, resumed_spec, row_identity, rows_frame, write_final)
+    journaled, point_identity, resumed_spec, row_identity, rows_frame, write_final)
 from forkjoin_sim.sweep.points import (KEY_COLUMNS, REPLAY_COLUMNS, build_model, expand,
                                       load_spec, point_key, point_seed, replay_command,
                                       run_seed)
@@ -445,6 +445,12 @@ def sweep(spec, backend: str = "processes", workers: int | None = None, out=None
     out = None if out is None else check_results_path(out)
     if resume and out is None:
         raise ConfigError("resume needs the results file: give out=...")
+    if not resume and out is not None and (kept := journaled(out)):
+        # a new run would start the journal afresh: the interrupted run's finished
+        # points would be lost without a word
+        raise ConfigError(f"{journal_path(out)} holds {kept} finished point(s) of an "
+                          f"interrupted sweep to {out}; add --resume (resume=True) to "
+                          "complete it, or delete that file to start again")
     legacy = None
     if resume:
         spec, legacy = resumed_spec(spec, out)
