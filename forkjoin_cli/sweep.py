@@ -28,6 +28,10 @@ DASK_TIMEOUT = 5.0
 SHOWN_FAILURES = 5
 
 
+#: Notes on skipped combinations printed in full up to this many.
+NOTES_SHOWN = 20
+
+
 def _given(value) -> bool:
     """Whether a results cell holds a value (not None, NaN or empty)."""
     import pandas as pd
@@ -113,8 +117,14 @@ def _cmd_sweep(args) -> int:
             raise ConfigError("--dask needs dask.distributed; pip install "
                               "'dask[distributed]'")
         options.check_scheduler(args.dask, DASK_TIMEOUT)
-    for note in notes:
+    # every note of a small grid; of a large one the first few and a count (a grid
+    # of 155,000 combinations printed 44,280 lines)
+    shown = notes if len(notes) <= NOTES_SHOWN else notes[:NOTES_SHOWN // 2]
+    for note in shown:
         print(f"note: {note}", file=sys.stderr)
+    if len(shown) < len(notes):
+        print(f"note: and {len(notes) - len(shown):,} more like these (combinations "
+              "of the grid that cannot run, such as k > r)", file=sys.stderr)
     backend = "dask" if args.dask is not None else "processes"
     try:
         with warnings.catch_warnings():

@@ -413,8 +413,10 @@ def check_jobs_fit(jobs: int, what: str = "--jobs", runs: int = 1,
                    block_bytes: float = 0.0) -> int:
     """Refuse ``runs`` simultaneous runs of ``jobs`` jobs that do not fit in memory
     (with ``block_bytes`` for the block of the path being simulated)."""
-    check_memory(float(jobs) * BYTES_PER_JOB * runs + block_bytes, f"{what} {jobs:,}",
-                 "use fewer jobs")
+    at_once = f" on each of {runs} workers at once" if runs > 1 else ""
+    check_memory(float(jobs) * BYTES_PER_JOB * runs + block_bytes,
+                 f"{what} {jobs:,}{at_once}",
+                 "use fewer jobs" + (" or fewer workers" if runs > 1 else ""))
     return jobs
 
 

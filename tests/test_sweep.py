@@ -1055,3 +1055,36 @@ def test_the_validation_grids_skip_their_points_quietly(capsys, tmp_path):
     assert cli.main(["fig2", "--out", str(tmp_path), "--jobs", "2000", "--workers",
                      "1"]) == 0
     assert "skipped" not in capsys.readouterr().err
+
+
+def test_a_large_grids_notes_are_counted_not_listed(tmp_path, capsys):
+    """A grid of 155,000 combinations printed 44,280 'note: skipped' lines (a fuzz):
+    past 20 notes the command prints the first 10 and a count."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text("nodes = [1, 2]\nreplicas = [1, 2]\nquorum = [1, 2, 3, 4, 5, 6]\n"
+                    "rho = [0.1, 0.2, 0.3]\njobs = 400\nseed = 1\n")
+    out = tmp_path / "results.csv"
+    assert _main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                  "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("note: skipped") == 10
+    # 3 loads x (1 node: 5 quorums over 1 replica, all 6 over 2 > 1 node; 2 nodes: 5
+    # over 1 replica, 4 over 2) = 60 skipped, less the 10 shown
+    assert "note: and 50 more like these (combinations of the grid that cannot run" in err
+
+
+def test_the_memory_check_counts_the_points_that_can_run_at_once(tmp_path):
+    """27 points on --workers 300 were refused as 300 runs at once (a fuzz)."""
+    from forkjoin_sim.checks import BYTES_PER_JOB, available_memory
+
+    free = available_memory()
+    if free is None:
+        pytest.skip("the system does not say how much memory is free")
+    # a run that fits 3 times but not 300 times over
+    jobs = int(0.8 * free / BYTES_PER_JOB / 30)
+    points = [{"nodes": 3, "replicas": 2, "quorum": 1, "rho": 0.3, "engine": "fast",
+               "purging": False, "jobs": jobs, "warmup": 0.1, "sample_every": 1}] * 3
+    sweeps.check_run_settings(points, workers=300)  # 3 at once: fits
+    with pytest.raises(ConfigError, match="on each of 300 workers at once.*or fewer "
+                                          "workers"):
+        sweeps.check_run_settings(points * 100, workers=300)

@@ -254,7 +254,7 @@ def _grid(spec: dict, run: dict, notes: list[str], where: str = "") -> list[dict
         raise ConfigError(f"the sweep has {size:,} points (grid x replications), more "
                           f"than {MAX_POINTS:,}; split it into several sweeps or use "
                           "fewer values per axis")
-    points, skipped = [], []
+    points, skipped, laws = [], [], {}
     for values in itertools.product(*axes):
         params = dict(zip(names, values))
         for name in REAL_KEYS:
@@ -264,7 +264,7 @@ def _grid(spec: dict, run: dict, notes: list[str], where: str = "") -> list[dict
         try:
             from forkjoin_sim.simulation import check_clock_of, check_jobs_per_client
 
-            model = build_model(params)
+            model = build_model(params, laws)
             check_clock_of(model, run["jobs"])
             check_jobs_per_client(model, run["jobs"])
             _check_run_point(params)
@@ -448,8 +448,10 @@ def replay_command(point: dict, *, model=None, seed: int | None = None) -> str:
     return shlex.join(words)
 
 
-def build_model(params: dict):
-    """The :class:`ForkJoinModel` of a point (raises ConfigError if invalid)."""
+def build_model(params: dict, laws: dict | None = None):
+    """The :class:`ForkJoinModel` of a point (raises ConfigError if invalid);
+    ``laws``, if given, keeps each (service, mean) parsed once (a grid's points share
+    a few: parsing each point's took minutes on a grid of 100,000)."""
     from forkjoin_sim.model import ForkJoinModel
     from forkjoin_sim.laws.service import parse_service
 
@@ -458,7 +460,13 @@ def build_model(params: dict):
         raise ConfigError(f"mu={mu!r} must be a positive number")
     from forkjoin_sim.system import parse_speeds
 
-    service = parse_service(params.get("service", "exp"), mean=1.0 / mu)
+    key = (params.get("service", "exp"), 1.0 / mu)
+    if laws is not None and key in laws:
+        service = laws[key]
+    else:
+        service = parse_service(key[0], mean=key[1])
+        if laws is not None:
+            laws[key] = service
     closed = {}
     if params.get("clients") is not None:
         closed = {"clients": params["clients"], "think": params.get("think") or 0.0}

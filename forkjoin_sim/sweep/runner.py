@@ -354,15 +354,22 @@ def check_run_settings(points: list[dict], workers: int | None = None) -> None:
                               "measures fewer than 2 jobs per point; run more jobs")
     # The fused kernel streams; the other engines keep every measured job. The
     # longest point that keeps them bounds the memory (points that cannot build a
-    # model fail on their own row).
+    # model fail on their own row), on as many workers as points run at once. Where
+    # the longest point of all fits, no point's engine needs choosing (building
+    # every model of a grid of 27,720 points took minutes before any ran).
+    runs = min(workers or default_workers(), len(points))
+    try:
+        check_jobs_fit(max(p["jobs"] for p in points), "sweep key 'jobs'", runs=runs)
+        return
+    except ConfigError:
+        pass
     for point in sorted(points, key=lambda p: p["jobs"], reverse=True):
         try:
             streams = point_engine(point)[0] == "fused"
         except ConfigError:
             continue
         if not streams:
-            check_jobs_fit(point["jobs"], "sweep key 'jobs'",
-                           runs=workers or default_workers())
+            check_jobs_fit(point["jobs"], "sweep key 'jobs'", runs=runs)
             break
 
 
