@@ -186,16 +186,22 @@ def _cmd_predict(args) -> int:
         raise ConfigError(f"with local fraction {fraction:.4g} > 0, ONE needs the local "
                           "basic latency: give --local-basic LT (or a 'local' row in "
                           "--basic-csv)")
+    if args.local_basic is not None and fraction == 0:
+        raise ConfigError("--local-basic does nothing with local fraction 0 (no write "
+                          f"is coordinated by a replica{' under --policy ' + args.policy if args.policy else ''}); "
+                          "leave it out")
+    if fraction == 0:
+        local = None  # a 'local' row of --basic-csv plays no part (nor its rounding)
     values = experiment.predict_levels(args.nodes, args.replicas, fraction, local, remote)
     sizes = sorted(remote)
+    said = []  # the warnings, on stderr
     falling = [(i, j) for i, j in zip(sizes, sizes[1:]) if remote[j] < remote[i]]
     if falling:
         i, j = falling[0]
         # RT(j,j,j) is the mean of the slowest of j replicas: it cannot fall as j grows
-        print(f"warning: RT({j},{j},{j}) = {remote[j]:g} < RT({i},{i},{i}) = "
-              f"{remote[i]:g}: the slowest of more replicas cannot be faster; check the "
-              "measured basic latencies (the predictions below rest on them)",
-              file=sys.stderr)
+        said.append(f"RT({j},{j},{j}) = {remote[j]:g} < RT({i},{i},{i}) = "
+                    f"{remote[i]:g}: the slowest of more replicas cannot be faster; check "
+                    "the measured basic latencies (the predictions below rest on them)")
     half_units = {i: getattr(v, "half_unit", 0.0) for i, v in remote.items()}
     half_units["LT"] = getattr(local, "half_unit", 0.0)
     bounds = experiment.rounding_bounds(args.replicas, fraction, half_units)
@@ -207,17 +213,17 @@ def _cmd_predict(args) -> int:
                  for name, value in values.items()
                  if bounds[name] > max(ROUNDING_WARNING, 2 * own) * abs(value)]
     if uncertain:
-        print(f"warning: Theorem 4's alternating sums amplify the rounding of the inputs "
-              f"(each known to half a unit in its last written digit): "
-              f"{', '.join(uncertain)}; give LT(1,1,1) and RT(i,i,i) with more digits",
-              file=sys.stderr)
+        said.append(f"Theorem 4's alternating sums amplify the rounding of the inputs "
+                    f"(each known to half a unit in its last written digit): "
+                    f"{', '.join(uncertain)}; give LT(1,1,1) and RT(i,i,i) with more "
+                    "digits")
     negative = [name for name, value in values.items() if value < 0]
     if negative:
         # Theorem 4's alternating sums cancel: inputs measured with few digits (or a
         # remote latency that does not grow with i) can make a level negative.
-        print(f"warning: Theorem 4 gives negative latencies for {', '.join(negative)}: "
-              "the alternating sum cancelled; check that RT(i,i,i) grows with i and give "
-              "the inputs with more digits", file=sys.stderr)
+        said.append(f"Theorem 4 gives negative latencies for {', '.join(negative)}: "
+                    "the alternating sum cancelled; check that RT(i,i,i) grows with i "
+                    "and give the inputs with more digits")
     from forkjoin_sim.cassandra.model import consistency_quorum
 
     order = sorted(values, key=lambda name: consistency_quorum(name, args.replicas))
@@ -228,12 +234,15 @@ def _cmd_predict(args) -> int:
         low, high = inverted[0]
         # waiting for more acknowledgements is never faster; Theorem 4 can say so when
         # its inputs are inconsistent (a local write nearly as slow as a remote one)
-        print(f"warning: Theorem 4 gives {high} {values[high]:.4g} below {low} "
-              f"{values[low]:.4g}: waiting for more acknowledgements cannot be faster; "
-              "the basic latencies do not fit the model (a local write LT(1,1,1) "
-              "nearly as slow as a remote one, or RT(i,i,i) not growing with i); "
-              "check them", file=sys.stderr)
+        said.append(f"Theorem 4 gives {high} {values[high]:.4g} below {low} "
+                    f"{values[low]:.4g}: waiting for more acknowledgements cannot be "
+                    "faster; the basic latencies do not fit the model (a local write "
+                    "LT(1,1,1) nearly as slow as a remote one, or RT(i,i,i) not growing "
+                    "with i); check them")
+    for note in said:
+        print(f"warning: {note}", file=sys.stderr)
     if args.json:
+        # the levels alone, as scripts read them (the warnings are on stderr)
         print(json_text(values))
         return 0
     print(f"Theorem 4: {counted(args.nodes, 'node')}, {counted(args.replicas, 'replica')}, "

@@ -54,6 +54,25 @@ def test_theorem4_predict_refuses_options_that_would_do_nothing(tmp_path, capsys
     assert status == 0 and json.loads(out)["ALL"] == pytest.approx(0.5 * 2.1 + 0.5 * 1.6)
 
 
+@pytest.mark.parametrize("where", [["--local-fraction", "0"], ["--policy", "remote"]])
+def test_a_local_basic_latency_no_write_uses_is_refused(tmp_path, capsys, where):
+    """At local fraction 0 --local-basic does nothing, yet it changed which levels the
+    rounding warning named (its own rounding counted): a fuzz."""
+    argv = ["predict", "--nodes", "6", "--replicas", "3", *where]
+    status, _, err = run(capsys, *argv, "--remote-basic", "1:2.0,2:3.0,3:3.5",
+                         "--local-basic", "1")
+    assert status == 2 and "--local-basic does nothing with local fraction 0" in err
+    assert len(err.strip().splitlines()) == 1
+    # a 'local' row of --basic-csv plays no part either: the output and warnings of
+    # the same rows without it
+    remote = "kind,size,mean\nremote,1,2.0\nremote,2,3.0\nremote,3,3.5\n"
+    (tmp_path / "a.csv").write_text(remote)
+    (tmp_path / "b.csv").write_text(remote + "local,1,1\n")
+    alone = run(capsys, *argv, "--basic-csv", str(tmp_path / "a.csv"))
+    beside = run(capsys, *argv, "--basic-csv", str(tmp_path / "b.csv"))
+    assert alone == beside and alone[0] == 0 and "ONE 0.5 +- 0.35" in alone[2]
+
+
 def test_predict_two_replicas_has_no_three(capsys):
     status, out, _ = run(capsys, "predict", "--nodes", "4", "--replicas", "2",
                          "--local-fraction", "0", "--remote-basic", "1:1,2:1.5", "--json")
