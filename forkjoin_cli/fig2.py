@@ -17,6 +17,13 @@ def _cmd_fig2(args) -> int:
     jobs = args.jobs or (jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY) if args.paper
                          else QUICK_JOBS)
     options.check_jobs_fit(jobs, runs=args.workers or os.cpu_count() or 1)
+    paper_jobs = jobs_for_samples(PAPER_SAMPLES, PAPER_SAMPLE_EVERY)
+    if args.paper and args.jobs is not None and args.jobs < paper_jobs:
+        kept = len(range(jobs // 10, jobs, PAPER_SAMPLE_EVERY))
+        print(f"warning: --paper with --jobs {jobs:,} keeps {kept:,} samples per point "
+              f"(every {PAPER_SAMPLE_EVERY}th after the warm-up), not the paper's "
+              f"{PAPER_SAMPLES:,}: its protocol at a smaller size; leave --jobs out for "
+              f"the paper's ({paper_jobs:,} jobs)", file=sys.stderr)
     started = time.perf_counter()
     table = run_fig2(jobs=args.jobs, paper=args.paper, workers=args.workers,
                      seed=args.seed, progress=True)

@@ -158,3 +158,16 @@ def test_validate_prints_what_its_fig2_points_doubt(monkeypatch, tmp_path, capsy
     assert err == [f"Fig. 2: {line}" for line in fig2.doubt_lines(table)]
     assert err[0].startswith("Fig. 2: warning: 1 of 3 points carry convergence warnings")
     assert err[1].startswith("Fig. 2: note: 1 of 3 points have 95% intervals wider")
+
+
+def test_the_paper_protocol_at_fewer_jobs_says_how_many_samples_it_keeps(tmp_path,
+                                                                          capsys):
+    """--paper --jobs 5000 kept 450 samples per point, not the paper's 100,000, and
+    said nothing (a fuzz): the warning gives the count the CSV then shows."""
+    assert cli.main(["fig2", "--paper", "--jobs", "2000", "--out", str(tmp_path),
+                     "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    measured = pd.read_csv(tmp_path / "fig2.csv").jobs_measured.unique()
+    assert list(measured) == [180]  # every 10th of the 1,800 after the warm-up
+    assert ("warning: --paper with --jobs 2,000 keeps 180 samples per point (every "
+            "10th after the warm-up), not the paper's 100,000") in err
