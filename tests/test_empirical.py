@@ -311,8 +311,10 @@ def test_units_convert_from_file_unit_to_target(tmp_path):
     seconds = write(tmp_path, "s.txt", "0.5\n2\n")
     np.testing.assert_allclose(Empirical.from_file(seconds, unit="s", to="us").samples,
                                [5e5, 2e6])
-    same = Empirical.from_file(seconds, unit="s")
-    np.testing.assert_array_equal(same.samples, [0.5, 2.0])
+    # unit= alone converts nothing: refused as an option that does nothing (it was
+    # taken silently, while to= alone was refused: a fuzz)
+    with pytest.raises(ConfigError, match=r"unit='s' alone converts nothing; add to="):
+        Empirical.from_file(seconds, unit="s")
     with pytest.raises(ConfigError, match="needs unit="):
         Empirical.from_file(seconds, to="ms")
     with pytest.raises(ConfigError, match="not a time unit; use one of s, ms, us, ns"):

@@ -98,7 +98,8 @@ class Empirical:
 
         ``unit`` is the unit of the numbers in the file and ``to`` the unit wanted
         (each one of "s", "ms", "us", "ns"); values are multiplied by
-        ``UNITS[unit] / UNITS[to]``. Without ``to`` nothing is converted.
+        ``UNITS[unit] / UNITS[to]``; ``unit`` without ``to`` is refused (it would
+        convert nothing).
 
         Raises ``ConfigError`` naming the file (and the 1-based line, for a bad
         value): missing or unreadable file, no latencies, a value that is not a
@@ -331,6 +332,10 @@ def _unit_factor(unit: str | None, to: str | None) -> float:
         if value is not None and value not in UNITS:
             raise ConfigError(f"{label}={value!r} is not a time unit; use one of "
                               f"{', '.join(UNITS)}")
+    if to is None and unit is not None:
+        # nothing would be converted: an option that does nothing is refused
+        raise ConfigError(f"unit={unit!r} alone converts nothing; add to=, the unit "
+                          f"the run's times are in (e.g. unit={unit},to=ms)")
     if to is None:
         return 1.0
     if unit is None:
