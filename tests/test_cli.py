@@ -460,6 +460,16 @@ def test_engine_refusals_speak_neither_python_nor_only_the_cli(capsys, extra, sa
     assert err == f"forkjoin-sim simulate: error: {said}"
 
 
+def test_purging_where_no_task_is_ever_cancelled_is_warned_of(capsys):
+    """--purging at k = r changed nothing but the engine (SimPy, slow), silently (a
+    fuzz); warned, not refused, so that a sweep's replay of such a point still runs."""
+    assert main(["simulate", "--nodes", "3", "--replicas", "3", "--quorum", "3", "--rho",
+                 "0.5", "--jobs", "2000", "--purging"]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: --purging does nothing with --quorum 3 = --replicas 3: a job "
+            "waits for every task, so none is ever cancelled") in err
+
+
 def test_a_stop_signal_inside_compiled_code_is_an_interruption(monkeypatch, capsys):
     """Ctrl-C landing inside numba comes out as a SystemError around the
     KeyboardInterrupt (a probe saw a traceback once, near the end of a staleness
