@@ -384,6 +384,11 @@ def test_a_run_too_short_for_a_queue_near_saturation_says_so():
     assert f"run at least {math.ceil(10 * relaxation * 9 / 3):,} jobs" in note
     assert saturation_note(0.9, 20_000, reads, 9) is None
     assert saturation_note(None, 20_000, reads, 9) is None  # a closed loop
+    # a queue whose mean wait is under a thousandth of a service (load below about
+    # 0.001) has nothing a short run could bias: a million nodes at load 1.5e-6 were
+    # told to run 3.3 million jobs (a fuzz); at load 0.006 the rule speaks again
+    assert saturation_note(1.5e-6, 1000, reads, 10**6) is None
+    assert saturation_note(0.006, 1, reads, 3) is not None
     # and a simulation says it
     result = simulate(ForkJoinModel(9, 3, 2, load=2.99), jobs=20_000, seed=1)
     assert any(w.startswith("the busiest node is loaded 0.9967") for w in result.warnings)

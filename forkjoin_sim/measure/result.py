@@ -199,6 +199,11 @@ def saturation_note(open_load: float | None, jobs: int, classes,
     return None if note is None else note + ", or compare with approx"
 
 
+#: The M/M/1 mean wait, in services (load / (1 - load)), below which a queue's empty
+#: start biases nothing worth a warning.
+NEGLIGIBLE_WAIT = 1e-3
+
+
 def relaxation_note(load: float | None, jobs: int, services_per_job: float,
                     queue: str = "node", unit: str = "jobs",
                     bias: str = "the mean is biased low and its interval does not "
@@ -211,6 +216,11 @@ def relaxation_note(load: float | None, jobs: int, services_per_job: float,
     measures a queue still filling: ``bias``. None for a closed loop (``load``
     None), or a run long enough."""
     if load is None or not 0 < load < 1 or not jobs:
+        return None
+    if load / (1.0 - load) < NEGLIGIBLE_WAIT:
+        # an empty start leaves out at most the waiting, a mean of this share of a
+        # service at this load (M/M/1): nothing a run's length could bias (a probe saw
+        # a million nodes at load 1.5e-6 told to run 3.3 million jobs)
         return None
     relaxation = 1.0 / (1.0 - math.sqrt(load)) ** 2
     per_queue = jobs * services_per_job
