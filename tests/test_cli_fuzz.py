@@ -562,7 +562,7 @@ ISSUE_EXAMPLES = [
       "exp", "--rate", "0.2"], "needs a fraction"),
     # issue 29: one sample is a constant, not a measured law ...
     (["simulate", *Q, "--rho", "0.5", "--service", "empirical:samples_one.txt"],
-     "one sample is a constant"),
+     "holds one sample (0.5): that is a constant"),
     # Found by a probe: --out over a latency file a service spec reads (exit 0, the
     # samples replaced by the results), and over other inputs without a check of
     # their own

@@ -256,7 +256,13 @@ def test_an_empirical_file_of_one_sample_is_refused_as_a_constant(tmp_path):
 
     path = tmp_path / "one.txt"
     path.write_text("0.5\n")
-    with pytest.raises(ConfigError, match="one sample is a constant; write deterministic"):
+    with pytest.raises(ConfigError, match=r"holds one sample \(0.5\): that is a "
+                       "constant; write deterministic"):
+        parse_service(f"empirical:{path}")
+    # three equal samples are the same constant (they were taken: a fuzz)
+    path.write_text("0.5\n0.5\n0.5\n")
+    with pytest.raises(ConfigError, match=r"holds 3 samples, all equal \(0.5\): that "
+                       "is a constant"):
         parse_service(f"empirical:{path}")
     path.write_text("0.5\n0.7\n")
     assert parse_service(f"empirical:{path}").mean() == pytest.approx(0.6)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from forkjoin_sim.laws.empirical import Empirical
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.laws.describe import describe_service, rescale  # noqa: F401 (public here)
@@ -247,9 +249,11 @@ def _empirical(argument: str, spec: str) -> Any:
                               f"{', '.join(EMPIRICAL_OPTIONS)}")
         kwargs[key] = int(value) if key == "column" and is_plain_whole(value) else value
     law = Empirical.from_file(path.strip(), **kwargs)
-    if law.samples.size == 1:
-        raise ConfigError(f"{path.strip()!r} holds one sample ({law.samples[0]:g}): one "
-                          "sample is a constant; write deterministic (its value is the mean, "
+    if law.samples.size == 1 or np.ptp(law.samples) == 0:
+        held = ("one sample" if law.samples.size == 1
+                else f"{law.samples.size:,} samples, all equal")
+        raise ConfigError(f"{path.strip()!r} holds {held} ({law.samples[0]:g}): that "
+                          "is a constant; write deterministic (its value is the mean, "
                           "--mu 1/VALUE) for a fixed service time, or give more measured "
                           "samples")
     return law
