@@ -91,6 +91,8 @@ def test_empirical_spec_is_not_rescaled(tmp_path):
     ("scipy:nosuch:1", "is unknown; use one of"),
     ("poisson:3", "is discrete; service times need a continuous distribution"),
     ("norm", "takes values down to -inf, but service times must be >= 0"),
+    # with shapes it has none of: its support, not "write norm" (a fuzz)
+    ("norm:0,1", "takes values down to -inf, but service times must be >= 0"),
     ("gamma:1,2", "SHAPE '1,2' is not a number"),
     ("lognorm", r"takes 1 shape parameter\(s\) \(s\), got 0; write lognorm:s"),
     ("beta:2", r"takes 2 shape parameter\(s\) \(a, b\), got 1; write beta:a,b"),

@@ -432,6 +432,12 @@ def _scipy_distribution(name: str, argument: str, spec: str,
     shapes = [_number(part.strip(), spec, "shape parameter")
               for part in argument.split(",")] if argument else []
     if len(shapes) != family.numargs:
+        if not family.shapes and float(family.a) < 0:
+            # its support is the reason, whatever was written after it: 'write norm'
+            # would only lead to the next refusal (a fuzz)
+            raise ConfigError(f"service {spec!r}: scipy.stats.{name} takes values down "
+                              f"to {float(family.a):g}, but service times must be >= 0; "
+                              "choose a distribution on [0, inf)")
         wanted = family.shapes or "no shape parameters"
         raise ConfigError(f"service {spec!r}: scipy.stats.{name} takes {family.numargs} "
                           f"shape parameter(s) ({wanted}), got {len(shapes)}; write "
