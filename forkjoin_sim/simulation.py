@@ -287,6 +287,7 @@ def _simulate_auto(model, seed, engine, warmup, sample_every, progress, replicat
     from forkjoin_sim.measure.convergence import needed_jobs
 
     jobs = AUTO_FIRST_JOBS
+    started = time.perf_counter()  # the result's seconds are every round's
     for _ in range(3):
         result = _simulate(model, jobs, seed, engine, warmup, sample_every, progress,
                            replications, workers)
@@ -299,7 +300,8 @@ def _simulate_auto(model, seed, engine, warmup, sample_every, progress, replicat
     if not settled:
         notes += (f"jobs=auto stopped at {jobs:,} jobs (the limit); the run asks for "
                   f"about {need:,}: pass a larger --jobs if you need a +-1% interval",)
-    return dataclasses.replace(result, notes=notes)
+    return dataclasses.replace(result, notes=notes,
+                               seconds=time.perf_counter() - started)
 
 
 def _simulate(model, jobs, seed, engine, warmup, sample_every, progress, replications,
