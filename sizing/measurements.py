@@ -945,9 +945,13 @@ def _with_decimal_points(path, header, records, separator):
     saves them, a comma where none shows; a number that reads both ways (``5,425``:
     five, or five thousand) in a file that shows neither is refused, as is a file that
     shows both."""
+    # only the columns read say the file's locale: a note's "1,5 GB heap" does not
+    read = [_read_column(name) for name in header]
     shown, commas = {}, False
     for line, cells in records:
-        for cell in cells:
+        for column, cell in enumerate(cells):
+            if column < len(read) and not read[column]:
+                continue
             if written := _WRITTEN_NUMBER.match(cell):
                 commas = commas or "," in written.group(2)
                 if mark := _decimal_mark(written.group(2)):
@@ -961,7 +965,6 @@ def _with_decimal_points(path, header, records, separator):
             f"decimal {'comma' if b == ',' else 'point'}: write every number of the "
             "file one way (a spreadsheet set to one locale does)")
     mark = next(iter(shown), "," if separator == ";" else None)
-    read = [_read_column(name) for name in header]
     # a point where no number shows the mark and none has a comma: a semicolon file's
     # comma default says it groups thousands, but decimal-point locales save
     # semicolons too (Swiss Excel), and 1.250 ms read as 1,250 ms is a silent 1000x

@@ -307,6 +307,9 @@ TAB_HEAD = HEAD.replace(";", "\t")
     # an ignored column's number that reads two ways is moot (it refused the file)
     (HEAD.replace("mean_ms", "mean_ms;build") + "read;ONE;100;18433;5;1.250\n",
      (100, 18433.0, 5.0)),
+    # a note's decimal comma does not refuse a file of decimal points (a review)
+    (TAB_HEAD.rstrip("\n") + "\tnote\nread\tONE\t100\t18433\t1.25\t2,5 GB heap\n",
+     (100, 18433.0, 1.25)),
     # semicolons with points that show the mark: a decimal-point locale
     (HEAD + "read;ONE;100;18433;1.250\nread;ONE;200;20000;3.5\n", (100, 18433.0, 1.25)),
     # a tab file whose numbers show their decimal mark somewhere
@@ -314,7 +317,7 @@ TAB_HEAD = HEAD.replace(";", "\t")
      (1000, 42059.5, 23.776)),
     (TAB_HEAD + "read\tONE\t1.000\t42.059\t23,5\n", (1000, 42059.0, 23.5)),
     (TAB_HEAD + "read\tONE\t100\t18433\t0.654495\n", (100, 18433.0, 0.654495))])
-@pytest.mark.filterwarnings(r"ignore:.*column\(s\) build ignored")
+@pytest.mark.filterwarnings(r"ignore:.*column\(s\) (build|note) ignored")
 def test_a_number_of_a_semicolon_or_tab_file_reads_in_the_files_own_locale(
         tmp_path, text, expected):
     """A German spreadsheet's 18.433 ops/s was read as 18.433 (it is 18,433), and a
@@ -336,7 +339,11 @@ def test_a_number_of_a_semicolon_or_tab_file_reads_in_the_files_own_locale(
       "shows which; write 1250 or 1.25"]),
     (HEAD + "read;ONE;100;18433;0,5\nread;ONE;200;20000;0.654\n",
      ["line 2 writes '0,5' with a decimal comma and line 3 '0.654' with a decimal point",
-      "write every number of the file one way"])])
+      "write every number of the file one way"]),
+    # a note's number does not say the file's locale: '1,5 GB heap' made '1,000'
+    # threads one thread and 42,059 ops/s 42.059, silently (a review)
+    (TAB_HEAD.rstrip("\n") + "\tnote\nread\tONE\t1,000\t42,059\t23\t1,5 GB heap\n",
+     ["threads='1,000' reads as 1.000 (a decimal comma) or as 1000"])])
 def test_a_number_that_reads_two_ways_is_refused_with_both(tmp_path, text, words):
     with pytest.raises(ConfigError) as info:
         read_measurements(_csv(tmp_path, text), replicas=3)
