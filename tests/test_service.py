@@ -95,7 +95,10 @@ def test_empirical_spec_is_not_rescaled(tmp_path):
     ("norm:0,1", "takes values down to -inf, but service times must be >= 0"),
     ("gamma:1,2", "SHAPE '1,2' is not a number"),
     ("lognorm", r"takes 1 shape parameter\(s\) \(s\), got 0; write lognorm:s"),
-    ("beta:2", r"takes 2 shape parameter\(s\) \(a, b\), got 1; write beta:a,b"),
+    ("beta:2", r"takes 2 shape parameter\(s\) \(a, b\), got 1; write beta:a,b$"),
+    # a law reaching below 0 by default: the advice says its values must stay >= 0
+    ("t", r"write t:df, with shapes that keep its values >= 0 \(service times are; by "
+          r"default it takes values down to -inf\)"),
     ("lognorm:-1", "are not valid shape parameters"),
     ("erlang:2.5", "whole number >= 1, got 2.5; for a real shape use gamma:SHAPE"),
     ("erlang:0", "K must be a positive finite number"),

@@ -439,10 +439,15 @@ def _scipy_distribution(name: str, argument: str, spec: str,
                               f"to {float(family.a):g}, but service times must be >= 0; "
                               "choose a distribution on [0, inf)")
         wanted = family.shapes or "no shape parameters"
+        # a law that by default reaches below 0 is refused next unless its shapes
+        # move it (truncnorm's do, t's do not): say so now (a review)
+        negative = (f", with shapes that keep its values >= 0 (service times are; by "
+                    f"default it takes values down to {float(family.a):g})"
+                    if float(family.a) < 0 else "")
         raise ConfigError(f"service {spec!r}: scipy.stats.{name} takes {family.numargs} "
                           f"shape parameter(s) ({wanted}), got {len(shapes)}; write "
                           f"{name}" + (f":{family.shapes.replace(' ', '')}"
-                                       if family.shapes else ""))
+                                       if family.shapes else "") + negative)
     dist = family(*shapes)
     lowest = float(dist.support()[0])
     if math.isnan(lowest):
