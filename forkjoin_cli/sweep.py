@@ -123,8 +123,12 @@ def _cmd_sweep(args) -> int:
     for note in shown:
         print(f"note: {note}", file=sys.stderr)
     if len(shown) < len(notes):
-        print(f"note: and {len(notes) - len(shown):,} more like these (combinations "
-              "of the grid that cannot run, such as k > r)", file=sys.stderr)
+        rest = notes[len(shown):]
+        skipped = sum(note.startswith("skipped") for note in rest)
+        kinds = ([f"{skipped:,} more combinations of the grid that cannot run (such "
+                  "as k > r)"] if skipped else []) + (
+            [f"{len(rest) - skipped:,} more notes"] if len(rest) > skipped else [])
+        print(f"note: and {' and '.join(kinds)}", file=sys.stderr)
     backend = "dask" if args.dask is not None else "processes"
     try:
         with warnings.catch_warnings():

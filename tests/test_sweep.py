@@ -1071,7 +1071,8 @@ def test_a_large_grids_notes_are_counted_not_listed(tmp_path, capsys):
     assert err.count("note: skipped") == 10
     # 3 loads x (1 node: 5 quorums over 1 replica, all 6 over 2 > 1 node; 2 nodes: 5
     # over 1 replica, 4 over 2) = 60 skipped, less the 10 shown
-    assert "note: and 50 more like these (combinations of the grid that cannot run" in err
+    assert "note: and 50 more combinations of the grid that cannot run (such as k > r)" \
+        in err
 
 
 def test_the_memory_check_counts_the_points_that_can_run_at_once(tmp_path):
@@ -1089,3 +1090,18 @@ def test_the_memory_check_counts_the_points_that_can_run_at_once(tmp_path):
     with pytest.raises(ConfigError, match="on each of 300 workers at once.*or fewer "
                                           "workers"):
         sweeps.check_run_settings(points * 100, workers=300)
+
+
+def test_the_count_of_notes_names_their_kind(tmp_path, capsys):
+    """24 'listed twice' notes were counted as '14 more combinations of the grid that
+    cannot run' (a review): notes of another kind are counted as notes."""
+    entry = ("[[points]]\nnodes = 3\nreplicas = 3\nquorum = [1, 2, 3]\n"
+             "rho = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text("jobs = 400\nseed = 1\n" + entry + entry)
+    out = tmp_path / "results.csv"
+    assert _main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+                  "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("is listed twice") == 10
+    assert "note: and 14 more notes\n" in err and "cannot run" not in err
