@@ -405,13 +405,16 @@ def model_from_args(args):
         check_mean_applies(args.service, "--service", "--mu")
     speeds = None if args.speeds is None else parse_speeds(args.speeds, args.nodes)
     if args.purging and args.quorum == args.replicas:
+        idle = (f"--purging does nothing with --quorum {args.quorum} = --replicas "
+                f"{args.replicas}: a job waits for every task, so none is ever cancelled")
+        if getattr(args, "engine", None) in ("fast", "fused"):
+            # the engine's own refusal would point at the slower engine instead
+            raise ConfigError(f"{idle}; leave it out, and --engine {args.engine} runs")
         # warned, not refused: a sweep's replay command of such a point must still run
         import warnings
 
-        warnings.warn(f"--purging does nothing with --quorum {args.quorum} = --replicas "
-                      f"{args.replicas}: a job waits for every task, so none is ever "
-                      "cancelled; it only moves the run onto the slower SimPy engine",
-                      UserWarning, stacklevel=2)
+        warnings.warn(f"{idle}; it only moves the run onto the slower SimPy engine: "
+                      "leave it out", UserWarning, stacklevel=2)
     return ForkJoinModel(args.nodes, args.replicas, args.quorum, load=args.rho,
                          service=service, placement=args.placement,
                          purging=args.purging, speeds=speeds, **closed)

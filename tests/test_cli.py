@@ -467,7 +467,14 @@ def test_purging_where_no_task_is_ever_cancelled_is_warned_of(capsys):
                  "0.5", "--jobs", "2000", "--purging"]) == 0
     err = capsys.readouterr().err
     assert ("warning: --purging does nothing with --quorum 3 = --replicas 3: a job "
-            "waits for every task, so none is ever cancelled") in err
+            "waits for every task, so none is ever cancelled; it only moves the run "
+            "onto the slower SimPy engine: leave it out") in err
+    # with an engine that cannot purge, the fix named is to drop --purging (the
+    # engine's refusal said to use the slower engine: a review)
+    assert main(["simulate", "--nodes", "3", "--replicas", "3", "--quorum", "3", "--rho",
+                 "0.5", "--jobs", "2000", "--purging", "--engine", "fast"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "cancelled; leave it out, and --engine fast runs")
 
 
 def test_a_stop_signal_inside_compiled_code_is_an_interruption(monkeypatch, capsys):
