@@ -566,3 +566,17 @@ def test_one_node_and_one_replica_are_singular(capsys):
                          "--remote-basic", "1:1.2")
     assert status == 0 and out.splitlines()[0] == ("Theorem 4: 1 node, 1 replica, "
                                                    "local fraction 1")
+
+
+def test_simulate_json_rho_is_the_job_load_behind_per_node_load(capsys):
+    """rho was the rate x the remote mean, so replicas x rho / nodes was not the
+    per-node load it sits beside when local tasks are faster (a fuzz): 0.2 writes per
+    unit time, one local task of mean 0.5 and two remote of mean 1 on 5 nodes."""
+    status, out, _ = run(capsys, "simulate", "--nodes", "5", "--replicas", "3",
+                         "--consistency", "QUORUM", "--policy", "token-aware", "--rate",
+                         "0.2", "--local-service", "exp:0.5", "--remote-service", "exp:1",
+                         "--jobs", "5000", "--json")
+    fields = json.loads(out)
+    assert status == 0
+    assert fields["per_node_load"] == pytest.approx(0.2 * (0.5 + 2 * 1) / 5, rel=1e-12)
+    assert fields["rho"] == pytest.approx(0.2 * (0.5 + 2 * 1) / 3, rel=1e-12)

@@ -68,8 +68,11 @@ class CassandraResult:
         out.update(engine=self.engine, engine_reason=self.engine_reason,
                    seconds=round(self.seconds, 6), jobs=self.jobs, replications=1,
                    seed=self.seed, nodes=m.nodes, replicas=m.replicas, quorum=m.quorum,
+                   # the job load in the mean task's service (local and remote
+                   # tasks as they land), so that per_node_load = replicas * rho /
+                   # nodes as in simulate's output (it was the rate x the remote mean)
                    rho=(None if m.arrival_rate is None
-                        else m.arrival_rate * float(m.remote_service.mean())),
+                        else m.node_utilisation * m.nodes / m.replicas),
                    per_node_load=m.node_utilisation, level=self.level,
                    consistency=str(m.consistency), policy=m.policy,
                    local_fraction=m.local_fraction, arrival_rate=m.arrival_rate)
