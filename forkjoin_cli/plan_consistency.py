@@ -56,9 +56,20 @@ def _plan_consistency_model(args) -> int:
     given = [_flag(name) for name, unset in _RATE_OPTIONS.items()
              if getattr(args, name) != unset]
     if given:
+        # why each does nothing, where the reason is not the cluster and load
+        why = {"--percentile": "a calibrated model predicts mean latencies, no "
+                               "percentiles: its pairs are ranked by their mean",
+               "--objective": "a calibrated model predicts mean latencies, no "
+                              "percentiles: its pairs are ranked by their mean",
+               "--staleness": "the model's queues carry no replica versions; for "
+                              "staleness run forkjoin-sim staleness with the laws of "
+                              "your replicas (docs/staleness/queueing.md)"}
+        reasons = list(dict.fromkeys(why[flag] for flag in given if flag in why))
+        if any(flag not in why for flag in given):
+            reasons.insert(0, "the model fixes the cluster and --threads closed-loop "
+                              "clients the load")
         raise ConfigError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} "
-                          "nothing with --model (the model fixes the cluster and "
-                          "--threads closed-loop clients the load); leave "
+                          f"nothing with --model ({'; '.join(reasons)}); leave "
                           f"{'it' if len(given) == 1 else 'them'} out")
     missing = [_flag(name) for name in ("read_fraction", "threads")
                if getattr(args, name) is None]

@@ -301,11 +301,14 @@ def test_pairs_closer_than_the_models_own_misses_are_called_a_tie(tmp_path, caps
     (["--read-fraction", "0.5", "--threads", "10", "--nodes", "2"],
      "2 nodes cannot hold the model's 3 replicas"),
     (["--read-fraction", "0.5", "--threads", "10", "--validate", "100"], "--validate"),
+    # each said with its own reason, and where to go instead (a first-use probe)
     (["--read-fraction", "0.5", "--threads", "10", "--staleness", "t=1:0.9"],
-     "--staleness"),
+     "--staleness does nothing with --model (the model's queues carry no replica "
+     "versions; for staleness run forkjoin-sim staleness"),
     # given at their defaults they still do nothing with --model
     (["--read-fraction", "0.5", "--threads", "10", "--percentile", "99"],
-     "--percentile"),
+     "--percentile does nothing with --model (a calibrated model predicts mean "
+     "latencies, no percentiles"),
     (["--read-fraction", "0.5", "--threads", "10", "--objective", "percentile"],
      "--objective"),
     (["--read-fraction", "0.5", "--threads", "10,20000"], "threads=20,000: a mix of "
