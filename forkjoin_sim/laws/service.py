@@ -439,8 +439,9 @@ def _scipy_distribution(name: str, argument: str, spec: str,
                               f"to {float(family.a):g}, but service times must be >= 0; "
                               "choose a distribution on [0, inf)")
         wanted = family.shapes or "no shape parameters"
-        # a law that by default reaches below 0 is refused next unless its shapes
-        # move it (truncnorm's do, t's do not): say so now (a review)
+        # a law that by default reaches below 0 (here one with shapes: one without
+        # was refused above) is refused next unless its shapes move it (truncnorm's
+        # do, t's do not): say so now (a review)
         negative = (f", with shapes that keep its values >= 0 (service times are; by "
                     f"default it takes values down to {float(family.a):g})"
                     if float(family.a) < 0 else "")

@@ -277,8 +277,6 @@ RESULT_NUMBERS = ("mean", "ci_low", "ci_high", "p50", "p90", "p95", "p99", "p999
 
 def _numbers_intact(row: dict) -> bool:
     """Whether each statistic a row gives reads as a number (its mean a finite one)."""
-    import math
-
     for column in RESULT_NUMBERS:
         text = row.get(column, "")
         if text == "":
