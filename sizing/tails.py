@@ -157,7 +157,7 @@ def simulated_timeout(samples, timeout: float, batches: int = 30,
     x = np.asarray(samples, dtype=float)
     if isinstance(timeout, bool) or not (isinstance(timeout, numbers.Real)
                                          and timeout > 0):
-        raise ConfigError(f"timeout={_plain(timeout)!r} must be a positive number")
+        raise ConfigError(f"timeout={timeout!s} must be a positive number")
     answered = x <= timeout
     availability = Interval(*share(answered, confidence))
     waiting = _clipped(batch_means_ci(np.minimum(x, timeout), confidence, batches),
@@ -193,11 +193,6 @@ def is_exponential(service: Any) -> bool:
     family = getattr(service, "dist", None)
     return (getattr(family, "name", None) == "expon"
             and float(service.support()[0]) == 0.0)
-
-
-def _plain(value):
-    """A numpy number as the Python number it holds (for messages)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _seed_sequence(seed) -> np.random.SeedSequence:
@@ -386,7 +381,8 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     timeouts = [timeouts] if isinstance(timeouts, numbers.Real) else list(timeouts)
     if not timeouts or any(isinstance(t, bool) or not isinstance(t, numbers.Real)
                            or not t > 0 for t in timeouts):
-        raise ConfigError(f"timeouts {[_plain(t) for t in timeouts]} must be positive "
+        # str, not repr: a numpy number as its digits (np.float64(-1.0) as -1.0)
+        raise ConfigError(f"timeouts {', '.join(map(str, timeouts))} must be positive "
                           "numbers, e.g. 2,5,10")
     timeouts = [float(t) for t in timeouts]
     if not loads:
