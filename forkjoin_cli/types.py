@@ -41,11 +41,12 @@ non_negative_real = real(0.0)
 #: Fractions in [0, 1].
 fraction = real(0.0, 1.0)
 def _percent(value: float, what: str) -> float:
-    """Refuse a percentile written as a fraction (0.99 for p99)."""
-    if 0 < value < 1:
-        raise argparse.ArgumentTypeError(
-            f"{what} {value:g} would be the {value:g}th percentile; percentiles here run "
-            f"from 1 to 100, so write {100 * value:g} for p{100 * value:g}")
+    """Refuse a percentile written as a fraction (0.99 for p99), as the library does
+    (`forkjoin_sim.checks.fraction_note`)."""
+    from forkjoin_sim.checks import fraction_note
+
+    if (note := fraction_note(value, f"{what} {value:g}")) is not None:
+        raise argparse.ArgumentTypeError(note)
     return value
 
 

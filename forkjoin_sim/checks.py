@@ -128,6 +128,16 @@ def check_real(value, what: str, low: float | None = None, high: float | None = 
     return parse_real(repr(float(value)), what, low, high, low_open=low_open)
 
 
+def fraction_note(value: float, written: str) -> str | None:
+    """The refusal of a percentile written as a fraction (0.99 for p99), ``written``
+    as the caller shows it ("--percentile 0.99", "percentile=0.99"); None for any
+    other value."""
+    if not 0 < value < 1:
+        return None
+    return (f"{written} would be the {value:g}th percentile; percentiles here run from "
+            f"1 to 100, so write {100 * value:g} for p{100 * value:g}")
+
+
 def check_percentile(value, what: str = "percentile") -> float:
     """A Python-API percentile: a finite number in [1, 100), as the command line takes
     it; a fraction (0.99 for p99) is refused with the number meant, as is 100 (the
@@ -138,10 +148,8 @@ def check_percentile(value, what: str = "percentile") -> float:
             float(value)):
         raise ConfigError(f"{what}={value!r} must be a finite number, e.g. 99")
     value = float(value)
-    if 0 < value < 1:
-        raise ConfigError(f"{what}={value:g} would be the {value:g}th percentile; "
-                          f"percentiles here run from 1 to 100, so write {100 * value:g} "
-                          f"for p{100 * value:g}")
+    if (fraction := fraction_note(value, f"{what}={value:g}")) is not None:
+        raise ConfigError(fraction)
     if not 1 <= value < 100:
         raise ConfigError(f"{what}={value:g} is outside [1, 100); give e.g. 99 for p99")
     return value
