@@ -61,7 +61,8 @@ def _refuse_idle(args, reads: float) -> None:
         idle += [(flag, f"the mix has no reads (--reads {args.reads})")
                  for flag in given(("read_consistency", "data_read", "data_mean",
                                     "digest_read", "digest_mean"))]
-    elif consistency_quorum(level := args.read_consistency or "ONE", args.replicas) == 1:
+    elif consistency_quorum(level := args.read_consistency
+                            or _UNSET_DEFAULTS["read_consistency"], args.replicas) == 1:
         idle += [(flag, f"a read at {level} asks one replica, which "
                         "sends the data, so no digest is read")
                  for flag in given(("digest_read", "digest_mean"))]

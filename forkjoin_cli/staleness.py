@@ -338,7 +338,7 @@ def _cmd_staleness(args) -> int:
     from forkjoin_sim.staleness.queueing import (ClosedLoop, Session, run_notes,
                                                  simulate_closed, simulate_queues,
                                                  simulate_sessions)
-    from sizing.staleness_planning import latency_warnings, saturation_note
+    from sizing.staleness_planning import run_doubts
 
     _check_options(args)
     if args.rate is None and args.clients is None:
@@ -397,11 +397,10 @@ def _cmd_staleness(args) -> int:
                     run = simulate_sessions(key, r, w, session, loop, args.jobs,
                                             args.seed, args.warmup)
                     summary = load_session_summary(run, r, w, args.t_grid, loop)
-                    notes, need = latency_warnings(_reads_in_issue_order(run, r),
-                                                   run.outcome(r, w).write_latency,
-                                                   args.jobs)
-                    notes = (run_notes(key, args.jobs, session, _MORE) + notes
-                             + saturation_note(float(run.utilisation.max())))
+                    notes, need = run_doubts(_reads_in_issue_order(run, r),
+                                             run.outcome(r, w).write_latency,
+                                             float(run.utilisation.max()), args.jobs)
+                    notes = run_notes(key, args.jobs, session, _MORE) + notes
                     summaries.append({**summary, "warnings": notes})
                     needs.append(need)
                     bar.update()
@@ -415,10 +414,9 @@ def _cmd_staleness(args) -> int:
                 results = (simulate_closed(key, r, w, loop, args.jobs, args.seed,
                                            args.warmup) for r, w in pairs)
             for result in results:
-                notes, need = latency_warnings(result.read_latency,
-                                               result.write_latency, args.jobs)
-                notes = (run_notes(key, args.jobs, unit=_MORE) + notes
-                         + saturation_note(float(result.utilisation.max())))
+                notes, need = run_doubts(result.read_latency, result.write_latency,
+                                         float(result.utilisation.max()), args.jobs)
+                notes = run_notes(key, args.jobs, unit=_MORE) + notes
                 summaries.append({**result.summary(args.t_grid, args.versions,
                                                    args.percentiles),
                                   "warnings": notes})

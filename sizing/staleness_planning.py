@@ -294,6 +294,15 @@ def latency_warnings(read_latency, write_latency, operations: int,
     return notes, need
 
 
+def run_doubts(read_latency, write_latency, utilisation: float, operations: int,
+               more: str = "operations (--jobs)") -> tuple[list[str], int | None]:
+    """What a run under load says of one pair beyond its set-up: its latencies'
+    convergence (`latency_warnings`) and a busiest stage near saturation
+    (`saturation_note`), and the operations that would settle the first."""
+    notes, need = latency_warnings(read_latency, write_latency, operations, more)
+    return notes + saturation_note(utilisation), need
+
+
 #: Busy share of the busiest stage past which a run under load is named as near
 #: saturation: its queues grow for long stretches, so a run of this length has no
 #: steady state to measure (a review saw P(stale) of 50 closed-loop clients at 99.5%

@@ -31,6 +31,7 @@ from forkjoin_sim.checks import check_percentile
 from forkjoin_sim.errors import ConfigError
 from forkjoin_sim.laws.service import as_service
 from forkjoin_sim.model import ForkJoinModel
+from forkjoin_sim.randomness.streams import as_seed_sequence
 from forkjoin_sim.run import simulate_nested_basic
 from forkjoin_sim.simulation import MOST_JOBS, simulate
 from forkjoin_sim.measure.statistics import Interval, batch_means_ci, warmup_count
@@ -195,13 +196,6 @@ def is_exponential(service: Any) -> bool:
             and float(service.support()[0]) == 0.0)
 
 
-def _seed_sequence(seed) -> np.random.SeedSequence:
-    """``seed`` as a SeedSequence, a bad one said as simulate says it."""
-    from forkjoin_sim.randomness.streams import as_seed_sequence
-
-    return as_seed_sequence(seed)
-
-
 def simulated_basic_sojourns(sizes: Iterable[int], node_load: float, service: Any,
                              jobs: int, seed=0, common: bool = True,
                              warmup: float = 0.1) -> dict[int, np.ndarray]:
@@ -219,7 +213,7 @@ def simulated_basic_sojourns(sizes: Iterable[int], node_load: float, service: An
     if not sizes or sizes[0] < 1:
         raise ConfigError(f"basic queue sizes {sizes} must be whole numbers >= 1")
     if not common:
-        children = _seed_sequence(seed).spawn(sizes[-1] + 1)
+        children = as_seed_sequence(seed).spawn(sizes[-1] + 1)
         return {i: simulate(ForkJoinModel(i, i, i, load=node_load, service=service),
                             jobs=jobs, seed=children[i], warmup=warmup,
                             engine="fast", progress=False).sojourns
@@ -340,7 +334,7 @@ def compare_percentiles(queues: Sequence[tuple[int, int, int, float]],
     """
     service = as_service(service)
     percentiles = [check_percentile(q) for q in percentiles]
-    children = _seed_sequence(seed).spawn(2 * len(queues))
+    children = as_seed_sequence(seed).spawn(2 * len(queues))
     rows = []
     for j, (n, r, k, load) in enumerate(queues):
         direct = simulate(ForkJoinModel(n, r, k, load=load, service=service),
@@ -387,7 +381,7 @@ def timeout_table(nodes: int, replicas: int, quorum: int, loads: Sequence[float]
     timeouts = [float(t) for t in timeouts]
     if not loads:
         raise ConfigError("give at least one load")
-    children = _seed_sequence(seed).spawn(2 * len(loads))
+    children = as_seed_sequence(seed).spawn(2 * len(loads))
     rows = []
     for j, load in enumerate(loads):
         run = simulate(ForkJoinModel(nodes, replicas, quorum, load=load,

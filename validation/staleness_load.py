@@ -35,7 +35,7 @@ from forkjoin_sim.nodes import SharedQueue, Stages
 from forkjoin_sim.staleness.queueing import (ReplicatedKey, exponential_delays,
                                              run_notes, simulate_queues)
 from forkjoin_sim.staleness.wars import simulate_wars
-from sizing.staleness_planning import latency_warnings, saturation_note
+from sizing.staleness_planning import run_doubts
 
 RATE = 1.0
 MESSAGE_MEAN = 0.5
@@ -103,18 +103,13 @@ def experiment(operations: int, seed: int, wars_trials: int, done=None) -> pd.Da
                     notes = run_notes(key, operations, unit=MORE)
                     for r, w in pairs(n):
                         result = run.outcome(r, w)
+                        # what forkjoin-sim staleness says of the same pair's run
+                        doubts, _ = run_doubts(result.read_latency, result.write_latency,
+                                               float(result.utilisation.max()),
+                                               operations, more=MORE)
                         rows.append(_row(result, wars[(n, r, w)], structure, load)
-                                    | {"warnings": "; ".join(notes + _doubts(result,
-                                                                             operations))})
+                                    | {"warnings": "; ".join(notes + doubts)})
     return pd.DataFrame(rows)
-
-
-def _doubts(result, operations: int) -> list[str]:
-    """What `forkjoin-sim staleness` says of the same pair's run: its latencies'
-    convergence and a busiest stage near saturation."""
-    notes, _ = latency_warnings(result.read_latency, result.write_latency, operations,
-                                more=MORE)
-    return notes + saturation_note(float(result.utilisation.max()))
 
 
 def _row(result, wars, structure: str, load: float) -> dict:
